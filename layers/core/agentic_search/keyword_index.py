@@ -1,0 +1,212 @@
+"""BM25 keyword retrieval behind one protocol, two implementations sharing one analyzer.
+
+* :class:`Bm25sKeywordIndex` (embedded default): a bm25s index (Lucene BM25 variant) persisted
+  beside the local Qdrant store and rebuilt from the collection's payloads after every write,
+  so it always reflects exactly what the vector store holds. Filters are applied with a
+  weight mask over the documents that the same Qdrant payload filter admits.
+* :class:`QdrantSparseKeywordIndex` (Qdrant server): a sparse ``bm25`` vector per point with
+  the IDF modifier computed server-side and BM25 term-frequency weights computed client-side,
+  ``tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl))`` (Robertson and Zaragoza, "The
+  Probabilistic Relevance Framework: BM25 and Beyond", 2009), terms hashed to 31-bit indices.
+
+Why two: Qdrant local mode scans sparse vectors linearly in Python (about 250 ms per query at
+5k documents) where bm25s answers in about 1 ms.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import threading
+import zlib
+from collections import Counter
+from pathlib import Path
+from typing import Protocol
+
+import bm25s
+import numpy as np
+from bm25s.tokenization import Tokenized
+from qdrant_client import models as qm
+
+from agentic_search.schema import DomainSchema
+from agentic_search.text import Analyzer, default_analyzer, keyword_text
+from agentic_search.vector_store import QdrantStore, ScoredRecord
+
+DEFAULT_K1 = 1.2
+DEFAULT_B = 0.75
+
+
+class KeywordIndex(Protocol):
+    """Keyword (BM25) retrieval over a domain's records."""
+
+    name: str
+
+    def search(
+        self, schema: DomainSchema, text: str, top_k: int, flt: qm.Filter | None
+    ) -> list[ScoredRecord]:
+        """BM25 hits for ``text`` admitted by ``flt``, best first (payload may be empty)."""
+        ...
+
+    def refresh(self, schema: DomainSchema) -> None:
+        """Bring the index in step with the vector store after writes."""
+        ...
+
+    def sparse_vector(self, text: str) -> qm.SparseVector | None:
+        """Document-side sparse vector to store with a point (None when not stored in Qdrant)."""
+        ...
+
+
+def term_index(term: str) -> int:
+    """Stable 31-bit index of a term for sparse vectors (CRC-32)."""
+    return zlib.crc32(term.encode("utf-8")) & 0x7FFFFFFF
+
+
+class QdrantSparseKeywordIndex:
+    """BM25 through Qdrant sparse vectors (server mode)."""
+
+    name = "qdrant-sparse-bm25"
+
+    def __init__(
+        self,
+        store: QdrantStore,
+        analyzer: Analyzer | None = None,
+        avg_doc_len: float = 256.0,
+        k1: float = DEFAULT_K1,
+        b: float = DEFAULT_B,
+    ) -> None:
+        self.store = store
+        self.analyzer = analyzer or default_analyzer()
+        self.avg_doc_len = avg_doc_len
+        self.k1 = k1
+        self.b = b
+
+    def sparse_vector(self, text: str) -> qm.SparseVector | None:
+        """BM25 TF weights of a document's terms (IDF is applied by Qdrant)."""
+        terms = self.analyzer.terms(text)
+        if not terms:
+            return qm.SparseVector(indices=[], values=[])
+        tf = Counter(term_index(t) for t in terms)
+        norm = self.k1 * (1 - self.b + self.b * len(terms) / self.avg_doc_len)
+        indices = sorted(tf)
+        values = [tf[i] * (self.k1 + 1) / (tf[i] + norm) for i in indices]
+        return qm.SparseVector(indices=indices, values=values)
+
+    def query_vector(self, text: str) -> qm.SparseVector:
+        """Query-side vector: weight 1 per distinct term."""
+        indices = sorted({term_index(t) for t in self.analyzer.terms(text)})
+        return qm.SparseVector(indices=indices, values=[1.0] * len(indices))
+
+    def search(
+        self, schema: DomainSchema, text: str, top_k: int, flt: qm.Filter | None
+    ) -> list[ScoredRecord]:
+        """Sparse search on the server."""
+        vec = self.query_vector(text)
+        if not vec.indices:
+            return []
+        return self.store.query_sparse(schema, vec, top_k, flt)
+
+    def refresh(self, schema: DomainSchema) -> None:
+        """Nothing to do: sparse vectors are written with the points."""
+
+
+class Bm25sKeywordIndex:
+    """bm25s index persisted under ``root/<collection>`` and rebuilt from the store."""
+
+    name = "bm25s"
+
+    def __init__(
+        self,
+        store: QdrantStore,
+        root: Path,
+        analyzer: Analyzer | None = None,
+        k1: float = DEFAULT_K1,
+        b: float = DEFAULT_B,
+    ) -> None:
+        self.store = store
+        self.root = root
+        self.analyzer = analyzer or default_analyzer()
+        self.k1 = k1
+        self.b = b
+        self._loaded: dict[str, tuple[bm25s.BM25, list[str]]] = {}
+        self._lock = threading.Lock()
+
+    def sparse_vector(self, text: str) -> qm.SparseVector | None:
+        """Not stored in Qdrant in the embedded default."""
+        return None
+
+    def _folder(self, schema: DomainSchema) -> Path:
+        return self.root / self.store.collection(schema)
+
+    def refresh(self, schema: DomainSchema) -> None:
+        """Rebuild the index from every payload in the collection and persist it."""
+        ids: list[str] = []
+        docs: list[list[str]] = []
+        if self.store.exists(schema):
+            for payload in self.store.scroll(schema):
+                ids.append(str(payload[schema.id_field]))
+                docs.append(self.analyzer.terms(keyword_text(schema, payload)))
+        folder = self._folder(schema)
+        with self._lock:
+            if not ids:
+                shutil.rmtree(folder, ignore_errors=True)
+                self._loaded.pop(schema.name, None)
+                return
+            vocab: dict[str, int] = {}
+            token_ids = [[vocab.setdefault(t, len(vocab)) for t in d] for d in docs]
+            index = bm25s.BM25(k1=self.k1, b=self.b)
+            index.index(Tokenized(ids=token_ids, vocab=vocab), show_progress=False)
+            tmp = folder.with_name(folder.name + ".tmp")
+            shutil.rmtree(tmp, ignore_errors=True)
+            tmp.mkdir(parents=True)
+            index.save(str(tmp), show_progress=False)
+            (tmp / "ids.json").write_text(json.dumps(ids))
+            shutil.rmtree(folder, ignore_errors=True)
+            tmp.rename(folder)
+            self._loaded[schema.name] = (index, ids)
+
+    def _get(self, schema: DomainSchema) -> tuple[bm25s.BM25, list[str]] | None:
+        with self._lock:
+            if schema.name in self._loaded:
+                return self._loaded[schema.name]
+            folder = self._folder(schema)
+            if not (folder / "ids.json").is_file():
+                return None
+            index = bm25s.BM25.load(str(folder), show_progress=False)
+            ids = json.loads((folder / "ids.json").read_text())
+            self._loaded[schema.name] = (index, ids)
+            return index, ids
+
+    def search(
+        self, schema: DomainSchema, text: str, top_k: int, flt: qm.Filter | None
+    ) -> list[ScoredRecord]:
+        """BM25 hits with score > 0; a filter restricts the candidates via a weight mask."""
+        loaded = self._get(schema)
+        if loaded is None:
+            if self.store.count(schema) == 0:
+                return []
+            self.refresh(schema)
+            loaded = self._get(schema)
+            if loaded is None:
+                return []
+        index, ids = loaded
+        terms = self.analyzer.terms(text)
+        if not terms:
+            return []
+        mask = None
+        if flt is not None:
+            allowed = {
+                str(p[schema.id_field])
+                for p in self.store.scroll(schema, flt, payload=[schema.id_field])
+            }
+            if not allowed:
+                return []
+            mask = np.fromiter((1.0 if i in allowed else 0.0 for i in ids), np.float32, len(ids))
+        k = min(top_k, len(ids))
+        docs, scores = index.retrieve(
+            [terms], k=k, show_progress=False, weight_mask=mask, n_threads=1
+        )
+        return [
+            ScoredRecord(ids[int(d)], float(s), {})
+            for d, s in zip(docs[0], scores[0], strict=True)
+            if s > 0
+        ]

@@ -1,0 +1,280 @@
+"""Qdrant adapter: one collection per domain, one named dense vector per aspect.
+
+Embedded default: qdrant-client local mode in a folder (``QDRANT_PATH``); production: a Qdrant
+server (``QDRANT_URL``, ``QDRANT_API_KEY``), where the collection also carries a sparse ``bm25``
+vector with the IDF modifier and payload indexes on the filterable fields.
+
+Point ids are UUIDv5 of ``domain:record_id`` so the same record always lands on the same point
+(idempotent upserts). The payload is the record plus ``_hashes`` (per-aspect content hashes).
+Local mode is single-process and not thread-safe, so calls are serialized with a lock there.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from qdrant_client import QdrantClient
+from qdrant_client import models as qm
+
+from agentic_search.config import Settings
+from agentic_search.schema import DomainSchema
+
+SPARSE_VECTOR = "bm25"
+HASHES_KEY = "_hashes"
+_NAMESPACE = uuid.UUID("6b1d0f5e-2f6e-4f0b-9c39-3c7a3e6a1f00")
+
+
+class VectorStoreError(RuntimeError):
+    """A Qdrant collection is missing, incompatible, or Qdrant failed."""
+
+
+@dataclass(frozen=True)
+class ScoredRecord:
+    """One hit: the record id, the raw score of the source, and the payload."""
+
+    id: str
+    score: float
+    payload: dict[str, Any]
+
+
+def point_id(domain: str, record_id: str) -> str:
+    """Deterministic Qdrant point id (UUIDv5) for a record of a domain."""
+    return str(uuid.uuid5(_NAMESPACE, f"{domain}:{record_id}"))
+
+
+class _NullLock:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+class QdrantStore:
+    """Named-vector collection per domain; see the module docstring for the layout."""
+
+    def __init__(self, settings: Settings, client: QdrantClient | None = None) -> None:
+        self.settings = settings
+        self.server_mode = bool(settings.qdrant_url)
+        if client is not None:
+            self.client = client
+        elif self.server_mode:
+            key = settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None
+            self.client = QdrantClient(url=settings.qdrant_url, api_key=key, timeout=10)
+        else:
+            path = settings.resolved_qdrant_path
+            path.mkdir(parents=True, exist_ok=True)
+            try:
+                self.client = QdrantClient(path=str(path))
+            except RuntimeError as exc:  # portalocker: another process holds the folder
+                raise VectorStoreError(
+                    f"the local Qdrant store at {path} is in use by another process "
+                    "(local mode is single-process; stop it or set QDRANT_PATH)"
+                ) from exc
+        self._lock: Any = _NullLock() if self.server_mode else threading.RLock()
+
+    # ----- collection management ------------------------------------------------------------
+
+    def collection(self, schema: DomainSchema) -> str:
+        """Collection name of a domain."""
+        return self.settings.collection_name(schema.name)
+
+    def exists(self, schema: DomainSchema) -> bool:
+        """Whether the domain's collection exists."""
+        with self._lock:
+            return self.client.collection_exists(self.collection(schema))
+
+    def count(self, schema: DomainSchema) -> int:
+        """Number of points in the domain's collection (0 if it does not exist)."""
+        if not self.exists(schema):
+            return 0
+        with self._lock:
+            return self.client.count(self.collection(schema), exact=True).count
+
+    def ensure_collection(self, schema: DomainSchema, dim: int) -> None:
+        """Create the collection, or check an existing one matches ``dim`` and the aspects.
+
+        Raises:
+            VectorStoreError: when an existing collection has another dimension or lacks an
+                aspect (the message says which and how to fix it).
+        """
+        name = self.collection(schema)
+        with self._lock:
+            if self.client.collection_exists(name):
+                info = self.client.get_collection(name)
+                vectors = info.config.params.vectors
+                if not isinstance(vectors, dict):
+                    raise VectorStoreError(f"collection {name!r} has no named vectors")
+                problems = []
+                for aspect in schema.aspect_names:
+                    params = vectors.get(aspect)
+                    if params is None:
+                        problems.append(f"missing named vector {aspect!r}")
+                    elif params.size != dim:
+                        problems.append(
+                            f"vector {aspect!r} has dimension {params.size}, "
+                            f"the embedder produces {dim}"
+                        )
+                if problems:
+                    raise VectorStoreError(
+                        f"collection {name!r} does not match the current embedder/schema: "
+                        + "; ".join(problems)
+                        + ". Re-create it (delete the collection or use another QDRANT_PATH "
+                        "/ COLLECTION_PREFIX) or switch back to the embedder it was built with."
+                    )
+                return
+            self.client.create_collection(
+                name,
+                vectors_config={
+                    a: qm.VectorParams(size=dim, distance=qm.Distance.COSINE)
+                    for a in schema.aspect_names
+                },
+                sparse_vectors_config=(
+                    {SPARSE_VECTOR: qm.SparseVectorParams(modifier=qm.Modifier.IDF)}
+                    if self.server_mode
+                    else None
+                ),
+            )
+            if self.server_mode:
+                self._create_payload_indexes(schema, name)
+
+    def _create_payload_indexes(self, schema: DomainSchema, name: str) -> None:
+        kinds = {"string": qm.PayloadSchemaType.KEYWORD, "list": qm.PayloadSchemaType.KEYWORD,
+                 "number": qm.PayloadSchemaType.FLOAT, "boolean": qm.PayloadSchemaType.BOOL}
+        for fname, fdef in schema.filterable_fields.items():
+            kind = qm.PayloadSchemaType.TEXT if "contains" in fdef.filter else kinds[fdef.type]
+            self.client.create_payload_index(name, fname, field_schema=kind)
+        if schema.id_field not in schema.filterable_fields:
+            self.client.create_payload_index(
+                name, schema.id_field, field_schema=qm.PayloadSchemaType.KEYWORD
+            )
+
+    def drop(self, schema: DomainSchema) -> None:
+        """Delete the domain's collection if it exists."""
+        with self._lock:
+            if self.client.collection_exists(self.collection(schema)):
+                self.client.delete_collection(self.collection(schema))
+
+    # ----- writes -----------------------------------------------------------------------------
+
+    def get_records(
+        self, schema: DomainSchema, record_ids: Sequence[str], with_vectors: bool = False
+    ) -> dict[str, qm.Record]:
+        """Existing points for ``record_ids`` keyed by record id (missing ids are absent)."""
+        if not record_ids:
+            return {}
+        ids = [point_id(schema.name, r) for r in record_ids]
+        with self._lock:
+            points = self.client.retrieve(
+                self.collection(schema), ids=ids, with_payload=True, with_vectors=with_vectors
+            )
+        return {str(p.payload[schema.id_field]): p for p in points if p.payload}
+
+    def upsert(self, schema: DomainSchema, points: Sequence[qm.PointStruct]) -> None:
+        """Insert or replace whole points."""
+        if points:
+            with self._lock:
+                self.client.upsert(self.collection(schema), points=list(points), wait=True)
+
+    def update_vectors(self, schema: DomainSchema, updates: Sequence[qm.PointVectors]) -> None:
+        """Replace some named vectors of existing points, leaving the others as they are."""
+        if updates:
+            with self._lock:
+                self.client.update_vectors(self.collection(schema), points=list(updates))
+
+    def overwrite_payload(self, schema: DomainSchema, record_id: str, payload: dict) -> None:
+        """Replace the payload of one existing point."""
+        with self._lock:
+            self.client.overwrite_payload(
+                self.collection(schema), payload=payload, points=[point_id(schema.name, record_id)]
+            )
+
+    def delete(self, schema: DomainSchema, record_ids: Sequence[str]) -> None:
+        """Delete the points of ``record_ids`` (missing ones are ignored)."""
+        if record_ids:
+            with self._lock:
+                self.client.delete(
+                    self.collection(schema),
+                    points_selector=qm.PointIdsList(
+                        points=[point_id(schema.name, r) for r in record_ids]
+                    ),
+                )
+
+    # ----- reads ------------------------------------------------------------------------------
+
+    def query_dense(
+        self,
+        schema: DomainSchema,
+        aspect: str,
+        vector: Sequence[float],
+        top_k: int,
+        flt: qm.Filter | None,
+    ) -> list[ScoredRecord]:
+        """Nearest neighbours on one named vector (cosine), best first."""
+        with self._lock:
+            resp = self.client.query_points(
+                self.collection(schema),
+                query=list(map(float, vector)),
+                using=aspect,
+                query_filter=flt,
+                limit=top_k,
+                with_payload=True,
+            )
+        return [ScoredRecord(str(p.payload[schema.id_field]), p.score, p.payload) for p in resp.points]
+
+    def query_sparse(
+        self, schema: DomainSchema, vector: qm.SparseVector, top_k: int, flt: qm.Filter | None
+    ) -> list[ScoredRecord]:
+        """Sparse (BM25 with IDF modifier) search on the server's ``bm25`` vector."""
+        with self._lock:
+            resp = self.client.query_points(
+                self.collection(schema),
+                query=vector,
+                using=SPARSE_VECTOR,
+                query_filter=flt,
+                limit=top_k,
+                with_payload=True,
+            )
+        return [ScoredRecord(str(p.payload[schema.id_field]), p.score, p.payload) for p in resp.points]
+
+    def vector_of(self, schema: DomainSchema, record_id: str, aspect: str) -> list[float] | None:
+        """The stored vector of one aspect of a record (None when the record is absent)."""
+        found = self.get_records(schema, [record_id], with_vectors=True)
+        rec = found.get(record_id)
+        if rec is None or not isinstance(rec.vector, dict):
+            return None
+        vec = rec.vector.get(aspect)
+        return list(vec) if vec is not None else None  # type: ignore[arg-type]
+
+    def scroll(
+        self,
+        schema: DomainSchema,
+        flt: qm.Filter | None = None,
+        batch: int = 512,
+        payload: bool | list[str] = True,
+    ) -> Iterator[dict[str, Any]]:
+        """Every payload matching ``flt`` (all points when None), in point-id order."""
+        offset = None
+        while True:
+            with self._lock:
+                points, offset = self.client.scroll(
+                    self.collection(schema),
+                    scroll_filter=flt,
+                    limit=batch,
+                    offset=offset,
+                    with_payload=payload,
+                )
+            for p in points:
+                if p.payload:
+                    yield p.payload
+            if offset is None:
+                break
+
+    def close(self) -> None:
+        """Release the client (and the local-mode folder lock)."""
+        with self._lock:
+            self.client.close()
