@@ -78,7 +78,9 @@ def read_catalog(path: Path, schema: DomainSchema, id_key: str | None = None) ->
             out.errors.append(LineError(number, f"malformed JSON: {exc.msg} at column {exc.colno}"))
             continue
         if not isinstance(raw, dict):
-            out.errors.append(LineError(number, f"expected a JSON object, got {type(raw).__name__}"))
+            out.errors.append(
+                LineError(number, f"expected a JSON object, got {type(raw).__name__}")
+            )
             continue
         if id_key and id_key in raw and schema.id_field not in raw:
             raw[schema.id_field] = raw.pop(id_key)

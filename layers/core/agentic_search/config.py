@@ -25,7 +25,9 @@ class Settings(BaseSettings):
     qdrant_path: Path | None = Field(
         default=None, description="Qdrant local-mode folder (default: $AGENTIC_SEARCH_HOME/qdrant)."
     )
-    qdrant_url: str | None = Field(default=None, description="Qdrant server URL; enables server mode.")
+    qdrant_url: str | None = Field(
+        default=None, description="Qdrant server URL; enables server mode."
+    )
     qdrant_api_key: SecretStr | None = None
     collection_prefix: str = Field(default="", description="Prefix for collection names.")
 

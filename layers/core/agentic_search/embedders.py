@@ -125,7 +125,7 @@ class LocalMiniLMEmbedder:
         self._lock = threading.Lock()
 
     @property
-    def tokenizer(self):  # noqa: ANN201 - tokenizers.Tokenizer
+    def tokenizer(self):
         """The model's ``tokenizers.Tokenizer`` (truncation at ``max_length``)."""
         return self._model.model.tokenizer
 

@@ -65,7 +65,9 @@ class IngestReport:
             "updatedPayload": self.stats.updated_payload,
             "unchanged": self.stats.unchanged,
             "embeddedTexts": self.stats.embedded_texts,
-            "errors": [{"line": e.line, "id": e.record_id, "reason": e.reason} for e in self.errors],
+            "errors": [
+                {"line": e.line, "id": e.record_id, "reason": e.reason} for e in self.errors
+            ],
             "seconds": round(self.seconds, 3),
             "docsPerSecond": round(self.docs_per_s, 1),
         }
@@ -112,12 +114,19 @@ class SearchEngine:
         if keyword is not None:
             self.keyword = keyword
         elif self.store.server_mode:
-            self.keyword = QdrantSparseKeywordIndex(self.store, avg_doc_len=self.settings.bm25_avg_doc_len)
+            self.keyword = QdrantSparseKeywordIndex(
+                self.store, avg_doc_len=self.settings.bm25_avg_doc_len
+            )
         else:
             self.keyword = Bm25sKeywordIndex(self.store, self.settings.bm25_path)
         self.structured = structured or self._structured_from_settings()
         self.executor = QueryExecutor(
-            self.schema, self.store, lambda: self.embedder, self.keyword, self.structured, self.settings
+            self.schema,
+            self.store,
+            lambda: self.embedder,
+            self.keyword,
+            self.structured,
+            self.settings,
         )
         self.planner = RuleBasedPlanner(self.schema, rrf_k=self.settings.rrf_k)
         self._lookup: CatalogLookup | None = None
@@ -160,7 +169,9 @@ class SearchEngine:
         for i in range(0, len(records), batch_size):
             total.add(
                 indexer.upsert(
-                    self.schema, records[i : i + batch_size], refresh_keyword=False,
+                    self.schema,
+                    records[i : i + batch_size],
+                    refresh_keyword=False,
                     on_progress=on_progress,
                 )
             )
@@ -262,7 +273,9 @@ class SearchEngine:
         output.execution_stats.stage_ms["plan"] = round((t2 - t1) * 1000, 2)
         total = (time.perf_counter() - t0) * 1000
         output.execution_stats.stage_ms["pipeline_total"] = round(total, 2)
-        return SearchResponse(query=query, domain=self.schema.name, intent=intent, plan=plan, output=output)
+        return SearchResponse(
+            query=query, domain=self.schema.name, intent=intent, plan=plan, output=output
+        )
 
     def close(self) -> None:
         """Release the stores."""

@@ -101,46 +101,72 @@ class QueryExecutor:
         failed: list[SourceResult] = []
         for vs in plan.vector_sources:
             name = f"dense:{vs.aspect}:{vs.query_vector_source}"
-            res = SourceResult(name, "qdrant", weight=vs.weight, aspect=vs.aspect,
-                               query_vector_source=vs.query_vector_source)
+            res = SourceResult(
+                name,
+                "qdrant",
+                weight=vs.weight,
+                aspect=vs.aspect,
+                query_vector_source=vs.query_vector_source,
+            )
             if vs.query_vector_source == "reference_tool":
                 ref = vs.text or ""
 
                 def run(vs=vs, ref=ref) -> list[ScoredRecord]:
                     vec = self.store.vector_of(schema, ref, vs.aspect)
                     if vec is None:
-                        raise LookupError(f"reference tool {ref!r} has no stored {vs.aspect!r} vector")
+                        raise LookupError(
+                            f"reference tool {ref!r} has no stored {vs.aspect!r} vector"
+                        )
                     return self.store.query_dense(schema, vs.aspect, vec, vs.top_k, flt)
 
                 tasks.append((res, run))
                 continue
             text = vs.text or ""
             if text in embed_errors:
-                res.error = SourceError(source=name, error="EmbedderError", message=embed_errors[text])
+                res.error = SourceError(
+                    source=name, error="EmbedderError", message=embed_errors[text]
+                )
                 failed.append(res)
                 continue
             vec = vectors[text]
             tasks.append(
-                (res, lambda vs=vs, vec=vec: self.store.query_dense(schema, vs.aspect, vec, vs.top_k, flt))
+                (
+                    res,
+                    lambda vs=vs, vec=vec: self.store.query_dense(
+                        schema, vs.aspect, vec, vs.top_k, flt
+                    ),
+                )
             )
         if plan.sparse_source is not None:
             sp = plan.sparse_source
             res = SourceResult(f"sparse:{self.keyword.name}", "qdrant", weight=sp.weight)
             tasks.append((res, lambda sp=sp: self.keyword.search(schema, sp.text, sp.top_k, flt)))
         for i, st in enumerate(plan.structured_sources):
-            res = SourceResult(f"structured:{self.structured.system}:{i}", self.structured.system,
-                               weight=st.weight)
+            res = SourceResult(
+                f"structured:{self.structured.system}:{i}", self.structured.system, weight=st.weight
+            )
             tasks.append(
-                (res, lambda st=st: self.structured.find(
-                    schema, [*plan.filters, *st.filters], st.preferences, st.top_k, plan.exclude_ids
-                ))
+                (
+                    res,
+                    lambda st=st: self.structured.find(
+                        schema,
+                        [*plan.filters, *st.filters],
+                        st.preferences,
+                        st.top_k,
+                        plan.exclude_ids,
+                    ),
+                )
             )
         return tasks, failed
 
     def _embed(self, plan: QueryPlan) -> tuple[dict[str, np.ndarray], dict[str, str]]:
-        texts = list(dict.fromkeys(
-            vs.text or "" for vs in plan.vector_sources if vs.query_vector_source != "reference_tool"
-        ))
+        texts = list(
+            dict.fromkeys(
+                vs.text or ""
+                for vs in plan.vector_sources
+                if vs.query_vector_source != "reference_tool"
+            )
+        )
         vectors: dict[str, np.ndarray] = {}
         errors: dict[str, str] = {}
         if not texts:
@@ -182,7 +208,8 @@ class QueryExecutor:
                 except cf.TimeoutError:
                     res.ms = timeout * 1000
                     res.error = SourceError(
-                        source=res.name, error="SourceTimeout",
+                        source=res.name,
+                        error="SourceTimeout",
                         message=f"no answer within {timeout:.1f} s",
                     )
                 except Exception as exc:
@@ -219,7 +246,7 @@ class QueryExecutor:
             structured_queries_executed=sum(1 for r in ok if r.name.startswith("structured:")),
             sparse_queries_executed=sum(1 for r in ok if r.name.startswith("sparse:")),
             fusion_method=method,
-            latency_ms=int(round(total)),
+            latency_ms=round(total),
             candidates_before_fusion=sum(len(r.hits) for r in ok),
             candidates_after_fusion=len(fused),
             stage_ms={k: round(v, 2) for k, v in stage.items()},
@@ -250,9 +277,15 @@ class QueryExecutor:
                 if h.payload:
                     payloads.setdefault(h.id, h.payload)
                 hits.setdefault(h.id, []).append(
-                    SourceHit(source=r.name, system=r.system, aspect=r.aspect,  # type: ignore[arg-type]
-                              query_vector_source=r.query_vector_source, rank=rank,
-                              raw_score=round(float(h.score), 6), normalized_score=round(n, 6))
+                    SourceHit(
+                        source=r.name,
+                        system=r.system,
+                        aspect=r.aspect,  # type: ignore[arg-type]
+                        query_vector_source=r.query_vector_source,
+                        rank=rank,
+                        raw_score=round(float(h.score), 6),
+                        normalized_score=round(n, 6),
+                    )
                 )
         missing = [f.id for f in fused if f.id not in payloads]
         if missing:
@@ -261,7 +294,9 @@ class QueryExecutor:
         filters_applied = [f.label() for f in plan.filters]
         if plan.exclude_ids:
             filters_applied.append(f"{schema.id_field} not in [{', '.join(plan.exclude_ids)}]")
-        query_terms = set(self.analyzer.terms(plan.sparse_source.text)) if plan.sparse_source else set()
+        query_terms = (
+            set(self.analyzer.terms(plan.sparse_source.text)) if plan.sparse_source else set()
+        )
         collection = self.store.collection(schema)
         out: list[Candidate] = []
         for f in fused:
@@ -269,7 +304,9 @@ class QueryExecutor:
             own = sorted(hits.get(f.id, []), key=lambda h: -f.contributions.get(h.source, 0.0))
             best = own[0] if own else None
             dense = next((h for h in own if h.aspect), None)
-            matched_terms = sorted(query_terms & set(self.analyzer.terms(keyword_text(schema, payload))))
+            matched_terms = sorted(
+                query_terms & set(self.analyzer.terms(keyword_text(schema, payload)))
+            )
             out.append(
                 Candidate(
                     id=f.id,

@@ -54,7 +54,9 @@ def filter_problems(schema: DomainSchema, flt: Filter) -> list[str]:
     if fdef is None or not fdef.filter:
         return [f"field {flt.field!r} is not filterable in domain {schema.name!r}"]
     if flt.operator not in fdef.filter:
-        return [f"operator {flt.operator!r} is not allowed on {flt.field!r} (allowed: {fdef.filter})"]
+        return [
+            f"operator {flt.operator!r} is not allowed on {flt.field!r} (allowed: {fdef.filter})"
+        ]
     values: list[Any]
     if flt.operator in ("in", "nin"):
         if not isinstance(flt.value, list) or not flt.value:
@@ -93,8 +95,16 @@ def validate_filters(schema: DomainSchema, filters: Iterable[Filter]) -> None:
 
 # ----- MongoDB ---------------------------------------------------------------------------------
 
-_MONGO_OPS = {"eq": "$eq", "ne": "$ne", "in": "$in", "nin": "$nin", "lt": "$lt", "lte": "$lte",
-              "gt": "$gt", "gte": "$gte"}
+_MONGO_OPS = {
+    "eq": "$eq",
+    "ne": "$ne",
+    "in": "$in",
+    "nin": "$nin",
+    "lt": "$lt",
+    "lte": "$lte",
+    "gt": "$gt",
+    "gte": "$gte",
+}
 
 
 def to_mongo(
@@ -120,6 +130,7 @@ def to_mongo(
 
 
 # ----- Qdrant ----------------------------------------------------------------------------------
+
 
 def to_qdrant(
     schema: DomainSchema, filters: Sequence[Filter], exclude_ids: Sequence[str] = ()
@@ -176,5 +187,9 @@ def matches(schema: DomainSchema, flt: Filter, record: dict[str, Any]) -> bool:
         return any(isinstance(v, str) and flt.value.lower() in v.lower() for v in items)
     if value is None or isinstance(value, list | bool | str):
         return False
-    return {"lt": value < flt.value, "lte": value <= flt.value, "gt": value > flt.value,
-            "gte": value >= flt.value}[op]
+    return {
+        "lt": value < flt.value,
+        "lte": value <= flt.value,
+        "gt": value > flt.value,
+        "gte": value >= flt.value,
+    }[op]

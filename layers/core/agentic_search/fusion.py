@@ -36,7 +36,9 @@ class RankedList:
 
     def __post_init__(self) -> None:
         if self.scores and len(self.scores) != len(self.ids):
-            raise ValueError(f"list {self.name!r}: {len(self.ids)} ids but {len(self.scores)} scores")
+            raise ValueError(
+                f"list {self.name!r}: {len(self.ids)} ids but {len(self.scores)} scores"
+            )
         if len(set(self.ids)) != len(self.ids):
             raise ValueError(f"list {self.name!r} has duplicate ids")
         if self.weight <= 0:
@@ -97,7 +99,7 @@ def _finish(
     return out
 
 
-def _accumulate(lists: Sequence[RankedList], per_item) -> list[Fused]:  # noqa: ANN001
+def _accumulate(lists: Sequence[RankedList], per_item) -> list[Fused]:
     totals: dict[str, float] = {}
     contributions: dict[str, dict[str, float]] = {}
     best_rank: dict[str, int] = {}

@@ -127,23 +127,28 @@ class Indexer:
             rid = rec[schema.id_field]
             payload = {**rec, HASHES_KEY: hashes}
             old = existing.get(rid)
-            keyword_changed = (
-                old is None
-                or ((old.payload or {}).get(HASHES_KEY, {}).get(KEYWORD_HASH) != hashes[KEYWORD_HASH])
+            keyword_changed = old is None or (
+                (old.payload or {}).get(HASHES_KEY, {}).get(KEYWORD_HASH) != hashes[KEYWORD_HASH]
             )
-            sparse = self.keyword.sparse_vector(keyword_text(schema, rec)) if keyword_changed else None
+            sparse = (
+                self.keyword.sparse_vector(keyword_text(schema, rec)) if keyword_changed else None
+            )
             if kind == "insert":
                 vec: dict[str, Any] = dict(by_record[i])
                 if sparse is not None:
                     vec[SPARSE_VECTOR] = sparse
-                inserts.append(qm.PointStruct(id=point_id(schema.name, rid), vector=vec, payload=payload))
+                inserts.append(
+                    qm.PointStruct(id=point_id(schema.name, rid), vector=vec, payload=payload)
+                )
                 stats.inserted += 1
             elif kind in ("vectors", "payload"):
                 vec = dict(by_record.get(i, {}))
                 if sparse is not None:
                     vec[SPARSE_VECTOR] = sparse
                 if vec:
-                    vector_updates.append(qm.PointVectors(id=point_id(schema.name, rid), vector=vec))
+                    vector_updates.append(
+                        qm.PointVectors(id=point_id(schema.name, rid), vector=vec)
+                    )
                 self.store.overwrite_payload(schema, rid, payload)
                 if kind == "vectors":
                     stats.updated_vectors += 1
@@ -159,7 +164,9 @@ class Indexer:
             self.keyword.refresh(schema)
         return stats
 
-    def delete(self, schema: DomainSchema, record_ids: Sequence[str], refresh_keyword: bool = True) -> WriteStats:
+    def delete(
+        self, schema: DomainSchema, record_ids: Sequence[str], refresh_keyword: bool = True
+    ) -> WriteStats:
         """Delete records by id (absent ids are ignored)."""
         stats = WriteStats()
         if not record_ids or not self.store.exists(schema):

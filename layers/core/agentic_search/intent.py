@@ -159,9 +159,7 @@ class RuleBasedIntentExtractor:
         for start, end, _name, rid in products:
             prefix = q[:start]
             for pat, kind in _REF_PATTERNS:
-                m = None
-                for m in re.finditer(pat + r"$", prefix):
-                    pass
+                m = re.search(pat + r"$", prefix)
                 if m is not None:
                     reference = (rid, q[start:end])
                     goal = kind

@@ -52,7 +52,9 @@ class QueryPlanner(Protocol):
         ...
 
 
-_TASK = re.compile(r"\b(?:for|to|help(?:s)?\s+(?:me\s+)?|so\s+i\s+can|i\s+need\s+to|i\s+want\s+to)\s+\w+")
+_TASK = re.compile(
+    r"\b(?:for|to|help(?:s)?\s+(?:me\s+)?|so\s+i\s+can|i\s+need\s+to|i\s+want\s+to)\s+\w+"
+)
 _PREFERENCE_VOCABS = ("categories", "functionality", "interface", "user_types", "industries")
 
 
@@ -124,7 +126,9 @@ class RuleBasedPlanner:
         aspects = set(schema.aspect_names)
         m = intent.matches
         capability = bool(m.get("functionality") or m.get("categories"))
-        task_text = intent.semantic_variants[0] if intent.semantic_variants else intent.normalized_query
+        task_text = (
+            intent.semantic_variants[0] if intent.semantic_variants else intent.normalized_query
+        )
         usecase = bool(m.get("user_types") or m.get("industries")) or bool(
             _TASK.search(task_text) and not capability
         )
@@ -136,7 +140,11 @@ class RuleBasedPlanner:
 
         focus = [
             name
-            for name, on in (("capability", capability), ("usecase", usecase), ("reference", bool(reference)))
+            for name, on in (
+                ("capability", capability),
+                ("usecase", usecase),
+                ("reference", bool(reference)),
+            )
             if on
         ]
         if len(focus) >= 2:
@@ -161,8 +169,13 @@ class RuleBasedPlanner:
                 return
             top_k = min(TOP_K_MAX, max(schema.aspect(aspect).default_top_k, limit * 2))
             sources.append(
-                VectorSource(aspect=aspect, top_k=top_k, query_vector_source=source,  # type: ignore[arg-type]
-                             text=text, weight=weight)
+                VectorSource(
+                    aspect=aspect,
+                    top_k=top_k,
+                    query_vector_source=source,  # type: ignore[arg-type]
+                    text=text,
+                    weight=weight,
+                )
             )
 
         first_aspect = schema.aspect_names[0]
@@ -175,7 +188,12 @@ class RuleBasedPlanner:
             add("functionality", qvs, dense_text)
         if usecase:
             add("usecases", qvs, dense_text)
-        if strategy == "multi-collection-hybrid" and not reference and not capability and not usecase:
+        if (
+            strategy == "multi-collection-hybrid"
+            and not reference
+            and not capability
+            and not usecase
+        ):
             add("functionality", qvs, dense_text)
             add("usecases", qvs, dense_text)
         if m.get("interface") or m.get("platforms"):
@@ -193,8 +211,11 @@ class RuleBasedPlanner:
                 preferences.append(Filter(field=field, operator="in", value=list(values)))
         if preferences:
             structured.append(
-                StructuredSource(filters=list(intent.constraints), preferences=preferences,
-                                 top_k=min(TOP_K_MAX, max(30, limit * 2)))
+                StructuredSource(
+                    filters=list(intent.constraints),
+                    preferences=preferences,
+                    top_k=min(TOP_K_MAX, max(30, limit * 2)),
+                )
             )
             rationale.append("structured source: " + ", ".join(p.label() for p in preferences))
         if intent.constraints:

@@ -132,7 +132,9 @@ class DomainSchema(BaseModel):
                 for f in aspect.fields
                 if f not in known
             ]
-        problems += [f"keyword field {f!r} is unknown" for f in self.keyword_fields if f not in known]
+        problems += [
+            f"keyword field {f!r} is unknown" for f in self.keyword_fields if f not in known
+        ]
         problems += [
             f"candidate_metadata maps {k!r} to unknown field {v!r}"
             for k, v in self.candidate_metadata.items()

@@ -143,8 +143,12 @@ class QdrantStore:
                 self._create_payload_indexes(schema, name)
 
     def _create_payload_indexes(self, schema: DomainSchema, name: str) -> None:
-        kinds = {"string": qm.PayloadSchemaType.KEYWORD, "list": qm.PayloadSchemaType.KEYWORD,
-                 "number": qm.PayloadSchemaType.FLOAT, "boolean": qm.PayloadSchemaType.BOOL}
+        kinds = {
+            "string": qm.PayloadSchemaType.KEYWORD,
+            "list": qm.PayloadSchemaType.KEYWORD,
+            "number": qm.PayloadSchemaType.FLOAT,
+            "boolean": qm.PayloadSchemaType.BOOL,
+        }
         for fname, fdef in schema.filterable_fields.items():
             kind = qm.PayloadSchemaType.TEXT if "contains" in fdef.filter else kinds[fdef.type]
             self.client.create_payload_index(name, fname, field_schema=kind)
@@ -224,7 +228,9 @@ class QdrantStore:
                 limit=top_k,
                 with_payload=True,
             )
-        return [ScoredRecord(str(p.payload[schema.id_field]), p.score, p.payload) for p in resp.points]
+        return [
+            ScoredRecord(str(p.payload[schema.id_field]), p.score, p.payload) for p in resp.points
+        ]
 
     def query_sparse(
         self, schema: DomainSchema, vector: qm.SparseVector, top_k: int, flt: qm.Filter | None
@@ -239,7 +245,9 @@ class QdrantStore:
                 limit=top_k,
                 with_payload=True,
             )
-        return [ScoredRecord(str(p.payload[schema.id_field]), p.score, p.payload) for p in resp.points]
+        return [
+            ScoredRecord(str(p.payload[schema.id_field]), p.score, p.payload) for p in resp.points
+        ]
 
     def vector_of(self, schema: DomainSchema, record_id: str, aspect: str) -> list[float] | None:
         """The stored vector of one aspect of a record (None when the record is absent)."""

@@ -1,0 +1,249 @@
+"""``agentic-search``: search and ingest from the command line, on the embedded defaults.
+
+Exit codes: 0 success; 1 a runtime failure (store, model, file); 2 a usage error (unknown
+option, empty or over-long query, bad value), always with a one-line reason on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import warnings
+from pathlib import Path
+from typing import NoReturn
+
+EXAMPLES = """\
+examples:
+  agentic-search search "AI code completion tools that work locally"
+  agentic-search search "free alternative to Cursor" --json
+  agentic-search search "open source vector database I can self-host" --explain --limit 5
+  agentic-search ingest my-catalog.jsonl --domain tools
+  agentic-search ingest ../shared/datasets/scifact --domain documents
+
+The first search ingests the bundled catalog (284 AI and developer tools) into the embedded
+store under ./.agentic-search (set AGENTIC_SEARCH_HOME or QDRANT_PATH to move it; set
+QDRANT_URL, MONGODB_URI, OPENAI_BASE_URL/EMBEDDING_MODEL to use servers instead).
+"""
+
+
+class _Parser(argparse.ArgumentParser):
+    """ArgumentParser whose usage errors are one line on stderr and exit code 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
+def _usage_error(message: str) -> NoReturn:
+    sys.stderr.write(f"agentic-search: error: {message}\n")
+    raise SystemExit(2)
+
+
+def _positive_limit(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid limit {text!r}: not an integer") from None
+    if not 1 <= value <= 100:
+        raise argparse.ArgumentTypeError(f"invalid limit {value}: must be between 1 and 100")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The CLI's argument parser (subcommands: search, ingest)."""
+    parser = _Parser(
+        prog="agentic-search",
+        description=(
+            "Agentic search over a schema-driven catalog: intent extraction, query planning, "
+            "hybrid retrieval (dense vectors per aspect, BM25, structured filters), fusion and "
+            "candidates with provenance."
+        ),
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+
+    s = sub.add_parser(
+        "search",
+        help="search the catalog (ingests the bundled catalog on first use)",
+        description="Search a domain and print ranked candidates with why each matched.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    s.add_argument("query", help="natural-language query, 1 to 1,000 characters")
+    s.add_argument(
+        "--limit", "-n", type=_positive_limit, default=10, help="results, 1..100 (default 10)"
+    )
+    s.add_argument(
+        "--json",
+        action="store_true",
+        help="print the QueryExecutorOutput (plus intent and plan) as JSON",
+    )
+    s.add_argument(
+        "--explain", action="store_true", help="also show the intent, the plan and stage timings"
+    )
+    s.add_argument(
+        "--domain",
+        default="tools",
+        help="domain name (tools, documents) or schema YAML path (default tools)",
+    )
+
+    i = sub.add_parser(
+        "ingest",
+        help="ingest a JSONL catalog (or a BEIR dataset folder) into the index",
+        description=(
+            "Validate each line against the domain schema, embed each aspect and upsert into the "
+            "domain's collection. Bad lines are reported with their line number; the rest go in. "
+            "Re-ingesting the same file changes nothing; changed records re-embed only the aspects "
+            "whose content changed."
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    i.add_argument(
+        "path", type=Path, help="JSONL file, or a BEIR dataset folder holding corpus.jsonl"
+    )
+    i.add_argument(
+        "--domain", default="tools", help="domain name or schema YAML path (default tools)"
+    )
+    i.add_argument(
+        "--batch-size", type=int, default=64, help="records per write batch (default 64)"
+    )
+    i.add_argument("--json", action="store_true", help="print the ingest report as JSON")
+    i.add_argument("--strict", action="store_true", help="exit 1 when any line was rejected")
+    return parser
+
+
+def _console(stderr: bool = False):
+    from rich.console import Console
+
+    return Console(stderr=stderr, highlight=False)
+
+
+def _progress(console):
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=False,
+    )
+
+
+def _engine(domain: str):
+    from agentic_search.engine import SearchEngine
+    from agentic_search.schema import SchemaError
+
+    try:
+        return SearchEngine(domain=domain)
+    except SchemaError as exc:
+        _usage_error(str(exc))
+
+
+def _cmd_search(args: argparse.Namespace) -> int:
+    query = args.query
+    if not query.strip():
+        _usage_error("query is empty")
+    if len(query) > 1000:
+        _usage_error(f"query is {len(query)} characters; the maximum is 1000")
+    from agentic_search.render import print_search
+
+    engine = _engine(args.domain)
+    try:
+        err = _console(stderr=True)
+        if engine.schema.name == "tools" and engine.is_empty():
+            with _progress(err) as progress:
+                task = progress.add_task("first use: ingesting the bundled catalog", total=None)
+                report = engine.ensure_bundled_catalog(
+                    on_start=lambda n: progress.update(task, total=n),
+                    on_progress=lambda n: progress.advance(task, n),
+                )
+            if report is not None:
+                err.print(
+                    f"indexed {report.valid} tools in {report.seconds:.1f} s into "
+                    f"{engine.settings.resolved_qdrant_path}"
+                )
+        elif engine.is_empty():
+            _usage_error(
+                f"domain {engine.schema.name!r} is empty: run "
+                f"`agentic-search ingest PATH --domain {engine.schema.name}` first"
+            )
+        resp = engine.search(query, limit=args.limit)
+        if args.json:
+            sys.stdout.write(json.dumps(resp.wire(), indent=2, ensure_ascii=False) + "\n")
+        else:
+            print_search(_console(), resp, args.explain)
+    finally:
+        engine.close()
+    return 0
+
+
+def _cmd_ingest(args: argparse.Namespace) -> int:
+    from agentic_search.catalog import read_beir_corpus, read_catalog
+    from agentic_search.render import print_ingest
+
+    path: Path = args.path
+    if args.batch_size < 1:
+        _usage_error("--batch-size must be at least 1")
+    if not path.exists():
+        _usage_error(f"no such file or folder: {path}")
+    engine = _engine(args.domain)
+    try:
+        if path.is_dir():
+            if not (path / "corpus.jsonl").is_file():
+                _usage_error(f"{path} is a folder without corpus.jsonl (BEIR layout expected)")
+            read = read_beir_corpus(path, engine.schema)
+            source = path / "corpus.jsonl"
+        else:
+            id_key = "_id" if engine.schema.name == "documents" else None
+            read = read_catalog(path, engine.schema, id_key=id_key)
+            source = path
+        err = _console(stderr=True)
+        with _progress(err) as progress:
+            task = progress.add_task(
+                f"ingesting into {engine.schema.name!r}", total=len(read.records)
+            )
+            report = engine.ingest_file(
+                source,
+                batch_size=args.batch_size,
+                read=read,
+                on_progress=lambda n: progress.advance(task, n),
+            )
+        if args.json:
+            sys.stdout.write(json.dumps(report.wire(), indent=2) + "\n")
+        else:
+            print_ingest(_console(), report)
+    finally:
+        engine.close()
+    if args.strict and report.errors:
+        return 1
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the console script; returns the exit code."""
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    warnings.filterwarnings("ignore", category=UserWarning)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    from agentic_search.embedders import EmbedderError
+    from agentic_search.vector_store import VectorStoreError
+
+    try:
+        if args.command == "search":
+            return _cmd_search(args)
+        return _cmd_ingest(args)
+    except (VectorStoreError, EmbedderError, FileNotFoundError, OSError) as exc:
+        sys.stderr.write(f"agentic-search: error: {exc}\n")
+        return 1
+    except KeyboardInterrupt:
+        sys.stderr.write("agentic-search: interrupted\n")
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

@@ -1,0 +1,148 @@
+"""Ingest robustness and change detection, against Qdrant local mode and the real embedder."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from agentic_search.catalog import read_catalog
+from agentic_search.config import Settings
+from agentic_search.engine import SearchEngine
+from agentic_search.indexer import Indexer
+from agentic_search.vector_store import VectorStoreError
+
+
+def _record(rid: str, name: str, **over) -> dict:
+    rec = {
+        "id": rid,
+        "name": name,
+        "vendor": "Acme",
+        "description": f"{name} is a local code completion assistant for Python and Rust.",
+        "category": "Code Assistant",
+        "functionality": ["Code Completion"],
+        "features": ["inline suggestions", "runs a small model on the laptop"],
+        "use_cases": ["autocomplete code offline"],
+        "pricing_model": "Open Source",
+        "price_monthly_usd": 0,
+        "platforms": ["Linux", "macOS"],
+        "deployment": ["Local"],
+        "interface": ["IDE Extension"],
+        "industries": ["Software Development"],
+        "user_types": ["Developers"],
+        "open_source": True,
+    }
+    rec.update(over)
+    return rec
+
+
+@pytest.fixture
+def messy_catalog(tmp_path: Path) -> Path:
+    good = [_record(f"tool-{i}", f"Tool {i}") for i in range(5)]
+    missing = {k: v for k, v in _record("no-desc", "No Desc").items() if k != "description"}
+    lines = [
+        json.dumps(good[0]),  # 1 ok
+        '{"id": "broken", "name": ',  # 2 malformed JSON
+        json.dumps(good[1]),  # 3 ok
+        json.dumps(missing),  # 4 missing required field
+        json.dumps(_record("tool-0", "Tool 0 again")),  # 5 duplicate id
+        "",  # 6 blank: skipped silently
+        json.dumps(_record("bad-vocab", "Bad", category="Spaceship")),  # 7 not in vocabulary
+        json.dumps(good[2]),  # 8 ok
+        "[1, 2, 3]",  # 9 not an object
+        json.dumps(good[3]),  # 10 ok
+        json.dumps(good[4]),  # 11 ok
+    ]
+    path = tmp_path / "messy.jsonl"
+    path.write_bytes(("\n".join(lines) + "\n").encode() + b'{"id": "\xff\xfe"}\n')  # 12 bad UTF-8
+    return path
+
+
+@pytest.fixture
+def engine(tmp_path: Path, embedder) -> SearchEngine:
+    eng = SearchEngine(Settings(agentic_search_home=tmp_path / "home"), "tools", embedder=embedder)
+    yield eng
+    eng.close()
+
+
+def test_messy_file_ingests_good_lines_and_reports_bad_ones(engine, messy_catalog):
+    # WHEN a file with malformed, duplicate, missing-field, off-vocabulary lines is ingested
+    report = engine.ingest_file(messy_catalog)
+    # THEN the five good records are in and each bad line is reported by number
+    assert report.valid == 5
+    assert report.stats.inserted == 5
+    assert engine.store.count(engine.schema) == 5
+    by_line = {e.line: e for e in report.errors}
+    assert sorted(by_line) == [2, 4, 5, 7, 9, 12]
+    assert "malformed JSON" in by_line[2].reason
+    assert "description" in by_line[4].reason and by_line[4].record_id == "no-desc"
+    assert "duplicate id, first seen on line 1" in by_line[5].reason
+    assert "category" in by_line[7].reason
+    assert "JSON object" in by_line[9].reason
+    assert "UTF-8" in by_line[12].reason
+
+
+def test_reingest_changes_nothing_and_modifications_reembed_only_changed_aspects(
+    engine, messy_catalog, tmp_path
+):
+    engine.ingest_file(messy_catalog)
+    before = engine.store.get_records(engine.schema, ["tool-1"], with_vectors=True)["tool-1"]
+
+    # WHEN the same file is ingested again THEN nothing is embedded or written
+    again = engine.ingest_file(messy_catalog)
+    assert again.stats.unchanged == 5
+    assert again.stats.embedded_texts == 0 and not again.stats.changed
+
+    # WHEN only the price changes THEN the payload is updated and nothing is embedded
+    records = read_catalog(messy_catalog, engine.schema).records
+    records[1] = {**records[1], "price_monthly_usd": 7.0}
+    stats = engine.ingest_records(records)
+    assert stats.updated_payload == 1 and stats.embedded_texts == 0
+    payload = engine.store.get_records(engine.schema, ["tool-1"])["tool-1"].payload
+    assert payload["price_monthly_usd"] == 7.0
+
+    # WHEN the features change THEN only the functionality aspect is re-embedded
+    records[1] = {**records[1], "features": ["voice control", "music playlists"]}
+    stats = engine.ingest_records(records)
+    assert stats.updated_vectors == 1
+    assert stats.embedded_aspects == {"functionality": 1}
+    after = engine.store.get_records(engine.schema, ["tool-1"], with_vectors=True)["tool-1"]
+    assert np.allclose(after.vector["identity"], before.vector["identity"])
+    assert not np.allclose(after.vector["functionality"], before.vector["functionality"])
+
+    # AND the keyword index follows: the new feature words are searchable
+    hits = engine.keyword.search(engine.schema, "music playlists", 5, None)
+    assert hits and hits[0].id == "tool-1"
+
+
+def test_delete_removes_from_vectors_and_keywords(engine, messy_catalog):
+    engine.ingest_file(messy_catalog)
+    stats = engine.indexer.delete(engine.schema, ["tool-2", "not-there"])
+    assert stats.deleted == 1
+    assert engine.store.count(engine.schema) == 4
+    ids = {h.id for h in engine.keyword.search(engine.schema, "tool", 10, None)}
+    assert "tool-2" not in ids and ids
+
+
+class _TinyEmbedder:
+    """An embedder of another dimension (the edge of the system, to provoke a mismatch)."""
+
+    name = "tiny"
+    dim = 8
+
+    def embed_documents(self, texts):
+        return np.ones((len(texts), 8), dtype=np.float32)
+
+    def embed_query(self, text):
+        return np.ones(8, dtype=np.float32)
+
+
+def test_dimension_mismatch_is_a_clear_error(engine, messy_catalog):
+    engine.ingest_file(messy_catalog)
+    indexer = Indexer(engine.store, _TinyEmbedder(), engine.keyword)
+    with pytest.raises(VectorStoreError) as exc:
+        indexer.upsert(engine.schema, [_record("new", "New")])
+    message = str(exc.value)
+    assert "dimension 384" in message and "produces 8" in message and "Re-create" in message
