@@ -181,14 +181,6 @@ def test_rrf_tie_with_k60_best_rank_decides() -> None:
     assert order.index("zp") < order.index("aq")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "BUG: RRF sums floats in list order, so documents whose RRF sums are mathematically "
-        "equal can differ by 1 ulp (1/61+1/62+1/67 != 1/67+1/61+1/62 in binary64); the "
-        "float order then overrides the documented tie-break (best rank, then id)."
-    ),
-)
 def test_rrf_mathematical_tie_with_three_lists_uses_documented_tie_break() -> None:
     """GIVEN doc "b" at ranks (1, 2, 7) and doc "a" at ranks (7, 1, 2) in lists A, B, C
     WHEN fused with RRF (k=60)

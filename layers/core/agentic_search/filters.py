@@ -5,9 +5,13 @@ Every filter is checked before it is compiled: the field must be declared filter
 domain schema, the operator must be one that field allows, and values must be scalars of the
 field's type (vocabulary fields: canonical vocabulary values only). No dict or operator-shaped
 value can get through, so a ``{"$where": ...}`` or a ``$``/``.`` field name is rejected rather
-than passed on (the injection hole of the seed's ``_buildMongoFilter``). ``contains`` is
-compiled to a case-insensitive ``$regex`` of the *escaped* text (``re.escape``), so a user's
-text cannot become a pattern.
+than passed on (the injection hole of the seed's ``_buildMongoFilter``).
+
+``contains`` means: the text occurs as a whole-word phrase, case-insensitively (Qdrant's
+``MatchPhrase`` semantics, backed by a full-text index on a server); for MongoDB it is
+compiled to a ``$regex`` of the *escaped* text (``re.escape``) between word boundaries, so a
+user's text cannot become a pattern. Numbers compare as numbers everywhere (``eq`` on a number
+is a closed range in Qdrant, so 20 matches a stored 20.0).
 """
 
 from __future__ import annotations
@@ -95,6 +99,14 @@ def validate_filters(schema: DomainSchema, filters: Iterable[Filter]) -> None:
 
 # ----- MongoDB ---------------------------------------------------------------------------------
 
+
+def contains_regex(text: str) -> str:
+    """The regex for ``contains``: the escaped text as a whole-word phrase (case-insensitive
+    is applied by the caller). Whitespace in the text matches any run of whitespace."""
+    words = [re.escape(w) for w in text.split()]
+    return r"(?<!\w)" + r"\s+".join(words) + r"(?!\w)"
+
+
 _MONGO_OPS = {
     "eq": "$eq",
     "ne": "$ne",
@@ -119,7 +131,7 @@ def to_mongo(
     clauses: list[dict[str, Any]] = []
     for f in filters:
         if f.operator == "contains":
-            clauses.append({f.field: {"$regex": re.escape(f.value), "$options": "i"}})
+            clauses.append({f.field: {"$regex": contains_regex(f.value), "$options": "i"}})
         else:
             clauses.append({f.field: {_MONGO_OPS[f.operator]: f.value}})
     if exclude_ids:
@@ -146,7 +158,14 @@ def to_qdrant(
     for f in filters:
         key = f.field
         op = f.operator
-        if op == "eq":
+        numeric = schema.fields[key].type == "number"
+        if op == "eq" and numeric:
+            exact = qm.Range(gte=float(f.value), lte=float(f.value))
+            must.append(qm.FieldCondition(key=key, range=exact))
+        elif op == "ne" and numeric:
+            exact = qm.Range(gte=float(f.value), lte=float(f.value))
+            must_not.append(qm.FieldCondition(key=key, range=exact))
+        elif op == "eq":
             must.append(qm.FieldCondition(key=key, match=qm.MatchValue(value=f.value)))
         elif op == "ne":
             must_not.append(qm.FieldCondition(key=key, match=qm.MatchValue(value=f.value)))
@@ -157,7 +176,7 @@ def to_qdrant(
         elif op in ("lt", "lte", "gt", "gte"):
             must.append(qm.FieldCondition(key=key, range=qm.Range(**{op: float(f.value)})))
         elif op == "contains":
-            must.append(qm.FieldCondition(key=key, match=qm.MatchText(text=f.value)))
+            must.append(qm.FieldCondition(key=key, match=qm.MatchPhrase(phrase=f.value)))
     if exclude_ids:
         must_not.append(
             qm.FieldCondition(
@@ -184,7 +203,8 @@ def matches(schema: DomainSchema, flt: Filter, record: dict[str, Any]) -> bool:
     if op == "nin":
         return not any(v in flt.value for v in items)
     if op == "contains":
-        return any(isinstance(v, str) and flt.value.lower() in v.lower() for v in items)
+        pattern = re.compile(contains_regex(flt.value), re.IGNORECASE)
+        return any(isinstance(v, str) and pattern.search(v) is not None for v in items)
     if value is None or isinstance(value, list | bool | str):
         return False
     return {

@@ -13,7 +13,8 @@ Pure functions over ranked lists; no I/O. Definitions (DESIGN.md):
   a list with sigma = 0 maps every item to 0.5.
 
 Documents missing from a list contribute nothing from it. Ties are broken by the best rank the
-document reached in any list, then by id, so the output order is deterministic.
+document reached in any list, then by id, so the output order is deterministic (fused values
+are compared rounded to 12 decimals, so float summation order cannot break a true tie).
 """
 
 from __future__ import annotations
@@ -95,7 +96,9 @@ def _finish(
         )
         for doc, total in totals.items()
     ]
-    out.sort(key=lambda f: (-f.fused, f.best_rank, f.id))
+    # Fused values are rounded for ordering so that mathematically equal sums that differ in the
+    # last float bit (summation order) still fall to the documented tie-break.
+    out.sort(key=lambda f: (-round(f.fused, 12), f.best_rank, f.id))
     return out
 
 

@@ -51,7 +51,10 @@ class CatalogLookup:
 
 
 _QUOTED = re.compile(r"\"([^\"]{2,100})\"|“([^”]{2,100})”")
-_NEG = r"(?:not|no|non|without|except|excluding|never|avoid|n't)"
+_NEG = (
+    r"(?:not|no|non|without|except|excluding|never|avoid|isn't|aren't|doesn't|don't|isnt|"
+    r"arent|doesnt|dont)"
+)
 _REF_PATTERNS: list[tuple[str, str]] = [
     (r"\balternatives?\s+(?:to|for)\s+", "alternative-to"),
     (r"\breplacements?\s+(?:to|for)\s+", "alternative-to"),
@@ -61,25 +64,27 @@ _REF_PATTERNS: list[tuple[str, str]] = [
     (r"\blike\s+", "alternative-to"),
     (r"\bcheaper\s+than\s+", "alternative-to"),
     (r"\bcompared?\s+(?:to|with)\s+", "compare"),
-    (r"\b(?:vs\.?|versus)\s+", "compare"),
 ]
 _PRICE = re.compile(
-    r"(?P<op>under|below|less\s+than|cheaper\s+than|at\s+most|max(?:imum)?|up\s+to|<=?|no\s+more\s+than)"
-    r"\s*\$?\s*(?P<amount>\d+(?:\.\d+)?)\s*(?:\$|usd|dollars?|bucks)?"
-    r"(?:\s*(?:/|a|per)\s*(?:mo(?:nth)?))?",
+    r"(?P<op>under|below|less\s+than|cheaper\s+than|at\s+most|max(?:imum)?|up\s+to|<=?|"
+    r"no\s+more\s+than)\s*"
+    r"(?:\$\s*(?P<amount>\d+(?:\.\d+)?)(?!\w)|(?P<amount2>\d+(?:\.\d+)?)\s*"
+    r"(?:\$|usd\b|dollars?\b|bucks\b|(?=\s*(?:/|a|per)\s*mo(?:nth)?\b)))"
+    r"(?:\s*(?:/|a|per)\s*mo(?:nth)?\b)?",
 )
 _PRICE_OR_LESS = re.compile(r"\$\s*(?P<amount>\d+(?:\.\d+)?)\s*(?:/\s*mo(?:nth)?)?\s+or\s+less")
 _MUST = re.compile(r"\b(?:must|only|strictly|required|has\s+to|have\s+to|needs?\s+to)\b")
 _EXPLAIN = re.compile(r"^\s*(?:what\s+is|what\s+are|how\s+does|how\s+do|explain|why)\b")
 _COMPARE = re.compile(r"\b(?:compare|comparison|difference\s+between|versus|vs\.?)\b")
 _OS_VALUES = {"Windows", "macOS", "Linux", "iOS", "Android"}
-_FREE = re.compile(r"\b(?:free|free\s+of\s+charge|no\s+cost|gratis|costs?\s+nothing)\b")
+_FREE = re.compile(r"(?<![\w-])(?:free|free\s+of\s+charge|no\s+cost|gratis|costs?\s+nothing)\b")
 _NOT_PAID = re.compile(rf"\b{_NEG}[\s-]+(?:paid|commercial|subscription)\b")
 _OPEN_SOURCE = re.compile(r"\b(?:open[\s-]?source|oss|foss)\b")
+_NEG_BEFORE = re.compile(rf"\b{_NEG}[\s-]+(?:an?\s+|the\s+|be\s+)?$")
 _NOT_CLOUD = re.compile(rf"\b{_NEG}[\s-]+(?:the\s+)?(?:cloud|saas|internet)(?:[\s-]+based)?\b")
 _LOCAL = re.compile(
     r"\b(?:local(?:ly)?|offline|on[\s-]device|on\s+my\s+(?:machine|laptop|computer|pc)|"
-    r"without\s+internet|air[\s-]?gapped|runs?\s+on\s+my\s+own)\b"
+    r"without\s+internet|air[\s-]?gapped)\b"
 )
 _SELF_HOSTED = re.compile(
     r"\b(?:self[\s-]?host(?:ed|able)?|on[\s-]?prem(?:ise|ises)?|own\s+(?:server|servers|"
@@ -87,7 +92,8 @@ _SELF_HOSTED = re.compile(
 )
 _FILLER = re.compile(
     r"\b(?:tools?|apps?|software|that|which|works?|running|runs?|please|find|me|some|any|"
-    r"i|need|want|looking|for|a|an|the|with|good|best)\b"
+    r"i|need|want|looking|for|a|an|the|with|good|best|but|what|are|is|s|cheaper|alternatives?|"
+    r"similar|top|other|options?|something|like|instead|replacements?)\b"
 )
 
 
@@ -97,8 +103,9 @@ def normalize_query(query: str) -> str:
     return re.sub(r"\s+", " ", q.strip().lower())
 
 
-def _phrase_pattern(phrase: str) -> re.Pattern[str]:
-    return re.compile(r"(?<![\w-])" + re.escape(phrase.lower()) + r"(?![\w-])")
+def _phrase_pattern(phrase: str, plural: bool = False) -> re.Pattern[str]:
+    tail = r"(?:s|es)?" if plural else ""
+    return re.compile(r"(?<![\w-])" + re.escape(phrase.lower()) + tail + r"(?![\w-])")
 
 
 class RuleBasedIntentExtractor:
@@ -116,7 +123,7 @@ class RuleBasedIntentExtractor:
                 for phrase in {canonical.lower(), *(s.lower() for s in synonyms)}:
                     entries.append((phrase, vocab, canonical))
         entries.sort(key=lambda e: (-len(e[0]), e[0]))
-        self._vocab = [(_phrase_pattern(p), v, c) for p, v, c in entries]
+        self._vocab = [(_phrase_pattern(p, plural=True), v, c) for p, v, c in entries]
         names = sorted(self.catalog.names.items(), key=lambda kv: -len(kv[0]))
         self._names = [(_phrase_pattern(n), n, rid) for n, rid in names if len(n) >= 2]
 
@@ -149,7 +156,7 @@ class RuleBasedIntentExtractor:
         products: list[tuple[int, int, str, str]] = []
         for pattern, name, rid in self._names:
             for m in pattern.finditer(q):
-                if free(m.span()):
+                if free(m.span()) and self._is_product_mention(query, q, m.start(), m.end()):
                     products.append((m.start(), m.end(), name, rid))
                     take(m.span())
         products.sort()
@@ -169,13 +176,29 @@ class RuleBasedIntentExtractor:
                 break
         if reference is None:
             for start, end, _name, rid in products:
-                if re.match(r"\s*alternatives?\b", q[end:]):
+                after = re.match(r"(?:'s)?\s*(?:alternatives?|replacements?)\b", q[end:])
+                if after:
                     reference, goal = (rid, q[start:end]), "alternative-to"
-                    ref_phrase_span = (start, end + len(re.match(r"\s*alternatives?", q[end:])[0]))
+                    ref_phrase_span = (start, end + len(after[0]))
                     break
         if ref_phrase_span:
             take(ref_phrase_span)
             constraint_spans.append(ref_phrase_span)
+        excluded: list[str] = []
+        for start, end, _name, rid in products:
+            neg = _NEG_BEFORE.search(q[:start])
+            if neg and (reference is None or rid != reference[0]):
+                excluded.append(rid)
+                constraint_spans.append((neg.start(), end))
+        profile: dict[str, list[str]] = {}
+        if reference:
+            rec = self.catalog.record(reference[0]) or {}
+            for vocab in ("categories", "functionality"):
+                fname = self.schema.vocabulary_fields.get(vocab)
+                value = rec.get(fname) if fname else None
+                values = value if isinstance(value, list) else [value] if value else []
+                if values:
+                    profile[vocab] = [str(v) for v in values]
         for _, _, name, _ in products:
             original = re.search(re.escape(name), query, re.IGNORECASE)
             term = original.group(0) if original else name
@@ -194,12 +217,16 @@ class RuleBasedIntentExtractor:
             if field not in self.schema.fields or op not in self.schema.fields[field].filter:
                 return
             flt = Filter(field=field, operator=op, value=value, must=must, origin=origin)
-            if all(f.model_dump() != flt.model_dump() for f in constraints):
+            key = (field, op, repr(value))
+            if all((f.field, f.operator, repr(f.value)) != key for f in constraints):
                 constraints.append(flt)
+
+        def negated(start: int) -> bool:
+            return _NEG_BEFORE.search(q[:start]) is not None
 
         # Price ceilings.
         for m in list(_PRICE.finditer(q)) + list(_PRICE_OR_LESS.finditer(q)):
-            amount = float(m.group("amount"))
+            amount = float(m.groupdict().get("amount") or m.groupdict().get("amount2"))
             op_text = m.groupdict().get("op") or "or less"
             op = "lte" if re.match(r"at most|max|up to|<=|no more|or less", op_text) else "lt"
             add("price_monthly_usd", op, amount, m.group(0).strip())
@@ -220,9 +247,10 @@ class RuleBasedIntentExtractor:
             take(m.span())
             constraint_spans.append(m.span())
         if m := _OPEN_SOURCE.search(q):
-            add("open_source", "eq", True, m.group(0))
-            take(m.span())
-            constraint_spans.append(m.span())
+            neg = _NEG_BEFORE.search(q[: m.start()])
+            add("open_source", "eq", not neg, q[neg.start() if neg else m.start() : m.end()])
+            take((neg.start() if neg else m.start(), m.end()))
+            constraint_spans.append((neg.start() if neg else m.start(), m.end()))
         for m in _FREE.finditer(q):
             if free(m.span()) and not re.search(r"free\s+(?:tier|trial|plan)", q[m.start() :]):
                 add("pricing_model", "in", ["Free", "Freemium", "Open Source"], m.group(0))
@@ -234,25 +262,27 @@ class RuleBasedIntentExtractor:
             add("deployment", "in", ["Local", "Self-hosted"], m.group(0))
             take(m.span())
             constraint_spans.append(m.span())
-        for m in _LOCAL.finditer(q):
-            if free(m.span()):
-                add("deployment", "in", ["Local"], m.group(0))
-                take(m.span())
-                constraint_spans.append(m.span())
-        for m in _SELF_HOSTED.finditer(q):
-            if free(m.span()):
-                add("deployment", "in", ["Self-hosted"], m.group(0))
-                take(m.span())
-                constraint_spans.append(m.span())
+        for pattern, value in ((_SELF_HOSTED, "Self-hosted"), (_LOCAL, "Local")):
+            for m in pattern.finditer(q):
+                if free(m.span()):
+                    neg = _NEG_BEFORE.search(q[: m.start()])
+                    span = (neg.start() if neg else m.start(), m.end())
+                    add("deployment", "nin" if neg else "in", [value], q[span[0] : span[1]])
+                    take(span)
+                    constraint_spans.append(span)
 
         # Vocabulary values (soft matches), and "not <value>" exclusions (hard).
         vocab_field = self.schema.vocabulary_fields
         found: dict[str, list[str]] = {}
+        vocab_spans: set[tuple[int, int]] = set()
         for pattern, vocab, canonical in self._vocab:
             for m in pattern.finditer(q):
-                if not free(m.span()):
+                # The same phrase may name values of several vocabularies ("tts" is a category
+                # synonym and a functionality synonym): an identical span may match again.
+                if not free(m.span()) and m.span() not in vocab_spans:
                     continue
                 take(m.span())
+                vocab_spans.add(m.span())
                 neg = re.search(rf"\b{_NEG}[\s-]+(?:an?\s+|the\s+)?$", q[: m.start()])
                 field = vocab_field.get(vocab)
                 if neg and field:
@@ -283,6 +313,8 @@ class RuleBasedIntentExtractor:
             primary_goal=goal,  # type: ignore[arg-type]
             reference_tool=reference[0] if reference else None,
             reference_tool_name=reference[1] if reference else None,
+            reference_profile=profile,
+            excluded_tools=excluded,
             matches=found,
             constraints=constraints,
             must_preserve_terms=must_preserve,
@@ -290,6 +322,27 @@ class RuleBasedIntentExtractor:
             semantic_variants=[variant] if variant and variant != q else [],
             confidence=round(min(0.95, confidence), 2),
             extractor=self.name,
+        )
+
+    @staticmethod
+    def _is_product_mention(query: str, q: str, start: int, end: int) -> bool:
+        """Whether a catalog name found at ``q[start:end]`` names the product, not a common word.
+
+        Multi-word or non-alphabetic names always count; a plain word ("continue", "make",
+        "void") counts when written with a capital letter or right after a reference phrase
+        ("alternative to cursor").
+        """
+        name = q[start:end]
+        if " " in name or not name.isalpha():
+            return True
+        original = re.search(re.escape(name), query, re.IGNORECASE)
+        if original is not None and any(ch.isupper() for ch in original.group(0)):
+            return True
+        prefix = q[:start]
+        return (
+            any(re.search(pat + r"$", prefix) for pat, _ in _REF_PATTERNS)
+            or bool(re.match(r"(?:'s)?\s*(?:alternatives?|replacements?|vs\b|versus\b)", q[end:]))
+            or bool(re.search(r"\b(?:vs\.?|versus|and|or)\s+$", prefix))
         )
 
     @staticmethod

@@ -71,6 +71,11 @@ class IntentState(_Wire):
     primary_goal: PrimaryGoal = "find"
     reference_tool: str | None = None
     reference_tool_name: str | None = None
+    reference_profile: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="vocabulary values of the reference tool's record (query by example)",
+    )
+    excluded_tools: list[str] = Field(default_factory=list, description='"not Terraform"')
     matches: dict[str, list[str]] = Field(default_factory=dict)
     constraints: list[Filter] = Field(default_factory=list)
     must_preserve_terms: list[str] = Field(default_factory=list)

@@ -55,7 +55,14 @@ class QueryPlanner(Protocol):
 _TASK = re.compile(
     r"\b(?:for|to|help(?:s)?\s+(?:me\s+)?|so\s+i\s+can|i\s+need\s+to|i\s+want\s+to)\s+\w+"
 )
-_PREFERENCE_VOCABS = ("categories", "functionality", "interface", "user_types", "industries")
+_PREFERENCE_VOCABS = (
+    "categories",
+    "functionality",
+    "interface",
+    "platforms",
+    "user_types",
+    "industries",
+)
 
 
 def validate_plan(plan: QueryPlan, schema: DomainSchema) -> None:
@@ -126,13 +133,22 @@ class RuleBasedPlanner:
         aspects = set(schema.aspect_names)
         m = intent.matches
         capability = bool(m.get("functionality") or m.get("categories"))
-        task_text = (
-            intent.semantic_variants[0] if intent.semantic_variants else intent.normalized_query
-        )
+        # Use-case phrasing is looked for in the query minus its constraint and reference phrases
+        # ("alternative to X" and "for Linux" are not tasks).
+        if intent.semantic_variants:
+            task_text = intent.semantic_variants[0]
+        elif intent.constraints or intent.reference_tool:
+            task_text = ""
+        else:
+            task_text = intent.normalized_query
         usecase = bool(m.get("user_types") or m.get("industries")) or bool(
             _TASK.search(task_text) and not capability
         )
         reference = intent.reference_tool
+        # With a reference tool and nothing else left of the query ("alternative to Cursor"),
+        # the query text carries no meaning of its own: search by the reference's vectors and
+        # profile instead of embedding the word "alternative".
+        by_example_only = bool(reference) and not intent.semantic_variants
         dense_text = intent.semantic_variants[0] if intent.semantic_variants else intent.query
         if not dense_text.strip():
             dense_text = intent.query
@@ -183,7 +199,8 @@ class RuleBasedPlanner:
             add("identity", "reference_tool", reference)
             add("functionality", "reference_tool", reference)
             rationale.append(f"reference tool {intent.reference_tool_name!r}: its stored vectors")
-        add(first_aspect, qvs, dense_text)
+        if not by_example_only:
+            add(first_aspect, qvs, dense_text)
         if capability:
             add("functionality", qvs, dense_text)
         if usecase:
@@ -199,13 +216,26 @@ class RuleBasedPlanner:
         if m.get("interface") or m.get("platforms"):
             add("interface", qvs, dense_text)
 
-        keyword_text = " ".join([intent.query, *intent.must_preserve_terms])
-        sparse = SparseSource(text=keyword_text, top_k=min(TOP_K_MAX, max(50, limit * 3)))
+        profile_terms = [v for values in intent.reference_profile.values() for v in values]
+        if reference:
+            # Query by example: the reference's vocabulary values replace its name, which would
+            # otherwise favour tools that merely mention it ("an alternative to Cursor").
+            ref_name = (intent.reference_tool_name or "").lower()
+            preserved = [t for t in intent.must_preserve_terms if t.lower() != ref_name]
+            base = intent.semantic_variants[0] if intent.semantic_variants else ""
+            keyword_text = " ".join([base, *preserved, *profile_terms]).strip()
+        else:
+            keyword_text = " ".join([intent.query, *intent.must_preserve_terms])
+        sparse = SparseSource(
+            text=keyword_text or intent.query, top_k=min(TOP_K_MAX, max(50, limit * 3))
+        )
 
         structured: list[StructuredSource] = []
         preferences: list[Filter] = []
         for vocab in _PREFERENCE_VOCABS:
-            values = m.get(vocab)
+            values = list(
+                dict.fromkeys([*m.get(vocab, []), *intent.reference_profile.get(vocab, [])])
+            )
             field = schema.vocabulary_fields.get(vocab)
             if values and field and "in" in schema.fields[field].filter:
                 preferences.append(Filter(field=field, operator="in", value=list(values)))
@@ -225,6 +255,7 @@ class RuleBasedPlanner:
             )
 
         exclude = [reference] if reference and intent.primary_goal == "alternative-to" else []
+        exclude += [t for t in intent.excluded_tools if t not in exclude]
         count = len(sources) + 1 + len(structured)
         plan = QueryPlan(
             domain=schema.name,

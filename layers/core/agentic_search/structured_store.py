@@ -95,7 +95,8 @@ class QdrantPayloadStructuredStore:
         """Scroll the admitted records (at most ``SCAN_CAP``) and rank them."""
         validate_filters(schema, preferences)
         base = to_qdrant(schema, filters, exclude_ids) or qm.Filter()
-        should = [c for p in preferences for c in (to_qdrant(schema, [p]).must or [])]  # type: ignore[union-attr]
+        # Each preference is a nested filter in `should`, so negative ones (ne/nin) count too.
+        should: list[qm.Condition] = [to_qdrant(schema, [p]) for p in preferences]  # type: ignore[misc]
         flt = qm.Filter(must=base.must, must_not=base.must_not, should=should or None)
         records = []
         for payload in self.store.scroll(schema, flt):
