@@ -113,7 +113,7 @@ def test_reingest_changes_nothing_and_modifications_reembed_only_changed_aspects
     assert not np.allclose(after.vector["functionality"], before.vector["functionality"])
 
     # AND the keyword index follows: the new feature words are searchable
-    hits = engine.keyword.search(engine.schema, "music playlists", 5, None)
+    hits = engine.keyword.search(engine.schema, "music playlists", 5)
     assert hits and hits[0].id == "tool-1"
 
 
@@ -122,7 +122,7 @@ def test_delete_removes_from_vectors_and_keywords(engine, messy_catalog):
     stats = engine.indexer.delete(engine.schema, ["tool-2", "not-there"])
     assert stats.deleted == 1
     assert engine.store.count(engine.schema) == 4
-    ids = {h.id for h in engine.keyword.search(engine.schema, "tool", 10, None)}
+    ids = {h.id for h in engine.keyword.search(engine.schema, "tool", 10)}
     assert "tool-2" not in ids and ids
 
 

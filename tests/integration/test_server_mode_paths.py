@@ -41,7 +41,7 @@ def test_server_mode_uses_sparse_vectors_in_the_collection(server_engine):
 def test_sparse_bm25_returns_exactly_the_records_containing_the_term(server_engine, catalog_by_id):
     # WHEN searching one word
     schema = server_engine.schema
-    hits = server_engine.keyword.search(schema, "cursor", 50, None)
+    hits = server_engine.keyword.search(schema, "cursor", 50)
     ids = {h.id for h in hits}
     # THEN the hits are exactly the indexed records whose keyword text has that word
     analyzer = server_engine.keyword.analyzer

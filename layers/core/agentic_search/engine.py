@@ -130,6 +130,7 @@ class SearchEngine:
         )
         self.planner = RuleBasedPlanner(self.schema, rrf_k=self.settings.rrf_k)
         self._lookup: CatalogLookup | None = None
+        self._extractor: RuleBasedIntentExtractor | None = None
 
     def _structured_from_settings(self) -> StructuredStore:
         if self.settings.mongodb_uri:
@@ -178,6 +179,7 @@ class SearchEngine:
         if total.changed or (records and not self._keyword_ready()):
             self.keyword.refresh(self.schema)
         self._lookup = None
+        self._extractor = None
         return total
 
     def _keyword_ready(self) -> bool:
@@ -245,6 +247,7 @@ class SearchEngine:
                 return dict(rec.payload or {}) if rec else None
 
             self._lookup = CatalogLookup(names=names, record=record)
+            self._extractor = None
         return self._lookup
 
     def extract(self, query: str) -> IntentState:
@@ -253,7 +256,10 @@ class SearchEngine:
         Raises:
             ValueError: for an empty or over-long query.
         """
-        return RuleBasedIntentExtractor(self.schema, self.catalog_lookup()).extract(query)
+        lookup = self.catalog_lookup()
+        if self._extractor is None:
+            self._extractor = RuleBasedIntentExtractor(self.schema, lookup)
+        return self._extractor.extract(query)
 
     def search(self, query: str, limit: int = 10) -> SearchResponse:
         """Extract, plan and execute; failing sources are listed in ``output.errors``.

@@ -140,7 +140,14 @@ class QueryExecutor:
         if plan.sparse_source is not None:
             sp = plan.sparse_source
             res = SourceResult(f"sparse:{self.keyword.name}", "qdrant", weight=sp.weight)
-            tasks.append((res, lambda sp=sp: self.keyword.search(schema, sp.text, sp.top_k, flt)))
+            tasks.append(
+                (
+                    res,
+                    lambda sp=sp: self.keyword.search(
+                        schema, sp.text, sp.top_k, plan.filters, plan.exclude_ids
+                    ),
+                )
+            )
         for i, st in enumerate(plan.structured_sources):
             res = SourceResult(
                 f"structured:{self.structured.system}:{i}", self.structured.system, weight=st.weight

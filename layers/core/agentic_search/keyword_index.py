@@ -3,7 +3,9 @@
 * :class:`Bm25sKeywordIndex` (embedded default): a bm25s index (Lucene BM25 variant) persisted
   beside the local Qdrant store and rebuilt from the collection's payloads after every write,
   so it always reflects exactly what the vector store holds. Filters are applied with a
-  weight mask over the documents that the same Qdrant payload filter admits.
+  weight mask over the documents the filters admit, evaluated in memory on a snapshot of
+  the filterable fields taken at the same rebuild (same semantics as the Qdrant filter; no
+  scroll per query).
 * :class:`QdrantSparseKeywordIndex` (Qdrant server): a sparse ``bm25`` vector per point with
   the IDF modifier computed server-side and BM25 term-frequency weights computed client-side,
   ``tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl))`` (Robertson and Zaragoza, "The
@@ -20,14 +22,17 @@ import shutil
 import threading
 import zlib
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import bm25s
 import numpy as np
 from bm25s.tokenization import Tokenized
 from qdrant_client import models as qm
 
+from agentic_search.filters import matches, to_qdrant, validate_filters
+from agentic_search.models import Filter
 from agentic_search.schema import DomainSchema
 from agentic_search.text import Analyzer, default_analyzer, keyword_text
 from agentic_search.vector_store import QdrantStore, ScoredRecord
@@ -42,9 +47,14 @@ class KeywordIndex(Protocol):
     name: str
 
     def search(
-        self, schema: DomainSchema, text: str, top_k: int, flt: qm.Filter | None
+        self,
+        schema: DomainSchema,
+        text: str,
+        top_k: int,
+        filters: Sequence[Filter] = (),
+        exclude_ids: Sequence[str] = (),
     ) -> list[ScoredRecord]:
-        """BM25 hits for ``text`` admitted by ``flt``, best first (payload may be empty)."""
+        """BM25 hits for ``text`` admitted by the filters, best first (payload may be empty)."""
         ...
 
     def refresh(self, schema: DomainSchema) -> None:
@@ -97,13 +107,18 @@ class QdrantSparseKeywordIndex:
         return qm.SparseVector(indices=indices, values=[1.0] * len(indices))
 
     def search(
-        self, schema: DomainSchema, text: str, top_k: int, flt: qm.Filter | None
+        self,
+        schema: DomainSchema,
+        text: str,
+        top_k: int,
+        filters: Sequence[Filter] = (),
+        exclude_ids: Sequence[str] = (),
     ) -> list[ScoredRecord]:
-        """Sparse search on the server."""
+        """Sparse search on the server, filters compiled to a Qdrant payload filter."""
         vec = self.query_vector(text)
         if not vec.indices:
             return []
-        return self.store.query_sparse(schema, vec, top_k, flt)
+        return self.store.query_sparse(schema, vec, top_k, to_qdrant(schema, filters, exclude_ids))
 
     def refresh(self, schema: DomainSchema) -> None:
         """Nothing to do: sparse vectors are written with the points."""
@@ -127,7 +142,7 @@ class Bm25sKeywordIndex:
         self.analyzer = analyzer or default_analyzer()
         self.k1 = k1
         self.b = b
-        self._loaded: dict[str, tuple[bm25s.BM25, list[str]]] = {}
+        self._loaded: dict[str, tuple[bm25s.BM25, list[str], list[dict[str, Any]]]] = {}
         self._lock = threading.Lock()
 
     def sparse_vector(self, text: str) -> qm.SparseVector | None:
@@ -141,10 +156,13 @@ class Bm25sKeywordIndex:
         """Rebuild the index from every payload in the collection and persist it."""
         ids: list[str] = []
         docs: list[list[str]] = []
+        fields: list[dict[str, Any]] = []
+        keep = set(schema.filterable_fields) | {schema.id_field}
         if self.store.exists(schema):
             for payload in self.store.scroll(schema):
                 ids.append(str(payload[schema.id_field]))
                 docs.append(self.analyzer.terms(keyword_text(schema, payload)))
+                fields.append({k: v for k, v in payload.items() if k in keep})
         folder = self._folder(schema)
         with self._lock:
             if not ids:
@@ -159,12 +177,15 @@ class Bm25sKeywordIndex:
             shutil.rmtree(tmp, ignore_errors=True)
             tmp.mkdir(parents=True)
             index.save(str(tmp), show_progress=False)
+            (tmp / "fields.json").write_text(json.dumps(fields))
             (tmp / "ids.json").write_text(json.dumps(ids))
             shutil.rmtree(folder, ignore_errors=True)
             tmp.rename(folder)
-            self._loaded[schema.name] = (index, ids)
+            self._loaded[schema.name] = (index, ids, fields)
 
-    def _get(self, schema: DomainSchema) -> tuple[bm25s.BM25, list[str]] | None:
+    def _get(
+        self, schema: DomainSchema
+    ) -> tuple[bm25s.BM25, list[str], list[dict[str, Any]]] | None:
         with self._lock:
             if schema.name in self._loaded:
                 return self._loaded[schema.name]
@@ -173,13 +194,23 @@ class Bm25sKeywordIndex:
                 return None
             index = bm25s.BM25.load(str(folder), show_progress=False)
             ids = json.loads((folder / "ids.json").read_text())
-            self._loaded[schema.name] = (index, ids)
-            return index, ids
+            fields_file = folder / "fields.json"
+            fields = json.loads(fields_file.read_text()) if fields_file.is_file() else None
+            if fields is None or len(fields) != len(ids):
+                return None
+            self._loaded[schema.name] = (index, ids, fields)
+            return index, ids, fields
 
     def search(
-        self, schema: DomainSchema, text: str, top_k: int, flt: qm.Filter | None
+        self,
+        schema: DomainSchema,
+        text: str,
+        top_k: int,
+        filters: Sequence[Filter] = (),
+        exclude_ids: Sequence[str] = (),
     ) -> list[ScoredRecord]:
-        """BM25 hits with score > 0; a filter restricts the candidates via a weight mask."""
+        """BM25 hits with score > 0; filters restrict the candidates via a weight mask."""
+        validate_filters(schema, filters)
         loaded = self._get(schema)
         if loaded is None:
             if self.store.count(schema) == 0:
@@ -188,19 +219,20 @@ class Bm25sKeywordIndex:
             loaded = self._get(schema)
             if loaded is None:
                 return []
-        index, ids = loaded
+        index, ids, fields = loaded
         terms = self.analyzer.terms(text)
         if not terms:
             return []
         mask = None
-        if flt is not None:
-            allowed = {
-                str(p[schema.id_field])
-                for p in self.store.scroll(schema, flt, payload=[schema.id_field])
-            }
-            if not allowed:
+        if filters or exclude_ids:
+            excluded = set(exclude_ids)
+            allowed = [
+                i not in excluded and all(matches(schema, f, doc) for f in filters)
+                for i, doc in zip(ids, fields, strict=True)
+            ]
+            if not any(allowed):
                 return []
-            mask = np.fromiter((1.0 if i in allowed else 0.0 for i in ids), np.float32, len(ids))
+            mask = np.asarray(allowed, dtype=np.float32)
         k = min(top_k, len(ids))
         docs, scores = index.retrieve(
             [terms], k=k, show_progress=False, weight_mask=mask, n_threads=1

@@ -95,15 +95,25 @@ class QdrantPayloadStructuredStore:
         """Scroll the admitted records (at most ``SCAN_CAP``) and rank them."""
         validate_filters(schema, preferences)
         base = to_qdrant(schema, filters, exclude_ids) or qm.Filter()
-        # Each preference is a nested filter in `should`, so negative ones (ne/nin) count too.
-        should: list[qm.Condition] = [to_qdrant(schema, [p]) for p in preferences]  # type: ignore[misc]
-        flt = qm.Filter(must=base.must, must_not=base.must_not, should=should or None)
+        should: list[qm.Condition] | None = None
+        if self.store.server_mode:
+            # Each preference is a nested filter in `should` (negative ones count too). Local
+            # mode evaluates nested filters slowly in Python, so there the preferences are
+            # applied only by the ranking below (which drops records matching none).
+            should = [to_qdrant(schema, [p]) for p in preferences] or None  # type: ignore[misc]
+        flt = qm.Filter(must=base.must, must_not=base.must_not, should=should)
+        needed = sorted(
+            {schema.id_field, schema.structured_sort.field, *(p.field for p in preferences)}
+        )
         records = []
-        for payload in self.store.scroll(schema, flt):
+        for payload in self.store.scroll(schema, flt, payload=needed):
             records.append(payload)
             if len(records) >= SCAN_CAP:
                 break
-        return rank_structured(schema, records, preferences, top_k)
+        ranked = rank_structured(schema, records, preferences, top_k)
+        # Only the ranking fields were read: hand back no payload so the caller fetches the
+        # full records it keeps (a handful) instead of trusting a partial one.
+        return [ScoredRecord(r.id, r.score, {}) for r in ranked]
 
 
 class MongoStructuredStore:
