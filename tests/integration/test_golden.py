@@ -31,9 +31,10 @@ GOLDEN_BY_QUERY = {g["query"]: g for g in GOLDEN}
 
 LIMIT = 10
 TOP = 5
-# Measured mean Recall@5 over the 42 golden queries: 0.724 (rule-based intent, local MiniLM,
-# bm25s, RRF). The threshold sits a little below it so a ranking regression fails.
-RECALL_AT_5_THRESHOLD = 0.70
+# Measured mean Recall@5 over the 42 golden queries: 0.821 (rule-based intent, local MiniLM,
+# bm25s, RRF; benchmarks/golden.py). The threshold sits a little below it so a ranking
+# regression fails.
+RECALL_AT_5_THRESHOLD = 0.78
 
 # Golden queries the engine is known to get wrong on hard constraints (strict: once the engine is
 # fixed the XPASS fails, and the entry must be removed).
