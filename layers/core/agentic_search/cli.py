@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import warnings
 from pathlib import Path
@@ -21,6 +22,7 @@ examples:
   agentic-search search "open source vector database I can self-host" --explain --limit 5
   agentic-search ingest my-catalog.jsonl --domain tools
   agentic-search ingest ../shared/datasets/scifact --domain documents
+  agentic-search eval --dataset ../shared/datasets/scifact --out benchmarks/scifact
 
 The first search ingests the bundled catalog (284 AI and developer tools) into the embedded
 store under ./.agentic-search (set AGENTIC_SEARCH_HOME or QDRANT_PATH to move it; set
@@ -50,8 +52,18 @@ def _positive_limit(text: str) -> int:
     return value
 
 
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid number {text!r}: not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"invalid number {value}: must be at least 1")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
-    """The CLI's argument parser (subcommands: search, ingest)."""
+    """The CLI's argument parser (subcommands: search, ingest, eval)."""
     parser = _Parser(
         prog="agentic-search",
         description=(
@@ -112,6 +124,66 @@ def build_parser() -> argparse.ArgumentParser:
     )
     i.add_argument("--json", action="store_true", help="print the ingest report as JSON")
     i.add_argument("--strict", action="store_true", help="exit 1 when any line was rejected")
+
+    e = sub.add_parser(
+        "eval",
+        help="evaluate bm25, dense, hybrid RRF and the executor on a BEIR dataset",
+        description=(
+            "Ingest a BEIR-layout dataset (corpus.jsonl, queries.jsonl, qrels/SPLIT.tsv) into\n"
+            "the 'documents' domain when needed, run every system on the same index and the\n"
+            "judged queries of the split, and report nDCG@10, Recall@100, MRR@10 (pytrec_eval)\n"
+            "and latency p50/p95/p99 per system (top 100 each).\n\n"
+            "systems:\n"
+            "  bm25             the keyword index alone\n"
+            "  dense            the 'content' named vector alone\n"
+            "  hybrid-rrf       dense + bm25 fused by plain RRF (k = 60)\n"
+            "  executor-1round  intent, plan and executor: what `search` runs\n"
+            "  executor         the multi-round executor (reported unavailable until it exists)"
+        ),
+        epilog=(
+            "examples:\n"
+            "  agentic-search eval --dataset ../shared/datasets/scifact\n"
+            "  agentic-search eval --dataset ../shared/datasets/scifact --json "
+            "--out benchmarks/scifact\n"
+            "  agentic-search eval --dataset DIR --systems bm25,dense --max-queries 50\n"
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    e.add_argument("--dataset", type=Path, required=True, metavar="DIR", help="BEIR dataset folder")
+    e.add_argument("--split", default="test", help="qrels split: qrels/SPLIT.tsv (default test)")
+    e.add_argument(
+        "--systems",
+        default=None,
+        metavar="LIST",
+        help=(
+            "comma-separated systems (default all: bm25,dense,hybrid-rrf,executor-1round,executor)"
+        ),
+    )
+    e.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    e.add_argument(
+        "--collection-prefix",
+        default=None,
+        metavar="PREFIX",
+        help=(
+            "collection prefix of the evaluation index (default eval-<dataset>-): the eval "
+            "owns that collection and makes it hold exactly the corpus, so your own "
+            "'documents' collection is never touched"
+        ),
+    )
+    e.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="write results.json and two PNG plots into DIR",
+    )
+    e.add_argument(
+        "--max-queries",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="evaluate only the first N judged queries",
+    )
     return parser
 
 
@@ -224,6 +296,88 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_eval(args: argparse.Namespace) -> int:
+    from agentic_search import evaluation as ev
+
+    try:
+        systems = ev.parse_systems(args.systems)
+    except ValueError as exc:
+        _usage_error(str(exc))
+    try:
+        ev.check_dataset(args.dataset, args.split)
+    except ev.DatasetError as exc:
+        _usage_error(str(exc))
+    if args.out is not None and args.out.exists() and not args.out.is_dir():
+        _usage_error(f"--out {args.out} exists and is not a folder")
+    needed = ["pytrec_eval"] + (["matplotlib"] if args.out is not None else [])
+    for module in needed:
+        try:
+            __import__(module)
+        except ImportError:
+            sys.stderr.write(
+                f"agentic-search: error: {module} is not installed: "
+                "pip install 'agentic-search[eval]'\n"
+            )
+            return 1
+    from agentic_search.config import Settings
+    from agentic_search.engine import SearchEngine
+    from agentic_search.render import print_evaluation
+
+    name = re.sub(r"[^a-z0-9-]+", "-", args.dataset.resolve().name.lower()).strip("-") or "dataset"
+    prefix = args.collection_prefix if args.collection_prefix is not None else f"eval-{name}-"
+    engine = SearchEngine(Settings(collection_prefix=prefix), domain="documents")
+    try:
+        try:
+            dataset = ev.load_beir(args.dataset, args.split, engine.schema).limit(args.max_queries)
+        except ev.DatasetError as exc:
+            _usage_error(str(exc))
+        err = _console(stderr=True)
+        if dataset.corpus.errors:
+            err.print(
+                f"[yellow]{len(dataset.corpus.errors)} corpus line(s) rejected, first: "
+                f"{dataset.corpus.errors[0]}[/yellow]"
+            )
+        with _progress(err) as progress:
+            ingest_task = None
+
+            def ingest_start(n: int) -> None:
+                nonlocal ingest_task
+                ingest_task = progress.add_task(f"ingesting {dataset.name} corpus", total=n)
+
+            def ingest_step(n: int) -> None:
+                if ingest_task is not None:
+                    progress.advance(ingest_task, n)
+
+            sync = ev.ensure_corpus(engine, dataset, ingest_start, ingest_step)
+            engine.embedder  # noqa: B018 - load the model before the warm-up and timing
+            query_task = progress.add_task(
+                f"querying ({len(dataset.queries)} queries x systems)", total=None
+            )
+            result = ev.evaluate(
+                engine,
+                dataset,
+                systems,
+                on_start=lambda n: progress.update(query_task, total=n),
+                on_progress=lambda n: progress.advance(query_task, n),
+                sync=sync,
+            )
+        if sync.removed:
+            err.print(
+                f"removed {sync.removed} document(s) not in the corpus from the evaluation "
+                f"collection {engine.store.collection(engine.schema)!r}"
+            )
+        if args.out is not None:
+            paths = ev.write_outputs(result, args.out)
+            err.print("wrote " + ", ".join(str(p) for p in paths))
+        if args.json:
+            sys.stdout.write(json.dumps(result.summary(), ensure_ascii=False) + "\n")
+        else:
+            print_evaluation(_console(), result)
+    finally:
+        engine.close()
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script; returns the exit code."""
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -236,6 +390,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "search":
             return _cmd_search(args)
+        if args.command == "eval":
+            return _cmd_eval(args)
         return _cmd_ingest(args)
     except (VectorStoreError, EmbedderError, FileNotFoundError, OSError) as exc:
         sys.stderr.write(f"agentic-search: error: {exc}\n")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console, Group
 from rich.panel import Panel
@@ -13,6 +13,9 @@ from rich.text import Text
 from agentic_search.engine import IngestReport, SearchResponse
 from agentic_search.models import Candidate
 from agentic_search.text import default_analyzer
+
+if TYPE_CHECKING:
+    from agentic_search.evaluation import EvaluationResult
 
 
 def why(candidate: Candidate, query: str) -> str:
@@ -148,3 +151,47 @@ def print_ingest(console: Console, report: IngestReport) -> None:
             console.print(Text(f"  {e}", style="yellow"))
         if len(report.errors) > 50:
             console.print(f"  ... and {len(report.errors) - 50} more")
+
+
+def evaluation_table(result: EvaluationResult) -> Table:
+    """One row per system: mean nDCG@10, Recall@100, MRR@10 and latency p50/p95/p99 (ms)."""
+    table = Table(
+        title=(
+            f"{result.dataset} ({result.split}): {len(result.query_ids)} queries, "
+            "top-100 per system"
+        )
+    )
+    table.add_column("system", no_wrap=True)
+    for name in ("nDCG@10", "Recall@100", "MRR@10", "p50 ms", "p95 ms", "p99 ms"):
+        table.add_column(name, justify="right", no_wrap=True)
+    for name, s in result.systems.items():
+        if not s.available:
+            table.add_row(name, *[Text("n/a", style="dim")] * 6)
+            continue
+        m, p = s.means, s.percentiles
+        table.add_row(
+            name,
+            f"{m['ndcg@10']:.4f}",
+            f"{m['recall@100']:.4f}",
+            f"{m['mrr@10']:.4f}",
+            f"{p['p50']:.1f}",
+            f"{p['p95']:.1f}",
+            f"{p['p99']:.1f}",
+        )
+    return table
+
+
+def print_evaluation(console: Console, result: EvaluationResult) -> None:
+    """Print the evaluation table, why a system is unavailable, and per-system error counts."""
+    console.print(evaluation_table(result))
+    for name, s in result.systems.items():
+        if not s.available:
+            console.print(Text(f"{name}: unavailable: {s.reason}", style="dim"))
+        if s.errors:
+            first = next(iter(s.errors.items()))
+            console.print(
+                Text(
+                    f"{name}: {len(s.errors)} query(ies) with errors, e.g. {first[0]}: {first[1]}",
+                    style="yellow",
+                )
+            )
