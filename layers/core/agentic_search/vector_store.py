@@ -226,11 +226,11 @@ class QdrantStore:
                 using=aspect,
                 query_filter=flt,
                 limit=top_k,
-                with_payload=True,
+                # Ids only: most hits do not survive fusion, and copying payloads is the bulk
+                # of a local-mode query; the executor fetches the payloads it keeps.
+                with_payload=[schema.id_field],
             )
-        return [
-            ScoredRecord(str(p.payload[schema.id_field]), p.score, p.payload) for p in resp.points
-        ]
+        return [ScoredRecord(str(p.payload[schema.id_field]), p.score, {}) for p in resp.points]
 
     def query_sparse(
         self, schema: DomainSchema, vector: qm.SparseVector, top_k: int, flt: qm.Filter | None
