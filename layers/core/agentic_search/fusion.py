@@ -89,16 +89,16 @@ def _finish(
     out = [
         Fused(
             id=doc,
-            fused=total,
+            fused=round(total, 12),
             score=min(1.0, max(0.0, total / scale)) if scale > 0 else 0.0,
             best_rank=best_rank[doc],
             contributions=contributions[doc],
         )
         for doc, total in totals.items()
     ]
-    # Fused values are rounded for ordering so that mathematically equal sums that differ in the
-    # last float bit (summation order) still fall to the documented tie-break.
-    out.sort(key=lambda f: (-round(f.fused, 12), f.best_rank, f.id))
+    # Fused values are rounded to 12 decimals (stored and compared alike) so that mathematically
+    # equal sums that differ in the last float bit (summation order) fall to the tie-break.
+    out.sort(key=lambda f: (-f.fused, f.best_rank, f.id))
     return out
 
 
