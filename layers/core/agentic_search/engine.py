@@ -123,7 +123,7 @@ class SearchEngine:
         self.executor = QueryExecutor(
             self.schema,
             self.store,
-            lambda: self.embedder,
+            self,
             self.keyword,
             self.structured,
             self.settings,
@@ -176,16 +176,11 @@ class SearchEngine:
                     on_progress=on_progress,
                 )
             )
-        if total.changed or (records and not self._keyword_ready()):
+        if total.changed:
             self.keyword.refresh(self.schema)
         self._lookup = None
         self._extractor = None
         return total
-
-    def _keyword_ready(self) -> bool:
-        if isinstance(self.keyword, Bm25sKeywordIndex):
-            return (self.keyword.root / self.store.collection(self.schema) / "ids.json").is_file()
-        return True
 
     def ingest_file(
         self,

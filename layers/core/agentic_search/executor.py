@@ -20,7 +20,7 @@ import concurrent.futures as cf
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -59,6 +59,13 @@ class SourceResult:
     ms: float = 0.0
 
 
+class EmbedderProvider(Protocol):
+    """Anything with an ``embedder`` attribute (the engine, which loads it lazily)."""
+
+    @property
+    def embedder(self) -> Embedder: ...
+
+
 class SourceTimeout(TimeoutError):
     """A source did not answer before its deadline."""
 
@@ -70,14 +77,14 @@ class QueryExecutor:
         self,
         schema: DomainSchema,
         store: QdrantStore,
-        embedder: Embedder | Callable[[], Embedder],
+        embedders: EmbedderProvider,
         keyword: KeywordIndex,
         structured: StructuredStore,
         settings: Settings,
     ) -> None:
         self.schema = schema
         self.store = store
-        self._embedder = embedder
+        self._embedders = embedders
         self.keyword = keyword
         self.structured = structured
         self.settings = settings
@@ -85,10 +92,8 @@ class QueryExecutor:
 
     @property
     def embedder(self) -> Embedder:
-        """The embedder (built on first use when given as a factory)."""
-        if callable(self._embedder) and not hasattr(self._embedder, "embed_query"):
-            self._embedder = self._embedder()
-        return self._embedder  # type: ignore[return-value]
+        """The provider's embedder (it may load the model on first use)."""
+        return self._embedders.embedder
 
     # ----- sources ----------------------------------------------------------------------------
 

@@ -123,6 +123,7 @@ class Indexer:
 
         inserts: list[qm.PointStruct] = []
         vector_updates: list[qm.PointVectors] = []
+        payload_updates: dict[str, dict[str, Any]] = {}
         for i, (rec, (kind, hashes, _)) in enumerate(zip(records, plans, strict=True)):
             rid = rec[schema.id_field]
             payload = {**rec, HASHES_KEY: hashes}
@@ -149,7 +150,7 @@ class Indexer:
                     vector_updates.append(
                         qm.PointVectors(id=point_id(schema.name, rid), vector=vec)
                     )
-                self.store.overwrite_payload(schema, rid, payload)
+                payload_updates[rid] = payload
                 if kind == "vectors":
                     stats.updated_vectors += 1
                 else:
@@ -158,6 +159,7 @@ class Indexer:
                 stats.unchanged += 1
         self.store.upsert(schema, inserts)
         self.store.update_vectors(schema, vector_updates)
+        self.store.overwrite_payloads(schema, payload_updates)
         if on_progress:
             on_progress(len(records))
         if refresh_keyword and stats.changed:

@@ -190,12 +190,20 @@ class QdrantStore:
             with self._lock:
                 self.client.update_vectors(self.collection(schema), points=list(updates))
 
-    def overwrite_payload(self, schema: DomainSchema, record_id: str, payload: dict) -> None:
-        """Replace the payload of one existing point."""
-        with self._lock:
-            self.client.overwrite_payload(
-                self.collection(schema), payload=payload, points=[point_id(schema.name, record_id)]
+    def overwrite_payloads(self, schema: DomainSchema, payloads: dict[str, dict]) -> None:
+        """Replace the payloads of existing points (record id -> payload), in one request."""
+        if not payloads:
+            return
+        ops = [
+            qm.OverwritePayloadOperation(
+                overwrite_payload=qm.SetPayload(
+                    payload=payload, points=[point_id(schema.name, rid)]
+                )
             )
+            for rid, payload in payloads.items()
+        ]
+        with self._lock:
+            self.client.batch_update_points(self.collection(schema), update_operations=ops)
 
     def delete(self, schema: DomainSchema, record_ids: Sequence[str]) -> None:
         """Delete the points of ``record_ids`` (missing ones are ignored)."""
