@@ -49,7 +49,22 @@ class Settings(BaseSettings):
     embedding_batch_size: int = Field(default=32, ge=1, le=1024)
     embedding_threads: int | None = Field(default=None, ge=1)
 
+    llm_model: str | None = Field(
+        default=None,
+        description="Chat model of the OpenAI-compatible API (HyDE); unset = no LLM.",
+    )
+    llm_timeout_s: float = Field(default=2.0, gt=0, description="Per LLM call timeout (s).")
+    reranker_model_path: Path | None = Field(
+        default=None, description="Folder of an ONNX cross-encoder (model.onnx, tokenizer.json)."
+    )
+    reranker_url: str | None = Field(default=None, description="Rerank API endpoint URL.")
+    reranker_model: str | None = None
+    reranker_api_key: SecretStr | None = None
+
     # Retrieval -------------------------------------------------------------------------------
+    max_rounds: int = Field(
+        default=3, ge=1, le=5, description="Executor rounds at most (1 = one-shot hybrid)."
+    )
     rrf_k: int = Field(default=60, ge=1)
     source_timeout_s: float = Field(default=5.0, gt=0, description="Per-source timeout (seconds).")
     max_parallel_sources: int = Field(default=8, ge=1, le=64)

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Protocol, runtime_checkable
@@ -123,6 +124,7 @@ class LocalMiniLMEmbedder:
         except Exception as exc:  # fastembed raises plain exceptions
             raise EmbedderError(f"could not load the local embedding model: {exc}") from exc
         self._lock = threading.Lock()
+        self._counter = None
 
     @property
     def tokenizer(self):
@@ -146,6 +148,18 @@ class LocalMiniLMEmbedder:
     def embed_query(self, text: str) -> np.ndarray:
         """Embed one query text; returns ``(384,)`` float32."""
         return self.embed_documents([text])[0]
+
+    def count_tokens(self, texts: Sequence[str]) -> list[int]:
+        """Word-piece tokens of each text with this model's tokenizer (special tokens
+        included, no truncation): what a token budget is counted in."""
+        if self._counter is None:
+            from tokenizers import Tokenizer
+
+            tok = Tokenizer.from_str(self.tokenizer.to_str())
+            tok.no_truncation()
+            tok.no_padding()
+            self._counter = tok
+        return [len(e.ids) for e in self._counter.encode_batch(list(texts))]
 
 
 class OpenAIEmbedder:
@@ -195,6 +209,21 @@ class OpenAIEmbedder:
     def embed_query(self, text: str) -> np.ndarray:
         """Embed one query text; returns ``(dim,)`` float32."""
         return self._call([text])[0]
+
+
+_PIECE = re.compile(r"\w+|[^\w\s]")
+
+
+def approx_token_count(texts: Sequence[str]) -> list[int]:
+    """Approximate word-piece counts (words and punctuation, x1.3 rounded up, +2 for the
+    special tokens): the budget counter for embedders without a local tokenizer."""
+    return [2 + -(-len(_PIECE.findall(t)) * 13 // 10) for t in texts]
+
+
+def token_counter(embedder: Embedder) -> Callable[[Sequence[str]], list[int]]:
+    """The embedder's own ``count_tokens`` when it has one, else :func:`approx_token_count`."""
+    fn = getattr(embedder, "count_tokens", None)
+    return fn if callable(fn) else approx_token_count
 
 
 def build_embedder(settings: Settings) -> Embedder:

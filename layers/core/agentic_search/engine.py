@@ -21,12 +21,16 @@ from typing import Any
 from agentic_search.catalog import CatalogRead, LineError, bundled_catalog_path, read_catalog
 from agentic_search.config import Settings
 from agentic_search.embedders import Embedder, build_embedder
+from agentic_search.evidence import EvidencePack, ExecutorCaps
 from agentic_search.executor import QueryExecutor
+from agentic_search.hyde import HydeGenerator, build_hyde
 from agentic_search.indexer import Indexer, WriteStats
 from agentic_search.intent import CatalogLookup, RuleBasedIntentExtractor
 from agentic_search.keyword_index import Bm25sKeywordIndex, KeywordIndex, QdrantSparseKeywordIndex
 from agentic_search.models import IntentState, QueryExecutorOutput, QueryPlan
 from agentic_search.planner import RuleBasedPlanner
+from agentic_search.rerank import Reranker, build_reranker
+from agentic_search.rounds import MultiRoundExecutor
 from agentic_search.schema import DomainSchema, load_schema
 from agentic_search.structured_store import (
     MongoStructuredStore,
@@ -82,15 +86,22 @@ class SearchResponse:
     intent: IntentState
     plan: QueryPlan
     output: QueryExecutorOutput
+    evidence: EvidencePack | None = None
     timings_ms: dict[str, float] = field(default_factory=dict)
 
     def wire(self) -> dict[str, Any]:
-        """JSON-able dict: the QueryExecutorOutput plus ``intent`` and ``plan``."""
+        """JSON-able dict: the QueryExecutorOutput plus ``intent`` and ``plan``, and with the
+        multi-round executor ``evidencePack`` (evidence, coverage, tokens) and
+        ``retrievalReport`` (round by round)."""
         out = self.output.wire()
         out["query"] = self.query
         out["domain"] = self.domain
         out["intent"] = self.intent.wire()
         out["plan"] = self.plan.wire()
+        if self.evidence is not None:
+            pack = self.evidence.wire()
+            out["retrievalReport"] = pack.pop("report")
+            out["evidencePack"] = pack
         return out
 
 
@@ -106,6 +117,8 @@ class SearchEngine:
         embedder: Embedder | None = None,
         keyword: KeywordIndex | None = None,
         structured: StructuredStore | None = None,
+        reranker: Reranker | None = None,
+        hyde: HydeGenerator | None = None,
     ) -> None:
         self.settings = settings or Settings()
         self.schema = domain if isinstance(domain, DomainSchema) else load_schema(domain)
@@ -129,6 +142,9 @@ class SearchEngine:
             self.settings,
         )
         self.planner = RuleBasedPlanner(self.schema, rrf_k=self.settings.rrf_k)
+        self._reranker = reranker
+        self._hyde = hyde
+        self._rounds: MultiRoundExecutor | None = None
         self._lookup: CatalogLookup | None = None
         self._extractor: RuleBasedIntentExtractor | None = None
 
@@ -256,26 +272,52 @@ class SearchEngine:
             self._extractor = RuleBasedIntentExtractor(self.schema, lookup)
         return self._extractor.extract(query)
 
-    def search(self, query: str, limit: int = 10) -> SearchResponse:
+    @property
+    def multi_round(self) -> MultiRoundExecutor:
+        """The multi-round executor (reranker and HyDE from settings unless given)."""
+        if self._rounds is None:
+            reranker = self._reranker or build_reranker(self.settings)
+            hyde = self._hyde or build_hyde(self.settings)
+            self._rounds = MultiRoundExecutor(self.executor, reranker=reranker, hyde=hyde)
+        return self._rounds
+
+    def search(self, query: str, limit: int = 10, rounds: int | None = None) -> SearchResponse:
         """Extract, plan and execute; failing sources are listed in ``output.errors``.
 
+        ``rounds`` (default ``MAX_ROUNDS``, 3) caps the executor rounds; 1 runs the one-shot
+        executor (no evidence selection or coverage grading, the fastest path).
+
         Raises:
-            ValueError: for an empty or over-long query or a limit outside 1..100.
+            ValueError: for an empty or over-long query, a limit outside 1..100 or rounds
+                outside 1..5.
         """
         if not 1 <= limit <= 100:
             raise ValueError("limit must be between 1 and 100")
+        rounds = self.settings.max_rounds if rounds is None else rounds
+        if not 1 <= rounds <= 5:
+            raise ValueError("rounds must be between 1 and 5")
         t0 = time.perf_counter()
         intent = self.extract(query)
         t1 = time.perf_counter()
         plan = self.planner.plan(intent, limit=limit)
         t2 = time.perf_counter()
-        output = self.executor.execute(plan, intent)
+        pack: EvidencePack | None = None
+        if rounds == 1:
+            output = self.executor.execute(plan, intent)
+        else:
+            caps = ExecutorCaps(max_rounds=rounds, max_total_docs=min(limit, 100))
+            output, pack = self.multi_round.run(plan, intent, caps)
         output.execution_stats.stage_ms["intent"] = round((t1 - t0) * 1000, 2)
         output.execution_stats.stage_ms["plan"] = round((t2 - t1) * 1000, 2)
         total = (time.perf_counter() - t0) * 1000
         output.execution_stats.stage_ms["pipeline_total"] = round(total, 2)
         return SearchResponse(
-            query=query, domain=self.schema.name, intent=intent, plan=plan, output=output
+            query=query,
+            domain=self.schema.name,
+            intent=intent,
+            plan=plan,
+            output=output,
+            evidence=pack,
         )
 
     def close(self) -> None:

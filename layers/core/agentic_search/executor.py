@@ -27,7 +27,7 @@ import numpy as np
 from agentic_search.config import Settings
 from agentic_search.embedders import Embedder
 from agentic_search.filters import to_qdrant
-from agentic_search.fusion import RankedList, fuse, minmax
+from agentic_search.fusion import Fused, RankedList, fuse, minmax
 from agentic_search.keyword_index import KeywordIndex
 from agentic_search.models import (
     Candidate,
@@ -57,6 +57,8 @@ class SourceResult:
     query_vector_source: str | None = None
     error: SourceError | None = None
     ms: float = 0.0
+    round: int = 1
+    query: str | None = None
 
 
 class EmbedderProvider(Protocol):
@@ -112,6 +114,8 @@ class QueryExecutor:
                 weight=vs.weight,
                 aspect=vs.aspect,
                 query_vector_source=vs.query_vector_source,
+                round=plan.round,
+                query=vs.text,
             )
             if vs.query_vector_source == "reference_tool":
                 ref = vs.text or ""
@@ -144,7 +148,13 @@ class QueryExecutor:
             )
         if plan.sparse_source is not None:
             sp = plan.sparse_source
-            res = SourceResult(f"sparse:{self.keyword.name}", "qdrant", weight=sp.weight)
+            res = SourceResult(
+                f"sparse:{self.keyword.name}",
+                "qdrant",
+                weight=sp.weight,
+                round=plan.round,
+                query=sp.text,
+            )
             tasks.append(
                 (
                     res,
@@ -155,7 +165,11 @@ class QueryExecutor:
             )
         for i, st in enumerate(plan.structured_sources):
             res = SourceResult(
-                f"structured:{self.structured.system}:{i}", self.structured.system, weight=st.weight
+                f"structured:{self.structured.system}:{i}",
+                self.structured.system,
+                weight=st.weight,
+                round=plan.round,
+                query=", ".join(p.label() for p in st.preferences) or None,
             )
             tasks.append(
                 (
@@ -192,11 +206,11 @@ class QueryExecutor:
 
     # ----- main -------------------------------------------------------------------------------
 
-    def execute(self, plan: QueryPlan, intent: IntentState | None = None) -> QueryExecutorOutput:
-        """Execute ``plan``; never raises for a failing source (see ``errors``)."""
-        t0 = time.perf_counter()
+    def run_sources(self, plan: QueryPlan) -> tuple[list[SourceResult], dict[str, float]]:
+        """Embed, then run every source of ``plan`` in the bounded pool (``embed`` and
+        ``retrieve`` stage times in ms). Never raises for a failing source: its
+        :class:`SourceResult` carries the error instead of hits."""
         stage: dict[str, float] = {}
-
         t = time.perf_counter()
         vectors, embed_errors = self._embed(plan)
         stage["embed"] = _ms(t)
@@ -232,54 +246,58 @@ class QueryExecutor:
         finally:
             pool.shutdown(wait=False, cancel_futures=True)
         stage["retrieve"] = _ms(t)
+        return results, stage
 
-        t = time.perf_counter()
+    @staticmethod
+    def merge(results: list[SourceResult], method: str, rrf_k: int) -> tuple[list[Fused], str]:
+        """Fuse the successful sources' ranked lists; returns the fused list (best first)
+        and the method actually used ("none" with several non-empty lists becomes "rrf")."""
         ok = [r for r in results if r.error is None]
         lists = [
             RankedList(r.name, [h.id for h in r.hits], [h.score for h in r.hits], r.weight)
             for r in ok
         ]
-        method = plan.fusion
         non_empty = [lst for lst in lists if lst.ids]
         if method == "none" and len(non_empty) > 1:
             method = "rrf"
-        fused = fuse(lists, method, plan.rrf_k) if non_empty else []
+        return (fuse(lists, method, rrf_k) if non_empty else []), method
+
+    def execute(self, plan: QueryPlan, intent: IntentState | None = None) -> QueryExecutorOutput:
+        """Execute ``plan`` in one round; never raises for a failing source (see ``errors``)."""
+        t0 = time.perf_counter()
+        results, stage = self.run_sources(plan)
+
+        t = time.perf_counter()
+        fused, method = self.merge(results, plan.fusion, plan.rrf_k)
         stage["fusion"] = _ms(t)
 
         t = time.perf_counter()
-        candidates = self._hydrate(plan, intent, ok, fused[: plan.limit])
+        ok = [r for r in results if r.error is None]
+        candidates = self.hydrate(plan, intent, ok, fused[: plan.limit])
         stage["hydrate"] = _ms(t)
 
-        errors = [r.error for r in results if r.error is not None]
         total = _ms(t0)
         stage["total"] = total
-        stats = ExecutionStats(
-            vector_queries_executed=sum(1 for r in ok if r.name.startswith("dense:")),
-            structured_queries_executed=sum(1 for r in ok if r.name.startswith("structured:")),
-            sparse_queries_executed=sum(1 for r in ok if r.name.startswith("sparse:")),
-            fusion_method=method,
-            latency_ms=round(total),
-            candidates_before_fusion=sum(len(r.hits) for r in ok),
-            candidates_after_fusion=len(fused),
-            stage_ms={k: round(v, 2) for k, v in stage.items()},
-            source_ms={r.name: round(r.ms, 2) for r in results},
-            extractor=intent.extractor if intent else "none",
-            planner=plan.planner,
-        )
+        stats = execution_stats(results, fused, method, stage, intent, plan)
         return QueryExecutorOutput(
             candidates=candidates,
             execution_stats=stats,
             confidence=_confidence(candidates, intent),
-            errors=errors,
+            errors=[r.error for r in results if r.error is not None],
         )
 
-    def _hydrate(
+    def hydrate(
         self,
         plan: QueryPlan,
         intent: IntentState | None,
         results: list[SourceResult],
-        fused: list[Any],
+        fused: list[Fused],
+        query_text: str | None = None,
     ) -> list[Candidate]:
+        """Candidates for ``fused`` (in its order) with payload metadata and provenance: every
+        source hit of ``results`` that found them, matched query terms, matched values.
+        ``query_text`` (default: the plan's sparse text) is what matched terms are taken from.
+        """
         schema = self.schema
         payloads: dict[str, dict[str, Any]] = {}
         hits: dict[str, list[SourceHit]] = {}
@@ -297,6 +315,8 @@ class QueryExecutor:
                         rank=rank,
                         raw_score=round(float(h.score), 6),
                         normalized_score=round(n, 6),
+                        round=r.round,
+                        query=r.query,
                     )
                 )
         missing = [f.id for f in fused if f.id not in payloads]
@@ -306,14 +326,17 @@ class QueryExecutor:
         filters_applied = [f.label() for f in plan.filters]
         if plan.exclude_ids:
             filters_applied.append(f"{schema.id_field} not in [{', '.join(plan.exclude_ids)}]")
-        query_terms = (
-            set(self.analyzer.terms(plan.sparse_source.text)) if plan.sparse_source else set()
-        )
+        if query_text is None and plan.sparse_source is not None:
+            query_text = plan.sparse_source.text
+        query_terms = set(self.analyzer.terms(query_text)) if query_text else set()
         collection = self.store.collection(schema)
         out: list[Candidate] = []
         for f in fused:
             payload = {k: v for k, v in payloads.get(f.id, {}).items() if k != HASHES_KEY}
-            own = sorted(hits.get(f.id, []), key=lambda h: -f.contributions.get(h.source, 0.0))
+            own = sorted(
+                hits.get(f.id, []),
+                key=lambda h: (-f.contributions.get(h.source, 0.0), h.round or 1, h.rank),
+            )
             best = own[0] if own else None
             dense = next((h for h in own if h.aspect), None)
             matched_terms = sorted(
@@ -371,6 +394,31 @@ class QueryExecutor:
             if value is not None:
                 out.setdefault(flt.field, [field_text(value)])
         return out
+
+
+def execution_stats(
+    results: list[SourceResult],
+    fused: list[Fused],
+    method: str,
+    stage: dict[str, float],
+    intent: IntentState | None,
+    plan: QueryPlan,
+) -> ExecutionStats:
+    """Counters of one execution (``stage`` in ms, with a ``total``)."""
+    ok = [r for r in results if r.error is None]
+    return ExecutionStats(
+        vector_queries_executed=sum(1 for r in ok if r.name.startswith("dense:")),
+        structured_queries_executed=sum(1 for r in ok if r.name.startswith("structured:")),
+        sparse_queries_executed=sum(1 for r in ok if r.name.startswith("sparse:")),
+        fusion_method=method,
+        latency_ms=round(stage.get("total", 0.0)),
+        candidates_before_fusion=sum(len(r.hits) for r in ok),
+        candidates_after_fusion=len(fused),
+        stage_ms={k: round(v, 2) for k, v in stage.items()},
+        source_ms={r.name: round(r.ms, 2) for r in results},
+        extractor=intent.extractor if intent else "none",
+        planner=plan.planner,
+    )
 
 
 def _timed(fn: Callable[[], list[ScoredRecord]]) -> tuple[list[ScoredRecord], float]:

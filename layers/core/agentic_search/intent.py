@@ -318,6 +318,7 @@ class RuleBasedIntentExtractor:
             matches=found,
             constraints=constraints,
             must_preserve_terms=must_preserve,
+            must_match_exactly=bool(_QUOTED.search(query)),
             keywords=keywords,
             semantic_variants=[variant] if variant and variant != q else [],
             confidence=round(min(0.95, confidence), 2),

@@ -19,7 +19,9 @@ Strategy = Literal[
     "identity-focused", "capability-focused", "usecase-focused", "multi-collection-hybrid"
 ]
 FusionMethod = Literal["rrf", "weighted_sum", "dbsf", "none"]
-QueryVectorSource = Literal["query_text", "reference_tool", "semantic_variant"]
+QueryVectorSource = Literal[
+    "query_text", "reference_tool", "semantic_variant", "coverage", "feedback", "hyde"
+]
 
 #: Bounds every plan is validated against (the seed's "topK 1..200").
 TOP_K_MIN, TOP_K_MAX = 1, 200
@@ -81,6 +83,9 @@ class IntentState(_Wire):
     must_preserve_terms: list[str] = Field(default_factory=list)
     keywords: list[str] = Field(default_factory=list)
     semantic_variants: list[str] = Field(default_factory=list)
+    must_match_exactly: bool = Field(
+        default=False, description="literal constraints (quoted phrases): no HyDE"
+    )
     confidence: float = Field(ge=0.0, le=1.0, default=0.5)
     extractor: str = "rules"
 
@@ -129,6 +134,7 @@ class QueryPlan(_Wire):
     confidence: float = Field(ge=0.0, le=1.0, default=0.5)
     rationale: list[str] = Field(default_factory=list)
     planner: str = "rules"
+    round: int = Field(default=1, ge=1, description="executor round this plan belongs to")
 
     @property
     def source_count(self) -> int:
@@ -150,6 +156,8 @@ class SourceHit(_Wire):
     rank: int = Field(ge=1)
     raw_score: float
     normalized_score: float = Field(ge=0.0, le=1.0)
+    round: int | None = Field(default=None, ge=1, description="executor round that ran it")
+    query: str | None = Field(default=None, description="query text the source ran")
 
 
 class Provenance(_Wire):
@@ -162,6 +170,9 @@ class Provenance(_Wire):
     hits: list[SourceHit] = Field(default_factory=list)
     matched_terms: list[str] = Field(default_factory=list)
     matched_values: dict[str, list[str]] = Field(default_factory=dict)
+    relaxed_filters: list[str] = Field(
+        default_factory=list, description="hard filters relaxed to reach this candidate"
+    )
 
 
 class Candidate(_Wire):
@@ -171,6 +182,9 @@ class Candidate(_Wire):
     source: Literal["qdrant", "mongodb", "api"]
     score: float = Field(ge=0.0, le=1.0)
     fused_score: float
+    rerank_score: float | None = Field(
+        default=None, description="cross-encoder / rerank API score, beside the fused score"
+    )
     metadata: dict[str, Any]
     embedding_vector: list[float] | None = None
     provenance: Provenance
@@ -198,6 +212,7 @@ class ExecutionStats(_Wire):
     source_ms: dict[str, float] = Field(default_factory=dict)
     extractor: str = "rules"
     planner: str = "rules"
+    rounds: int = Field(default=1, ge=0, description="executor rounds run")
 
 
 class QueryExecutorOutput(_Wire):
