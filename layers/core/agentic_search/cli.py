@@ -94,7 +94,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="print the QueryExecutorOutput (plus intent and plan) as JSON",
     )
     s.add_argument(
-        "--explain", action="store_true", help="also show the intent, the plan and stage timings"
+        "--explain",
+        action="store_true",
+        help="also show the intent, the plan, each executor round (queries, what it added, "
+        "coverage) and why it stopped, and stage timings",
+    )
+    s.add_argument(
+        "--rounds",
+        type=_rounds,
+        default=None,
+        metavar="N",
+        help="executor rounds at most, 1..5 (default MAX_ROUNDS or 3); 1 = one-shot hybrid "
+        "search without evidence selection",
     )
     s.add_argument(
         "--domain",
@@ -244,7 +255,7 @@ def _cmd_search(args: argparse.Namespace) -> int:
                 f"domain {engine.schema.name!r} is empty: run "
                 f"`agentic-search ingest PATH --domain {engine.schema.name}` first"
             )
-        resp = engine.search(query, limit=args.limit)
+        resp = engine.search(query, limit=args.limit, rounds=args.rounds)
         if args.json:
             sys.stdout.write(json.dumps(resp.wire(), indent=2, ensure_ascii=False) + "\n")
         else:
@@ -252,6 +263,16 @@ def _cmd_search(args: argparse.Namespace) -> int:
     finally:
         engine.close()
     return 0
+
+
+def _rounds(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
+    if not 1 <= value <= 5:
+        raise argparse.ArgumentTypeError(f"must be between 1 and 5, got {value}")
+    return value
 
 
 def _cmd_ingest(args: argparse.Namespace) -> int:

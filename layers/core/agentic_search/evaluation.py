@@ -70,12 +70,8 @@ DENSE_ASPECT = "content"
 DEFAULT_WARMUP = 3
 
 SYSTEMS: tuple[str, ...] = ("bm25", "dense", "hybrid-rrf", "executor-1round", "executor")
-UNAVAILABLE: dict[str, str] = {
-    "executor": (
-        "the multi-round executor is not implemented yet (issue 4); "
-        "executor-1round is the engine's current one-round pipeline"
-    ),
-}
+#: Systems that cannot run in this build, with the reason shown in the output.
+UNAVAILABLE: dict[str, str] = {}
 
 METRICS: tuple[str, ...] = ("ndcg@10", "recall@100", "mrr@10")
 _TREC_FULL = {"ndcg_cut_10": "ndcg@10", "recall_100": "recall@100"}
@@ -316,14 +312,24 @@ def _run_hybrid(engine: SearchEngine, text: str) -> tuple[list[str], str | None]
     return hybrid_rrf_ranking(dense_ranking(engine, text), bm25_ranking(engine, text)), None
 
 
-def _run_executor_1round(engine: SearchEngine, text: str) -> tuple[list[str], str | None]:
+def _run_executor(
+    engine: SearchEngine, text: str, rounds: int
+) -> tuple[list[str], str | None]:
     try:
-        resp = engine.search(text, limit=TOP_K)
+        resp = engine.search(text, limit=TOP_K, rounds=rounds)
     except ValueError as exc:  # empty or over-long query: no ranking, counted as an error
         return [], str(exc)
     errors = resp.output.errors
     note = "; ".join(f"{e.source}: {e.error}" for e in errors) if errors else None
     return [c.id for c in resp.output.candidates], note
+
+
+def _run_executor_1round(engine: SearchEngine, text: str) -> tuple[list[str], str | None]:
+    return _run_executor(engine, text, 1)
+
+
+def _run_executor_multi(engine: SearchEngine, text: str) -> tuple[list[str], str | None]:
+    return _run_executor(engine, text, max(2, engine.settings.max_rounds))
 
 
 SystemFn = Callable[["SearchEngine", str], tuple[list[str], str | None]]
@@ -333,6 +339,7 @@ RUNNERS: dict[str, SystemFn] = {
     "dense": lambda e, t: (dense_ranking(e, t), None),
     "hybrid-rrf": _run_hybrid,
     "executor-1round": _run_executor_1round,
+    "executor": _run_executor_multi,
 }
 
 

@@ -116,6 +116,47 @@ def explain_panel(resp: SearchResponse) -> Panel:
     return Panel(Text("\n".join(lines)), title="intent and plan", expand=True)
 
 
+def rounds_panel(resp: SearchResponse) -> Panel | None:
+    """The executor's rounds: queries asked, what each round added, coverage, why it stopped."""
+    pack = resp.evidence
+    if pack is None:
+        return None
+    rep = pack.report
+    lines = [f"reranker: {rep.reranker}   HyDE: {rep.hyde}"]
+    if rep.relaxed:
+        lines.append("relaxed (too few results): " + ", ".join(rep.relaxed))
+    for r in rep.rounds:
+        lines.append("")
+        lines.append(
+            f"round {r.round}: {r.candidates_before_fusion} hits -> "
+            f"{r.candidates_after_fusion} fused"
+            + (f", {r.reranked} reranked" if r.reranked is not None else "")
+            + f", {len(r.new_evidence)} new evidence, confidence {r.confidence:.2f}, "
+            f"{r.stage_ms.get('round_total', 0):.0f} ms"
+        )
+        for q in r.queries:
+            target = f"  (for {q.target})" if q.target else ""
+            lines.append(f"  {q.purpose:<8} {'+'.join(q.modes):<28} {q.text[:70]!r}{target}")
+        if r.new_evidence:
+            lines.append("  added: " + ", ".join(r.new_evidence))
+        if r.newly_covered:
+            lines.append("  newly covered: " + ", ".join(r.newly_covered))
+        if r.missing:
+            lines.append("  still missing: " + ", ".join(r.missing))
+        lines.append(f"  -> {r.decision}")
+    cov = pack.coverage
+    lines.append("")
+    lines.append(
+        f"evidence pack: {len(pack.evidence)} items, {pack.tokens} tokens, "
+        f"coverage confidence {cov.confidence:.2f} (quality {cov.quality:.2f})"
+    )
+    for c in cov.contradictions:
+        vals = "; ".join(f"{v}: {', '.join(ids)}" for v, ids in c.values.items())
+        lines.append(f"  contradiction on {c.field} for {c.doc_id}: {vals}")
+    lines.append(f"stopped: {rep.stop_reason}")
+    return Panel(Text("\n".join(lines)), title="executor rounds", expand=True)
+
+
 def errors_panel(resp: SearchResponse) -> Panel | None:
     """Failed sources, if any."""
     if not resp.output.errors:
@@ -129,6 +170,9 @@ def print_search(console: Console, resp: SearchResponse, explain: bool) -> None:
     items: list[Any] = []
     if explain:
         items.append(explain_panel(resp))
+        rounds = rounds_panel(resp)
+        if rounds is not None:
+            items.append(rounds)
     items.append(results_table(resp))
     err = errors_panel(resp)
     if err is not None:

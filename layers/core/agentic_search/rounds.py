@@ -508,26 +508,47 @@ def final_ranking(state: ExecutorState) -> list[Fused]:
 
 
 def finalize_evidence_pack(
-    state: ExecutorState, grader: CoverageGrader, order: Sequence[str] = ()
+    state: ExecutorState,
+    grader: CoverageGrader,
+    order: Sequence[str] = (),
+    supports: Callable[[CoverageTarget, Evidence], bool] | None = None,
 ) -> EvidencePack:
     """Sort pooled evidence by its best available score (rerank score when every piece has
     one, else its position in ``order``, the final ranking, then relevance), trim to
-    ``max_total_docs`` and ``max_total_tokens``, grade the result and attach the report."""
+    ``max_total_docs`` and ``max_total_tokens``, grade the result and attach the report.
+
+    With ``supports``, trimming keeps coverage first: for each target the pool covers, the
+    best piece supporting it is kept (budget permitting) before the rest fill by order.
+    """
     pos = {rid: i for i, rid in enumerate(order)}
     pool = list(state.pool)
     if pool and all(e.rerank_score is not None for e in pool):
         pool.sort(key=lambda e: -(e.rerank_score or 0.0))
     else:
         pool.sort(key=lambda e: (pos.get(e.id, len(pos)), -e.relevance))
+    caps = state.caps
     kept: list[Evidence] = []
     used = 0
-    for ev in pool:
-        if len(kept) >= state.caps.max_total_docs:
-            break
-        if used + ev.tokens > state.caps.max_total_tokens:
-            continue
+
+    def keep(ev: Evidence) -> bool:
+        nonlocal used
+        if len(kept) >= caps.max_total_docs or used + ev.tokens > caps.max_total_tokens:
+            return False
         kept.append(ev)
         used += ev.tokens
+        return True
+
+    if supports is not None:
+        for target in sorted(state.targets, key=lambda t: -t.weight):
+            if any(supports(target, e) for e in kept):
+                continue
+            for ev in pool:
+                if ev not in kept and supports(target, ev) and keep(ev):
+                    break
+    for ev in pool:
+        if ev not in kept:
+            keep(ev)
+    kept.sort(key=lambda e: pool.index(e))
     coverage = grader.grade(state.targets, kept)
     return EvidencePack(evidence=kept, coverage=coverage, report=state.report, tokens=used)
 
@@ -724,7 +745,9 @@ class MultiRoundExecutor:
                 for c in candidates
             ]
         stage_total["hydrate"] = _ms(t)
-        pack = finalize_evidence_pack(state, self.grader, [f.id for f in ranking])
+        pack = finalize_evidence_pack(
+            state, self.grader, [f.id for f in ranking], self.matcher.supports
+        )
         total = _ms(t0)
         stage_total["total"] = total
         state.report.total_ms = round(total, 2)
