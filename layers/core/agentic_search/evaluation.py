@@ -312,9 +312,7 @@ def _run_hybrid(engine: SearchEngine, text: str) -> tuple[list[str], str | None]
     return hybrid_rrf_ranking(dense_ranking(engine, text), bm25_ranking(engine, text)), None
 
 
-def _run_executor(
-    engine: SearchEngine, text: str, rounds: int
-) -> tuple[list[str], str | None]:
+def _run_executor(engine: SearchEngine, text: str, rounds: int) -> tuple[list[str], str | None]:
     try:
         resp = engine.search(text, limit=TOP_K, rounds=rounds)
     except ValueError as exc:  # empty or over-long query: no ranking, counted as an error

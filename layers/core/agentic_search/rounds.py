@@ -495,16 +495,18 @@ def final_ranking(state: ExecutorState) -> list[Fused]:
     if not lists:
         return []
     fused = rrf(lists, state.plan.rrf_k)
-    if state.rerank_scores:
-        n = state.caps.rerank_top_n
-        head = fused[:n]
-        scored = sorted(
-            (f for f in head if f.id in state.rerank_scores),
-            key=lambda f: -state.rerank_scores[f.id],
-        )
-        rest = [f for f in head if f.id not in state.rerank_scores]
-        fused = scored + rest + fused[n:]
-    return fused
+    return rerank_order(fused, state.rerank_scores, state.caps.rerank_top_n)
+
+
+def rerank_order(fused: list[Fused], scores: dict[str, float], top_n: int) -> list[Fused]:
+    """Within the first ``top_n`` of ``fused``, reranked ids first in descending rerank
+    score (stable), then the head's unscored ids, then the rest unchanged."""
+    if not scores:
+        return fused
+    head = fused[:top_n]
+    scored = sorted((f for f in head if f.id in scores), key=lambda f: -scores[f.id])
+    rest = [f for f in head if f.id not in scores]
+    return scored + rest + fused[top_n:]
 
 
 def finalize_evidence_pack(
@@ -730,11 +732,12 @@ class MultiRoundExecutor:
                 state.report.stop_reason = reason
 
         t = time.perf_counter()
-        ranking = (
-            final_ranking(state)
-            if len(state.round_rankings) > 1
-            else self._round1(state, all_results)
-        )
+        if len(state.round_rankings) > 1:
+            ranking = final_ranking(state)
+        else:
+            ranking = rerank_order(
+                self._round1(state, all_results), state.rerank_scores, state.caps.rerank_top_n
+            )
         first_plan = state.plan
         ok_all = [r for r in all_results if r.error is None]
         candidates = self.executor.hydrate(first_plan, intent, ok_all, ranking[: plan.limit])
@@ -906,6 +909,7 @@ __all__ = [
     "prepare_round_queries",
     "relax_step",
     "rerank_candidates",
+    "rerank_order",
     "run_retrieval",
     "should_continue",
 ]

@@ -1,0 +1,237 @@
+"""The multi-round executor end to end on the bundled catalog (Qdrant local mode, bm25s, MiniLM).
+
+The HyDE LLM and the rerank API are the edge of the system: they are served by a real HTTP
+server on loopback that speaks the OpenAI chat-completions and the rerank API shapes.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+from agentic_search.config import Settings
+from agentic_search.engine import SearchEngine
+from agentic_search.evidence import ExecutorCaps
+from agentic_search.filters import matches
+from agentic_search.hyde import OpenAIHyde
+from agentic_search.rerank import ApiReranker
+from agentic_search.rounds import MultiRoundExecutor
+
+pytestmark = pytest.mark.slow
+
+HYDE_PASSAGE = (
+    "A self-hosted vector database that stores embeddings and answers nearest neighbour "
+    "queries with metadata filtering."
+)
+
+
+class _Edge(BaseHTTPRequestHandler):
+    """/v1/chat/completions answers a fixed passage; /rerank scores by text length (longer =
+    higher) or fails with 500 when the server's ``fail_rerank`` is set."""
+
+    def log_message(self, *args: Any) -> None:  # keep pytest output clean
+        pass
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        self.server.requests.append((self.path, body))  # type: ignore[attr-defined]
+        if self.path.endswith("/chat/completions"):
+            answer = {
+                "id": "x",
+                "object": "chat.completion",
+                "created": 0,
+                "model": body["model"],
+                "choices": [
+                    {
+                        "index": 0,
+                        "finish_reason": "stop",
+                        "message": {"role": "assistant", "content": HYDE_PASSAGE},
+                    }
+                ],
+            }
+        elif self.path == "/rerank" and not self.server.fail_rerank:  # type: ignore[attr-defined]
+            docs = body["documents"]
+            answer = {
+                "results": [
+                    {"index": i, "relevance_score": float(len(d))} for i, d in enumerate(docs)
+                ]
+            }
+        else:
+            self.send_response(500)
+            self.end_headers()
+            return
+        data = json.dumps(answer).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+@pytest.fixture(scope="module")
+def edge() -> Iterator[ThreadingHTTPServer]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Edge)
+    server.requests = []  # type: ignore[attr-defined]
+    server.fail_rerank = False  # type: ignore[attr-defined]
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server
+    server.shutdown()
+
+
+def _url(server: ThreadingHTTPServer, path: str) -> str:
+    return f"http://127.0.0.1:{server.server_address[1]}{path}"
+
+
+def test_round_two_covers_a_preference_that_round_one_missed(tools_engine: SearchEngine):
+    # GIVEN a query whose soft preference (industry Healthcare) no chatbot in the first
+    # round's top candidates carries
+    resp = tools_engine.search("chatbot for healthcare", limit=10)
+    report = resp.evidence.report
+    # THEN round 1 reports it missing and asks round 2 a query aimed at it
+    r1, r2 = report.rounds[0], report.rounds[1]
+    assert "industries ~ Healthcare" in r1.missing
+    assert r1.decision.startswith("continue")
+    aimed = [q for q in r2.queries if q.target == "industries ~ Healthcare"]
+    assert {m for q in aimed for m in q.modes} >= {"structured"}
+    # AND round 2 adds evidence from the Healthcare industry and covers the preference
+    assert "industries ~ Healthcare" in r2.newly_covered
+    added = [e for e in resp.evidence.evidence if e.id in r2.new_evidence]
+    assert added and all("Healthcare" in e.fields["industries"] for e in added)
+    assert all(2 in e.rounds for e in added)
+    # AND the evidence pack kept that coverage and the run says why it stopped
+    assert "industries ~ Healthcare" in resp.evidence.coverage.covered
+    assert report.stop_reason == r2.decision and "threshold" in report.stop_reason
+
+
+def test_a_search_that_stops_after_round_one_ranks_exactly_like_the_one_shot_executor(
+    tools_engine: SearchEngine,
+):
+    query = "open source vector database I can self-host"
+    multi = tools_engine.search(query, limit=10)
+    one = tools_engine.search(query, limit=10, rounds=1)
+    assert len(multi.evidence.report.rounds) == 1
+    assert [(c.id, c.score) for c in multi.output.candidates] == [
+        (c.id, c.score) for c in one.output.candidates
+    ]
+    assert one.evidence is None  # the one-shot path selects no evidence
+
+
+def test_evidence_pack_respects_caps_and_counts_tokens_with_the_embedder(
+    tools_engine: SearchEngine,
+):
+    caps = ExecutorCaps(max_rounds=3, max_total_docs=4, max_total_tokens=300, max_docs=6)
+    intent = tools_engine.extract("AI code completion tools that work locally")
+    plan = tools_engine.planner.plan(intent, limit=10)
+    _, pack = tools_engine.multi_round.run(plan, intent, caps)
+    ev = pack.evidence
+    assert 0 < len(ev) <= 4
+    assert len({e.id for e in ev}) == len(ev)
+    counted = tools_engine.embedder.count_tokens([e.text for e in ev])
+    assert [e.tokens for e in ev] == counted
+    assert pack.tokens == sum(counted) <= 300
+    # every piece of evidence says which sources found it and with which query
+    for e in ev:
+        assert e.provenance is not None and e.provenance.hits
+        assert all(h.round is not None and h.query for h in e.provenance.hits)
+    # every round's selection respects the per-round cap
+    assert all(len(r.selected) <= caps.max_docs for r in pack.report.rounds)
+
+
+def test_relaxation_ladder_fills_up_with_the_softest_constraint_relaxed(
+    tools_engine: SearchEngine, catalog_by_id: dict[str, dict]
+):
+    # GIVEN two hard filters that together leave fewer than 10 tools
+    resp = tools_engine.search("open source video generator for iOS", limit=10)
+    labels = {f.label(): f for f in resp.intent.constraints}
+    assert set(labels) == {"open_source=True", "platforms in [iOS]"}
+    # THEN platforms (relax_rank 1) is relaxed, open_source (relax_rank 3) is kept
+    assert resp.evidence.report.relaxed == ["platforms in [iOS]"]
+    cands = resp.output.candidates
+    assert len(cands) == 10
+    strict = [c for c in cands if not c.provenance.relaxed_filters]
+    relaxed = [c for c in cands if c.provenance.relaxed_filters]
+    assert strict and relaxed
+    # strict results come first and satisfy every filter; relaxed ones still satisfy the
+    # filter that was kept, and say which one was relaxed
+    assert cands[: len(strict)] == strict
+    schema = tools_engine.schema
+    for c in strict:
+        assert all(matches(schema, f, catalog_by_id[c.id]) for f in labels.values())
+    for c in relaxed:
+        assert matches(schema, labels["open_source=True"], catalog_by_id[c.id])
+        assert c.provenance.relaxed_filters == ["platforms in [iOS]"]
+        assert "platforms in [iOS]" not in c.provenance.filters_applied
+
+
+def test_a_constraint_stated_as_must_is_never_relaxed(
+    tools_engine: SearchEngine, catalog_by_id: dict[str, dict]
+):
+    resp = tools_engine.search("open source video generator that must run on iOS", limit=10)
+    assert all(f.must for f in resp.intent.constraints)
+    assert resp.evidence.report.relaxed == []
+    assert len(resp.output.candidates) < 10
+    for c in resp.output.candidates:
+        assert "iOS" in catalog_by_id[c.id]["platforms"]
+
+
+def test_hyde_adds_a_dense_query_from_the_llm_and_is_off_for_exact_phrases(
+    tools_engine: SearchEngine, edge: ThreadingHTTPServer
+):
+    settings = Settings(
+        openai_base_url=_url(edge, "/v1"), openai_api_key="k", llm_model="tiny-chat"
+    )
+    runner = MultiRoundExecutor(tools_engine.executor, hyde=OpenAIHyde(settings))
+    intent = tools_engine.extract("a database for embeddings I can run myself")
+    plan = tools_engine.planner.plan(intent, limit=10)
+    out, pack = runner.run(plan, intent, ExecutorCaps(max_rounds=1))
+    assert pack.report.hyde == "on (openai:tiny-chat)"
+    hyde_queries = [q for q in pack.report.rounds[0].queries if q.purpose == "hyde"]
+    assert [q.text for q in hyde_queries] == [HYDE_PASSAGE]
+    # the LLM got the user's query delimited as data
+    path, body = edge.requests[-1]
+    assert path == "/v1/chat/completions" and body["model"] == "tiny-chat"
+    assert "<request>a database for embeddings I can run myself</request>" in json.dumps(body)
+    # the hyde source ran and found candidates
+    assert any(h.query_vector_source == "hyde" for c in out.candidates for h in c.provenance.hits)
+    # GIVEN a quoted phrase THEN no LLM call is made and the report says why
+    n = len(edge.requests)
+    intent = tools_engine.extract('"vector database" for Python')
+    plan = tools_engine.planner.plan(intent, limit=10)
+    _, pack = runner.run(plan, intent, ExecutorCaps(max_rounds=1))
+    assert pack.report.hyde.startswith("off (the query has literal constraints")
+    assert len(edge.requests) == n
+
+
+def test_rerank_scores_sit_beside_fused_scores_and_a_failing_reranker_is_reported(
+    tools_engine: SearchEngine, edge: ThreadingHTTPServer
+):
+    runner = MultiRoundExecutor(
+        tools_engine.executor, reranker=ApiReranker(_url(edge, "/rerank"), model="m")
+    )
+    intent = tools_engine.extract("speech to text transcription that runs offline")
+    plan = tools_engine.planner.plan(intent, limit=10)
+    caps = ExecutorCaps(max_rounds=1, rerank_top_n=10)
+    out, pack = runner.run(plan, intent, caps)
+    assert pack.report.reranker == "api:m" and pack.report.rounds[0].reranked == 10
+    reranked = [c for c in out.candidates if c.rerank_score is not None]
+    assert reranked and all(c.fused_score > 0 for c in reranked)
+    # the edge scores by text length: the reranked head is in descending rerank score
+    scores = [c.rerank_score for c in out.candidates[: len(reranked)]]
+    assert scores == sorted(scores, reverse=True)
+    # GIVEN the rerank API failing THEN the search still answers, unreranked, and says so
+    edge.fail_rerank = True  # type: ignore[attr-defined]
+    try:
+        out2, pack2 = runner.run(plan, intent, caps)
+    finally:
+        edge.fail_rerank = False  # type: ignore[attr-defined]
+    assert out2.candidates and all(c.rerank_score is None for c in out2.candidates)
+    assert [e.source for e in out2.errors] == ["reranker"]
+    assert pack2.report.rounds[0].reranked is None
+    one = tools_engine.search("speech to text transcription that runs offline", rounds=1)
+    assert [c.id for c in out2.candidates] == [c.id for c in one.output.candidates]
