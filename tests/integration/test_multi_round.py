@@ -235,3 +235,27 @@ def test_rerank_scores_sit_beside_fused_scores_and_a_failing_reranker_is_reporte
     assert pack2.report.rounds[0].reranked is None
     one = tools_engine.search("speech to text transcription that runs offline", rounds=1)
     assert [c.id for c in out2.candidates] == [c.id for c in one.output.candidates]
+
+
+def test_long_documents_are_chunked_and_found_by_the_chunk_that_holds_the_words(tmp_path, embedder):
+    from agentic_search.evaluation import indexed_ids
+
+    engine = SearchEngine(Settings(agentic_search_home=tmp_path), "documents", embedder=embedder)
+    try:
+        # GIVEN a 600-word document (windows of 400 words, overlap 50 -> starts 0 and 350)
+        # whose only mention of "zeolite catalysis" is in its last 100 words
+        filler = " ".join(f"alpha{i}" for i in range(500))
+        tail = " ".join(["zeolite catalysis"] * 50)
+        long_doc = {"id": "d1", "title": "Porous minerals", "text": f"{filler} {tail}"}
+        short = {"id": "d2", "title": "Bread", "text": "sourdough bread rises slowly overnight"}
+        stats = engine.ingest_records([long_doc, short])
+        assert stats.inserted == 3  # d1, d1::1, d2
+        assert indexed_ids(engine) == {"d1", "d2"}
+        # WHEN searching for the words of the tail
+        resp = engine.search("zeolite catalysis", limit=3)
+        # THEN the second chunk is the top candidate and its evidence names doc and chunk
+        assert resp.output.candidates[0].id == "d1::1"
+        top = next(e for e in resp.evidence.evidence if e.id == "d1::1")
+        assert (top.doc_id, top.chunk_id, top.title) == ("d1", 1, "Porous minerals")
+    finally:
+        engine.close()

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from agentic_search.catalog import CatalogRead, LineError, bundled_catalog_path, read_catalog
+from agentic_search.chunking import chunk_records
 from agentic_search.config import Settings
 from agentic_search.embedders import Embedder, build_embedder
 from agentic_search.evidence import EvidencePack, ExecutorCaps
@@ -183,6 +184,8 @@ class SearchEngine:
         """Upsert validated records in batches; the keyword index is refreshed once at the end."""
         total = WriteStats()
         indexer = self.indexer
+        if self.schema.chunking is not None:
+            records = chunk_records(self.schema, records)
         for i in range(0, len(records), batch_size):
             total.add(
                 indexer.upsert(

@@ -58,6 +58,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from agentic_search.catalog import CatalogRead, read_beir_corpus
+from agentic_search.chunking import doc_id_of, doc_ranking
 from agentic_search.fusion import DEFAULT_RRF_K, RankedList, rrf
 from agentic_search.schema import DomainSchema
 
@@ -475,11 +476,16 @@ class CorpusSync:
 
 
 def indexed_ids(engine: SearchEngine) -> set[str]:
-    """Record ids currently in the engine's collection (empty when it does not exist)."""
+    """Document ids currently in the engine's collection (chunks map to their document;
+    empty when the collection does not exist)."""
     if not engine.store.exists(engine.schema):
         return set()
     idf = engine.schema.id_field
-    return {str(p[idf]) for p in engine.store.scroll(engine.schema, payload=[idf]) if idf in p}
+    return {
+        doc_id_of(str(p[idf]))
+        for p in engine.store.scroll(engine.schema, payload=[idf])
+        if idf in p
+    }
 
 
 def ensure_corpus(
@@ -505,7 +511,15 @@ def ensure_corpus(
         return sync
     stray = sorted(have - want)
     if stray:
-        sync.removed = engine.indexer.delete(engine.schema, stray, refresh_keyword=False).deleted
+        gone = set(stray)
+        idf = engine.schema.id_field
+        points = [
+            str(p[idf])
+            for p in engine.store.scroll(engine.schema, payload=[idf])
+            if idf in p and doc_id_of(str(p[idf])) in gone
+        ]
+        engine.indexer.delete(engine.schema, points, refresh_keyword=False)
+        sync.removed = len(stray)
     if on_start:
         on_start(len(dataset.corpus.records))
     stats = engine.ingest_records(dataset.corpus.records, on_progress=on_progress)
@@ -554,7 +568,7 @@ def evaluate(
             ranking, error = RUNNERS[name](engine, text)
             ms = (time.perf_counter() - t) * 1000
             res = results[name]
-            res.rankings[qid] = ranking[:TOP_K]
+            res.rankings[qid] = doc_ranking(ranking)[:TOP_K]
             res.latency_ms[qid] = ms
             if error:
                 res.errors[qid] = error

@@ -81,6 +81,21 @@ class SortSpec(BaseModel):
     order: Literal["asc", "desc"] = "asc"
 
 
+class ChunkSpec(BaseModel):
+    """Chunking of long texts at ingest (see ``agentic_search.chunking``), in words."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_words: int = Field(ge=2, le=10000)
+    overlap_words: int = Field(default=0, ge=0)
+
+    @model_validator(mode="after")
+    def _overlap_smaller(self) -> ChunkSpec:
+        if self.overlap_words >= self.max_words:
+            raise ValueError("overlap_words must be smaller than max_words")
+        return self
+
+
 class DomainSchema(BaseModel):
     """A domain: vocabularies, record fields, aspects, keyword fields and intent fields.
 
@@ -101,6 +116,7 @@ class DomainSchema(BaseModel):
     aspects: list[Aspect] = Field(min_length=1)
     keyword_fields: list[str] = Field(min_length=1)
     structured_sort: SortSpec
+    chunking: ChunkSpec | None = None
     candidate_metadata: dict[str, str] = Field(default_factory=dict)
     intent_fields: list[IntentFieldDef] = Field(default_factory=list)
 
