@@ -8,7 +8,6 @@ An LLM grader can replace :func:`grade_coverage` behind the :class:`CoverageGrad
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from collections.abc import Sequence
 from typing import Protocol
@@ -17,7 +16,7 @@ from agentic_search.evidence import Contradiction, Coverage, CoverageItem, Cover
 from agentic_search.filters import matches
 from agentic_search.models import IntentState
 from agentic_search.schema import DomainSchema
-from agentic_search.text import Analyzer, field_text
+from agentic_search.text import Analyzer, contains_phrase, field_text
 
 #: Words that say what the user wants done, not what the evidence must contain.
 GOAL_WORDS = [
@@ -134,8 +133,7 @@ class EvidenceMatcher:
             items = have if isinstance(have, list) else [have]
             return any(v in items for v in target.values)
         if target.kind == "phrase" and target.text:
-            pattern = r"(?<!\w)" + re.escape(target.text.lower()) + r"(?!\w)"
-            return re.search(pattern, f"{ev.title or ''} {ev.text}".lower()) is not None
+            return contains_phrase(f"{ev.title or ''} {ev.text}", target.text)
         if target.kind == "term" and target.text:
             return target.text in self.terms(ev)
         return False

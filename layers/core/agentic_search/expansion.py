@@ -55,4 +55,11 @@ def rm3_terms(
         (s for s in scores if s not in skip and len(s) >= 3),
         key=lambda s: (-scores[s], order.get(s, 0)),
     )
-    return [surface[s].most_common(1)[0][0] for s in ranked[:n_terms] if s in surface]
+    words: list[str] = []
+    for stem in ranked:
+        word = surface[stem].most_common(1)[0][0]
+        if word not in words:  # "self-hosted" gives two stems but is one word
+            words.append(word)
+        if len(words) == n_terms:
+            break
+    return words

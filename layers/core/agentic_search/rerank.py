@@ -13,9 +13,9 @@ stored beside the fused scores (``Candidate.rerank_score``), never in their plac
 
 from __future__ import annotations
 
+import http.client
 import json
 import threading
-import urllib.error
 import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
@@ -119,7 +119,9 @@ class ApiReranker:
         try:
             with urllib.request.urlopen(req, timeout=self.timeout_s) as resp:
                 data = json.loads(resp.read())
-        except (urllib.error.URLError, TimeoutError, json.JSONDecodeError) as exc:
+        except (OSError, http.client.HTTPException, json.JSONDecodeError) as exc:
+            # OSError covers URLError, timeouts and resets; HTTPException a server that hangs
+            # up (RemoteDisconnected) or sends a truncated body (IncompleteRead)
             raise RerankerError(f"rerank API {self.url} failed: {exc}") from exc
         results = data.get("results") if isinstance(data, dict) else data
         if not isinstance(results, list):

@@ -356,7 +356,7 @@ def _surface(text: str, stem: str, analyzer: Analyzer) -> str | None:
 
 def _current_filters(state: ExecutorState) -> list[Filter]:
     gone = set(state.report.relaxed)
-    return [f for f in state.plan.filters if f.label() not in gone]
+    return [f for f in state.plan.filters if f.must or f.label() not in gone]
 
 
 def _feedback(state: ExecutorState) -> list[tuple[str, float]]:
@@ -381,15 +381,16 @@ def relax_step(plan: QueryPlan, schema: DomainSchema) -> tuple[QueryPlan, Filter
     ]
     if not options:
         return None
-    _, _, drop = min(options, key=lambda o: (o[0], o[1]))
-    label = drop.label()
+    _, neg_index, drop = min(options, key=lambda o: (o[0], o[1]))
+    # Removed by position and equality, never by label: a must filter with the same label
+    # (the same condition stated as non-negotiable) stays.
     structured = [
-        s.model_copy(update={"filters": [f for f in s.filters if f.label() != label]})
+        s.model_copy(update={"filters": [f for f in s.filters if f != drop]})
         for s in plan.structured_sources
     ]
     relaxed = plan.model_copy(
         update={
-            "filters": [f for f in plan.filters if f.label() != label],
+            "filters": [f for i, f in enumerate(plan.filters) if i != -neg_index],
             "structured_sources": structured,
         }
     )

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 
 from agentic_search.evidence import Evidence
+from agentic_search.text import contains_phrase
 
 
 def select_evidence(
@@ -32,8 +33,9 @@ def select_evidence(
     """Pick up to ``max_docs`` of ``candidates`` (given best first), diverse and within budget.
 
     1. Seeds: for each must-preserve phrase that no pick contains yet, the best candidate that
-       contains it verbatim (case-insensitive); then for each ``seed_targets`` predicate (a
-       missing coverage item) that no pick satisfies yet, the best candidate satisfying it.
+       contains it as whole words (case-insensitive, title or text: the grader's rule); then
+       for each ``seed_targets`` predicate (a missing coverage item) that no pick satisfies
+       yet, the best candidate satisfying it.
     2. When ``fill``, MMR fills the rest, against everything picked so far and ``already``
        (evidence chosen in earlier rounds, which also counts towards ``max_chunks_per_doc``
        but not towards the token budget of this selection). Later rounds select with
@@ -74,11 +76,13 @@ def select_evidence(
         if c.id in vectors:
             chosen_vecs.append(vectors[c.id])
 
+    def has(e: Evidence, phrase: str) -> bool:
+        return contains_phrase(f"{e.title or ''} {e.text}", phrase)
+
     for phrase in must_phrases:
-        needle = phrase.lower()
-        if any(needle in e.text.lower() for e in [*already, *picked]):
+        if any(has(e, phrase) for e in [*already, *picked]):
             continue
-        hit = next((c for c in candidates if fits(c) and needle in c.text.lower()), None)
+        hit = next((c for c in candidates if fits(c) and has(c, phrase)), None)
         if hit is not None and len(picked) < max_docs:
             take(hit)
     for pred in seed_targets:

@@ -77,3 +77,10 @@ def record_hash(record: dict[str, Any]) -> str:
     """SHA-256 of the whole record (canonical JSON): detects payload-only changes."""
     blob = json.dumps(record, sort_keys=True, ensure_ascii=False, default=str)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def contains_phrase(text: str, phrase: str) -> bool:
+    """Whether ``phrase`` occurs in ``text`` as whole words, case-insensitively ("pair
+    programmer" is not in "pair programmers")."""
+    pattern = r"(?<!\w)" + re.escape(phrase.lower()) + r"(?!\w)"
+    return re.search(pattern, text.lower()) is not None
