@@ -293,13 +293,16 @@ class QueryExecutor:
         results: list[SourceResult],
         fused: list[Fused],
         query_text: str | None = None,
+        known_payloads: dict[str, dict[str, Any]] | None = None,
     ) -> list[Candidate]:
         """Candidates for ``fused`` (in its order) with payload metadata and provenance: every
         source hit of ``results`` that found them, matched query terms, matched values.
         ``query_text`` (default: the plan's sparse text) is what matched terms are taken from.
+        ``known_payloads`` (record id -> payload) already read by the caller are not fetched
+        again.
         """
         schema = self.schema
-        payloads: dict[str, dict[str, Any]] = {}
+        payloads: dict[str, dict[str, Any]] = dict(known_payloads or {})
         hits: dict[str, list[SourceHit]] = {}
         for r in results:
             norm = minmax([h.score for h in r.hits])

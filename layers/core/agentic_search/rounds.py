@@ -613,6 +613,7 @@ class MultiRoundExecutor:
         stage_total: dict[str, float] = {}
         method = plan.fusion
         before = 0
+        first_fused: list[Fused] = []
         while state.continue_search:
             t_round = time.perf_counter()
             round_plan, queries, errors = prepare_round_queries(
@@ -631,6 +632,7 @@ class MultiRoundExecutor:
             if rnd == 1:
                 method = used
                 fused, results = self._relax(state, round_plan, fused, results, rep)
+                first_fused = fused  # the final ranking when no other round runs
             stage["fusion"] = _ms(t)
             ok = [r for r in results if r.error is None]
             all_results.extend(results)
@@ -736,9 +738,7 @@ class MultiRoundExecutor:
         if len(state.round_rankings) > 1:
             ranking = final_ranking(state)
         else:
-            ranking = rerank_order(
-                self._round1(state, all_results), state.rerank_scores, state.caps.rerank_top_n
-            )
+            ranking = rerank_order(first_fused, state.rerank_scores, state.caps.rerank_top_n)
         first_plan = state.plan
         ok_all = [r for r in all_results if r.error is None]
         candidates = self.executor.hydrate(first_plan, intent, ok_all, ranking[: plan.limit])
@@ -768,17 +768,6 @@ class MultiRoundExecutor:
         return output, pack
 
     # ----- helpers ---------------------------------------------------------------------------
-
-    def _round1(self, state: ExecutorState, results: list[SourceResult]) -> list[Fused]:
-        """Round 1's fused list as it was (identical to the one-round executor's order)."""
-        ids = state.round_rankings[0] if state.round_rankings else []
-        if not ids:
-            return []
-        fused, _ = merge_candidates([r for r in results if r.round == 1], state.plan)
-        by_id = {f.id: f for f in fused}
-        if all(i in by_id for i in ids):
-            return [by_id[i] for i in ids]
-        return rrf([RankedList("round1", ids)], state.plan.rrf_k)
 
     def _relax(
         self,
@@ -843,7 +832,14 @@ class MultiRoundExecutor:
         records = self.executor.store.get_records(schema, [f.id for f in fused], with_vectors=True)
         cands = {
             c.id: c
-            for c in self.executor.hydrate(plan, intent, results, fused, query_text=intent.query)
+            for c in self.executor.hydrate(
+                plan,
+                intent,
+                results,
+                fused,
+                query_text=intent.query,
+                known_payloads={rid: rec.payload or {} for rid, rec in records.items()},
+            )
         }
         rel = minmax([f.fused for f in fused])
         texts: list[str] = []
