@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,6 +16,10 @@ from agentic_search.intent import CatalogLookup
 from agentic_search.schema import DomainSchema, load_schema
 
 REPO = Path(__file__).resolve().parents[1]
+
+# Tests search without the result cache unless a test opts in: a fault-injection test must not
+# be answered from a cache filled by an earlier healthy search of the same query.
+os.environ.setdefault("CACHE_BACKEND", "none")
 
 
 @pytest.fixture(scope="session")

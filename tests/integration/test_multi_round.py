@@ -114,12 +114,14 @@ def test_a_search_that_stops_after_round_one_ranks_exactly_like_the_one_shot_exe
 ):
     query = "open source vector database I can self-host"
     multi = tools_engine.search(query, limit=10)
-    one = tools_engine.search(query, limit=10, rounds=1)
+    one_round = tools_engine.search(query, limit=10, rounds=1)
+    intent = tools_engine.extract(query)
+    one_shot = tools_engine.executor.execute(tools_engine.planner.plan(intent, limit=10), intent)
     assert len(multi.evidence.report.rounds) == 1
-    assert [(c.id, c.score) for c in multi.output.candidates] == [
-        (c.id, c.score) for c in one.output.candidates
-    ]
-    assert one.evidence is None  # the one-shot path selects no evidence
+    assert len(one_round.evidence.report.rounds) == 1
+    expected = [(c.id, c.score) for c in one_shot.candidates]
+    assert [(c.id, c.score) for c in multi.output.candidates] == expected
+    assert [(c.id, c.score) for c in one_round.output.candidates] == expected
 
 
 def test_evidence_pack_respects_caps_and_counts_tokens_with_the_embedder(

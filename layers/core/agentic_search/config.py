@@ -7,6 +7,7 @@ so nothing needs configuring to run on a laptop. See the README for the full tab
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -72,6 +73,14 @@ class Settings(BaseSettings):
         default=256.0, gt=0, description="Average document length for client-side BM25 TF weights."
     )
 
+    # Cache -------------------------------------------------------------------------------------
+    cache_backend: Literal["auto", "sqlite", "dynamodb", "none"] = Field(
+        default="auto",
+        description="Result cache: auto = DynamoDB when CACHE_TABLE is set, else SQLite.",
+    )
+    cache_table: str | None = Field(default=None, description="DynamoDB table of the cache.")
+    cache_ttl_s: int = Field(default=3600, ge=1, le=7 * 86400, description="Cache TTL (s).")
+
     @property
     def resolved_qdrant_path(self) -> Path:
         """The local-mode Qdrant folder."""
@@ -81,6 +90,11 @@ class Settings(BaseSettings):
     def bm25_path(self) -> Path:
         """Folder of the persisted bm25s indexes (beside the local Qdrant store)."""
         return self.resolved_qdrant_path.parent / "bm25"
+
+    @property
+    def cache_path(self) -> Path:
+        """SQLite file of the embedded result cache."""
+        return self.agentic_search_home / "cache.sqlite"
 
     @property
     def model_cache(self) -> Path:

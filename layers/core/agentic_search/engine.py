@@ -12,23 +12,25 @@ of Lambda or Step Functions. Adapters are chosen from :class:`Settings`:
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentic_search.cache import CacheError, ResultCache, build_cache
 from agentic_search.catalog import CatalogRead, LineError, bundled_catalog_path, read_catalog
 from agentic_search.chunking import chunk_records
 from agentic_search.config import Settings
 from agentic_search.embedders import Embedder, build_embedder
-from agentic_search.evidence import EvidencePack, ExecutorCaps
+from agentic_search.evidence import EvidencePack
 from agentic_search.executor import QueryExecutor
 from agentic_search.hyde import HydeGenerator, build_hyde
 from agentic_search.indexer import Indexer, WriteStats
 from agentic_search.intent import CatalogLookup, RuleBasedIntentExtractor
 from agentic_search.keyword_index import Bm25sKeywordIndex, KeywordIndex, QdrantSparseKeywordIndex
-from agentic_search.models import IntentState, QueryExecutorOutput, QueryPlan
+from agentic_search.models import IntentState, QueryExecutorOutput, QueryPlan, _Wire
 from agentic_search.planner import RuleBasedPlanner
 from agentic_search.rerank import Reranker, build_reranker
 from agentic_search.rounds import MultiRoundExecutor
@@ -105,6 +107,35 @@ class SearchResponse:
             out["evidencePack"] = pack
         return out
 
+    @classmethod
+    def from_wire(cls, wire: dict[str, Any]) -> SearchResponse:
+        """Parse what :meth:`wire` produced (e.g. a cached or state-machine response); keys
+        it does not know (``cache``, ``extractor``) are ignored.
+
+        Raises:
+            pydantic.ValidationError: when a part does not parse.
+        """
+        out_keys = _keys(QueryExecutorOutput)
+        pack = None
+        if "evidencePack" in wire:
+            pack = EvidencePack.model_validate(
+                {**wire["evidencePack"], "report": wire.get("retrievalReport", {})}
+            )
+        return cls(
+            query=wire["query"],
+            domain=wire["domain"],
+            intent=IntentState.model_validate(wire["intent"]),
+            plan=QueryPlan.model_validate(wire["plan"]),
+            output=QueryExecutorOutput.model_validate(
+                {k: v for k, v in wire.items() if k in out_keys}
+            ),
+            evidence=pack,
+        )
+
+
+def _keys(model: type[_Wire]) -> set[str]:
+    return {f.alias or name for name, f in model.model_fields.items()}
+
 
 class SearchEngine:
     """One domain's search and ingest; see the module docstring for adapter selection."""
@@ -120,6 +151,7 @@ class SearchEngine:
         structured: StructuredStore | None = None,
         reranker: Reranker | None = None,
         hyde: HydeGenerator | None = None,
+        cache: ResultCache | None = None,
     ) -> None:
         self.settings = settings or Settings()
         self.schema = domain if isinstance(domain, DomainSchema) else load_schema(domain)
@@ -146,6 +178,8 @@ class SearchEngine:
         self._reranker = reranker
         self._hyde = hyde
         self._rounds: MultiRoundExecutor | None = None
+        self._cache = cache
+        self._runner: Any = None  # the LocalRunner over this engine, made on first search
         self._lookup: CatalogLookup | None = None
         self._extractor: RuleBasedIntentExtractor | None = None
 
@@ -167,6 +201,13 @@ class SearchEngine:
         if self._embedder is None:
             self._embedder = build_embedder(self.settings)
         return self._embedder
+
+    @property
+    def cache(self) -> ResultCache:
+        """The result cache (``CACHE_BACKEND``), opened on first use."""
+        if self._cache is None:
+            self._cache = build_cache(self.settings)
+        return self._cache
 
     @property
     def indexer(self) -> Indexer:
@@ -197,6 +238,10 @@ class SearchEngine:
             )
         if total.changed:
             self.keyword.refresh(self.schema)
+            # Cached answers were computed on the old catalog: a new version retires them. An
+            # unreachable cache must not fail the ingest (its entries expire by TTL).
+            with contextlib.suppress(CacheError):
+                self.cache.bump_catalog_version(self.schema.name)
         self._lookup = None
         self._extractor = None
         return total
@@ -285,44 +330,28 @@ class SearchEngine:
         return self._rounds
 
     def search(self, query: str, limit: int = 10, rounds: int | None = None) -> SearchResponse:
-        """Extract, plan and execute; failing sources are listed in ``output.errors``.
+        """Run the search state machine's steps in-process (the local runner): cache, intent,
+        plan, executor rounds, finalize. Failing sources are listed in ``output.errors``.
 
-        ``rounds`` (default ``MAX_ROUNDS``, 3) caps the executor rounds; 1 runs the one-shot
-        executor (no evidence selection or coverage grading, the fastest path).
+        ``rounds`` (default ``MAX_ROUNDS``, 3) caps the executor rounds.
 
         Raises:
             ValueError: for an empty or over-long query, a limit outside 1..100 or rounds
-                outside 1..5.
+                outside 1..5 (a pydantic ``ValidationError`` naming the field).
+            agentic_search.runner.SearchFailed: when no path could answer.
         """
-        if not 1 <= limit <= 100:
-            raise ValueError("limit must be between 1 and 100")
-        rounds = self.settings.max_rounds if rounds is None else rounds
-        if not 1 <= rounds <= 5:
-            raise ValueError("rounds must be between 1 and 5")
-        t0 = time.perf_counter()
-        intent = self.extract(query)
-        t1 = time.perf_counter()
-        plan = self.planner.plan(intent, limit=limit)
-        t2 = time.perf_counter()
-        pack: EvidencePack | None = None
-        if rounds == 1:
-            output = self.executor.execute(plan, intent)
-        else:
-            caps = ExecutorCaps(max_rounds=rounds, max_total_docs=min(limit, 100))
-            output, pack = self.multi_round.run(plan, intent, caps)
-        output.execution_stats.stage_ms["intent"] = round((t1 - t0) * 1000, 2)
-        output.execution_stats.stage_ms["plan"] = round((t2 - t1) * 1000, 2)
-        total = (time.perf_counter() - t0) * 1000
-        output.execution_stats.stage_ms["pipeline_total"] = round(total, 2)
-        return SearchResponse(
-            query=query,
-            domain=self.schema.name,
-            intent=intent,
-            plan=plan,
-            output=output,
-            evidence=pack,
-        )
+        from agentic_search.runner import LocalRunner
+        from agentic_search.steps import SearchRequest
+
+        request = SearchRequest(query=query, limit=limit, rounds=rounds, domain=self.schema.name)
+        if self._runner is None:
+            self._runner = LocalRunner.for_engine(self)
+        result = self._runner.run(request)
+        assert result.state.response is not None  # Finalize always sets it or raises
+        return SearchResponse.from_wire(result.state.response)
 
     def close(self) -> None:
-        """Release the stores."""
+        """Release the stores and the runner's threads."""
+        if self._runner is not None:
+            self._runner.close()
         self.store.close()

@@ -315,6 +315,7 @@ def _run_hybrid(engine: SearchEngine, text: str) -> tuple[list[str], str | None]
 
 def _run_executor(engine: SearchEngine, text: str, rounds: int) -> tuple[list[str], str | None]:
     try:
+        engine.executor.clear_vector_cache()  # no head start from another system's query
         resp = engine.search(text, limit=TOP_K, rounds=rounds)
     except ValueError as exc:  # empty or over-long query: no ranking, counted as an error
         return [], str(exc)

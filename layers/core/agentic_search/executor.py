@@ -17,7 +17,9 @@ Steps of :meth:`QueryExecutor.execute`:
 from __future__ import annotations
 
 import concurrent.futures as cf
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -68,6 +70,11 @@ class EmbedderProvider(Protocol):
     def embedder(self) -> Embedder: ...
 
 
+#: Query texts whose vectors are kept (LRU): sub-queries of one round and repeated queries
+#: embed a text once.
+QUERY_VECTOR_CACHE = 256
+
+
 class SourceTimeout(TimeoutError):
     """A source did not answer before its deadline."""
 
@@ -91,6 +98,13 @@ class QueryExecutor:
         self.structured = structured
         self.settings = settings
         self.analyzer = default_analyzer()
+        self._vector_cache: OrderedDict[tuple[int, str], np.ndarray] = OrderedDict()
+        self._cache_lock = threading.Lock()
+
+    def clear_vector_cache(self) -> None:
+        """Forget cached query vectors (benchmarks call this so a query is timed cold)."""
+        with self._cache_lock:
+            self._vector_cache.clear()
 
     @property
     def embedder(self) -> Embedder:
@@ -195,13 +209,26 @@ class QueryExecutor:
         )
         vectors: dict[str, np.ndarray] = {}
         errors: dict[str, str] = {}
-        if not texts:
+        embedder = self.embedder
+        tag = id(embedder)  # a swapped embedder never sees another one's vectors
+        with self._cache_lock:
+            for t in texts:
+                if (tag, t) in self._vector_cache:
+                    self._vector_cache.move_to_end((tag, t))
+                    vectors[t] = self._vector_cache[(tag, t)]
+        todo = [t for t in texts if t not in vectors]
+        if not todo:
             return vectors, errors
         try:
-            embedded = self.embedder.embed_documents(texts)
-            vectors = dict(zip(texts, embedded, strict=True))
+            embedded = embedder.embed_documents(todo)
         except Exception as exc:  # any embedder failure fails only the dense sources
-            errors = {t: f"{type(exc).__name__}: {exc}" for t in texts}
+            return vectors, {t: f"{type(exc).__name__}: {exc}" for t in todo}
+        with self._cache_lock:
+            for t, v in zip(todo, embedded, strict=True):
+                vectors[t] = v
+                self._vector_cache[(tag, t)] = v
+                while len(self._vector_cache) > QUERY_VECTOR_CACHE:
+                    self._vector_cache.popitem(last=False)
         return vectors, errors
 
     # ----- main -------------------------------------------------------------------------------

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import Field
@@ -64,10 +64,106 @@ from agentic_search.rerank import Reranker, RerankerError
 from agentic_search.schema import DomainSchema
 from agentic_search.selection import select_evidence
 from agentic_search.text import Analyzer, default_analyzer, field_text, keyword_text
-from agentic_search.vector_store import HASHES_KEY
+from agentic_search.vector_store import HASHES_KEY, ScoredRecord
 
 #: At most this many missing targets get a query of their own per round.
 MAX_TARGET_QUERIES = 3
+
+
+class Hit(_Wire):
+    """One source hit as the state carries it: id, raw score and 1-based rank (no payload)."""
+
+    id: str
+    score: float
+    rank: int = Field(ge=1)
+
+
+class RetrievedList(_Wire):
+    """A source's ranked hits (or its error) as JSON: what one Retrieve step returns.
+
+    ``hits`` may be pruned (see :meth:`pruned`); ``rank`` keeps each hit's original position.
+    """
+
+    name: str
+    system: str = "unknown"
+    weight: float = 1.0
+    aspect: str | None = None
+    query_vector_source: str | None = None
+    round: int = 1
+    query: str | None = None
+    hits: list[Hit] = Field(default_factory=list)
+    total: int = Field(default=0, ge=0, description="hits before pruning")
+    error: SourceError | None = None
+    ms: float = 0.0
+
+    @classmethod
+    def of(cls, res: SourceResult) -> RetrievedList:
+        """The wire form of an executor :class:`SourceResult` (payloads dropped)."""
+        return cls(
+            name=res.name,
+            system=res.system,
+            weight=res.weight,
+            aspect=res.aspect,
+            query_vector_source=res.query_vector_source,
+            round=res.round,
+            query=res.query,
+            hits=[Hit(id=h.id, score=h.score, rank=i) for i, h in enumerate(res.hits, 1)],
+            total=len(res.hits),
+            error=res.error,
+            ms=round(res.ms, 2),
+        )
+
+    def result(self) -> SourceResult:
+        """Back to a :class:`SourceResult` (hits in rank order, empty payloads)."""
+        return SourceResult(
+            name=self.name,
+            system=self.system,
+            hits=[ScoredRecord(h.id, h.score, {}) for h in sorted(self.hits, key=lambda h: h.rank)],
+            weight=self.weight,
+            aspect=self.aspect,
+            query_vector_source=self.query_vector_source,
+            error=self.error,
+            ms=self.ms,
+            round=self.round,
+            query=self.query,
+        )
+
+    def pruned(self, keep: set[str]) -> RetrievedList:
+        """Only the hits whose id is in ``keep`` (ranks unchanged)."""
+        return self.model_copy(update={"hits": [h for h in self.hits if h.id in keep]})
+
+
+class SubQuery(_Wire):
+    """One source of a round's plan, as its own single-source plan (one Map item)."""
+
+    name: str
+    kind: Literal["dense", "sparse", "structured"]
+    plan: QueryPlan
+
+
+class FusedRef(_Wire):
+    """A fused list entry as JSON (see :class:`~agentic_search.fusion.Fused`)."""
+
+    id: str
+    fused: float
+    score: float
+    best_rank: int
+    contributions: dict[str, float] = Field(default_factory=dict)
+
+    @classmethod
+    def of(cls, f: Fused) -> FusedRef:
+        """The wire form of ``f``."""
+        return cls(
+            id=f.id,
+            fused=f.fused,
+            score=f.score,
+            best_rank=f.best_rank,
+            contributions=dict(f.contributions),
+        )
+
+    def fused_entry(self) -> Fused:
+        """Back to a :class:`~agentic_search.fusion.Fused`."""
+        return Fused(self.id, self.fused, self.score, self.best_rank, dict(self.contributions))
 
 
 class ExecutorState(_Wire):
@@ -90,6 +186,17 @@ class ExecutorState(_Wire):
     )
     coverage: Coverage = Field(default_factory=Coverage)
     report: RetrievalReport = Field(default_factory=RetrievalReport)
+    started_at: float = Field(default=0.0, description="epoch seconds at the gate")
+    fusion_used: str | None = Field(default=None, description="round 1's fusion method")
+    candidates_before: int = 0
+    candidates_after: int = 0
+    first_fused: list[FusedRef] = Field(
+        default_factory=list, description="round 1's fused list (the ranking after one round)"
+    )
+    retrieved: list[RetrievedList] = Field(
+        default_factory=list, description="every round's source hits, pruned to candidates"
+    )
+    stage_totals: dict[str, float] = Field(default_factory=dict)
 
 
 # ----- node 1: gate ------------------------------------------------------------------------------
@@ -559,8 +666,65 @@ def finalize_evidence_pack(
 # ----- the local runner --------------------------------------------------------------------------
 
 
+class RoundWork(_Wire):
+    """One round in flight: its plan and sub-queries, then the Map's results, then the
+    partial report FuseRerank hands to GradeRound."""
+
+    index: int = Field(ge=1)
+    plan: QueryPlan
+    sub_queries: list[SubQuery] = Field(default_factory=list)
+    results: list[RetrievedList] = Field(default_factory=list)
+    report: RoundReport
+    started_at: float = Field(description="epoch seconds when the round was prepared")
+    new_ids: list[str] = Field(default_factory=list)
+    found_any: bool = False
+
+
+def split_plan(plan: QueryPlan, keyword_name: str, structured_system: str) -> list[SubQuery]:
+    """One single-source plan per source of ``plan`` (dense, sparse, structured), named as the
+    executor names its results, so the Map can run them in parallel."""
+    base = {"vector_sources": [], "sparse_source": None, "structured_sources": []}
+    subs: list[SubQuery] = []
+    for vs in plan.vector_sources:
+        subs.append(
+            SubQuery(
+                name=f"dense:{vs.aspect}:{vs.query_vector_source}",
+                kind="dense",
+                plan=plan.model_copy(update={**base, "vector_sources": [vs]}),
+            )
+        )
+    if plan.sparse_source is not None:
+        subs.append(
+            SubQuery(
+                name=f"sparse:{keyword_name}",
+                kind="sparse",
+                plan=plan.model_copy(update={**base, "sparse_source": plan.sparse_source}),
+            )
+        )
+    for i, st in enumerate(plan.structured_sources):
+        subs.append(
+            SubQuery(
+                name=f"structured:{structured_system}:{i}",
+                kind="structured",
+                plan=plan.model_copy(update={**base, "structured_sources": [st]}),
+            )
+        )
+    return subs
+
+
+#: Each round's fused ranking is kept to this many ids in the state (the final ranking never
+#: returns more than 100).
+RANKING_KEEP = 300
+
+
 class MultiRoundExecutor:
-    """Wires the nodes with the stores of one domain (the local runner of the subgraph)."""
+    """The executor subgraph's nodes wired with the stores of one domain.
+
+    The rounds run as steps on a JSON-able :class:`ExecutorState`: :meth:`start`, then per
+    round :meth:`prepare_round` -> :meth:`retrieve` (one per sub-query) -> :meth:`fuse_rerank`
+    -> :meth:`grade_round`, then :meth:`finalize`. :meth:`run` runs them in-process; the
+    local runner and the Step Functions states call them one by one.
+    """
 
     def __init__(
         self,
@@ -591,15 +755,16 @@ class MultiRoundExecutor:
             self._count_tokens = token_counter(self.executor.embedder)
         return self._count_tokens(texts)
 
-    def run(
+    # ----- steps -----------------------------------------------------------------------------
+
+    def start(
         self, plan: QueryPlan, intent: IntentState, caps: ExecutorCaps | None = None
-    ) -> tuple[QueryExecutorOutput, EvidencePack]:
-        """Run rounds until the stopping policy says stop; never raises for a failing source.
+    ) -> ExecutorState:
+        """The gate: a validated plan and a fresh state.
 
         Raises:
             PlanError: when the plan is invalid.
         """
-        t0 = time.perf_counter()
         state = executor_gate(
             plan,
             intent,
@@ -609,163 +774,238 @@ class MultiRoundExecutor:
             hyde=hyde_status(intent, self.hyde),
             analyzer=self.analyzer,
         )
-        all_results: list[SourceResult] = []
-        stage_total: dict[str, float] = {}
-        method = plan.fusion
-        before = 0
-        first_fused: list[Fused] = []
-        while state.continue_search:
-            t_round = time.perf_counter()
-            round_plan, queries, errors = prepare_round_queries(
-                state, self.schema, hyde=self.hyde, analyzer=self.analyzer
-            )
-            if round_plan is None:
-                state.report.stop_reason = (
-                    "nothing new to ask: no missing targets or feedback terms"
-                )
-                break
-            rnd = state.round_index + 1
-            rep = RoundReport(round=rnd, queries=queries, errors=errors)
-            results, stage = run_retrieval(self.executor, round_plan)
-            t = time.perf_counter()
-            fused, used = merge_candidates(results, round_plan)
-            if rnd == 1:
-                method = used
-                fused, results = self._relax(state, round_plan, fused, results, rep)
-                first_fused = fused  # the final ranking when no other round runs
-            stage["fusion"] = _ms(t)
-            ok = [r for r in results if r.error is None]
-            all_results.extend(results)
-            rep.errors += [r.error for r in results if r.error is not None]
-            rep.candidates_before_fusion = sum(len(r.hits) for r in ok)
-            rep.candidates_after_fusion = len(fused)
-            before += rep.candidates_before_fusion
-            state.round_rankings.append([f.id for f in fused])
+        state.started_at = time.time()
+        return state
 
-            t = time.perf_counter()
-            pool_n = max(state.caps.selection_pool, state.caps.rerank_top_n if self.reranker else 0)
-            evidence, vectors = self._evidence(
-                round_plan, intent, ok, fused[:pool_n], rnd, state.caps.snippet_chars
-            )
-            stage["evidence"] = _ms(t)
-            t = time.perf_counter()
-            evidence, err = rerank_candidates(
-                self.reranker, intent.query, evidence, state.caps.rerank_top_n
-            )
-            if self.reranker is not None:
-                stage["rerank"] = _ms(t)
-                if err is None:
-                    rep.reranked = min(len(evidence), state.caps.rerank_top_n)
-                    state.rerank_scores.update(
-                        {e.id: e.rerank_score for e in evidence if e.rerank_score is not None}
-                    )
-                else:
-                    rep.errors.append(err)
+    def prepare_round(self, state: ExecutorState) -> RoundWork | None:
+        """The next round's plan and sub-queries; ``None`` (and ``continue_search`` False)
+        when the search is over or there is nothing new to ask."""
+        if not state.continue_search:
+            return None
+        started = time.time()
+        round_plan, queries, errors = prepare_round_queries(
+            state, self.schema, hyde=self.hyde, analyzer=self.analyzer
+        )
+        if round_plan is None:
+            state.continue_search = False
+            state.report.stop_reason = "nothing new to ask: no missing targets or feedback terms"
+            return None
+        rnd = state.round_index + 1
+        subs = split_plan(round_plan, self.executor.keyword.name, self.executor.structured.system)
+        return RoundWork(
+            index=rnd,
+            plan=round_plan,
+            sub_queries=subs,
+            report=RoundReport(round=rnd, queries=queries, errors=errors),
+            started_at=started,
+        )
 
-            t = time.perf_counter()
-            missing_targets = (
-                [
-                    t_
-                    for t_, item in zip(state.targets, state.coverage.items, strict=False)
-                    if not item.covered
-                ]
-                if state.coverage.items
-                else list(state.targets)
+    def retrieve(self, sub: SubQuery) -> RetrievedList:
+        """Run one sub-query's source; never raises for a failing source (the error is in
+        the result)."""
+        results, _ = self.executor.run_sources(sub.plan)
+        if not results:
+            return RetrievedList(
+                name=sub.name,
+                error=SourceError(source=sub.name, error="EmptyPlan", message="no source"),
             )
-            seeds = [
-                t_ for t_ in missing_targets if rnd > 1 or t_.kind in ("preference", "constraint")
-            ]
-            selected = select_evidence(
-                evidence,
-                vectors,
-                max_docs=state.caps.max_docs,
-                fill=rnd == 1,
-                max_tokens=state.caps.max_total_tokens,
-                max_chunks_per_doc=state.caps.max_chunks_per_doc,
-                mmr_lambda=state.caps.mmr_lambda,
-                must_phrases=intent.must_preserve_terms,
-                seed_targets=[(lambda e, t_=t_: self.matcher.supports(t_, e)) for t_ in seeds],
-                already=state.pool,
-            )
-            stage["select"] = _ms(t)
+        return RetrievedList.of(results[0])
 
-            t = time.perf_counter()
-            before_cov = set(state.coverage.covered)
-            pooled = {e.id: e for e in state.pool}
-            new_ids = [e.id for e in selected if e.id not in pooled]
-            for e in selected:
-                if e.id in pooled:
-                    old = pooled[e.id]
-                    pooled[e.id] = old.model_copy(
-                        update={
-                            "rounds": sorted({*old.rounds, rnd}),
-                            "queries": list(dict.fromkeys([*old.queries, *e.queries])),
-                        }
-                    )
-                else:
-                    pooled[e.id] = e
-            state.pool = list(pooled.values())
-            state.coverage = self.grader.grade(state.targets, state.pool)
-            stage["grade"] = _ms(t)
-            state.round_index = rnd
+    def retrieve_all(self, work: RoundWork) -> RoundWork:
+        """Every sub-query of the round in one in-process pass (texts embedded once, sources
+        in the executor's bounded pool); the same results as one :meth:`retrieve` each."""
+        t = time.perf_counter()
+        results, stage = run_retrieval(self.executor, work.plan)
+        work.results = [RetrievedList.of(r) for r in results]
+        work.report.stage_ms.update(stage)
+        work.report.stage_ms["retrieve_all"] = _ms(t)
+        return work
 
-            round_ms = _ms(t_round)
-            stage["round_total"] = round_ms
-            go, reason = should_continue(state, new_ids, round_ms, bool(fused))
-            rep.selected = [
-                SelectedRef(
-                    id=e.id,
-                    fused_score=e.fused_score,
-                    rerank_score=e.rerank_score,
-                    mmr_score=e.mmr_score,
-                )
-                for e in selected
-            ]
-            rep.new_evidence = new_ids
-            rep.newly_covered = [c for c in state.coverage.covered if c not in before_cov]
-            rep.missing = state.coverage.missing
-            rep.confidence = state.coverage.confidence
-            rep.stage_ms = {k: round(v, 2) for k, v in stage.items()}
-            rep.decision = reason
-            state.report.rounds.append(rep)
-            for k, v in stage.items():
-                stage_total[k] = stage_total.get(k, 0.0) + v
-            state.continue_search = go
-            if not go:
-                state.report.stop_reason = reason
+    def fuse_rerank(self, state: ExecutorState, work: RoundWork) -> RoundWork:
+        """Fuse the round's results (relaxing filters in round 1 when too few), build and
+        rerank evidence for the top of the fused list and select new evidence into the pool.
+        Keeps in the state only the hits of candidates that can still be returned."""
+        rnd = work.index
+        rep = work.report
+        stage = rep.stage_ms
+        if "retrieve" not in stage:
+            stage["retrieve"] = max((r.ms for r in work.results), default=0.0)
+        intent = state.intent
+        results = [r.result() for r in work.results]
+        t = time.perf_counter()
+        fused, used = merge_candidates(results, work.plan)
+        if rnd == 1:
+            state.fusion_used = used
+            fused, results = self._relax(state, work.plan, fused, results, rep)
+        stage["fusion"] = _ms(t)
+        ok = [r for r in results if r.error is None]
+        rep.errors += [r.error for r in results if r.error is not None]
+        rep.candidates_before_fusion = sum(len(r.hits) for r in ok)
+        rep.candidates_after_fusion = len(fused)
+        state.candidates_before += rep.candidates_before_fusion
+        state.candidates_after = max(state.candidates_after, len(fused))
+        state.round_rankings.append([f.id for f in fused[:RANKING_KEEP]])
+        keep_n = max(state.plan.limit, state.caps.selection_pool, state.caps.rerank_top_n)
+        if rnd == 1:
+            state.first_fused = [FusedRef.of(f) for f in fused[:RANKING_KEEP]]
 
         t = time.perf_counter()
+        pool_n = max(state.caps.selection_pool, state.caps.rerank_top_n if self.reranker else 0)
+        evidence, vectors = self._evidence(
+            work.plan, intent, ok, fused[:pool_n], rnd, state.caps.snippet_chars
+        )
+        stage["evidence"] = _ms(t)
+        t = time.perf_counter()
+        evidence, err = rerank_candidates(
+            self.reranker, intent.query, evidence, state.caps.rerank_top_n
+        )
+        if self.reranker is not None:
+            stage["rerank"] = _ms(t)
+            if err is None:
+                rep.reranked = min(len(evidence), state.caps.rerank_top_n)
+                state.rerank_scores.update(
+                    {e.id: e.rerank_score for e in evidence if e.rerank_score is not None}
+                )
+            else:
+                rep.errors.append(err)
+
+        t = time.perf_counter()
+        missing_targets = (
+            [
+                t_
+                for t_, item in zip(state.targets, state.coverage.items, strict=False)
+                if not item.covered
+            ]
+            if state.coverage.items
+            else list(state.targets)
+        )
+        seeds = [t_ for t_ in missing_targets if rnd > 1 or t_.kind in ("preference", "constraint")]
+        selected = select_evidence(
+            evidence,
+            vectors,
+            max_docs=state.caps.max_docs,
+            fill=rnd == 1,
+            max_tokens=state.caps.max_total_tokens,
+            max_chunks_per_doc=state.caps.max_chunks_per_doc,
+            mmr_lambda=state.caps.mmr_lambda,
+            must_phrases=intent.must_preserve_terms,
+            seed_targets=[(lambda e, t_=t_: self.matcher.supports(t_, e)) for t_ in seeds],
+            already=state.pool,
+        )
+        stage["select"] = _ms(t)
+        pooled = {e.id: e for e in state.pool}
+        work.new_ids = [e.id for e in selected if e.id not in pooled]
+        for e in selected:
+            if e.id in pooled:
+                old = pooled[e.id]
+                pooled[e.id] = old.model_copy(
+                    update={
+                        "rounds": sorted({*old.rounds, rnd}),
+                        "queries": list(dict.fromkeys([*old.queries, *e.queries])),
+                    }
+                )
+            else:
+                pooled[e.id] = e
+        state.pool = list(pooled.values())
+        rep.selected = [
+            SelectedRef(
+                id=e.id,
+                fused_score=e.fused_score,
+                rerank_score=e.rerank_score,
+                mmr_score=e.mmr_score,
+            )
+            for e in selected
+        ]
+        work.found_any = bool(fused)
+        keep = {f.id for f in fused[:keep_n]} | set(state.relaxed_ids)
+        state.retrieved += [RetrievedList.of(r).pruned(keep) for r in results]
+        work.results = []
+        return work
+
+    def grade_round(self, state: ExecutorState, work: RoundWork) -> ExecutorState:
+        """Grade the pool's coverage, decide whether to go on and close the round's report."""
+        rep = work.report
+        t = time.perf_counter()
+        before_cov = set(state.coverage.covered)
+        state.coverage = self.grader.grade(state.targets, state.pool)
+        rep.stage_ms["grade"] = _ms(t)
+        state.round_index = work.index
+        round_ms = (time.time() - work.started_at) * 1000.0
+        rep.stage_ms["round_total"] = round_ms
+        go, reason = should_continue(state, work.new_ids, round_ms, work.found_any)
+        rep.new_evidence = list(work.new_ids)
+        rep.newly_covered = [c for c in state.coverage.covered if c not in before_cov]
+        rep.missing = state.coverage.missing
+        rep.confidence = state.coverage.confidence
+        rep.stage_ms = {k: round(v, 2) for k, v in rep.stage_ms.items()}
+        rep.decision = reason
+        state.report.rounds.append(rep)
+        for k, v in rep.stage_ms.items():
+            state.stage_totals[k] = round(state.stage_totals.get(k, 0.0) + v, 2)
+        state.continue_search = go
+        if not go:
+            state.report.stop_reason = reason
+        return state
+
+    def finalize(
+        self, state: ExecutorState, errors: Sequence[SourceError] = ()
+    ) -> tuple[QueryExecutorOutput, EvidencePack]:
+        """The final ranking, hydrated candidates with provenance, and the evidence pack.
+        ``errors`` are failures outside the rounds (a failed step) to list with the rest."""
+        t = time.perf_counter()
+        plan, intent = state.plan, state.intent
         if len(state.round_rankings) > 1:
             ranking = final_ranking(state)
         else:
-            ranking = rerank_order(first_fused, state.rerank_scores, state.caps.rerank_top_n)
-        first_plan = state.plan
-        ok_all = [r for r in all_results if r.error is None]
-        candidates = self.executor.hydrate(first_plan, intent, ok_all, ranking[: plan.limit])
+            first = [f.fused_entry() for f in state.first_fused]
+            ranking = rerank_order(first, state.rerank_scores, state.caps.rerank_top_n)
+        results = [r.result() for r in state.retrieved]
+        ok_all = [r for r in results if r.error is None]
+        candidates = self.executor.hydrate(plan, intent, ok_all, ranking[: plan.limit])
         self._mark_relaxed(state, candidates)
         if state.rerank_scores:
             candidates = [
                 c.model_copy(update={"rerank_score": state.rerank_scores.get(c.id)})
                 for c in candidates
             ]
+        stage_total = dict(state.stage_totals)
         stage_total["hydrate"] = _ms(t)
         pack = finalize_evidence_pack(
             state, self.grader, [f.id for f in ranking], self.matcher.supports
         )
-        total = _ms(t0)
+        total = (time.time() - state.started_at) * 1000.0 if state.started_at else _ms(t)
         stage_total["total"] = total
         state.report.total_ms = round(total, 2)
-        stats = execution_stats(all_results, ranking, method, stage_total, intent, plan)
-        stats.candidates_before_fusion = before
+        stats = execution_stats(
+            results, ranking, state.fusion_used or plan.fusion, stage_total, intent, plan
+        )
+        stats.candidates_before_fusion = state.candidates_before
+        stats.candidates_after_fusion = max(state.candidates_after, len(ranking))
         stats.rounds = state.round_index
-        errors = [e for r in state.report.rounds for e in r.errors]
+        all_errors = [e for r in state.report.rounds for e in r.errors] + list(errors)
         output = QueryExecutorOutput(
             candidates=candidates,
             execution_stats=stats,
             confidence=pack.coverage.confidence if pack.evidence else 0.0,
-            errors=errors,
+            errors=all_errors,
         )
         return output, pack
+
+    def run(
+        self, plan: QueryPlan, intent: IntentState, caps: ExecutorCaps | None = None
+    ) -> tuple[QueryExecutorOutput, EvidencePack]:
+        """Run rounds in-process until the stopping policy says stop; never raises for a
+        failing source.
+
+        Raises:
+            PlanError: when the plan is invalid.
+        """
+        state = self.start(plan, intent, caps)
+        while (work := self.prepare_round(state)) is not None:
+            self.retrieve_all(work)
+            self.fuse_rerank(state, work)
+            self.grade_round(state, work)
+        return self.finalize(state)
 
     # ----- helpers ---------------------------------------------------------------------------
 
@@ -896,8 +1136,13 @@ def _ms(t: float) -> float:
 
 __all__ = [
     "ExecutorState",
+    "FusedRef",
+    "Hit",
     "MultiRoundExecutor",
     "PlanError",
+    "RetrievedList",
+    "RoundWork",
+    "SubQuery",
     "executor_gate",
     "final_ranking",
     "finalize_evidence_pack",
@@ -909,4 +1154,5 @@ __all__ = [
     "rerank_order",
     "run_retrieval",
     "should_continue",
+    "split_plan",
 ]

@@ -244,6 +244,11 @@ class RecordError(ValueError):
 _BUILTIN = {"tools", "documents"}
 
 
+def available_domains() -> list[str]:
+    """Names of the built-in domain schemas, sorted."""
+    return sorted(_BUILTIN)
+
+
 def load_schema(name_or_path: str | Path) -> DomainSchema:
     """Load a domain schema by built-in name (``tools``, ``documents``) or YAML path.
 
