@@ -84,6 +84,7 @@ class SearchState(_Wire):
     """The state passed from step to step (JSON-able, no vectors; see docs/state-machine.md)."""
 
     request: SearchRequest
+    correlation_id: str | None = Field(default=None, max_length=128)
     config: RunConfig = Field(default_factory=RunConfig)
     cache: CacheInfo | None = None
     intent: IntentState | None = None
@@ -105,6 +106,7 @@ class RetrieveEvent(_Wire):
 
     domain: str = Field(pattern=r"^[a-z][a-z0-9_-]{0,39}$")
     sub_query: SubQuery
+    correlation_id: str | None = Field(default=None, max_length=128)
 
 
 def _ms(t: float) -> float:

@@ -1,0 +1,233 @@
+"""The HTTP API (API Gateway HTTP API, payload v2): ``POST /search``, ``GET /health``,
+``GET /openapi.json``.
+
+Requests are validated by Powertools' data validation against :class:`SearchBody` (pydantic):
+a bad field gets a 422 whose ``detail`` names it (``loc``), unknown fields are rejected. The
+search runs through an :class:`Orchestrator`: :class:`StepFunctionsOrchestrator` in AWS
+(``StartSyncExecution`` on the Express state machine) or :class:`LocalOrchestrator` (the local
+runner; what ``agentic-search serve`` uses).
+
+A failed or timed-out synchronous execution still returns HTTP 200 from the Step Functions API
+with ``status`` FAILED / TIMED_OUT: the orchestrator turns it into :class:`SearchUnavailable`,
+answered as 502 (FAILED) or 504 (TIMED_OUT) with the error name.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from typing import Any, Protocol
+
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
+from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+from aws_lambda_powertools.metrics import MetricUnit
+from pydantic import ConfigDict, Field
+
+from agentic_search.runner import LocalRunner, SearchFailed
+from agentic_search.steps import QUERY_MAX_CHARS, RunConfig, SearchRequest, SearchState
+from agentic_search_lambda.observability import logger, metrics
+
+#: Largest request body accepted (bytes); API Gateway's own limit is 10 MB.
+MAX_BODY_BYTES = 64 * 1024
+
+
+class SearchBody(SearchRequest):
+    """``POST /search`` body: ``query`` (1..1,000 characters), ``limit`` (1..100, default 10),
+    ``rounds`` (1..5, default the deployment's ``MAX_ROUNDS``), ``domain`` (default tools).
+    Unknown fields are rejected."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    query: str = Field(min_length=1, max_length=QUERY_MAX_CHARS, examples=["free code editor"])
+
+
+class SearchUnavailable(RuntimeError):
+    """The search execution failed or timed out; ``status`` is 502 or 504."""
+
+    def __init__(self, status: int, error: str, cause: str) -> None:
+        super().__init__(f"{error}: {cause}")
+        self.status = status
+        self.error = error
+        self.cause = cause
+
+
+class Orchestrator(Protocol):
+    """Runs one search request end to end and returns the response dict."""
+
+    def search(self, request: SearchRequest, correlation_id: str) -> dict[str, Any]:
+        """The search response. Raises :class:`SearchUnavailable`."""
+        ...
+
+
+class LocalOrchestrator:
+    """The local runner in place of the state machine."""
+
+    def __init__(self, runner: LocalRunner) -> None:
+        self.runner = runner
+
+    def search(self, request: SearchRequest, correlation_id: str) -> dict[str, Any]:
+        """Run the graph in-process; a :class:`SearchFailed` becomes a 502."""
+        try:
+            result = self.runner.run(request)
+        except SearchFailed as exc:
+            raise SearchUnavailable(502, exc.error, exc.cause) from exc
+        assert result.state.response is not None
+        return result.state.response
+
+
+class StepFunctionsOrchestrator:
+    """``StartSyncExecution`` on the Express state machine ``state_machine_arn``."""
+
+    def __init__(self, state_machine_arn: str, client: Any | None = None, concurrency: int = 8):
+        if client is None:
+            import boto3
+
+            client = boto3.client("stepfunctions")
+        self.arn = state_machine_arn
+        self.client = client
+        self.concurrency = concurrency
+
+    def execution_input(self, request: SearchRequest, correlation_id: str) -> dict[str, Any]:
+        """The state machine's input: a fresh :class:`SearchState`."""
+        state = SearchState(
+            request=request,
+            config=RunConfig(map_max_concurrency=self.concurrency),
+            correlation_id=correlation_id,
+        )
+        return state.wire()
+
+    def search(self, request: SearchRequest, correlation_id: str) -> dict[str, Any]:
+        """Start, wait, and map the execution's status.
+
+        Raises:
+            SearchUnavailable: 502 for FAILED (with the Fail state's error name), 504 for
+                TIMED_OUT.
+        """
+        out = self.client.start_sync_execution(
+            stateMachineArn=self.arn,
+            name=correlation_id,
+            input=json.dumps(self.execution_input(request, correlation_id)),
+        )
+        status = out.get("status")
+        if status == "SUCCEEDED":
+            return json.loads(out["output"])
+        error = out.get("error") or f"Execution{str(status).title().replace('_', '')}"
+        cause = out.get("cause") or f"the search execution ended {status}"
+        raise SearchUnavailable(504 if status == "TIMED_OUT" else 502, error, cause)
+
+
+def _from_env() -> Orchestrator:
+    arn = os.environ.get("STATE_MACHINE_ARN")
+    if arn:
+        return StepFunctionsOrchestrator(
+            arn, concurrency=int(os.environ.get("MAP_MAX_CONCURRENCY", "8"))
+        )
+    from agentic_search_lambda.runtime import registry, settings, steps
+
+    registry()  # one engine registry per process
+    return LocalOrchestrator(LocalRunner(steps(), settings().max_parallel_sources))
+
+
+_orchestrator: Orchestrator | None = None
+
+
+def set_orchestrator(orchestrator: Orchestrator | None) -> None:
+    """Use ``orchestrator`` for searches (``None``: choose from the environment again)."""
+    global _orchestrator
+    _orchestrator = orchestrator
+
+
+def orchestrator() -> Orchestrator:
+    """The orchestrator in use (from the environment on first use)."""
+    global _orchestrator
+    if _orchestrator is None:
+        _orchestrator = _from_env()
+    return _orchestrator
+
+
+app = APIGatewayHttpResolver(enable_validation=True)
+app.configure_openapi(
+    title="agentic-search",
+    version="0.1.0",
+    summary="Agentic search: intent, plan, multi-round hybrid retrieval, evidence, provenance.",
+)
+
+
+@app.post("/search")
+def search(body: SearchBody) -> dict[str, Any]:
+    """Search the catalog; the response is the QueryExecutorOutput with intent, plan,
+    evidencePack and retrievalReport."""
+    raw = app.current_event.body or ""
+    if len(raw.encode("utf-8")) > MAX_BODY_BYTES:
+        return _error(413, "PayloadTooLarge", f"body over {MAX_BODY_BYTES} bytes")
+    correlation_id = app.current_event.request_context.request_id or str(uuid.uuid4())
+    request = SearchRequest.model_validate(body.model_dump())
+    response = orchestrator().search(request, correlation_id)
+    metrics.add_metric(name="Searches", unit=MetricUnit.Count, value=1)
+    if response.get("errors"):
+        metrics.add_metric(name="PartialResults", unit=MetricUnit.Count, value=1)
+    if (response.get("cache") or {}).get("hit"):
+        metrics.add_metric(name="CacheHits", unit=MetricUnit.Count, value=1)
+    return response
+
+
+@app.get("/health")
+def health() -> dict[str, str]:
+    """Liveness: the function is up (it does not touch the sources)."""
+    return {"status": "ok"}
+
+
+@app.get("/openapi.json")
+def openapi() -> Response:
+    """This API's OpenAPI 3 document."""
+    return Response(
+        status_code=200, content_type="application/json", body=app.get_openapi_json_schema()
+    )
+
+
+@app.exception_handler(SearchUnavailable)
+def _unavailable(exc: SearchUnavailable) -> Response:
+    logger.error("search execution failed", extra={"error": exc.error, "cause": exc.cause})
+    metrics.add_metric(name="SearchFailures", unit=MetricUnit.Count, value=1)
+    return _error(exc.status, exc.error, exc.cause[:500])
+
+
+@app.exception_handler(RequestValidationError)
+def _invalid(exc: RequestValidationError) -> Response:
+    detail = [
+        {
+            "field": ".".join(str(p) for p in e.get("loc", ()) if p != "body"),
+            "message": e.get("msg", ""),
+            "type": e.get("type", ""),
+        }
+        for e in exc.errors()
+    ]
+    fields = ", ".join(d["field"] or "body" for d in detail)
+    return Response(
+        status_code=422,
+        content_type="application/json",
+        body=json.dumps(
+            {"error": "ValidationError", "message": f"invalid field(s): {fields}", "detail": detail}
+        ),
+    )
+
+
+def _error(status: int, error: str, message: str) -> Response:
+    return Response(
+        status_code=status,
+        content_type="application/json",
+        body=json.dumps({"error": error, "message": message}),
+    )
+
+
+__all__ = [
+    "LocalOrchestrator",
+    "Orchestrator",
+    "SearchBody",
+    "SearchUnavailable",
+    "StepFunctionsOrchestrator",
+    "app",
+    "orchestrator",
+    "set_orchestrator",
+]
