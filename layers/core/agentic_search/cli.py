@@ -23,6 +23,7 @@ examples:
   agentic-search ingest my-catalog.jsonl --domain tools
   agentic-search ingest ../shared/datasets/scifact --domain documents
   agentic-search eval --dataset ../shared/datasets/scifact --out benchmarks/scifact
+  agentic-search serve --port 8080     # then POST {"query": "..."} to localhost:8080/search
 
 The first search ingests the bundled catalog (284 AI and developer tools) into the embedded
 store under ./.agentic-search (set AGENTIC_SEARCH_HOME or QDRANT_PATH to move it; set
@@ -63,7 +64,7 @@ def _positive_int(text: str) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The CLI's argument parser (subcommands: search, ingest, eval)."""
+    """The CLI's argument parser (subcommands: search, ingest, eval, bench, serve)."""
     parser = _Parser(
         prog="agentic-search",
         description=(
@@ -195,6 +196,8 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="evaluate only the first N judged queries",
     )
+    _add_bench_parser(sub)  # agentic-search bench
+    _add_serve_parser(sub)  # agentic-search serve
     return parser
 
 
@@ -346,7 +349,10 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 
     name = re.sub(r"[^a-z0-9-]+", "-", args.dataset.resolve().name.lower()).strip("-") or "dataset"
     prefix = args.collection_prefix if args.collection_prefix is not None else f"eval-{name}-"
-    engine = SearchEngine(Settings(collection_prefix=prefix), domain="documents")
+    # No result cache: every system answers every query itself.
+    engine = SearchEngine(
+        Settings(collection_prefix=prefix, cache_backend="none"), domain="documents"
+    )
     try:
         try:
             dataset = ev.load_beir(args.dataset, args.split, engine.schema).limit(args.max_queries)
@@ -399,6 +405,224 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+# ----- bench (agentic-search bench) --------------------------------------------------------------
+
+
+def _non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid number {text!r}: not an integer") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"invalid number {value}: must be at least 0")
+    return value
+
+
+def _add_bench_parser(sub) -> None:
+    b = sub.add_parser(
+        "bench",
+        help="measure per-stage search latency, ingest and raw model throughput, import time",
+        description=(
+            "Benchmark on this machine and write bench.json and bench.md:\n"
+            "  - search latency per stage (intent, plan, embed, dense, sparse, structured,\n"
+            "    fusion, evidence, select, grade, hydrate, total) p50/p95/p99 over the golden\n"
+            "    queries of the bundled catalog and the dataset's judged queries, after warm-up,\n"
+            "    for the multi-round executor and the one-round executor;\n"
+            "  - raw model throughput: one onnxruntime session, pre-tokenized length-sorted\n"
+            "    fixed batches, non-padding tokens/s (the physical limit of ingest);\n"
+            "  - ingest throughput of the dataset (or the bundled catalog) into a throwaway\n"
+            "    collection: docs/s, tokens/s, their ratio to the raw tokens/s, peak RSS;\n"
+            "  - import time of agentic_search.engine and each functions/*/app.py in fresh\n"
+            "    interpreters."
+        ),
+        epilog=(
+            "examples:\n"
+            "  agentic-search bench\n"
+            "  agentic-search bench --dataset ../shared/datasets/scifact --max-queries 100 "
+            "--ingest-docs 1000\n"
+            "  agentic-search bench --dataset DIR --no-golden --import-runs 1 --json\n"
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    b.add_argument(
+        "--dataset", type=Path, default=None, metavar="DIR", help="BEIR dataset folder (optional)"
+    )
+    b.add_argument("--split", default="test", help="qrels split: qrels/SPLIT.tsv (default test)")
+    b.add_argument(
+        "--max-queries",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="time only the first N judged queries of the dataset",
+    )
+    b.add_argument(
+        "--warmup",
+        type=_non_negative_int,
+        default=5,
+        metavar="N",
+        help="untimed warm-up queries per query set and mode (default 5)",
+    )
+    b.add_argument(
+        "--repeat",
+        type=_positive_int,
+        default=1,
+        metavar="N",
+        help="timed passes over each query set (default 1)",
+    )
+    b.add_argument(
+        "--ingest-docs",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="ingest only the first N documents for the throughput figures (default all)",
+    )
+    b.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="folder for bench.json and bench.md (default benchmarks/bench)",
+    )
+    b.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    b.add_argument(
+        "--collection-prefix",
+        default=None,
+        metavar="PREFIX",
+        help="collection prefix of the dataset's index (default eval-<dataset>-, as eval)",
+    )
+    b.add_argument(
+        "--import-runs",
+        type=_positive_int,
+        default=5,
+        metavar="N",
+        help="fresh interpreters per import timing, median reported (default 5)",
+    )
+    b.add_argument(
+        "--no-golden", action="store_true", help="skip the golden queries of the bundled catalog"
+    )
+
+
+def _cmd_bench(args: argparse.Namespace) -> int:
+    from agentic_search import bench
+    from agentic_search import evaluation as ev
+
+    if args.dataset is not None:
+        try:
+            ev.check_dataset(args.dataset, args.split)
+        except ev.DatasetError as exc:
+            _usage_error(str(exc))
+    out = args.out if args.out is not None else bench.DEFAULT_OUT
+    if out.exists() and not out.is_dir():
+        _usage_error(f"--out {out} exists and is not a folder")
+    from agentic_search.config import Settings
+    from agentic_search.engine import SearchEngine
+
+    config = bench.BenchConfig(
+        dataset=args.dataset,
+        split=args.split,
+        max_queries=args.max_queries,
+        warmup=args.warmup,
+        repeat=args.repeat,
+        ingest_docs=args.ingest_docs,
+        golden=not args.no_golden,
+        import_runs=args.import_runs,
+    )
+    settings = Settings()
+    engine = None
+    if args.dataset is not None:
+        prefix = args.collection_prefix
+        if prefix is None:
+            prefix = bench.default_collection_prefix(args.dataset)
+        settings = bench.without_cache(Settings(collection_prefix=prefix))
+        engine = SearchEngine(settings, domain="documents")
+    try:
+        err = _console(stderr=True)
+        with _progress(err) as progress:
+
+            def track(description: str, total: int | None):
+                task = progress.add_task(description, total=total)
+                return lambda n: progress.advance(task, n)
+
+            try:
+                result = bench.run_bench(config, settings, dataset_engine=engine, track=track)
+            except ev.DatasetError as exc:
+                _usage_error(str(exc))
+        paths = bench.write_outputs(result, out)
+        err.print("wrote " + ", ".join(str(p) for p in paths))
+        if args.json:
+            sys.stdout.write(json.dumps(result, ensure_ascii=False) + "\n")
+        else:
+            from rich.markdown import Markdown
+
+            _console().print(Markdown(bench.to_markdown(result)))
+    finally:
+        if engine is not None:
+            engine.close()
+    return 0
+
+
+# ----- end of bench ------------------------------------------------------------------------------
+
+
+# ----- serve -------------------------------------------------------------------------------------
+
+
+def _add_serve_parser(sub) -> None:
+    v = sub.add_parser(
+        "serve",
+        help="serve the HTTP API locally (the deployed SearchApiFunction handler)",
+        description=(
+            "Serve POST /search, GET /health and GET /openapi.json on a local port. Each request\n"
+            "becomes an API Gateway HTTP API (v2) event and goes through the same handler that\n"
+            "template.yaml deploys, with the state machine replaced by the local runner.\n"
+            "With the embedded Qdrant (local mode) searches run one at a time; set QDRANT_URL\n"
+            "to serve concurrent searches from a Qdrant server."
+        ),
+        epilog=(
+            "examples:\n"
+            "  agentic-search serve --port 8080\n"
+            '  curl -s -X POST localhost:8080/search -d \'{"query": "free code editor"}\'\n'
+            "  curl -s localhost:8080/openapi.json\n"
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    v.add_argument("--host", default="127.0.0.1", help="interface to bind (default 127.0.0.1)")
+    v.add_argument("--port", type=int, default=8080, help="port (default 8080; 0 picks a free one)")
+
+
+def _cmd_serve(args: argparse.Namespace) -> int:
+    if not 0 <= args.port <= 65535:
+        _usage_error(f"--port {args.port}: must be between 0 and 65535")
+    try:
+        from agentic_search_lambda.local_server import make_server
+    except ImportError as exc:  # pragma: no cover - powertools is a core dependency
+        sys.stderr.write(f"agentic-search: error: {exc}: pip install 'agentic-search'\n")
+        return 1
+    # Powertools' metrics go to CloudWatch in Lambda; locally they would only flood stdout.
+    os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
+    os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
+    from agentic_search_lambda.runtime import registry
+
+    engine = registry()("tools")
+    if engine.is_empty():
+        err = _console(stderr=True)
+        err.print("[dim]first use: ingesting the bundled catalog...[/dim]")
+        engine.ensure_bundled_catalog()
+    server = make_server(args.host, args.port)
+    host, port = server.server_address[:2]
+    sys.stderr.write(f"agentic-search: serving on http://{host}:{port} (Ctrl-C to stop)\n")
+    sys.stderr.flush()
+    try:
+        server.serve_forever()
+    finally:
+        server.server_close()
+        registry().close()
+    return 0
+
+
+# ----- end of serve ------------------------------------------------------------------------------
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script; returns the exit code."""
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -413,6 +637,10 @@ def main(argv: list[str] | None = None) -> int:
             return _cmd_search(args)
         if args.command == "eval":
             return _cmd_eval(args)
+        if args.command == "bench":
+            return _cmd_bench(args)
+        if args.command == "serve":
+            return _cmd_serve(args)
         return _cmd_ingest(args)
     except (VectorStoreError, EmbedderError, FileNotFoundError, OSError) as exc:
         sys.stderr.write(f"agentic-search: error: {exc}\n")

@@ -21,12 +21,14 @@ from typing import Any, Protocol
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import ConfigDict, Field
 
 from agentic_search.runner import LocalRunner, SearchFailed
 from agentic_search.steps import QUERY_MAX_CHARS, RunConfig, SearchRequest, SearchState
-from agentic_search_lambda.observability import logger, metrics
+from agentic_search_lambda.observability import logger, metrics, tracer
 
 #: Largest request body accepted (bytes); API Gateway's own limit is 10 MB.
 MAX_BODY_BYTES = 64 * 1024
@@ -197,7 +199,8 @@ def _unavailable(exc: SearchUnavailable) -> Response:
 def _invalid(exc: RequestValidationError) -> Response:
     detail = [
         {
-            "field": ".".join(str(p) for p in e.get("loc", ()) if p != "body"),
+            "field": ".".join(str(p) for p in e.get("loc", ())[1:] if not isinstance(p, int))
+            or "body",
             "message": e.get("msg", ""),
             "type": e.get("type", ""),
         }
@@ -211,6 +214,31 @@ def _invalid(exc: RequestValidationError) -> Response:
             {"error": "ValidationError", "message": f"invalid field(s): {fields}", "detail": detail}
         ),
     )
+
+
+@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)
+@tracer.capture_lambda_handler(capture_response=False)
+@metrics.log_metrics(capture_cold_start_metric=True)
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    """SearchApiFunction's handler (``functions/search_api/app.py`` re-exports it; ``serve``
+    calls it with events it builds from local HTTP requests).
+
+    A JSON body sent as ``application/x-www-form-urlencoded`` (what ``curl -d`` declares by
+    default) is read as JSON; any other non-JSON content type is refused with a 422."""
+    return app.resolve(_json_body_as_declared(event), context)
+
+
+def _json_body_as_declared(event: dict[str, Any]) -> dict[str, Any]:
+    headers = event.get("headers") or {}
+    ctype = str(headers.get("content-type", "")).lower()
+    body = event.get("body") or ""
+    if (
+        ctype.startswith("application/x-www-form-urlencoded")
+        and not event.get("isBase64Encoded")
+        and body.lstrip().startswith("{")
+    ):
+        event = {**event, "headers": {**headers, "content-type": "application/json"}}
+    return event
 
 
 def _error(status: int, error: str, message: str) -> Response:
@@ -228,6 +256,7 @@ __all__ = [
     "SearchUnavailable",
     "StepFunctionsOrchestrator",
     "app",
+    "handler",
     "orchestrator",
     "set_orchestrator",
 ]

@@ -1,0 +1,153 @@
+"""``agentic-search serve``: a local HTTP server in front of the real SearchApiFunction handler.
+
+Each HTTP request becomes an API Gateway HTTP API (payload v2) event and goes through
+:func:`agentic_search_lambda.api.handler`, the function the template deploys; the state machine
+is replaced by the local runner (:class:`~agentic_search_lambda.api.LocalOrchestrator`).
+
+Concurrency: requests are served by a thread per connection, but searches run one at a time
+behind a lock. Qdrant local mode is a single-process, in-memory store without locking of its
+own (one client per folder), so the engines share one client and only one search touches it
+at a time; the sources of that one search still run in parallel. For concurrent searches, run
+a Qdrant server (``QDRANT_URL``), which lifts the lock.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import json
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import urlsplit
+
+from agentic_search_lambda import api
+
+#: Bodies above this are refused before they are read (API Gateway's own limit is 10 MB).
+MAX_REQUEST_BYTES = 1024 * 1024
+
+
+@dataclass
+class LocalContext:
+    """The attributes of a Lambda context that Powertools reads."""
+
+    function_name: str = "SearchApiFunction"
+    function_version: str = "$LATEST"
+    memory_limit_in_mb: int = 1024
+    invoked_function_arn: str = "arn:aws:lambda:local:000000000000:function:SearchApiFunction"
+    aws_request_id: str = ""
+    log_group_name: str = "/aws/lambda/SearchApiFunction"
+    log_stream_name: str = "local"
+
+    def get_remaining_time_in_millis(self) -> int:
+        """Lambda's API: time left (a fixed 30 s locally)."""
+        return 30_000
+
+
+def http_api_event(
+    method: str, target: str, headers: dict[str, str], body: bytes, source_ip: str = "127.0.0.1"
+) -> dict[str, Any]:
+    """The API Gateway HTTP API payload-v2 event for one request (what Lambda receives).
+
+    Non-UTF-8 bodies are passed base64-encoded with ``isBase64Encoded`` true, as API Gateway
+    does for binary payloads.
+    """
+    parts = urlsplit(target)
+    lower = {k.lower(): v for k, v in headers.items()}
+    try:
+        text, encoded = body.decode("utf-8"), False
+    except UnicodeDecodeError:
+        text, encoded = base64.b64encode(body).decode("ascii"), True
+    now = time.time()
+    request_id = str(uuid.uuid4())
+    event: dict[str, Any] = {
+        "version": "2.0",
+        "routeKey": f"{method} {parts.path}",
+        "rawPath": parts.path,
+        "rawQueryString": parts.query,
+        "headers": lower,
+        "requestContext": {
+            "accountId": "000000000000",
+            "apiId": "local",
+            "domainName": lower.get("host", "localhost"),
+            "http": {
+                "method": method,
+                "path": parts.path,
+                "protocol": "HTTP/1.1",
+                "sourceIp": source_ip,
+                "userAgent": lower.get("user-agent", ""),
+            },
+            "requestId": request_id,
+            "routeKey": f"{method} {parts.path}",
+            "stage": "$default",
+            "time": time.strftime("%d/%b/%Y:%H:%M:%S +0000", time.gmtime(now)),
+            "timeEpoch": int(now * 1000),
+        },
+        "isBase64Encoded": encoded,
+    }
+    if parts.query:
+        event["queryStringParameters"] = dict(
+            p.split("=", 1) if "=" in p else (p, "") for p in parts.query.split("&")
+        )
+    if body:
+        event["body"] = text
+    return event
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server_version = "agentic-search"
+    lock: Any = threading.Lock()
+
+    def _serve(self) -> None:
+        length = int(self.headers.get("content-length") or 0)
+        if length > MAX_REQUEST_BYTES:
+            self._reply(
+                413,
+                {"content-type": "application/json"},
+                json.dumps(
+                    {"error": "PayloadTooLarge", "message": f"body over {MAX_REQUEST_BYTES} bytes"}
+                ).encode(),
+            )
+            self.close_connection = True
+            return
+        body = self.rfile.read(length) if length else b""
+        event = http_api_event(
+            self.command, self.path, dict(self.headers.items()), body, self.client_address[0]
+        )
+        ctx = LocalContext(aws_request_id=event["requestContext"]["requestId"])
+        with self.lock:
+            out = api.handler(event, ctx)
+        data = out.get("body") or ""
+        raw = base64.b64decode(data) if out.get("isBase64Encoded") else data.encode("utf-8")
+        self._reply(int(out.get("statusCode", 200)), dict(out.get("headers") or {}), raw)
+
+    def _reply(self, status: int, headers: dict[str, str], raw: bytes) -> None:
+        self.send_response(status)
+        for k, v in headers.items():
+            if k.lower() != "content-length":
+                self.send_header(k, v)
+        self.send_header("content-length", str(len(raw)))
+        self.end_headers()
+        self.wfile.write(raw)
+
+    do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = _serve
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return  # Powertools Logger already logs every request as JSON
+
+
+def make_server(host: str = "127.0.0.1", port: int = 8080) -> ThreadingHTTPServer:
+    """A server bound to ``host:port`` (port 0: any free port; see ``server_address``).
+    Searches are serialized unless ``QDRANT_URL`` points at a Qdrant server."""
+    from agentic_search_lambda.runtime import settings
+
+    _Handler.lock = contextlib.nullcontext() if settings().qdrant_url else threading.Lock()
+    server = ThreadingHTTPServer((host, port), _Handler)
+    server.daemon_threads = True
+    return server
+
+
+__all__ = ["LocalContext", "http_api_event", "make_server"]
