@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 QUERY  ?= AI code completion tools that work locally
 
-.PHONY: demo test lint install clean
+.PHONY: demo test lint validate serve install clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,8 +23,16 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-test: lint
+# SAM template and state machine: sam validate --lint, cfn-lint (+ serverless rules), sam build
+# (SAM CLI in its own .venv-sam; see scripts/validate-template.sh).
+validate:
+	bash scripts/validate-template.sh
+
+test: lint validate
 	$(BIN)/python -m pytest
 
+serve: $(STAMP)
+	$(BIN)/agentic-search serve --port 8080
+
 clean:
-	rm -rf $(VENV) .agentic-search .pytest_cache .ruff_cache
+	rm -rf $(VENV) .venv-sam .aws-sam .agentic-search .pytest_cache .ruff_cache

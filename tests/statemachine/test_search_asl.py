@@ -210,6 +210,7 @@ def test_a_failing_retrieve_is_listed_and_the_other_sources_still_answer(sfn, st
     response = json.loads(out["output"])
     failed = [e for e in response["errors"] if e["source"].startswith("sparse:")]
     assert failed and failed[0]["error"] == "RuntimeError"
+    assert failed[0]["message"] == "injected fault in RetrieveFunction"  # no stack trace
     assert response["candidates"], "dense and structured sources still answered"
     assert "RetrieveFailed" in entered(history)
 
@@ -242,6 +243,18 @@ def test_a_fuse_failure_in_round_two_finalizes_with_round_one_and_lists_the_erro
     assert len(response["retrievalReport"]["rounds"]) == 1
     assert response["candidates"]
     assert entered(history)[-3:] == ["Finalize", "CacheStore", "Respond"]
+
+
+def test_a_prepare_failure_in_round_two_finalizes_with_round_one(sfn):
+    _, _, faults = sfn
+    faults.rules["PrepareRoundFunction"] = lambda e: e["executor"]["roundIndex"] == 1
+    out, _ = execute(sfn, {"query": "chatbot for healthcare", "limit": 5})
+    assert out["status"] == "SUCCEEDED"
+    response = json.loads(out["output"])
+    assert [e["source"] for e in response["errors"]] == ["PrepareRound"]
+    assert "injected fault" in response["errors"][0]["message"]
+    assert "stackTrace" not in response["errors"][0]["message"]
+    assert len(response["retrievalReport"]["rounds"]) == 1 and response["candidates"]
 
 
 def test_a_failing_finalize_fails_the_execution_with_a_named_error(sfn):

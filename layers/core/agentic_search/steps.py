@@ -12,6 +12,7 @@ fields a Catch adds (``intentError``, ``fuseError``, ...) are plain inputs the n
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from typing import Any
@@ -54,8 +55,23 @@ class StepError(BaseModel):
     Cause: str | None = None
 
     def source_error(self, step: str) -> SourceError:
-        """The error as the response lists it (``source`` = the failed step)."""
-        return SourceError(source=step, error=self.Error, message=(self.Cause or "")[:500])
+        """The error as the response lists it (``source`` = the failed step), without the
+        Lambda stack trace."""
+        return SourceError(source=step, error=self.Error, message=error_message(self.Cause))
+
+
+def error_message(cause: str | None, limit: int = 500) -> str:
+    """A client-safe message from a Step Functions error cause: a Lambda function error's
+    cause is JSON with ``errorMessage`` and ``stackTrace``; only the message is kept."""
+    text = cause or ""
+    if text.startswith("{"):
+        try:
+            parsed = json.loads(text)
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, dict) and "errorMessage" in parsed:
+            text = str(parsed["errorMessage"])
+    return text[:limit]
 
 
 class CacheInfo(_Wire):
@@ -220,6 +236,9 @@ class SearchSteps:
     def fuse_rerank(self, state: SearchState) -> SearchState:
         """FuseRerank: fuse the Map's results, relax, rerank, select evidence."""
         ex, work = self._executor(state), self._round(state)
+        for res in work.results:  # a RetrieveFailed result carries the Lambda error's cause
+            if res.error is not None:
+                res.error.message = error_message(res.error.message)
         self.engine(state.request.domain).multi_round.fuse_rerank(ex, work)
         return state
 
@@ -346,4 +365,5 @@ __all__ = [
     "SearchState",
     "SearchSteps",
     "StepError",
+    "error_message",
 ]

@@ -27,7 +27,13 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import ConfigDict, Field
 
 from agentic_search.runner import LocalRunner, SearchFailed
-from agentic_search.steps import QUERY_MAX_CHARS, RunConfig, SearchRequest, SearchState
+from agentic_search.steps import (
+    QUERY_MAX_CHARS,
+    RunConfig,
+    SearchRequest,
+    SearchState,
+    error_message,
+)
 from agentic_search_lambda.observability import logger, metrics, tracer
 
 #: Largest request body accepted (bytes); API Gateway's own limit is 10 MB.
@@ -115,7 +121,7 @@ class StepFunctionsOrchestrator:
         if status == "SUCCEEDED":
             return json.loads(out["output"])
         error = out.get("error") or f"Execution{str(status).title().replace('_', '')}"
-        cause = out.get("cause") or f"the search execution ended {status}"
+        cause = error_message(out.get("cause")) or f"the search execution ended {status}"
         raise SearchUnavailable(504 if status == "TIMED_OUT" else 502, error, cause)
 
 

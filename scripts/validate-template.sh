@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# Validate and build the SAM template offline, the way a deployment would see it:
+#   1. sam validate --lint          (SAM transform of template.yaml + cfn-lint)
+#   2. cfn-lint + serverless rules  (cfn-lint-serverless; .cfnlintrc says what is ignored and why)
+#   3. sam build                    (no container: pip-installs the layer requirements)
+# then prints the built size of each function and of the layer and fails when a function plus the
+# layer is over Lambda's 250 MB unzipped limit. Every step is timed.
+#
+# SAM CLI lives in its own venv (.venv-sam, created on first use): it pins its own cfn-lint and
+# aws-sam-translator, which must not leak into the project's .venv.
+#
+# Usage: scripts/validate-template.sh [--no-build]
+#   TEMPLATE (template.yaml), BUILD_DIR (.aws-sam/build), SAM_VENV (.venv-sam), PYTHON may be set.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+TEMPLATE=${TEMPLATE:-template.yaml}
+BUILD_DIR=${BUILD_DIR:-.aws-sam/build}
+SAM_VENV=${SAM_VENV:-$ROOT/.venv-sam}
+PYTHON=${PYTHON:-$(command -v python3.11 || command -v python3)}
+SAM_CLI_VERSION=1.170.0
+CFN_LINT_SERVERLESS_VERSION=0.3.6
+LIMIT_BYTES=$((250 * 1024 * 1024))
+
+BUILD=1
+for arg in "$@"; do
+  case "$arg" in
+    --no-build) BUILD=0 ;;
+    -h | --help) sed -n '2,16p' "$0"; exit 0 ;;
+    *) echo "unknown argument: $arg" >&2; exit 2 ;;
+  esac
+done
+
+# No AWS account here: a region is enough for validate/build; never ask for credentials.
+export AWS_DEFAULT_REGION=${AWS_DEFAULT_REGION:-us-east-1}
+export SAM_CLI_TELEMETRY=0
+# The template uses the AWS::LanguageExtensions transform (Fn::If on the HTTP API's Auth);
+# have SAM CLI expand it locally as CloudFormation does.
+export SAM_CLI_ENABLE_LANGUAGE_EXTENSIONS=1
+
+TIMINGS=()
+step() {
+  local name=$1
+  shift
+  echo "==> $name: $*"
+  local start end
+  start=$(date +%s.%N)
+  "$@"
+  end=$(date +%s.%N)
+  TIMINGS+=("$(awk -v n="$name" -v a="$start" -v b="$end" 'BEGIN { printf "%-34s %7.1f s", n, b - a }')")
+}
+
+install_sam() {
+  if [ -x "$SAM_VENV/bin/sam" ] && [ -x "$SAM_VENV/bin/cfn-lint" ] \
+    && "$SAM_VENV/bin/python" -c "import cfn_lint_serverless" 2>/dev/null; then
+    echo "$SAM_VENV already has SAM CLI ($("$SAM_VENV/bin/sam" --version))"
+    return
+  fi
+  "$PYTHON" -m venv "$SAM_VENV"
+  "$SAM_VENV/bin/python" -m pip install --quiet --upgrade pip
+  "$SAM_VENV/bin/python" -m pip install --quiet \
+    "aws-sam-cli==$SAM_CLI_VERSION" "cfn-lint-serverless==$CFN_LINT_SERVERLESS_VERSION"
+}
+
+mb() { awk -v b="$1" 'BEGIN { printf "%.3f", b / 1048576 }'; }
+
+report_sizes() {
+  local layer_dir="$BUILD_DIR/CoreLayer"
+  if [ ! -d "$layer_dir" ]; then
+    echo "no built layer at $layer_dir" >&2
+    return 1
+  fi
+  local layer_bytes fn_bytes total over=0
+  layer_bytes=$(du -sb "$layer_dir" | cut -f1)
+  printf '%-28s %10s\n' "artifact" "MB (unzipped)"
+  printf '%-28s %10.1f\n' "CoreLayer" "$(mb "$layer_bytes")"
+  for dir in "$BUILD_DIR"/*Function; do
+    [ -d "$dir" ] || continue
+    fn_bytes=$(du -sb "$dir" | cut -f1)
+    total=$((fn_bytes + layer_bytes))
+    printf '%-28s %10.3f  (with layer %.1f)\n' "$(basename "$dir")" \
+      "$(mb "$fn_bytes")" "$(mb "$total")"
+    if [ "$total" -gt "$LIMIT_BYTES" ]; then
+      echo "  over Lambda's 250 MB unzipped limit" >&2
+      over=1
+    fi
+  done
+  return "$over"
+}
+
+step "install SAM CLI (.venv-sam)" install_sam
+step "sam validate --lint" "$SAM_VENV/bin/sam" validate --lint --template "$TEMPLATE"
+step "sam validate (SAM transform)" "$SAM_VENV/bin/sam" validate --template "$TEMPLATE"
+step "cfn-lint (+ serverless rules)" \
+  "$SAM_VENV/bin/cfn-lint" --append-rules cfn_lint_serverless.rules -- "$TEMPLATE"
+if [ "$BUILD" = 1 ]; then
+  step "sam build" "$SAM_VENV/bin/sam" build --template "$TEMPLATE" --build-dir "$BUILD_DIR"
+  step "built sizes" report_sizes
+fi
+
+echo
+echo "timings:"
+printf '  %s\n' "${TIMINGS[@]}"
