@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import importlib.util
 import json
 import os
 import sys
@@ -29,7 +30,8 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "layers" / "core"))
+if importlib.util.find_spec("agentic_search") is None:  # not installed: the layer's source
+    sys.path.insert(0, str(ROOT / "layers" / "core"))
 
 from agentic_search.cache import SqliteCache  # noqa: E402
 from agentic_search.config import Settings  # noqa: E402

@@ -113,16 +113,19 @@ class SqliteCache:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._clock = clock
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(str(self.path), check_same_thread=False, timeout=5.0)
-        with self._lock, self._db:
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute(
-                "CREATE TABLE IF NOT EXISTS entries "
-                "(key TEXT PRIMARY KEY, value TEXT NOT NULL, expires_at REAL NOT NULL)"
-            )
-            self._db.execute(
-                "CREATE TABLE IF NOT EXISTS catalog (domain TEXT PRIMARY KEY, version INTEGER)"
-            )
+        try:
+            self._db = sqlite3.connect(str(self.path), check_same_thread=False, timeout=5.0)
+            with self._lock, self._db:
+                self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.execute(
+                    "CREATE TABLE IF NOT EXISTS entries "
+                    "(key TEXT PRIMARY KEY, value TEXT NOT NULL, expires_at REAL NOT NULL)"
+                )
+                self._db.execute(
+                    "CREATE TABLE IF NOT EXISTS catalog (domain TEXT PRIMARY KEY, version INTEGER)"
+                )
+        except sqlite3.Error as exc:
+            raise CacheError(f"sqlite cache {self.path} cannot be opened: {exc}") from exc
 
     def get(self, key: str) -> dict[str, Any] | None:
         """The unexpired value under ``key`` (expired rows are deleted on read)."""
@@ -153,23 +156,29 @@ class SqliteCache:
 
     def catalog_version(self, domain: str) -> int:
         """The stored version, 0 when none."""
-        with self._lock:
-            row = self._db.execute(
-                "SELECT version FROM catalog WHERE domain = ?", (domain,)
-            ).fetchone()
+        try:
+            with self._lock:
+                row = self._db.execute(
+                    "SELECT version FROM catalog WHERE domain = ?", (domain,)
+                ).fetchone()
+        except sqlite3.Error as exc:
+            raise CacheError(f"sqlite catalog version read failed: {exc}") from exc
         return int(row[0]) if row else 0
 
     def bump_catalog_version(self, domain: str) -> int:
         """Increment atomically; returns the new version."""
-        with self._lock, self._db:
-            self._db.execute(
-                "INSERT INTO catalog VALUES (?, 1) "
-                "ON CONFLICT(domain) DO UPDATE SET version = version + 1",
-                (domain,),
-            )
-            row = self._db.execute(
-                "SELECT version FROM catalog WHERE domain = ?", (domain,)
-            ).fetchone()
+        try:
+            with self._lock, self._db:
+                self._db.execute(
+                    "INSERT INTO catalog VALUES (?, 1) "
+                    "ON CONFLICT(domain) DO UPDATE SET version = version + 1",
+                    (domain,),
+                )
+                row = self._db.execute(
+                    "SELECT version FROM catalog WHERE domain = ?", (domain,)
+                ).fetchone()
+        except sqlite3.Error as exc:
+            raise CacheError(f"sqlite catalog version update failed: {exc}") from exc
         return int(row[0])
 
     def close(self) -> None:

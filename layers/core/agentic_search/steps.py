@@ -165,9 +165,10 @@ class SearchSteps:
         A failing cache is a miss with ``cache.error`` set (never a failed search)."""
         req = state.request
         engine = self.engine(req.domain)
-        cache = self.cache_of(engine)
-        info = CacheInfo(backend=cache.name)
+        info = CacheInfo()
         try:
+            cache = self.cache_of(engine)
+            info.backend = cache.name
             info.key = cache_key(
                 req.query,
                 limit=req.limit,

@@ -47,7 +47,11 @@ class SearchBody(SearchRequest):
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
-    query: str = Field(min_length=1, max_length=QUERY_MAX_CHARS, examples=["free code editor"])
+    query: str = Field(
+        min_length=1, max_length=QUERY_MAX_CHARS, strict=True, examples=["free code editor"]
+    )
+    limit: int = Field(default=10, ge=1, le=100, strict=True)
+    rounds: int | None = Field(default=None, ge=1, le=5, strict=True)
 
 
 class SearchUnavailable(RuntimeError):
@@ -187,7 +191,7 @@ def health() -> dict[str, str]:
 
 
 @app.get("/openapi.json")
-def openapi() -> Response:
+def openapi() -> Response[str]:
     """This API's OpenAPI 3 document."""
     return Response(
         status_code=200, content_type="application/json", body=app.get_openapi_json_schema()
@@ -199,6 +203,12 @@ def _unavailable(exc: SearchUnavailable) -> Response:
     logger.error("search execution failed", extra={"error": exc.error, "cause": exc.cause})
     metrics.add_metric(name="SearchFailures", unit=MetricUnit.Count, value=1)
     return _error(exc.status, exc.error, exc.cause[:500])
+
+
+@app.exception_handler(UnicodeDecodeError)
+def _undecodable(exc: UnicodeDecodeError) -> Response:
+    # A body that is not UTF-8 (API Gateway passes it base64-encoded): the client's fault.
+    return _error(400, "InvalidBody", f"the body is not UTF-8 ({exc.reason} at byte {exc.start})")
 
 
 @app.exception_handler(RequestValidationError)

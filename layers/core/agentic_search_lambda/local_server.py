@@ -26,8 +26,10 @@ from urllib.parse import urlsplit
 
 from agentic_search_lambda import api
 
-#: Bodies above this are refused before they are read (API Gateway's own limit is 10 MB).
+#: Bodies above this are refused with a 413 (API Gateway's own limit is 10 MB).
 MAX_REQUEST_BYTES = 1024 * 1024
+#: An oversized body is read (and dropped) up to this size before the 413 is sent.
+DRAIN_MAX_BYTES = 10 * 1024 * 1024
 
 
 @dataclass
@@ -104,6 +106,14 @@ class _Handler(BaseHTTPRequestHandler):
     def _serve(self) -> None:
         length = int(self.headers.get("content-length") or 0)
         if length > MAX_REQUEST_BYTES:
+            # Read and drop the body (up to API Gateway's 10 MB) so that the client, still
+            # sending, reads the 413 instead of a connection reset.
+            remaining = min(length, DRAIN_MAX_BYTES)
+            while remaining > 0:
+                chunk = self.rfile.read(min(remaining, 64 * 1024))
+                if not chunk:
+                    break
+                remaining -= len(chunk)
             self._reply(
                 413,
                 {"content-type": "application/json"},
@@ -118,8 +128,13 @@ class _Handler(BaseHTTPRequestHandler):
             self.command, self.path, dict(self.headers.items()), body, self.client_address[0]
         )
         ctx = LocalContext(aws_request_id=event["requestContext"]["requestId"])
-        with self.lock:
-            out = api.handler(event, ctx)
+        try:
+            with self.lock:
+                out = api.handler(event, ctx)
+        except Exception as exc:  # never a dropped connection; the reason, not a stack trace
+            body = {"error": "InternalError", "message": type(exc).__name__}
+            self._reply(500, {"content-type": "application/json"}, json.dumps(body).encode())
+            return
         data = out.get("body") or ""
         raw = base64.b64decode(data) if out.get("isBase64Encoded") else data.encode("utf-8")
         self._reply(int(out.get("statusCode", 200)), dict(out.get("headers") or {}), raw)
