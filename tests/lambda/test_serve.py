@@ -146,3 +146,48 @@ def test_serve_help_exits_0_and_shows_how_to_curl_it():
     assert proc.returncode == 0, proc.stderr
     assert "curl" in proc.stdout
     assert "--port" in proc.stdout and "/search" in proc.stdout
+
+
+#: Keys that differ between two runs of the same search: wall-clock timings only.
+TIMING_KEYS = {"latencyMs", "stageMs", "sourceMs", "totalMs", "ms"}
+
+
+def without_timings(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: without_timings(v) for k, v in value.items() if k not in TIMING_KEYS}
+    if isinstance(value, list):
+        return [without_timings(v) for v in value]
+    return value
+
+
+class _Unclosable:
+    """The session engine as the CLI sees it (the CLI closes its engine when done)."""
+
+    def __init__(self, engine: Any) -> None:
+        self._engine = engine
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._engine, name)
+
+    def close(self) -> None:
+        pass
+
+
+def test_serve_answers_with_the_json_that_search_json_prints(
+    base_url, tools_engine, capsys, monkeypatch
+):
+    # GIVEN the same engine behind `serve` and behind the CLI's `search --json`
+    from agentic_search import cli
+
+    query = "open source vector database I can self-host"
+    monkeypatch.setattr(cli, "_engine", lambda domain: _Unclosable(tools_engine))
+    # WHEN the CLI prints the search as JSON
+    assert cli.main(["search", query, "--json", "--limit", "5"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    # AND the same request goes through the HTTP server
+    status, served = search(base_url, {"query": query, "limit": 5})
+    # THEN both are the same document, apart from timings and the server's cache/extractor notes
+    assert status == 200
+    assert set(served) - set(printed) <= {"cache", "extractor"}
+    served = {k: v for k, v in served.items() if k in printed}
+    assert without_timings(served) == without_timings(printed)
