@@ -123,7 +123,8 @@ _SKIP_STAGES = frozenset({"total", "round_total", "pipeline_total", "retrieve_al
 STAGE_HELP: dict[str, str] = {
     "intent": "rule-based intent extraction",
     "plan": "query planning",
-    "embed": "query embedding (all rounds)",
+    "embed": "query embedding, summed over the executor's source runs (rounds and the "
+    "sub-queries the local runner runs in parallel)",
     "dense": "dense vector source calls, summed (parallel: overlaps retrieve)",
     "sparse": "BM25 source calls, summed (parallel: overlaps retrieve)",
     "structured": "structured source calls, summed (parallel: overlaps retrieve)",
