@@ -100,6 +100,7 @@ class QueryExecutor:
         self.analyzer = default_analyzer()
         self._vector_cache: OrderedDict[tuple[int, str], np.ndarray] = OrderedDict()
         self._cache_lock = threading.Lock()
+        self._in_flight: dict[tuple[int, str], cf.Future] = {}
 
     def clear_vector_cache(self) -> None:
         """Forget cached query vectors (benchmarks call this so a query is timed cold)."""
@@ -211,24 +212,42 @@ class QueryExecutor:
         errors: dict[str, str] = {}
         embedder = self.embedder
         tag = id(embedder)  # a swapped embedder never sees another one's vectors
+        mine: list[str] = []  # texts this call embeds
+        waits: dict[str, cf.Future] = {}  # texts another thread is embedding right now
         with self._cache_lock:
             for t in texts:
-                if (tag, t) in self._vector_cache:
-                    self._vector_cache.move_to_end((tag, t))
-                    vectors[t] = self._vector_cache[(tag, t)]
-        todo = [t for t in texts if t not in vectors]
-        if not todo:
-            return vectors, errors
-        try:
-            embedded = embedder.embed_documents(todo)
-        except Exception as exc:  # any embedder failure fails only the dense sources
-            return vectors, {t: f"{type(exc).__name__}: {exc}" for t in todo}
-        with self._cache_lock:
-            for t, v in zip(todo, embedded, strict=True):
-                vectors[t] = v
-                self._vector_cache[(tag, t)] = v
-                while len(self._vector_cache) > QUERY_VECTOR_CACHE:
-                    self._vector_cache.popitem(last=False)
+                key = (tag, t)
+                if key in self._vector_cache:
+                    self._vector_cache.move_to_end(key)
+                    vectors[t] = self._vector_cache[key]
+                elif key in self._in_flight:
+                    waits[t] = self._in_flight[key]
+                else:
+                    self._in_flight[key] = cf.Future()
+                    mine.append(t)
+        if mine:
+            try:
+                embedded = embedder.embed_documents(mine)
+                failure: Exception | None = None
+            except Exception as exc:  # any embedder failure fails only the dense sources
+                embedded, failure = [], exc
+            with self._cache_lock:
+                for i, t in enumerate(mine):
+                    fut = self._in_flight.pop((tag, t))
+                    if failure is not None:
+                        fut.set_exception(failure)
+                        errors[t] = f"{type(failure).__name__}: {failure}"
+                        continue
+                    vectors[t] = embedded[i]
+                    fut.set_result(embedded[i])
+                    self._vector_cache[(tag, t)] = embedded[i]
+                    while len(self._vector_cache) > QUERY_VECTOR_CACHE:
+                        self._vector_cache.popitem(last=False)
+        for t, fut in waits.items():  # sub-queries of one round share one embedding
+            try:
+                vectors[t] = fut.result()
+            except Exception as exc:
+                errors[t] = f"{type(exc).__name__}: {exc}"
         return vectors, errors
 
     # ----- main -------------------------------------------------------------------------------

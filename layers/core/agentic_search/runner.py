@@ -92,6 +92,11 @@ def _snapshot(state: SearchState) -> SearchState:
     return SearchState.model_validate_json(state.model_dump_json(by_alias=True))
 
 
+def _going_on(state: SearchState) -> bool:
+    """The Choice states' test: ``executor.continueSearch``."""
+    return state.executor is not None and state.executor.continue_search
+
+
 def _error(exc: BaseException) -> StepError:
     return StepError(Error=type(exc).__name__, Cause=str(exc)[:1000])
 
@@ -163,6 +168,24 @@ class LocalRunner:
         trace.append("Respond")
         return RunResult(state, trace)
 
+    @staticmethod
+    def _caught(
+        state: SearchState,
+        trace: list[str],
+        name: str,
+        fn: Callable[[SearchState], SearchState],
+        error_field: str,
+    ) -> tuple[SearchState, bool]:
+        """Run one catchable state: on failure, the state as it was before the step (what a
+        Catch hands on) with the error at ``error_field``; the flag says whether it failed."""
+        snapshot = _snapshot(state)
+        trace.append(name)
+        try:
+            return fn(state), False
+        except Exception as exc:
+            setattr(snapshot, error_field, _error(exc))
+            return snapshot, True
+
     def _with_fallback(
         self,
         state: SearchState,
@@ -171,13 +194,9 @@ class LocalRunner:
         fn: Callable[[SearchState], SearchState],
         error_field: str,
     ) -> SearchState:
-        snapshot = _snapshot(state)
-        trace.append(name)
-        try:
-            return fn(state)
-        except Exception as exc:
-            state = snapshot
-            setattr(state, error_field, _error(exc))
+        state, failed = self._caught(state, trace, name, fn, error_field)
+        if not failed:
+            return state
         trace.append(f"{name}Rules")
         try:
             return fn(state)
@@ -188,33 +207,22 @@ class LocalRunner:
     def _rounds(self, state: SearchState, trace: list[str]) -> SearchState:
         steps = self.steps
         while True:
-            snapshot = _snapshot(state)
-            trace.append("PrepareRound")
-            try:
-                state = steps.prepare_round(state)
-            except Exception as exc:
-                state = snapshot
-                state.round_error = _error(exc)
-                return state
-            ex = state.executor
-            if ex is None or not ex.continue_search or state.round is None:
+            state, failed = self._caught(
+                state, trace, "PrepareRound", steps.prepare_round, "round_error"
+            )
+            if failed or state.round is None or not _going_on(state):
                 return state
             trace.append("RetrieveAll")
             state.round.results = self._map(state.request.domain, state.round.sub_queries)
-            for name, fn, error_field in (
-                ("FuseRerank", steps.fuse_rerank, "fuse_error"),
-                ("GradeRound", steps.grade_round, "grade_error"),
-            ):
-                snapshot = _snapshot(state)
-                trace.append(name)
-                try:
-                    state = fn(state)
-                except Exception as exc:
-                    state = snapshot
-                    setattr(state, error_field, _error(exc))
-                    return state
-            ex = state.executor
-            if ex is None or not ex.continue_search:
+            state, failed = self._caught(
+                state, trace, "FuseRerank", steps.fuse_rerank, "fuse_error"
+            )
+            if failed:
+                return state
+            state, failed = self._caught(
+                state, trace, "GradeRound", steps.grade_round, "grade_error"
+            )
+            if failed or not _going_on(state):
                 return state
 
     def _map(self, domain: str, subs: list[SubQuery]) -> list[RetrievedList]:
