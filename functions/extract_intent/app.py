@@ -17,4 +17,10 @@ def handler(event: SearchState, context: LambdaContext) -> dict:
     metrics.add_metric(
         name="IntentFallbacks" if event.intent_error else "Intents", unit=MetricUnit.Count, value=1
     )
-    return steps().extract_intent(event).wire()
+    state = steps().extract_intent(event)
+    if state.plan_cache is not None:
+        hit = "PlanCacheHits" if state.plan_cache.hit else "PlanCacheMisses"
+        metrics.add_metric(name=hit, unit=MetricUnit.Count, value=1)
+    if state.extractor is not None and state.extractor.fallback:
+        metrics.add_metric(name="LlmIntentFallbacks", unit=MetricUnit.Count, value=1)
+    return state.wire()

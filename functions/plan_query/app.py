@@ -17,4 +17,7 @@ def handler(event: SearchState, context: LambdaContext) -> dict:
     metrics.add_metric(
         name="PlanFallbacks" if event.plan_error else "Plans", unit=MetricUnit.Count, value=1
     )
-    return steps().plan_query(event).wire()
+    state = steps().plan_query(event)
+    if state.planner is not None and state.planner.fallback:
+        metrics.add_metric(name="LlmPlanFallbacks", unit=MetricUnit.Count, value=1)
+    return state.wire()

@@ -703,8 +703,16 @@ def test_plan_cache_table_expires_items_and_has_point_in_time_recovery(resources
         [{"DynamoDBWritePolicy": table_ref}],
         [{"DynamoDBCrudPolicy": table_ref}],
     )
+    # ExtractIntent reads the plan cache, PlanQuery writes it (the LLM path's intent + plan)
+    assert {"DynamoDBReadPolicy": table_ref} in functions["ExtractIntentFunction"]["Policies"]
+    assert {"DynamoDBWritePolicy": table_ref} in functions["PlanQueryFunction"]["Policies"]
     users = {n for n, p in functions.items() if "CACHE_TABLE" in json.dumps(p)}
-    assert users == {"CacheCheckFunction", "CacheStoreFunction"}
+    assert users == {
+        "CacheCheckFunction",
+        "CacheStoreFunction",
+        "ExtractIntentFunction",
+        "PlanQueryFunction",
+    }
     for name in users:
         assert functions[name]["Environment"]["Variables"]["CACHE_TABLE"] == {
             "Ref": "PlanCacheTable"
@@ -870,10 +878,15 @@ def test_every_function_role_gets_only_its_own_grants(deployed_all_set):
             assert role == "SearchApiFunctionRole"
             assert statement["Resource"] == {"Ref": "SearchStateMachine"}
         elif any(a.startswith("dynamodb:") for a in actions):
-            assert role in {"CacheCheckFunctionRole", "CacheStoreFunctionRole"}, role
+            assert role in {
+                "CacheCheckFunctionRole",
+                "CacheStoreFunctionRole",
+                "ExtractIntentFunctionRole",
+                "PlanQueryFunctionRole",
+            }, role
             for resource in _as_list(statement["Resource"]):
                 assert resource["Fn::Sub"][1]["tableName"] == {"Ref": "PlanCacheTable"}
-            if role == "CacheCheckFunctionRole":
+            if role in ("CacheCheckFunctionRole", "ExtractIntentFunctionRole"):
                 assert not {a for a in actions if re.search(r"Put|Update|Delete|Write", a)}
         else:
             assert actions == {"secretsmanager:GetSecretValue"}, (role, actions)

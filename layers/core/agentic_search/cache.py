@@ -1,4 +1,4 @@
-"""Exact-match result cache and the catalog version it keys on.
+"""Exact-match result and plan caches and the catalog version they key on.
 
 A cached entry is a whole search response. The key is a SHA-256 over the normalized query, the
 request's limit and rounds, the domain, the domain schema's version and the catalog version, so
@@ -6,6 +6,11 @@ an entry never outlives the catalog it was computed on: every write to the index
 catalog version (:meth:`ResultCache.bump_catalog_version`). The match is exact on purpose: "free
 code editors" and "paid code editors" are one word apart and need opposite filters, so a
 semantic (nearest-neighbour) cache would serve the wrong answer.
+
+The plan cache (intent + plan of the LLM path, :func:`plan_cache_key`) lives in the same
+backend under ``plan:`` keys with its own TTL (``PLAN_CACHE_TTL_S``); it saves the LLM calls
+of a query asked again with another limit or after its result expired, until the catalog or
+the schema changes.
 
 Backends: :class:`SqliteCache` (the embedded default, a file beside the local store),
 :class:`DynamoDBCache` (a table with a TTL attribute ``expiresAt``; the deployed default) and
@@ -58,6 +63,33 @@ def cache_key(
         sort_keys=True,
     )
     return hashlib.sha256(material.encode("utf-8")).hexdigest()
+
+
+def plan_cache_key(
+    query: str,
+    *,
+    domain: str,
+    limit: int,
+    schema_version: str,
+    catalog_version: int,
+    planner: str,
+) -> str:
+    """Key of the exact-match plan cache: ``plan:`` + hex SHA-256 of the normalized query, the
+    domain, the limit (topK follows it), the schema and catalog versions and the planner
+    (``llm:<model>``: another model may plan differently). Exact on purpose, as for results:
+    "free code editors" and "paid code editors" need opposite filters."""
+    material = json.dumps(
+        {
+            "q": normalize_query(query),
+            "domain": domain,
+            "limit": limit,
+            "schema": schema_version,
+            "catalog": catalog_version,
+            "planner": planner,
+        },
+        sort_keys=True,
+    )
+    return "plan:" + hashlib.sha256(material.encode("utf-8")).hexdigest()
 
 
 class ResultCache(Protocol):

@@ -53,6 +53,30 @@ def _positive_limit(text: str) -> int:
     return value
 
 
+def _add_llm_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--llm",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="intent and plan by the LLM of OPENAI_BASE_URL / OPENAI_API_KEY (model LLM_MODEL), "
+        "falling back to the rules on a timeout, an error or an answer outside the schema; "
+        "--no-llm: rules only (default: the LLM when an endpoint or key is set)",
+    )
+
+
+def _apply_llm_flag(args: argparse.Namespace) -> None:
+    """``--llm`` / ``--no-llm`` set ``LLM`` for the settings the engine reads."""
+    flag = getattr(args, "llm", None)
+    if flag is None:
+        return
+    if flag and not (os.environ.get("OPENAI_BASE_URL") or os.environ.get("OPENAI_API_KEY")):
+        _usage_error(
+            "--llm needs an endpoint: set OPENAI_BASE_URL (e.g. http://127.0.0.1:8000/v1 for a "
+            "local llama.cpp server) or OPENAI_API_KEY"
+        )
+    os.environ["LLM"] = "on" if flag else "off"
+
+
 def _positive_int(text: str) -> int:
     try:
         value = int(text)
@@ -113,6 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
         default="tools",
         help="domain name (tools, documents) or schema YAML path (default tools)",
     )
+    _add_llm_flag(s)
 
     i = sub.add_parser(
         "ingest",
@@ -588,6 +613,7 @@ def _add_serve_parser(sub) -> None:
     )
     v.add_argument("--host", default="127.0.0.1", help="interface to bind (default 127.0.0.1)")
     v.add_argument("--port", type=int, default=8080, help="port (default 8080; 0 picks a free one)")
+    _add_llm_flag(v)
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
@@ -632,6 +658,7 @@ def main(argv: list[str] | None = None) -> int:
     from agentic_search.embedders import EmbedderError
     from agentic_search.vector_store import VectorStoreError
 
+    _apply_llm_flag(args)
     try:
         if args.command == "search":
             return _cmd_search(args)

@@ -12,6 +12,8 @@ from typing import Literal
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+DEFAULT_CHAT_MODEL = "gpt-4o-mini"
+
 
 class Settings(BaseSettings):
     """Runtime settings (environment variables, case-insensitive; no prefix)."""
@@ -52,9 +54,26 @@ class Settings(BaseSettings):
 
     llm_model: str | None = Field(
         default=None,
-        description="Chat model of the OpenAI-compatible API (HyDE); unset = no LLM.",
+        description="Chat model of the OpenAI-compatible API (intent, plan, HyDE).",
+    )
+    llm: Literal["auto", "on", "off"] = Field(
+        default="auto",
+        description="LLM intent and planning: auto = on when OPENAI_BASE_URL or OPENAI_API_KEY "
+        "is set; off = rule-based only.",
     )
     llm_timeout_s: float = Field(default=2.0, gt=0, description="Per LLM call timeout (s).")
+    llm_budget_s: float = Field(
+        default=4.0, gt=0, description="Total LLM time per request, intent + plan (s)."
+    )
+    llm_max_retries: int = Field(
+        default=1, ge=0, le=3, description="SDK retries of a failed LLM call (with backoff)."
+    )
+    llm_min_confidence: float = Field(
+        default=0.3, ge=0.0, le=1.0, description="LLM outputs below this fall back to rules."
+    )
+    plan_cache_ttl_s: int = Field(
+        default=86400, ge=1, le=30 * 86400, description="Plan cache TTL (s)."
+    )
     reranker_model_path: Path | None = Field(
         default=None, description="Folder of an ONNX cross-encoder (model.onnx, tokenizer.json)."
     )
@@ -80,6 +99,19 @@ class Settings(BaseSettings):
     )
     cache_table: str | None = Field(default=None, description="DynamoDB table of the cache.")
     cache_ttl_s: int = Field(default=3600, ge=1, le=7 * 86400, description="Cache TTL (s).")
+
+    @property
+    def llm_enabled(self) -> bool:
+        """Whether intent and planning go through the LLM (``LLM`` and the endpoint)."""
+        if self.llm == "auto":
+            return bool(self.openai_base_url or self.openai_api_key)
+        return self.llm == "on"
+
+    @property
+    def chat_model(self) -> str:
+        """The chat model asked for intent and plans (``LLM_MODEL``; a default for servers
+        that serve one model and ignore the name, such as llama.cpp)."""
+        return self.llm_model or DEFAULT_CHAT_MODEL
 
     @property
     def resolved_qdrant_path(self) -> Path:

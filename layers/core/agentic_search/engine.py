@@ -30,6 +30,7 @@ from agentic_search.hyde import HydeGenerator, build_hyde
 from agentic_search.indexer import Indexer, WriteStats
 from agentic_search.intent import CatalogLookup, RuleBasedIntentExtractor
 from agentic_search.keyword_index import Bm25sKeywordIndex, KeywordIndex, QdrantSparseKeywordIndex
+from agentic_search.llm import LLMIntentPlanner, build_llm
 from agentic_search.models import IntentState, QueryExecutorOutput, QueryPlan, _Wire
 from agentic_search.planner import RuleBasedPlanner
 from agentic_search.rerank import Reranker, build_reranker
@@ -91,6 +92,9 @@ class SearchResponse:
     output: QueryExecutorOutput
     evidence: EvidencePack | None = None
     timings_ms: dict[str, float] = field(default_factory=dict)
+    paths: dict[str, Any] = field(default_factory=dict)
+    """How the answer was made, as the steps noted it: ``cache`` (the result cache lookup),
+    ``extractor`` and ``planner`` (LLM, rules or the plan cache, and why) and ``planCache``."""
 
     def wire(self) -> dict[str, Any]:
         """JSON-able dict: the QueryExecutorOutput plus ``intent`` and ``plan``, and with the
@@ -105,12 +109,14 @@ class SearchResponse:
             pack = self.evidence.wire()
             out["retrievalReport"] = pack.pop("report")
             out["evidencePack"] = pack
+        out.update(self.paths)
         return out
 
     @classmethod
     def from_wire(cls, wire: dict[str, Any]) -> SearchResponse:
-        """Parse what :meth:`wire` produced (e.g. a cached or state-machine response); keys
-        it does not know (``cache``, ``extractor``) are ignored.
+        """Parse what :meth:`wire` produced (e.g. a cached or state-machine response); the
+        steps' notes (``cache``, ``extractor``, ``planner``, ``planCache``) go to ``paths``,
+        other unknown keys are ignored.
 
         Raises:
             pydantic.ValidationError: when a part does not parse.
@@ -130,7 +136,12 @@ class SearchResponse:
                 {k: v for k, v in wire.items() if k in out_keys}
             ),
             evidence=pack,
+            paths={k: wire[k] for k in PATH_KEYS if k in wire},
         )
+
+
+#: The steps' notes on how a response was made (see :attr:`SearchResponse.paths`).
+PATH_KEYS = ("cache", "extractor", "planner", "planCache")
 
 
 def _keys(model: type[_Wire]) -> set[str]:
@@ -182,6 +193,8 @@ class SearchEngine:
         self._runner: Any = None  # the LocalRunner over this engine, made on first search
         self._lookup: CatalogLookup | None = None
         self._extractor: RuleBasedIntentExtractor | None = None
+        self._llm: LLMIntentPlanner | None = None
+        self._llm_built = False
 
     def _structured_from_settings(self) -> StructuredStore:
         if self.settings.mongodb_uri:
@@ -319,6 +332,19 @@ class SearchEngine:
         if self._extractor is None:
             self._extractor = RuleBasedIntentExtractor(self.schema, lookup)
         return self._extractor.extract(query)
+
+    @property
+    def llm(self) -> LLMIntentPlanner | None:
+        """The LLM intent extractor and planner (``LLM``, ``OPENAI_BASE_URL``, ...), or None
+        when the rules are to run alone. Settable (tests inject a client)."""
+        if not self._llm_built:
+            self._llm = build_llm(self.schema, self.settings, self.catalog_lookup)
+            self._llm_built = True
+        return self._llm
+
+    @llm.setter
+    def llm(self, value: LLMIntentPlanner | None) -> None:
+        self._llm, self._llm_built = value, True
 
     @property
     def multi_round(self) -> MultiRoundExecutor:

@@ -103,6 +103,19 @@ def normalize_query(query: str) -> str:
     return re.sub(r"\s+", " ", q.strip().lower())
 
 
+def reference_profile(schema: DomainSchema, record: Mapping[str, Any]) -> dict[str, list[str]]:
+    """The reference tool's category and functionality values (query by example), by
+    vocabulary name; empty vocabularies are left out."""
+    profile: dict[str, list[str]] = {}
+    for vocab in ("categories", "functionality"):
+        fname = schema.vocabulary_fields.get(vocab)
+        value = record.get(fname) if fname else None
+        values = value if isinstance(value, list) else [value] if value else []
+        if values:
+            profile[vocab] = [str(v) for v in values]
+    return profile
+
+
 def _phrase_pattern(phrase: str, plural: bool = False) -> re.Pattern[str]:
     tail = r"(?:s|es)?" if plural else ""
     return re.compile(r"(?<![\w-])" + re.escape(phrase.lower()) + tail + r"(?![\w-])")
@@ -192,13 +205,7 @@ class RuleBasedIntentExtractor:
                 constraint_spans.append((neg.start(), end))
         profile: dict[str, list[str]] = {}
         if reference:
-            rec = self.catalog.record(reference[0]) or {}
-            for vocab in ("categories", "functionality"):
-                fname = self.schema.vocabulary_fields.get(vocab)
-                value = rec.get(fname) if fname else None
-                values = value if isinstance(value, list) else [value] if value else []
-                if values:
-                    profile[vocab] = [str(v) for v in values]
+            profile = reference_profile(self.schema, self.catalog.record(reference[0]) or {})
         for _, _, name, _ in products:
             original = re.search(re.escape(name), query, re.IGNORECASE)
             term = original.group(0) if original else name

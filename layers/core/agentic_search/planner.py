@@ -114,6 +114,38 @@ def fusion_for(source_count: int) -> str:
     return "none"
 
 
+def structured_source_for(
+    schema: DomainSchema, intent: IntentState, limit: int
+) -> StructuredSource | None:
+    """The structured source of an intent: its hard constraints as filters, its vocabulary
+    matches (and the reference tool's profile) as soft preferences; None without preferences."""
+    preferences: list[Filter] = []
+    for vocab in _PREFERENCE_VOCABS:
+        values = list(
+            dict.fromkeys(
+                [*intent.matches.get(vocab, []), *intent.reference_profile.get(vocab, [])]
+            )
+        )
+        field = schema.vocabulary_fields.get(vocab)
+        if values and field and "in" in schema.fields[field].filter:
+            preferences.append(Filter(field=field, operator="in", value=list(values)))
+    if not preferences:
+        return None
+    return StructuredSource(
+        filters=list(intent.constraints),
+        preferences=preferences,
+        top_k=min(TOP_K_MAX, max(30, limit * 2)),
+    )
+
+
+def excluded_ids(intent: IntentState) -> list[str]:
+    """Ids a plan must not return: the reference tool of an "alternative to X" query and the
+    tools the user excluded ("not Terraform")."""
+    ref = intent.reference_tool
+    exclude = [ref] if ref and intent.primary_goal == "alternative-to" else []
+    return exclude + [t for t in intent.excluded_tools if t not in exclude]
+
+
 class RuleBasedPlanner:
     """Deterministic planner over a domain schema (see module docstring)."""
 
@@ -231,31 +263,16 @@ class RuleBasedPlanner:
         )
 
         structured: list[StructuredSource] = []
-        preferences: list[Filter] = []
-        for vocab in _PREFERENCE_VOCABS:
-            values = list(
-                dict.fromkeys([*m.get(vocab, []), *intent.reference_profile.get(vocab, [])])
-            )
-            field = schema.vocabulary_fields.get(vocab)
-            if values and field and "in" in schema.fields[field].filter:
-                preferences.append(Filter(field=field, operator="in", value=list(values)))
-        if preferences:
-            structured.append(
-                StructuredSource(
-                    filters=list(intent.constraints),
-                    preferences=preferences,
-                    top_k=min(TOP_K_MAX, max(30, limit * 2)),
-                )
-            )
-            rationale.append("structured source: " + ", ".join(p.label() for p in preferences))
+        if (st := structured_source_for(schema, intent, limit)) is not None:
+            structured.append(st)
+            rationale.append("structured source: " + ", ".join(p.label() for p in st.preferences))
         if intent.constraints:
             rationale.append(
                 "hard filters pushed into every source: "
                 + ", ".join(f.label() for f in intent.constraints)
             )
 
-        exclude = [reference] if reference and intent.primary_goal == "alternative-to" else []
-        exclude += [t for t in intent.excluded_tools if t not in exclude]
+        exclude = excluded_ids(intent)
         count = len(sources) + 1 + len(structured)
         plan = QueryPlan(
             domain=schema.name,

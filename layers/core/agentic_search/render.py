@@ -61,12 +61,34 @@ def results_table(resp: SearchResponse) -> Table:
     return table
 
 
+def path_lines(paths: dict) -> list[str]:
+    """How the intent and the plan were made (LLM, rules or plan cache, and why) and the
+    caches' hits, from :attr:`SearchResponse.paths`."""
+    lines = []
+    for label, key in (("intent", "extractor"), ("plan", "planner")):
+        info = paths.get(key)
+        if info:
+            took = f" [{info['llmMs']:.0f} ms LLM]" if info.get("llmMs") else ""
+            lines.append(f"{label} path: {info['path']}{took} - {info['reason']}")
+    caches = []
+    for label, key in (("result cache", "cache"), ("plan cache", "planCache")):
+        info = paths.get(key)
+        if info and info.get("backend", "none") != "none":
+            state = "hit" if info.get("hit") else "miss"
+            error = f" ({info['error']})" if info.get("error") else ""
+            caches.append(f"{label} {state} ({info['backend']}){error}")
+    if caches:
+        lines.append("   ".join(caches))
+    return lines
+
+
 def explain_panel(resp: SearchResponse) -> Panel:
     """The intent and the plan, compactly."""
     it, plan = resp.intent, resp.plan
     lines = [
         f"goal: {it.primary_goal}   confidence: {it.confidence:.2f}   extractor: {it.extractor}",
     ]
+    lines += path_lines(resp.paths)
     if it.reference_tool:
         lines.append(f"reference tool: {it.reference_tool_name} ({it.reference_tool})")
     if it.matches:

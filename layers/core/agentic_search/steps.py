@@ -19,10 +19,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from agentic_search.cache import CacheError, ResultCache, cache_key
+from agentic_search.cache import CacheError, ResultCache, cache_key, plan_cache_key
 from agentic_search.engine import SearchEngine, SearchResponse
 from agentic_search.evidence import ExecutorCaps
-from agentic_search.models import IntentState, SourceError, _Wire
+from agentic_search.llm import Budget, LLMFallback, LLMIntentPlanner
+from agentic_search.models import IntentState, QueryPlan, SourceError, _Wire
+from agentic_search.planner import validate_plan
 from agentic_search.rounds import ExecutorState, RetrievedList, RoundWork, SubQuery
 
 #: Query length bounds (characters), the same as the API's.
@@ -84,10 +86,16 @@ class CacheInfo(_Wire):
 
 
 class ExtractorInfo(_Wire):
-    """Which intent path ran and why."""
+    """Which path produced the intent (or the plan) and why: ``llm``, ``rules`` or ``cache``
+    (the plan cache). ``fallback`` names the kind of LLM failure that sent it to the rules
+    (timeout, error, invalid, low-confidence, budget) and ``transient`` whether it may pass;
+    ``llm_ms`` is the time spent waiting on the LLM."""
 
     path: str
     reason: str
+    fallback: str | None = None
+    transient: bool | None = None
+    llm_ms: float | None = None
 
 
 class RunConfig(_Wire):
@@ -105,6 +113,12 @@ class SearchState(_Wire):
     cache: CacheInfo | None = None
     intent: IntentState | None = None
     extractor: ExtractorInfo | None = None
+    planner: ExtractorInfo | None = None
+    plan_cache: CacheInfo | None = None
+    plan: QueryPlan | None = Field(
+        default=None, description="a plan found in the plan cache, for PlanQuery"
+    )
+    llm_ms: float | None = Field(default=None, ge=0.0, description="LLM time spent so far (ms)")
     executor: ExecutorState | None = None
     round: RoundWork | None = None
     response: dict[str, Any] | None = None
@@ -189,40 +203,171 @@ class SearchSteps:
         return state
 
     def extract_intent(self, state: SearchState) -> SearchState:
-        """ExtractIntent (and ExtractIntentRules after a failure): the rule-based extractor.
+        """ExtractIntent (and ExtractIntentRules after a failure).
+
+        With an LLM configured, the plan cache is looked up first (a hit brings the intent and
+        the plan, and no LLM call is made), then the LLM extractor runs; any
+        :class:`~agentic_search.llm.LLMFallback` runs the rule-based extractor instead, with
+        the reason recorded in ``state.extractor``. Without an LLM, or after a Catch
+        (``intentError``), the rules run.
 
         Raises:
             ValueError: for an empty or over-long query.
         """
         t = time.perf_counter()
-        engine = self.engine(state.request.domain)
-        state.intent = engine.extract(state.request.query)
+        req = state.request
+        engine = self.engine(req.domain)
+        llm = engine.llm if state.intent_error is None else None
         if state.intent_error is not None:
             reason = f"fallback after {state.intent_error.Error}: {state.intent_error.Cause}"
+            info = ExtractorInfo(path="rules", reason=reason[:300])
+        elif llm is None:
+            why = "LLM off" if engine.settings.llm == "off" else "no LLM configured"
+            info = ExtractorInfo(
+                path="rules", reason=f"{why}: rule-based extractor over the schema vocabularies"
+            )
         else:
-            reason = "no LLM configured: rule-based extractor over the schema vocabularies"
-        state.extractor = ExtractorInfo(path="rules", reason=reason[:300])
+            info = self._intent_by_llm(state, engine, llm)
+        if state.intent is None or info.path != "cache":
+            state.intent = state.intent if info.path == "llm" else engine.extract(req.query)
+        state.extractor = info
         state.stage_ms["intent"] = _ms(t)
         return state
 
+    def _intent_by_llm(
+        self, state: SearchState, engine: SearchEngine, llm: LLMIntentPlanner
+    ) -> ExtractorInfo:
+        """Plan cache lookup, then the LLM extractor; sets ``state.intent`` (and
+        ``state.plan`` on a hit) and returns how the intent was made."""
+        req = state.request
+        cached = self._plan_cache_get(state, engine, llm)
+        if cached is not None:
+            state.intent, state.plan = cached
+            key = state.plan_cache.key[:17] if state.plan_cache else ""
+            return ExtractorInfo(path="cache", reason=f"plan cache hit ({key}...)")
+        budget = Budget(llm.settings.llm_budget_s, (state.llm_ms or 0.0) / 1000.0)
+        try:
+            state.intent = llm.extract(req.query, budget)
+            info = ExtractorInfo(path="llm", reason=f"{llm.name}: answer within the schema")
+        except LLMFallback as exc:
+            info = ExtractorInfo(
+                path="rules",
+                reason=f"LLM fallback ({exc.kind}): {exc.reason}"[:300],
+                fallback=exc.kind,
+                transient=exc.transient,
+            )
+        info.llm_ms = round((budget.spent_s * 1000.0) - (state.llm_ms or 0.0), 2)
+        state.llm_ms = round(budget.spent_s * 1000.0, 2)
+        return info
+
+    def _plan_cache_get(
+        self, state: SearchState, engine: SearchEngine, llm: LLMIntentPlanner
+    ) -> tuple[IntentState, QueryPlan] | None:
+        req = state.request
+        info = CacheInfo()
+        try:
+            cache = self.cache_of(engine)
+            info.backend = cache.name
+            info.key = plan_cache_key(
+                req.query,
+                domain=req.domain,
+                limit=req.limit,
+                schema_version=engine.schema.version,
+                catalog_version=cache.catalog_version(req.domain),
+                planner=llm.name,
+            )
+            hit = cache.get(info.key) if cache.name != "none" else None
+            found = None
+            if hit is not None:
+                found = (
+                    IntentState.model_validate(hit["intent"]),
+                    QueryPlan.model_validate(hit["plan"]),
+                )
+                validate_plan(found[1], engine.schema)
+        except CacheError as exc:
+            info.error = str(exc)
+            found = None
+        except (ValueError, KeyError, TypeError) as exc:  # an entry that no longer parses
+            info.error = f"unusable plan cache entry: {str(exc)[:200]}"
+            found = None
+        info.hit = found is not None
+        state.plan_cache = info
+        return found
+
     def plan_query(self, state: SearchState) -> SearchState:
-        """PlanQuery (and PlanQueryRules): the rule-based plan and the executor's gate.
+        """PlanQuery (and PlanQueryRules): the plan, then the executor's gate.
+
+        The plan comes from the plan cache (a hit in ExtractIntent), else the LLM planner when
+        one is configured and budget remains, else the rule-based planner (also after a Catch,
+        ``planError``, and after any LLM fallback, whose reason lands in ``state.planner``).
+        An LLM-path plan is stored in the plan cache unless a transient failure (timeout,
+        connection) shaped it.
 
         Raises:
             ValueError: when there is no intent in the state.
-            PlanError: when the plan is invalid.
+            PlanError: when the rule-based plan is invalid.
         """
         if state.intent is None:
             raise ValueError("PlanQuery needs an intent in the state")
         t = time.perf_counter()
         req = state.request
         engine = self.engine(req.domain)
-        plan = engine.planner.plan(state.intent, limit=req.limit)
+        llm = engine.llm if state.plan_error is None else None
+        plan: QueryPlan | None = None
+        if state.plan_error is not None:
+            reason = f"fallback after {state.plan_error.Error}: {state.plan_error.Cause}"
+            info = ExtractorInfo(path="rules", reason=reason[:300])
+        elif state.plan is not None:
+            plan = state.plan
+            info = ExtractorInfo(path="cache", reason="plan cache hit")
+        elif llm is None:
+            info = ExtractorInfo(path="rules", reason="rule-based planner")
+        else:
+            budget = Budget(llm.settings.llm_budget_s, (state.llm_ms or 0.0) / 1000.0)
+            try:
+                plan = llm.plan(state.intent, req.limit, budget)
+                info = ExtractorInfo(path="llm", reason=f"{llm.name}: plan within the rules")
+            except LLMFallback as exc:
+                info = ExtractorInfo(
+                    path="rules",
+                    reason=f"LLM fallback ({exc.kind}): {exc.reason}"[:300],
+                    fallback=exc.kind,
+                    transient=exc.transient,
+                )
+            info.llm_ms = round((budget.spent_s * 1000.0) - (state.llm_ms or 0.0), 2)
+            state.llm_ms = round(budget.spent_s * 1000.0, 2)
+        if plan is None:
+            plan = engine.planner.plan(state.intent, limit=req.limit)
+        state.planner = info
+        if llm is not None and info.path != "cache":
+            self._plan_cache_put(state, engine, plan)
         rounds = req.rounds or engine.settings.max_rounds
         caps = ExecutorCaps(max_rounds=rounds, max_total_docs=min(req.limit, 100))
         state.executor = engine.multi_round.start(plan, state.intent, caps)
+        state.plan = None  # the executor state holds it now
         state.stage_ms["plan"] = _ms(t)
         return state
+
+    def _plan_cache_put(self, state: SearchState, engine: SearchEngine, plan: QueryPlan) -> None:
+        info = state.plan_cache
+        transient = any(
+            step is not None and step.transient for step in (state.extractor, state.planner)
+        )
+        if info is None or not info.key or info.hit or transient or state.intent is None:
+            return
+        try:
+            cache = self.cache_of(engine)
+            if cache.name == "none":
+                return
+            value = {
+                "intent": state.intent.wire(),
+                "plan": plan.wire(),
+                "extractor": state.extractor.wire() if state.extractor else None,
+                "planner": state.planner.wire() if state.planner else None,
+            }
+            cache.put(info.key, value, engine.settings.plan_cache_ttl_s)
+        except CacheError as exc:
+            info.error = str(exc)
 
     def prepare_round(self, state: SearchState) -> SearchState:
         """PrepareRound: the next round's sub-queries, or ``continueSearch`` false."""
@@ -294,6 +439,10 @@ class SearchSteps:
         wire["cache"] = (state.cache or CacheInfo()).wire()
         if state.extractor is not None:
             wire["extractor"] = state.extractor.wire()
+        if state.planner is not None:
+            wire["planner"] = state.planner.wire()
+        if state.plan_cache is not None:
+            wire["planCache"] = state.plan_cache.wire()
         state.response = wire
         state.executor = None  # the response holds what is left of it
         state.round = None
