@@ -26,6 +26,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import ConfigDict, Field
 
+from agentic_search.availability import unanswered, unavailable_message
 from agentic_search.runner import LocalRunner, SearchFailed
 from agentic_search.steps import (
     QUERY_MAX_CHARS,
@@ -62,6 +63,16 @@ class SearchUnavailable(RuntimeError):
         self.status = status
         self.error = error
         self.cause = cause
+
+
+class SourcesUnavailable(RuntimeError):
+    """Every retrieval source failed: answered as 503 naming them (``failed``), with the
+    response's ``errors``."""
+
+    def __init__(self, failed: list[str], errors: list[dict[str, Any]]) -> None:
+        super().__init__(f"no source answered: {', '.join(failed)}")
+        self.failed = failed
+        self.errors = errors
 
 
 class Orchestrator(Protocol):
@@ -177,6 +188,11 @@ def search(body: SearchBody) -> dict[str, Any]:
     request = SearchRequest.model_validate(body.model_dump())
     response = orchestrator().search(request, correlation_id)
     metrics.add_metric(name="Searches", unit=MetricUnit.Count, value=1)
+    failed = unanswered(response)
+    if failed:  # every source failed: not "nothing matches" but "nothing could be asked"
+        logger.error("no source answered", extra={"failed_sources": failed})
+        metrics.add_metric(name="SearchUnavailable", unit=MetricUnit.Count, value=1)
+        raise SourcesUnavailable(failed, response.get("errors") or [])
     if response.get("errors"):
         metrics.add_metric(name="PartialResults", unit=MetricUnit.Count, value=1)
     if (response.get("cache") or {}).get("hit"):
@@ -257,6 +273,23 @@ def _json_body_as_declared(event: dict[str, Any]) -> dict[str, Any]:
     return event
 
 
+@app.exception_handler(SourcesUnavailable)
+def _sources_unavailable(exc: SourcesUnavailable) -> Response:
+    # Raised, not returned: a returned Response would be validated as the route's dict result.
+    body = {
+        "error": "SourcesUnavailable",
+        "message": unavailable_message(exc.failed, exc.errors),
+        "failedSources": exc.failed,
+        "errors": exc.errors,
+    }
+    return Response(
+        status_code=503,
+        content_type="application/json",
+        body=json.dumps(body),
+        headers={"Retry-After": "5"},
+    )
+
+
 def _error(status: int, error: str, message: str) -> Response:
     return Response(
         status_code=status,
@@ -270,6 +303,7 @@ __all__ = [
     "Orchestrator",
     "SearchBody",
     "SearchUnavailable",
+    "SourcesUnavailable",
     "StepFunctionsOrchestrator",
     "app",
     "handler",
