@@ -14,9 +14,12 @@ answered as 502 (FAILED) or 504 (TIMED_OUT) with the error name.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import os
 import uuid
+from functools import lru_cache
 from typing import Any, Protocol
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
@@ -24,10 +27,11 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValida
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, field_validator
 
 from agentic_search.availability import unanswered, unavailable_message
 from agentic_search.runner import LocalRunner, SearchFailed
+from agentic_search.schema import available_domains
 from agentic_search.steps import (
     QUERY_MAX_CHARS,
     RunConfig,
@@ -53,6 +57,19 @@ class SearchBody(SearchRequest):
     )
     limit: int = Field(default=10, ge=1, le=100, strict=True)
     rounds: int | None = Field(default=None, ge=1, le=5, strict=True)
+
+    @field_validator("domain")
+    @classmethod
+    def _known_domain(cls, v: str) -> str:
+        known = _domains()
+        if v not in known:
+            raise ValueError(f"unknown domain {v!r} (known: {', '.join(known)})")
+        return v
+
+
+@lru_cache(maxsize=1)
+def _domains() -> tuple[str, ...]:
+    return tuple(available_domains())
 
 
 class SearchUnavailable(RuntimeError):
@@ -181,9 +198,6 @@ app.configure_openapi(
 def search(body: SearchBody) -> dict[str, Any]:
     """Search the catalog; the response is the QueryExecutorOutput with intent, plan,
     evidencePack and retrievalReport."""
-    raw = app.current_event.body or ""
-    if len(raw.encode("utf-8")) > MAX_BODY_BYTES:
-        return _error(413, "PayloadTooLarge", f"body over {MAX_BODY_BYTES} bytes")
     correlation_id = app.current_event.request_context.request_id or str(uuid.uuid4())
     request = SearchRequest.model_validate(body.model_dump())
     response = orchestrator().search(request, correlation_id)
@@ -212,6 +226,18 @@ def openapi() -> Response[str]:
     return Response(
         status_code=200, content_type="application/json", body=app.get_openapi_json_schema()
     )
+
+
+@app.not_found
+def _not_found(exc: Exception) -> Response:
+    method = app.current_event.request_context.http.method
+    path = app.current_event.path
+    if path in ("/search", "/health", "/openapi.json"):
+        allowed = "POST" if path == "/search" else "GET"
+        resp = _error(405, "MethodNotAllowed", f"{method} {path}: use {allowed}")
+        resp.headers["Allow"] = allowed
+        return resp
+    return _error(404, "NotFound", f"no route {method} {path}")
 
 
 @app.exception_handler(SearchUnavailable)
@@ -257,7 +283,92 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
 
     A JSON body sent as ``application/x-www-form-urlencoded`` (what ``curl -d`` declares by
     default) is read as JSON; any other non-JSON content type is refused with a 422."""
-    return app.resolve(_json_body_as_declared(event), context)
+    event = _json_body_as_declared(event)
+    refused = _precheck(event)
+    if refused is not None:
+        return refused
+    return app.resolve(event, context)
+
+
+#: How deep a request body may nest (a SearchBody is flat; the parser's own limit is ~1,000
+#: levels and exceeding it raises RecursionError, which must not become a 500).
+MAX_JSON_DEPTH = 32
+
+
+def _precheck(event: dict[str, Any]) -> dict[str, Any] | None:
+    """What ``POST /search`` refuses before validation, as a finished response (None: go on):
+    413 over :data:`MAX_BODY_BYTES`, 415 for a non-JSON content type, 400 for a body that is
+    not UTF-8 or not JSON (including nesting deeper than :data:`MAX_JSON_DEPTH` and integers
+    over Python's digit limit), 422 naming ``body`` for JSON that is not an object."""
+    http = (event.get("requestContext") or {}).get("http") or {}
+    if http.get("method") != "POST" or event.get("rawPath") != "/search":
+        return None
+    headers = {str(k).lower(): str(v) for k, v in (event.get("headers") or {}).items()}
+    ctype = headers.get("content-type", "").split(";")[0].strip().lower()
+    if ctype and ctype != "application/json" and not ctype.endswith("+json"):
+        return _refusal(
+            415, "UnsupportedMediaType", f"content-type {ctype!r}: send application/json"
+        )
+    body = event.get("body") or ""
+    try:
+        raw = base64.b64decode(body, validate=True) if event.get("isBase64Encoded") else None
+    except (binascii.Error, ValueError):
+        return _refusal(400, "InvalidBody", "the body is not valid base64")
+    size = len(raw) if raw is not None else len(body.encode("utf-8", "surrogatepass"))
+    if size > MAX_BODY_BYTES:
+        return _refusal(413, "PayloadTooLarge", f"body over {MAX_BODY_BYTES} bytes")
+    if raw is not None:
+        try:
+            body = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            return _refusal(
+                400, "InvalidBody", f"the body is not UTF-8 ({exc.reason} at byte {exc.start})"
+            )
+    if not body.strip():
+        return None  # Powertools answers 422 naming the missing body
+    brackets = body.count("[") + body.count("{")
+    if brackets > MAX_JSON_DEPTH and _depth(body) > MAX_JSON_DEPTH:
+        return _refusal(400, "InvalidJSON", f"the body nests deeper than {MAX_JSON_DEPTH} levels")
+    try:
+        parsed = json.loads(body)
+    except (ValueError, RecursionError) as exc:
+        return _refusal(400, "InvalidJSON", f"the body is not valid JSON: {str(exc)[:200]}")
+    if not isinstance(parsed, dict):
+        detail = [{"field": "body", "message": "must be a JSON object", "type": "dict_type"}]
+        return _refusal(422, "ValidationError", "invalid field(s): body", detail=detail)
+    return None
+
+
+def _depth(text: str) -> int:
+    """Deepest nesting of ``[``/``{`` outside strings (a linear scan, no recursion)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth -= 1
+    return deepest
+
+
+def _refusal(status: int, error: str, message: str, **extra: Any) -> dict[str, Any]:
+    """A finished API Gateway v2 response with the JSON error body."""
+    return {
+        "statusCode": status,
+        "headers": {"Content-Type": "application/json"},
+        "body": json.dumps({"error": error, "message": message, **extra}),
+        "isBase64Encoded": False,
+    }
 
 
 def _json_body_as_declared(event: dict[str, Any]) -> dict[str, Any]:
