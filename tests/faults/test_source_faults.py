@@ -355,3 +355,38 @@ def test_no_source_answering_is_a_503_naming_every_failed_source(tools_engine):
     for source in body["failedSources"]:
         assert source in body["message"]
     assert "Traceback" not in json.dumps(body)
+
+
+class _Unclosable:
+    """The engine as the CLI sees it, without closing the session's shared store."""
+
+    def __init__(self, engine: SearchEngine) -> None:
+        self._engine = engine
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._engine, name)
+
+    def close(self) -> None:
+        pass
+
+
+def test_cli_search_exits_1_naming_the_sources_when_none_answers(tools_engine, monkeypatch, capsys):
+    from agentic_search import cli
+
+    real = tools_engine.embedder
+    engine = engine_with(
+        tools_engine,
+        embedder=RaisingEmbedder(real.name, real.dim),
+        keyword=RaisingKeywordIndex(),
+        structured=RaisingStructured(),
+    )
+    monkeypatch.setattr(cli, "_engine", lambda domain: _Unclosable(engine))
+    # WHEN `agentic-search search` runs with every source failing
+    code = cli.main(["search", QUERY, "--rounds", "1", "--json"])
+    out, err = capsys.readouterr()
+    # THEN exit 1 and one line naming each failed source, not an empty result table
+    assert code == 1
+    assert "no source could answer" in err
+    for source in ("sparse:bm25s", "structured:qdrant:0", "dense:"):
+        assert source in err
+    assert out == ""

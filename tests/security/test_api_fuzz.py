@@ -25,6 +25,9 @@ from hypothesis import HealthCheck, settings
 from agentic_search_lambda import api
 from agentic_search_lambda.local_server import MAX_REQUEST_BYTES
 
+# Powertools warns when a 4xx answer published no metric: expected here, hundreds of times.
+pytestmark = pytest.mark.filterwarnings("ignore:No application metrics to publish")
+
 STATUSES: Counter[str] = Counter()
 FAILURES: list[str] = []
 MAX_EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "60"))

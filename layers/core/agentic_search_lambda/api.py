@@ -9,7 +9,12 @@ runner; what ``agentic-search serve`` uses).
 
 A failed or timed-out synchronous execution still returns HTTP 200 from the Step Functions API
 with ``status`` FAILED / TIMED_OUT: the orchestrator turns it into :class:`SearchUnavailable`,
-answered as 502 (FAILED) or 504 (TIMED_OUT) with the error name.
+answered as 502 (FAILED) or 504 (TIMED_OUT) with the error name. A search in which every
+retrieval source failed is a 503 naming them (:class:`SourcesUnavailable`); one in which some
+failed is a 200 listing them in ``errors``.
+
+Every answer is JSON: a 2xx, or an error ``{"error", "message"}`` (a 422 adds ``detail`` with
+the ``field`` of each problem); never a stack trace.
 """
 
 from __future__ import annotations
@@ -282,7 +287,9 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     calls it with events it builds from local HTTP requests).
 
     A JSON body sent as ``application/x-www-form-urlencoded`` (what ``curl -d`` declares by
-    default) is read as JSON; any other non-JSON content type is refused with a 422."""
+    default) is read as JSON; any other non-JSON content type is refused with a 415, and
+    bodies that are too large, not UTF-8, not JSON or too deeply nested get a 413 / 400
+    before validation (:func:`_precheck`)."""
     event = _json_body_as_declared(event)
     refused = _precheck(event)
     if refused is not None:
@@ -301,8 +308,9 @@ def _precheck(event: dict[str, Any]) -> dict[str, Any] | None:
     not UTF-8 or not JSON (including nesting deeper than :data:`MAX_JSON_DEPTH` and integers
     over Python's digit limit), 422 naming ``body`` for JSON that is not an object."""
     http = (event.get("requestContext") or {}).get("http") or {}
-    if http.get("method") != "POST" or event.get("rawPath") != "/search":
-        return None
+    path = str(event.get("rawPath") or "")
+    if http.get("method") != "POST" or not path.rstrip("/").endswith("/search"):
+        return None  # (a named stage prefixes rawPath: /prod/search)
     headers = {str(k).lower(): str(v) for k, v in (event.get("headers") or {}).items()}
     ctype = headers.get("content-type", "").split(";")[0].strip().lower()
     if ctype and ctype != "application/json" and not ctype.endswith("+json"):

@@ -199,6 +199,12 @@ class _Handler(BaseHTTPRequestHandler):
         return  # Powertools Logger already logs every request as JSON
 
 
+class _Server(ThreadingHTTPServer):
+    # socketserver's default listen backlog is 5: 50 clients connecting at once overflow it and
+    # some get their connection reset. The admission bound (503) is the limit, not the backlog.
+    request_queue_size = MAX_PENDING
+
+
 def make_server(
     host: str = "127.0.0.1", port: int = 8080, max_pending: int = MAX_PENDING
 ) -> ThreadingHTTPServer:
@@ -209,7 +215,7 @@ def make_server(
 
     _Handler.lock = contextlib.nullcontext() if settings().qdrant_url else threading.Lock()
     _Handler.pending = threading.BoundedSemaphore(max_pending)
-    server = ThreadingHTTPServer((host, port), _Handler)
+    server = _Server((host, port), _Handler)
     server.daemon_threads = True
     return server
 
