@@ -32,7 +32,7 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValida
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
-from pydantic import ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from agentic_search.availability import unanswered, unavailable_message
 from agentic_search.runner import LocalRunner, SearchFailed
@@ -199,7 +199,34 @@ app.configure_openapi(
 )
 
 
-@app.post("/search")
+class ErrorBody(BaseModel):
+    """Every error answer: ``error`` (a name), ``message`` (for people), and, for a 422, the
+    ``detail`` of each invalid field; a 503 adds ``failedSources`` and ``errors``."""
+
+    error: str
+    message: str
+    detail: list[dict[str, str]] | None = None
+    failed_sources: list[str] | None = Field(default=None, alias="failedSources")
+    errors: list[dict[str, Any]] | None = None
+
+
+def _err(description: str) -> dict[str, Any]:
+    return {"description": description, "content": {"application/json": {"model": ErrorBody}}}
+
+
+SEARCH_RESPONSES: dict[int, Any] = {
+    200: {"description": "the response: candidates, intent, plan, evidence pack, report"},
+    400: _err("the body is not UTF-8, not JSON, or nested too deeply"),
+    405: _err("wrong method"),
+    413: _err(f"the body is over {MAX_BODY_BYTES} bytes"),
+    415: _err("the content type is not JSON"),
+    502: _err("the search execution failed (the error is named)"),
+    503: _err("no retrieval source could answer (failedSources names them)"),
+    504: _err("the search execution timed out"),
+}
+
+
+@app.post("/search", responses=SEARCH_RESPONSES)
 def search(body: SearchBody) -> dict[str, Any]:
     """Search the catalog; the response is the QueryExecutorOutput with intent, plan,
     evidencePack and retrievalReport."""
