@@ -390,3 +390,42 @@ def test_cli_search_exits_1_naming_the_sources_when_none_answers(tools_engine, m
     for source in ("sparse:bm25s", "structured:qdrant:0", "dense:"):
         assert source in err
     assert out == ""
+
+
+class _AnsweringOrchestrator:
+    """Stands in for the state machine: returns a fixed response (what a SUCCEEDED Express
+    execution's output would be)."""
+
+    def __init__(self, response: dict[str, Any]) -> None:
+        self.response = response
+
+    def search(self, request: Any, correlation_id: str) -> dict[str, Any]:
+        return self.response
+
+
+def test_a_state_machine_answer_with_every_source_failed_is_a_503_too():
+    # GIVEN the deployed path: the execution SUCCEEDED but every retrieval source failed
+    errors = [
+        {"source": "dense:identity:query_text", "error": "ConnectionError", "message": "refused"},
+        {"source": "sparse:qdrant-sparse", "error": "ConnectionError", "message": "refused"},
+        {"source": "structured:mongodb:0", "error": "ServerSelectionTimeoutError", "message": ""},
+    ]
+    stats = {"vectorQueriesExecuted": 0, "structuredQueriesExecuted": 0}
+    response = {"candidates": [], "errors": errors, "executionStats": stats}
+    api.set_orchestrator(_AnsweringOrchestrator(response))
+    try:
+        event = http_api_event(
+            "POST", "/search", {"content-type": "application/json"}, b'{"query": "free editor"}'
+        )
+        out = api.handler(event, LocalContext(aws_request_id="sfn"))
+        # AND one source answering (even with nothing found) is a 200 with its errors listed
+        stats_ok = {**stats, "sparseQueriesExecuted": 1}
+        api.set_orchestrator(_AnsweringOrchestrator({**response, "executionStats": stats_ok}))
+        partial = api.handler(event, LocalContext(aws_request_id="sfn2"))
+    finally:
+        api.set_orchestrator(None)
+    assert out["statusCode"] == 503
+    body = json.loads(out["body"])
+    assert body["failedSources"] == [e["source"] for e in errors]
+    assert out["headers"].get("Retry-After") == "5"
+    assert partial["statusCode"] == 200
