@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 import copy
 import json
+import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -894,6 +895,50 @@ def test_every_function_role_gets_only_its_own_grants(deployed_all_set):
         "SearchApiFunction"
     }
     assert invoked == step_functions
+
+
+def test_iam_review_findings(deployed_all_set, template, resources):
+    """The IAM and secrets review as figures (``IAM_OUT=path`` writes them as JSON): per role,
+    its statements' actions and resources; the wildcard findings and why each is allowed."""
+    roles: dict[str, list[dict[str, Any]]] = {}
+    star_actions: set[str] = set()
+    for where, statement in _statements(deployed_all_set):
+        role = where.split("/")[0]
+        actions = sorted(_as_list(statement["Action"]))
+        res = _as_list(statement["Resource"])
+        roles.setdefault(role, []).append({"actions": actions, "resources": json.dumps(res)})
+        if "*" in res:
+            star_actions |= set(actions)
+    wildcard_actions = [
+        a
+        for stmts in roles.values()
+        for st in stmts
+        for a in st["actions"]
+        if a == "*" or a.endswith(":*")
+    ]
+    findings = {
+        "roles": len(roles),
+        "statements": sum(len(v) for v in roles.values()),
+        "wildcard_actions": wildcard_actions,
+        "resource_star_actions": sorted(star_actions),
+        "resource_star_justification": "account-level log-delivery APIs (no resource ARN)",
+        "managed_policies": sorted(ALLOWED_MANAGED_POLICIES),
+        "secrets": "ARNs only, read at cold start through Powertools parameters",
+        "auth_default": template["Parameters"]["AuthMode"]["Default"],
+        "cors_origins_default": template["Parameters"]["CorsAllowOrigins"]["Default"],
+        "throttle_default": {
+            "burst": template["Parameters"]["ApiThrottleBurstLimit"]["Default"],
+            "rate": template["Parameters"]["ApiThrottleRateLimit"]["Default"],
+        },
+        "per_role": roles,
+    }
+    out = os.environ.get("IAM_OUT")
+    if out:
+        Path(out).write_text(json.dumps(findings, indent=2) + "\n")
+    assert wildcard_actions == []
+    assert star_actions <= RESOURCE_STAR_ACTIONS
+    assert findings["auth_default"] in {"IAM", "JWT"}
+    assert "*" not in str(findings["cors_origins_default"]).split(",")
 
 
 # ----- template: alarms, outputs, lint ------------------------------------------------------------

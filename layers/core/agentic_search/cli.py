@@ -261,6 +261,7 @@ def _cmd_search(args: argparse.Namespace) -> int:
         _usage_error("query is empty")
     if len(query) > 1000:
         _usage_error(f"query is {len(query)} characters; the maximum is 1000")
+    from agentic_search.availability import unanswered, unavailable_message
     from agentic_search.render import print_search
 
     engine = _engine(args.domain)
@@ -284,8 +285,15 @@ def _cmd_search(args: argparse.Namespace) -> int:
                 f"`agentic-search ingest PATH --domain {engine.schema.name}` first"
             )
         resp = engine.search(query, limit=args.limit, rounds=args.rounds)
+        wire = resp.wire()
+        failed = unanswered(wire)
+        if failed:  # an empty list here would read as "nothing matches"
+            sys.stderr.write(
+                f"agentic-search: error: {unavailable_message(failed, wire['errors'])}\n"
+            )
+            return 1
         if args.json:
-            sys.stdout.write(json.dumps(resp.wire(), indent=2, ensure_ascii=False) + "\n")
+            sys.stdout.write(json.dumps(wire, indent=2, ensure_ascii=False) + "\n")
         else:
             print_search(_console(), resp, args.explain)
     finally:

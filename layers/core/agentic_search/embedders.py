@@ -19,7 +19,7 @@ import threading
 from collections.abc import Callable, Sequence
 from importlib import resources
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -224,6 +224,34 @@ def token_counter(embedder: Embedder) -> Callable[[Sequence[str]], list[int]]:
     """The embedder's own ``count_tokens`` when it has one, else :func:`approx_token_count`."""
     fn = getattr(embedder, "count_tokens", None)
     return fn if callable(fn) else approx_token_count
+
+
+def embed_within(embedder: Embedder, texts: Sequence[str], timeout_s: float) -> np.ndarray:
+    """``embedder.embed_documents(texts)``, given up after ``timeout_s`` (a search's
+    per-source deadline): a hanging embedding API must not hold the whole search. The call
+    goes on in a daemon thread and its result is dropped.
+
+    Raises:
+        EmbedderError: when the embedder does not answer in time (anything it raises is
+            re-raised as is).
+    """
+    box: dict[str, Any] = {}
+    done = threading.Event()
+
+    def call() -> None:
+        try:
+            box["value"] = embedder.embed_documents(texts)
+        except BaseException as exc:  # handed to the caller
+            box["error"] = exc
+        finally:
+            done.set()
+
+    threading.Thread(target=call, name="embed", daemon=True).start()
+    if not done.wait(timeout_s):
+        raise EmbedderError(f"no embedding within {timeout_s:.1f} s")
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
 
 
 def build_embedder(settings: Settings) -> Embedder:

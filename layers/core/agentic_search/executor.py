@@ -27,7 +27,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from agentic_search.config import Settings
-from agentic_search.embedders import Embedder
+from agentic_search.embedders import Embedder, embed_within
 from agentic_search.filters import to_qdrant
 from agentic_search.fusion import Fused, RankedList, fuse, minmax
 from agentic_search.keyword_index import KeywordIndex
@@ -227,7 +227,8 @@ class QueryExecutor:
                     mine.append(t)
         if mine:
             try:
-                embedded = embedder.embed_documents(mine)
+                # bounded by the source deadline: a hanging embedding API fails only dense
+                embedded = embed_within(embedder, mine, self.settings.source_timeout_s)
                 failure: Exception | None = None
             except Exception as exc:  # any embedder failure fails only the dense sources
                 embedded, failure = [], exc

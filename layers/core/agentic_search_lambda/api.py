@@ -9,14 +9,22 @@ runner; what ``agentic-search serve`` uses).
 
 A failed or timed-out synchronous execution still returns HTTP 200 from the Step Functions API
 with ``status`` FAILED / TIMED_OUT: the orchestrator turns it into :class:`SearchUnavailable`,
-answered as 502 (FAILED) or 504 (TIMED_OUT) with the error name.
+answered as 502 (FAILED) or 504 (TIMED_OUT) with the error name. A search in which every
+retrieval source failed is a 503 naming them (:class:`SourcesUnavailable`); one in which some
+failed is a 200 listing them in ``errors``.
+
+Every answer is JSON: a 2xx, or an error ``{"error", "message"}`` (a 422 adds ``detail`` with
+the ``field`` of each problem); never a stack trace.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import os
 import uuid
+from functools import lru_cache
 from typing import Any, Protocol
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
@@ -24,9 +32,11 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValida
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
-from pydantic import ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from agentic_search.availability import unanswered, unavailable_message
 from agentic_search.runner import LocalRunner, SearchFailed
+from agentic_search.schema import available_domains
 from agentic_search.steps import (
     QUERY_MAX_CHARS,
     RunConfig,
@@ -53,6 +63,19 @@ class SearchBody(SearchRequest):
     limit: int = Field(default=10, ge=1, le=100, strict=True)
     rounds: int | None = Field(default=None, ge=1, le=5, strict=True)
 
+    @field_validator("domain")
+    @classmethod
+    def _known_domain(cls, v: str) -> str:
+        known = _domains()
+        if v not in known:
+            raise ValueError(f"unknown domain {v!r} (known: {', '.join(known)})")
+        return v
+
+
+@lru_cache(maxsize=1)
+def _domains() -> tuple[str, ...]:
+    return tuple(available_domains())
+
 
 class SearchUnavailable(RuntimeError):
     """The search execution failed or timed out; ``status`` is 502 or 504."""
@@ -62,6 +85,16 @@ class SearchUnavailable(RuntimeError):
         self.status = status
         self.error = error
         self.cause = cause
+
+
+class SourcesUnavailable(RuntimeError):
+    """Every retrieval source failed: answered as 503 naming them (``failed``), with the
+    response's ``errors``."""
+
+    def __init__(self, failed: list[str], errors: list[dict[str, Any]]) -> None:
+        super().__init__(f"no source answered: {', '.join(failed)}")
+        self.failed = failed
+        self.errors = errors
 
 
 class Orchestrator(Protocol):
@@ -166,17 +199,46 @@ app.configure_openapi(
 )
 
 
-@app.post("/search")
+class ErrorBody(BaseModel):
+    """Every error answer: ``error`` (a name), ``message`` (for people), and, for a 422, the
+    ``detail`` of each invalid field; a 503 adds ``failedSources`` and ``errors``."""
+
+    error: str
+    message: str
+    detail: list[dict[str, str]] | None = None
+    failed_sources: list[str] | None = Field(default=None, alias="failedSources")
+    errors: list[dict[str, Any]] | None = None
+
+
+def _err(description: str) -> dict[str, Any]:
+    return {"description": description, "content": {"application/json": {"model": ErrorBody}}}
+
+
+SEARCH_RESPONSES: dict[int, Any] = {
+    200: {"description": "the response: candidates, intent, plan, evidence pack, report"},
+    400: _err("the body is not UTF-8, not JSON, or nested too deeply"),
+    405: _err("wrong method"),
+    413: _err(f"the body is over {MAX_BODY_BYTES} bytes"),
+    415: _err("the content type is not JSON"),
+    502: _err("the search execution failed (the error is named)"),
+    503: _err("no retrieval source could answer (failedSources names them)"),
+    504: _err("the search execution timed out"),
+}
+
+
+@app.post("/search", responses=SEARCH_RESPONSES)
 def search(body: SearchBody) -> dict[str, Any]:
     """Search the catalog; the response is the QueryExecutorOutput with intent, plan,
     evidencePack and retrievalReport."""
-    raw = app.current_event.body or ""
-    if len(raw.encode("utf-8")) > MAX_BODY_BYTES:
-        return _error(413, "PayloadTooLarge", f"body over {MAX_BODY_BYTES} bytes")
     correlation_id = app.current_event.request_context.request_id or str(uuid.uuid4())
     request = SearchRequest.model_validate(body.model_dump())
     response = orchestrator().search(request, correlation_id)
     metrics.add_metric(name="Searches", unit=MetricUnit.Count, value=1)
+    failed = unanswered(response)
+    if failed:  # every source failed: not "nothing matches" but "nothing could be asked"
+        logger.error("no source answered", extra={"failed_sources": failed})
+        metrics.add_metric(name="SearchUnavailable", unit=MetricUnit.Count, value=1)
+        raise SourcesUnavailable(failed, response.get("errors") or [])
     if response.get("errors"):
         metrics.add_metric(name="PartialResults", unit=MetricUnit.Count, value=1)
     if (response.get("cache") or {}).get("hit"):
@@ -196,6 +258,18 @@ def openapi() -> Response[str]:
     return Response(
         status_code=200, content_type="application/json", body=app.get_openapi_json_schema()
     )
+
+
+@app.not_found
+def _not_found(exc: Exception) -> Response:
+    method = app.current_event.request_context.http.method
+    path = app.current_event.path
+    if path in ("/search", "/health", "/openapi.json"):
+        allowed = "POST" if path == "/search" else "GET"
+        resp = _error(405, "MethodNotAllowed", f"{method} {path}: use {allowed}")
+        resp.headers["Allow"] = allowed
+        return resp
+    return _error(404, "NotFound", f"no route {method} {path}")
 
 
 @app.exception_handler(SearchUnavailable)
@@ -240,8 +314,96 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     calls it with events it builds from local HTTP requests).
 
     A JSON body sent as ``application/x-www-form-urlencoded`` (what ``curl -d`` declares by
-    default) is read as JSON; any other non-JSON content type is refused with a 422."""
-    return app.resolve(_json_body_as_declared(event), context)
+    default) is read as JSON; any other non-JSON content type is refused with a 415, and
+    bodies that are too large, not UTF-8, not JSON or too deeply nested get a 413 / 400
+    before validation (:func:`_precheck`)."""
+    event = _json_body_as_declared(event)
+    refused = _precheck(event)
+    if refused is not None:
+        return refused
+    return app.resolve(event, context)
+
+
+#: How deep a request body may nest (a SearchBody is flat; the parser's own limit is ~1,000
+#: levels and exceeding it raises RecursionError, which must not become a 500).
+MAX_JSON_DEPTH = 32
+
+
+def _precheck(event: dict[str, Any]) -> dict[str, Any] | None:
+    """What ``POST /search`` refuses before validation, as a finished response (None: go on):
+    413 over :data:`MAX_BODY_BYTES`, 415 for a non-JSON content type, 400 for a body that is
+    not UTF-8 or not JSON (including nesting deeper than :data:`MAX_JSON_DEPTH` and integers
+    over Python's digit limit), 422 naming ``body`` for JSON that is not an object."""
+    http = (event.get("requestContext") or {}).get("http") or {}
+    path = str(event.get("rawPath") or "")
+    if http.get("method") != "POST" or not path.rstrip("/").endswith("/search"):
+        return None  # (a named stage prefixes rawPath: /prod/search)
+    headers = {str(k).lower(): str(v) for k, v in (event.get("headers") or {}).items()}
+    ctype = headers.get("content-type", "").split(";")[0].strip().lower()
+    if ctype and ctype != "application/json" and not ctype.endswith("+json"):
+        return _refusal(
+            415, "UnsupportedMediaType", f"content-type {ctype!r}: send application/json"
+        )
+    body = event.get("body") or ""
+    try:
+        raw = base64.b64decode(body, validate=True) if event.get("isBase64Encoded") else None
+    except (binascii.Error, ValueError):
+        return _refusal(400, "InvalidBody", "the body is not valid base64")
+    size = len(raw) if raw is not None else len(body.encode("utf-8", "surrogatepass"))
+    if size > MAX_BODY_BYTES:
+        return _refusal(413, "PayloadTooLarge", f"body over {MAX_BODY_BYTES} bytes")
+    if raw is not None:
+        try:
+            body = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            return _refusal(
+                400, "InvalidBody", f"the body is not UTF-8 ({exc.reason} at byte {exc.start})"
+            )
+    if not body.strip():
+        return None  # Powertools answers 422 naming the missing body
+    brackets = body.count("[") + body.count("{")
+    if brackets > MAX_JSON_DEPTH and _depth(body) > MAX_JSON_DEPTH:
+        return _refusal(400, "InvalidJSON", f"the body nests deeper than {MAX_JSON_DEPTH} levels")
+    try:
+        parsed = json.loads(body)
+    except (ValueError, RecursionError) as exc:
+        return _refusal(400, "InvalidJSON", f"the body is not valid JSON: {str(exc)[:200]}")
+    if not isinstance(parsed, dict):
+        detail = [{"field": "body", "message": "must be a JSON object", "type": "dict_type"}]
+        return _refusal(422, "ValidationError", "invalid field(s): body", detail=detail)
+    return None
+
+
+def _depth(text: str) -> int:
+    """Deepest nesting of ``[``/``{`` outside strings (a linear scan, no recursion)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth -= 1
+    return deepest
+
+
+def _refusal(status: int, error: str, message: str, **extra: Any) -> dict[str, Any]:
+    """A finished API Gateway v2 response with the JSON error body."""
+    return {
+        "statusCode": status,
+        "headers": {"Content-Type": "application/json"},
+        "body": json.dumps({"error": error, "message": message, **extra}),
+        "isBase64Encoded": False,
+    }
 
 
 def _json_body_as_declared(event: dict[str, Any]) -> dict[str, Any]:
@@ -257,6 +419,23 @@ def _json_body_as_declared(event: dict[str, Any]) -> dict[str, Any]:
     return event
 
 
+@app.exception_handler(SourcesUnavailable)
+def _sources_unavailable(exc: SourcesUnavailable) -> Response:
+    # Raised, not returned: a returned Response would be validated as the route's dict result.
+    body = {
+        "error": "SourcesUnavailable",
+        "message": unavailable_message(exc.failed, exc.errors),
+        "failedSources": exc.failed,
+        "errors": exc.errors,
+    }
+    return Response(
+        status_code=503,
+        content_type="application/json",
+        body=json.dumps(body),
+        headers={"Retry-After": "5"},
+    )
+
+
 def _error(status: int, error: str, message: str) -> Response:
     return Response(
         status_code=status,
@@ -270,6 +449,7 @@ __all__ = [
     "Orchestrator",
     "SearchBody",
     "SearchUnavailable",
+    "SourcesUnavailable",
     "StepFunctionsOrchestrator",
     "app",
     "handler",

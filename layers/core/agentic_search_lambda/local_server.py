@@ -8,7 +8,13 @@ Concurrency: requests are served by a thread per connection, but searches run on
 behind a lock. Qdrant local mode is a single-process, in-memory store without locking of its
 own (one client per folder), so the engines share one client and only one search touches it
 at a time; the sources of that one search still run in parallel. For concurrent searches, run
-a Qdrant server (``QDRANT_URL``), which lifts the lock.
+a Qdrant server (``QDRANT_URL``), which lifts the lock. A second *process* on the same
+``QDRANT_PATH`` (another ``serve`` or a CLI search) is refused by Qdrant's folder lock.
+
+Bounds: at most :data:`MAX_PENDING` requests are admitted at once (running or queued behind
+the lock; the rest get 503 + Retry-After), bodies over :data:`MAX_REQUEST_BYTES` get 413, a
+silent connection is closed after :data:`SOCKET_TIMEOUT_S`, and the server's own errors
+(unknown methods, malformed requests) are JSON like every other answer.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass
+from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
@@ -28,6 +35,7 @@ from agentic_search_lambda import api
 
 #: Bodies above this are refused with a 413 (API Gateway's own limit is 10 MB).
 MAX_REQUEST_BYTES = 1024 * 1024
+_STATUSES = {int(s) for s in HTTPStatus}
 #: An oversized body is read (and dropped) up to this size before the 413 is sent.
 DRAIN_MAX_BYTES = 10 * 1024 * 1024
 
@@ -99,11 +107,49 @@ def http_api_event(
     return event
 
 
+#: Requests admitted at once (running or waiting for the search lock); more get a 503 with
+#: Retry-After instead of piling up threads. ``make_server(max_pending=...)`` changes it.
+MAX_PENDING = 128
+#: Seconds a connection may stay silent (request line, headers, body) before it is closed:
+#: a client that trickles bytes cannot hold a thread for ever.
+SOCKET_TIMEOUT_S = 30
+
+
 class _Handler(BaseHTTPRequestHandler):
     server_version = "agentic-search"
     lock: Any = threading.Lock()
+    pending: threading.BoundedSemaphore = threading.BoundedSemaphore(MAX_PENDING)
+    timeout = SOCKET_TIMEOUT_S
 
     def _serve(self) -> None:
+        if not self.pending.acquire(blocking=False):
+            self._send_json(503, "Busy", "too many requests in flight; retry shortly")
+            return
+        try:
+            self._serve_admitted()
+        finally:
+            self.pending.release()
+
+    def _send_json(self, status: int, error: str, message: str) -> None:
+        headers = {"content-type": "application/json"}
+        if status == 503:
+            headers["retry-after"] = "1"
+        raw = json.dumps({"error": error, "message": message}).encode()
+        self._reply(status, headers, raw)
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """The http.server's own errors (a malformed request line, headers too long, a method
+        it has no handler for) as JSON like every other answer, not an HTML page; an unknown
+        method is a 405."""
+        self.close_connection = True
+        if code == 501:
+            code, error = 405, "MethodNotAllowed"
+            message = f"method {self.command!r} is not supported"
+        else:
+            error = HTTPStatus(code).phrase.replace(" ", "") if code in _STATUSES else "Error"
+        self._send_json(code, error, message or explain or "")
+
+    def _serve_admitted(self) -> None:
         length = int(self.headers.get("content-length") or 0)
         if length > MAX_REQUEST_BYTES:
             # Read and drop the body (up to API Gateway's 10 MB) so that the client, still
@@ -132,8 +178,7 @@ class _Handler(BaseHTTPRequestHandler):
             with self.lock:
                 out = api.handler(event, ctx)
         except Exception as exc:  # never a dropped connection; the reason, not a stack trace
-            body = {"error": "InternalError", "message": type(exc).__name__}
-            self._reply(500, {"content-type": "application/json"}, json.dumps(body).encode())
+            self._send_json(500, "InternalError", type(exc).__name__)
             return
         data = out.get("body") or ""
         raw = base64.b64decode(data) if out.get("isBase64Encoded") else data.encode("utf-8")
@@ -148,21 +193,31 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(raw)
 
-    do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = _serve
+    do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_TRACE = _serve
 
     def log_message(self, format: str, *args: Any) -> None:
         return  # Powertools Logger already logs every request as JSON
 
 
-def make_server(host: str = "127.0.0.1", port: int = 8080) -> ThreadingHTTPServer:
+class _Server(ThreadingHTTPServer):
+    # socketserver's default listen backlog is 5: 50 clients connecting at once overflow it and
+    # some get their connection reset. The admission bound (503) is the limit, not the backlog.
+    request_queue_size = MAX_PENDING
+
+
+def make_server(
+    host: str = "127.0.0.1", port: int = 8080, max_pending: int = MAX_PENDING
+) -> ThreadingHTTPServer:
     """A server bound to ``host:port`` (port 0: any free port; see ``server_address``).
-    Searches are serialized unless ``QDRANT_URL`` points at a Qdrant server."""
+    Searches are serialized unless ``QDRANT_URL`` points at a Qdrant server; at most
+    ``max_pending`` requests are admitted at once (the others get a 503 with Retry-After)."""
     from agentic_search_lambda.runtime import settings
 
     _Handler.lock = contextlib.nullcontext() if settings().qdrant_url else threading.Lock()
-    server = ThreadingHTTPServer((host, port), _Handler)
+    _Handler.pending = threading.BoundedSemaphore(max_pending)
+    server = _Server((host, port), _Handler)
     server.daemon_threads = True
     return server
 
 
-__all__ = ["LocalContext", "http_api_event", "make_server"]
+__all__ = ["MAX_PENDING", "SOCKET_TIMEOUT_S", "LocalContext", "http_api_event", "make_server"]
