@@ -11,6 +11,7 @@ catalog in Qdrant local mode, the MiniLM embedder, SQLite on a file, DynamoDB fr
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -380,6 +381,26 @@ def test_a_server_error_is_transient_a_bad_request_is_not(llm_engine, tools_engi
     assert "HTTP 503" in state.extractor.reason
     assert state.planner.fallback == "error" and state.planner.transient is False
     assert "HTTP 400" in state.planner.reason
+
+
+def test_a_server_that_outlasts_the_sdk_timeout_is_abandoned_at_the_deadline(
+    llm_engine, tools_engine
+):
+    # GIVEN a server that keeps the connection busy past every timeout the SDK sets per phase
+    # (the mock transport applies none: it stands for a server trickling bytes)
+    def trickle(request: httpx.Request) -> httpx.Response:
+        time.sleep(3.0)
+        return httpx.Response(200, json=_completion(json.dumps(intent_answer())))
+
+    llm_engine(trickle, trickle, llm_timeout_s=0.3, llm_max_retries=0, llm_budget_s=4.0)
+    t0 = time.perf_counter()
+    state = _intent_and_plan(_steps(tools_engine), "free code editor")
+    elapsed = time.perf_counter() - t0
+    # THEN each call is given up at its 0.3 s deadline and the rules answer
+    assert state.extractor.fallback == "timeout" and "deadline" in state.extractor.reason
+    assert state.planner.fallback == "timeout"
+    assert (state.llm_ms or 0.0) < 1000.0
+    assert elapsed < 2.5  # two 0.3 s deadlines and the rules, not two 3 s answers
 
 
 def test_the_budget_is_shared_by_the_intent_and_the_plan(tools_engine, tmp_path):

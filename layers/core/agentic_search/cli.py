@@ -77,6 +77,11 @@ def _apply_llm_flag(args: argparse.Namespace) -> None:
     os.environ["LLM"] = "on" if flag else "off"
 
 
+def _eval_llm() -> str:
+    """``eval`` and ``bench`` measure the rule-based path unless ``LLM`` is set explicitly."""
+    return os.environ.get("LLM") or "off"
+
+
 def _positive_int(text: str) -> int:
     try:
         value = int(text)
@@ -382,9 +387,11 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 
     name = re.sub(r"[^a-z0-9-]+", "-", args.dataset.resolve().name.lower()).strip("-") or "dataset"
     prefix = args.collection_prefix if args.collection_prefix is not None else f"eval-{name}-"
-    # No result cache: every system answers every query itself.
+    # No result cache: every system answers every query itself. Rules unless LLM=on is set:
+    # the figures are reproducible and compare retrieval, not a remote model.
     engine = SearchEngine(
-        Settings(collection_prefix=prefix, cache_backend="none"), domain="documents"
+        Settings(collection_prefix=prefix, cache_backend="none", llm=_eval_llm()),
+        domain="documents",
     )
     try:
         try:
@@ -566,7 +573,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         prefix = args.collection_prefix
         if prefix is None:
             prefix = bench.default_collection_prefix(args.dataset)
-        settings = bench.without_cache(Settings(collection_prefix=prefix))
+        settings = bench.without_cache(Settings(collection_prefix=prefix, llm=_eval_llm()))
         engine = SearchEngine(settings, domain="documents")
     try:
         err = _console(stderr=True)

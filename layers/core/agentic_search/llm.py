@@ -23,8 +23,10 @@ invalid or low-confidence answer is (the same query would get the same answer).
 
 from __future__ import annotations
 
+import concurrent.futures as cf
 import json
 import re
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -62,6 +64,19 @@ _MAX_TEXT = 300
 _MAX_BACKOFF_S = 1.0
 #: Left of the budget for what a timeout does not cover (connecting, writing the request).
 _BUDGET_MARGIN_S = 0.1
+
+
+_POOL: cf.ThreadPoolExecutor | None = None
+_POOL_LOCK = threading.Lock()
+
+
+def _llm_pool() -> cf.ThreadPoolExecutor:
+    """The worker threads LLM calls run on (so a call can be abandoned at its deadline)."""
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None:
+            _POOL = cf.ThreadPoolExecutor(max_workers=8, thread_name_prefix="llm")
+        return _POOL
 
 
 class LLMFallback(Exception):
@@ -456,17 +471,29 @@ class LLMIntentPlanner:
         # Retries only while the budget holds every attempt and the SDK's backoff between them.
         while retries and (retries + 1) * per_call + retries * _MAX_BACKOFF_S > remaining:
             retries -= 1
+        # The SDK's timeout bounds each phase of an attempt (connect, write, each read), not
+        # the attempt: a server trickling bytes would outlast it. The call therefore runs on a
+        # worker thread and is abandoned at a hard deadline (the thread ends at the SDK's own
+        # timeout, its answer unused).
+        deadline = (retries + 1) * per_call + retries * _MAX_BACKOFF_S
         t0 = self._clock()
+        future = _llm_pool().submit(
+            self.client.complete_json,
+            system,
+            user,
+            schema_name=schema_name,
+            json_schema=json_schema,
+            timeout_s=per_call,
+            max_retries=retries,
+            max_tokens=600,
+        )
         try:
-            return self.client.complete_json(
-                system,
-                user,
-                schema_name=schema_name,
-                json_schema=json_schema,
-                timeout_s=per_call,
-                max_retries=retries,
-                max_tokens=600,
-            )
+            return future.result(timeout=deadline)
+        except cf.TimeoutError as exc:
+            future.cancel()
+            raise LLMFallback(
+                "timeout", f"no answer within the {deadline:.1f} s deadline", transient=True
+            ) from exc
         finally:
             budget.spent_s += self._clock() - t0
 

@@ -245,10 +245,27 @@ class SearchSteps:
             state.intent, state.plan = cached
             key = state.plan_cache.key[:17] if state.plan_cache else ""
             return ExtractorInfo(path="cache", reason=f"plan cache hit ({key}...)")
+        intent, info = self._ask_llm(
+            state, llm, lambda budget: llm.extract(req.query, budget), "answer within the schema"
+        )
+        if intent is not None:
+            state.intent = intent
+        return info
+
+    @staticmethod
+    def _ask_llm(
+        state: SearchState,
+        llm: LLMIntentPlanner,
+        call: Callable[[Budget], Any],
+        success: str,
+    ) -> tuple[Any, ExtractorInfo]:
+        """Run one LLM step on what is left of the request's budget (``state.llm_ms`` carries
+        it from step to step): its result and the path info, or None and the fallback's info."""
         budget = Budget(llm.settings.llm_budget_s, (state.llm_ms or 0.0) / 1000.0)
+        result = None
         try:
-            state.intent = llm.extract(req.query, budget)
-            info = ExtractorInfo(path="llm", reason=f"{llm.name}: answer within the schema")
+            result = call(budget)
+            info = ExtractorInfo(path="llm", reason=f"{llm.name}: {success}")
         except LLMFallback as exc:
             info = ExtractorInfo(
                 path="rules",
@@ -258,7 +275,7 @@ class SearchSteps:
             )
         info.llm_ms = round((budget.spent_s * 1000.0) - (state.llm_ms or 0.0), 2)
         state.llm_ms = round(budget.spent_s * 1000.0, 2)
-        return info
+        return result, info
 
     def _plan_cache_get(
         self, state: SearchState, engine: SearchEngine, llm: LLMIntentPlanner
@@ -323,19 +340,13 @@ class SearchSteps:
         elif llm is None:
             info = ExtractorInfo(path="rules", reason="rule-based planner")
         else:
-            budget = Budget(llm.settings.llm_budget_s, (state.llm_ms or 0.0) / 1000.0)
-            try:
-                plan = llm.plan(state.intent, req.limit, budget)
-                info = ExtractorInfo(path="llm", reason=f"{llm.name}: plan within the rules")
-            except LLMFallback as exc:
-                info = ExtractorInfo(
-                    path="rules",
-                    reason=f"LLM fallback ({exc.kind}): {exc.reason}"[:300],
-                    fallback=exc.kind,
-                    transient=exc.transient,
-                )
-            info.llm_ms = round((budget.spent_s * 1000.0) - (state.llm_ms or 0.0), 2)
-            state.llm_ms = round(budget.spent_s * 1000.0, 2)
+            intent = state.intent
+            plan, info = self._ask_llm(
+                state,
+                llm,
+                lambda budget: llm.plan(intent, req.limit, budget),
+                "plan within the rules",
+            )
         if plan is None:
             plan = engine.planner.plan(state.intent, limit=req.limit)
         state.planner = info
