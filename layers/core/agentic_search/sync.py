@@ -573,7 +573,7 @@ def enqueue_failed(
 ) -> int:
     """Hand changes taken from a dead-letter queue to the redrive: each becomes its record's
     pending change, due now, unless the status store already holds that version or a newer
-    pending one. Returns how many were enqueued.
+    pending one. Returns how many records were queued.
 
     Raises:
         SyncStatusError: when the store fails.
@@ -608,9 +608,9 @@ def enqueue_failed(
             entry.updated_at = now
             entry.expires_at = None
             updated[c.record_id] = entry
-            n += 1
         if updated:
             status.put(updated.values())
+        n += len(updated)
     return n
 
 
@@ -747,3 +747,86 @@ def status_summary(status: SyncStatusStore, domain: str) -> dict[str, Any]:
 def dumps(obj: Any) -> str:
     """Compact JSON (for queue messages and logs)."""
     return json.dumps(obj, separators=(",", ":"), default=str)
+
+
+def park_rejected(
+    status: SyncStatusStore,
+    domain: str,
+    record_id: str,
+    error: str,
+    clock: Callable[[], float] = time.time,
+) -> None:
+    """Mark a record whose change could not be parsed as ``failed`` with ``error`` (nothing to
+    retry: the next valid change of the record syncs it). Its applied version is kept.
+
+    Raises:
+        SyncStatusError: when the store fails.
+    """
+    now = clock()
+    entry = status.get(domain, [record_id]).get(record_id) or SyncEntry(
+        domain=domain, record_id=record_id
+    )
+    entry.status = "failed"
+    entry.last_error = error[:500]
+    entry.next_attempt_at = None
+    entry.updated_at = now
+    entry.expires_at = None
+    status.put([entry])
+
+
+def rejected_record_id(item: Any, schema: DomainSchema) -> str | None:
+    """The record id an unparseable stream record or event names, when it names one."""
+    if not isinstance(item, dict):
+        return None
+    try:
+        if is_stream_record(item):
+            ddb = item.get("dynamodb") or {}
+            keys = deserialize_image(ddb.get("Keys") or {})
+            rid = keys.get(schema.id_field)
+        else:
+            detail = item.get("detail") or {}
+            rid = detail.get("recordId") or (detail.get("record") or {}).get(schema.id_field)
+    except (ChangeError, AttributeError):
+        return None
+    return str(rid) if rid not in (None, "") else None
+
+
+@dataclass(frozen=True)
+class StreamRange:
+    """A stream batch the Lambda event source mapping gave up on (its on-failure record)."""
+
+    stream_arn: str
+    shard_id: str
+    start: str
+    end: str
+    size: int
+
+
+def dlq_message_items(body: Any) -> tuple[list[Any], StreamRange | None, str]:
+    """What a dead-letter message holds: ``(stream records or events, stream range, error)``.
+
+    Three shapes: the event source mapping's on-failure record (``DDBStreamBatchInfo``: only
+    the range; the records must be read from the stream), Lambda's asynchronous on-failure
+    record (``requestPayload`` = the EventBridge event), and an EventBridge rule's DLQ message
+    (the event itself).
+    """
+    if not isinstance(body, dict):
+        return [], None, "dead-letter message is not a JSON object"
+    context = body.get("requestContext") or {}
+    condition = context.get("condition") or "Unknown"
+    if "DDBStreamBatchInfo" in body:
+        info = body["DDBStreamBatchInfo"]
+        rng = StreamRange(
+            stream_arn=info["streamArn"],
+            shard_id=info["shardId"],
+            start=str(info["startSequenceNumber"]),
+            end=str(info["endSequenceNumber"]),
+            size=int(info.get("batchSize") or 0),
+        )
+        return [], rng, f"stream batch failed ({condition})"
+    if "requestPayload" in body:
+        payload = body.get("responsePayload") or {}
+        message = payload.get("errorMessage") if isinstance(payload, dict) else None
+        error = f"{condition}: {message}" if message else f"invocation failed ({condition})"
+        return event_items(body["requestPayload"]), None, error
+    return [body], None, "event delivery failed"
