@@ -64,7 +64,7 @@ def get_pending(domain: Domain = "tools", limit: Limit = 100) -> dict[str, Any]:
 
 
 @router.get("/sync/tool/<record_id>")
-def get_tool(record_id: str, domain: Domain = "tools") -> Response:
+def get_tool(record_id: str, domain: Domain = "tools") -> Response[str]:
     """One record's sync entry (per aspect: status, content hash, last synced at)."""
     entry = sync_status().get(domain, [record_id]).get(record_id)
     if entry is None:
@@ -73,7 +73,7 @@ def get_tool(record_id: str, domain: Domain = "tools") -> Response:
 
 
 @router.post("/sync/retry/<record_id>")
-def post_retry(record_id: str, domain: Domain = "tools") -> Response:
+def post_retry(record_id: str, domain: Domain = "tools") -> Response[str]:
     """Re-queue one record's failed change (404 when there is none to retry)."""
     queued = retry_failed(sync_status(), domain, [record_id])
     if not queued:
@@ -84,12 +84,12 @@ def post_retry(record_id: str, domain: Domain = "tools") -> Response:
 
 
 @router.post("/sync/retry-all")
-def post_retry_all(domain: Domain = "tools") -> Response:
+def post_retry_all(domain: Domain = "tools") -> Response[str]:
     """Re-queue every parked failure of the domain."""
     return _json(202, {"queued": retry_failed(sync_status(), domain)})
 
 
-def _json(status: int, body: dict[str, Any]) -> Response:
+def _json(status: int, body: dict[str, Any]) -> Response[str]:
     return Response(status_code=status, content_type="application/json", body=json.dumps(body))
 
 
