@@ -36,10 +36,10 @@ def counting(embedder) -> CountingEmbedder:
 def sync_engine(
     tmp_path: Path, counting: CountingEmbedder, catalog_records
 ) -> Iterator[SearchEngine]:
-    """An engine over a fresh local store holding 8 bundled records, cache in SQLite."""
+    """An engine over a fresh local store holding 4 bundled records, cache in SQLite."""
     settings = Settings(agentic_search_home=tmp_path / "home", cache_backend="sqlite")
     engine = SearchEngine(settings, "tools", embedder=counting)
-    engine.ingest_records(catalog_records[:8])
+    engine.ingest_records(catalog_records[:4])
     counting.texts = counting.calls = 0
     yield engine
     engine.close()

@@ -140,7 +140,7 @@ def export(s3, key: str, lines: list[str]) -> None:
 
 def test_the_reindex_puts_every_exported_record_in_the_index(reindex, sync_engine, catalog_records):
     sfn, machine, s3 = reindex
-    records = copy.deepcopy(catalog_records[8:20])  # not yet in the index
+    records = copy.deepcopy(catalog_records[4:10])  # not yet in the index
     records[0]["price_monthly_usd"] = 999  # and one that differs from the bundled catalog
     export(s3, "exports/tools.jsonl", [json.dumps(r) for r in records])
     out = run(sfn, machine, "exports/tools.jsonl")
@@ -155,18 +155,19 @@ def test_the_reindex_puts_every_exported_record_in_the_index(reindex, sync_engin
 
 def test_a_bad_line_fails_its_batch_alone(reindex, sync_engine, catalog_records):
     sfn, machine, s3 = reindex
-    lines = [json.dumps(r) for r in catalog_records[:8]]
+    exported = catalog_records[2:7]  # 2 already indexed, 3 new
+    lines = [json.dumps(r) for r in exported]
     export(s3, "bad.jsonl", [*lines[:4], json.dumps({"id": "x-broken"}), *lines[4:]])
     out = run(sfn, machine, "bad.jsonl")
     # moto records ToleratedFailurePercentage but does not enforce it (in AWS, 1 failed batch
-    # of 9 is over the 5 % tolerated and fails the run, which ReindexFailedAlarm reports);
+    # of 6 is over the 5 % tolerated and fails the run, which ReindexFailedAlarm reports);
     # what holds in both: the map run counts one failed batch, and the others applied.
     assert out["status"] in ("SUCCEEDED", "FAILED")
     [run_] = sfn.list_map_runs(executionArn=out["executionArn"])["mapRuns"]
     counts = sfn.describe_map_run(mapRunArn=run_["mapRunArn"])["itemCounts"]
-    assert (counts["total"], counts["succeeded"], counts["failed"]) == (9, 8, 1)
-    ids = [r["id"] for r in catalog_records[:8]]
-    assert len(sync_engine.store.get_records(sync_engine.schema, ids)) == 8
+    assert (counts["total"], counts["succeeded"], counts["failed"]) == (6, 5, 1)
+    ids = [r["id"] for r in exported]
+    assert len(sync_engine.store.get_records(sync_engine.schema, ids)) == 5
 
 
 def test_the_batch_handler_takes_the_item_batcher_shape(aws, sync_engine, monkeypatch):
