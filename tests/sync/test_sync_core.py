@@ -127,3 +127,19 @@ def test_status_stores_get_put_list_and_count_alike(store):
     got["r120"].status = "synced"
     store.put([got["r120"]])
     assert store.counts("tools")["pending"] == 2
+
+
+def test_a_newer_dead_letter_gets_fresh_attempts_an_older_one_is_ignored(tmp_path):
+    from agentic_search.sync import CatalogChange, enqueue_failed
+
+    status = SqliteSyncStatus(tmp_path / "s.sqlite")
+    old = CatalogChange(op=ChangeOp.REMOVE, record_id="r", version=5)
+    assert enqueue_failed(status, [old], "boom", clock=lambda: 100.0) == 1
+    entry = status.get("tools", ["r"])["r"]
+    entry.status, entry.retry_count, entry.next_attempt_at = "failed", 5, None
+    status.put([entry])
+    newer = CatalogChange(op=ChangeOp.REMOVE, record_id="r", version=7)
+    assert enqueue_failed(status, [newer, old], "boom", clock=lambda: 200.0) == 1
+    entry = status.get("tools", ["r"])["r"]
+    assert (entry.status, entry.retry_count, entry.change["version"]) == ("pending", 0, 7)
+    assert entry.next_attempt_at == 200.0

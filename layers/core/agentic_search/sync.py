@@ -600,9 +600,11 @@ def enqueue_failed(
             pending_version = pending.get("version") if pending else None
             if None not in (c.version, pending_version) and c.version < pending_version:  # type: ignore[operator]
                 continue
+            same = pending_version is not None and pending_version == c.version
             entry.change = c.wire()
             entry.status = "pending"
-            entry.retry_count = 0 if entry.next_attempt_at is None else entry.retry_count
+            # a new change gets fresh attempts; the same one keeps its count while scheduled
+            entry.retry_count = entry.retry_count if same and entry.next_attempt_at else 0
             entry.next_attempt_at = now
             entry.last_error = entry.last_error or error
             entry.updated_at = now
