@@ -145,3 +145,17 @@ def test_retry_re_queues_a_parked_failure(api):
     [entry] = call("GET", "/sync/pending")[1]["entries"]
     assert entry["retryCount"] == 0 and entry["nextAttemptAt"] is not None
     assert call("POST", "/sync/retry-all")[1] == {"queued": []}  # nothing parked any more
+
+
+def test_the_openapi_document_lists_every_status_a_sync_route_answers():
+    # what the fuzzing of the published document checks: no undocumented status
+    from agentic_search_lambda.api import app
+
+    paths = json.loads(app.get_openapi_json_schema())["paths"]
+    documented = {
+        (m.upper(), p): set(op["responses"]) for p, ops in paths.items() for m, op in ops.items()
+    }
+    assert documented[("GET", "/sync/status")] >= {"200", "422"}
+    assert documented[("GET", "/sync/tool/{record_id}")] >= {"200", "404", "422"}
+    assert documented[("POST", "/sync/retry/{record_id}")] >= {"202", "404", "422"}
+    assert documented[("POST", "/sync/retry-all")] >= {"202", "422"}

@@ -15,9 +15,10 @@ from typing import Annotated, Any
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.params import Query
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
+from pydantic import BaseModel
 
 from agentic_search.sync import retry_failed, status_summary
-from agentic_search.sync_status import SyncStatusStore, build_sync_status
+from agentic_search.sync_status import SyncEntry, SyncStatusStore, build_sync_status
 
 router = APIGatewayHttpRouter()
 
@@ -25,6 +26,28 @@ _store: SyncStatusStore | None = None
 
 Domain = Annotated[str, Query(pattern=r"^[a-z][a-z0-9_-]{0,63}$")]
 Limit = Annotated[int, Query(ge=1, le=1000)]
+
+
+class SyncErrorBody(BaseModel):
+    """A 4xx answer of a /sync route."""
+
+    error: str
+    message: str
+
+
+class QueuedBody(BaseModel):
+    """``POST /sync/retry*``: the record ids re-queued for the next redrive run."""
+
+    queued: list[str]
+
+
+def _doc(description: str, model: type[BaseModel]) -> dict[str, Any]:
+    return {"description": description, "content": {"application/json": {"model": model}}}
+
+
+# Every status a route answers is in the OpenAPI document (422: Powertools' validation).
+NOT_FOUND = {404: _doc("no such sync entry / nothing to retry", SyncErrorBody)}
+QUEUED = {202: _doc("re-queued; the next SyncRedrive run applies them", QueuedBody)}
 
 
 def set_sync_status(store: SyncStatusStore | None) -> None:
@@ -63,7 +86,10 @@ def get_pending(domain: Domain = "tools", limit: Limit = 100) -> dict[str, Any]:
     return {"domain": domain, "entries": [e.wire() for e in entries]}
 
 
-@router.get("/sync/tool/<record_id>")
+@router.get(
+    "/sync/tool/<record_id>",
+    responses={200: _doc("the record's sync entry", SyncEntry), **NOT_FOUND},
+)
 def get_tool(record_id: str, domain: Domain = "tools") -> Response[str]:
     """One record's sync entry (per aspect: status, content hash, last synced at)."""
     entry = sync_status().get(domain, [record_id]).get(record_id)
@@ -72,7 +98,7 @@ def get_tool(record_id: str, domain: Domain = "tools") -> Response[str]:
     return _json(200, entry.wire())
 
 
-@router.post("/sync/retry/<record_id>")
+@router.post("/sync/retry/<record_id>", responses={**QUEUED, **NOT_FOUND})
 def post_retry(record_id: str, domain: Domain = "tools") -> Response[str]:
     """Re-queue one record's failed change (404 when there is none to retry)."""
     queued = retry_failed(sync_status(), domain, [record_id])
@@ -83,7 +109,7 @@ def post_retry(record_id: str, domain: Domain = "tools") -> Response[str]:
     return _json(202, {"queued": queued})
 
 
-@router.post("/sync/retry-all")
+@router.post("/sync/retry-all", responses=QUEUED)
 def post_retry_all(domain: Domain = "tools") -> Response[str]:
     """Re-queue every parked failure of the domain."""
     return _json(202, {"queued": retry_failed(sync_status(), domain)})
