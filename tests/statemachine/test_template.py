@@ -69,8 +69,28 @@ CONTRACT_CHOICES = {
     "Continue": ("$.executor.continueSearch", "PrepareRound", "Finalize"),
 }
 
+# The catalog sync subsystem; tests/sync/test_sync_template.py checks its resources and roles.
+SYNC_FUNCTIONS = {
+    "CatalogSyncFunction",
+    "SyncRedriveFunction",
+    "SyncApiFunction",
+    "ReindexBatchFunction",
+}
+SYNC_ROLES = {f"{f}Role" for f in SYNC_FUNCTIONS} | {"ReindexStateMachineRole"}
+SYNC_ROUTES = {
+    "GET /sync/status",
+    "GET /sync/failed",
+    "GET /sync/pending",
+    "GET /sync/tool/{id}",
+    "POST /sync/retry/{id}",
+    "POST /sync/retry-all",
+}
+
 # IAM: Resource "*" is allowed only for actions AWS gives no resource-level permission for.
 RESOURCE_STAR_ACTIONS = {
+    # CatalogSync's stream mapping: Lambda's DynamoDB event source calls ListStreams, which
+    # takes no resource ARN (the stream reads themselves are granted on CatalogTable's stream).
+    "dynamodb:ListStreams",
     # Step Functions' log delivery to CloudWatch Logs (SearchStateMachine Logging): the vended-log
     # delivery and resource-policy APIs are account-level (Step Functions developer guide, "IAM
     # policies for logging to CloudWatch Logs").
@@ -233,8 +253,6 @@ def sam_transform(template: dict[str, Any], overrides: dict[str, Any]) -> dict[s
     """The CloudFormation template a deployment with these parameter values would create.
     Local code locations become S3 URIs (what `sam package` does) and the ASL file is inlined."""
     resolved, values = resolve_language_extensions(template, overrides)
-    with ASL.open(encoding="utf-8") as fh:
-        definition = json.load(fh)
     for resource in resolved["Resources"].values():
         props = resource.get("Properties", {})
         if "CodeUri" in props:
@@ -242,8 +260,8 @@ def sam_transform(template: dict[str, Any], overrides: dict[str, Any]) -> dict[s
         if "ContentUri" in props:
             props["ContentUri"] = "s3://artifacts/layer.zip"
         if "DefinitionUri" in props:
-            del props["DefinitionUri"]
-            props["Definition"] = definition
+            with (REPO / props.pop("DefinitionUri")).open(encoding="utf-8") as fh:
+                props["Definition"] = json.load(fh)
     return transform(resolved, values, _ManagedPolicies())
 
 
@@ -514,7 +532,7 @@ def test_every_function_of_the_contract_is_in_the_template(resources, asl):
             )
     api = functions["SearchApiFunction"]
     assert (api["CodeUri"].rstrip("/"), api["Handler"]) == ("functions/search_api", "app.handler")
-    assert set(functions) == {f for _, f, _ in rows} | {"SearchApiFunction"}
+    assert set(functions) == {f for _, f, _ in rows} | {"SearchApiFunction"} | SYNC_FUNCTIONS
 
 
 def test_every_code_uri_has_an_app_module(resources):
@@ -625,7 +643,7 @@ def test_deployed_routes_require_iam_by_default_and_jwt_when_chosen(
 ):
     # GIVEN the SAM transform with the defaults, THEN every route is SigV4 (IAM) authorised.
     routes = _api_routes(deployed_default)
-    assert set(routes) == {"POST /search", "GET /health", "GET /openapi.json"}
+    assert set(routes) == {"POST /search", "GET /health", "GET /openapi.json"} | SYNC_ROUTES
     for key, op in routes.items():
         assert op["security"] == [{"AWS_IAM": []}], key
     # GIVEN AuthMode JWT, THEN every route uses the JWT authorizer on the configured issuer.
@@ -708,12 +726,14 @@ def test_plan_cache_table_expires_items_and_has_point_in_time_recovery(resources
     assert {"DynamoDBReadPolicy": table_ref} in functions["ExtractIntentFunction"]["Policies"]
     assert {"DynamoDBWritePolicy": table_ref} in functions["PlanQueryFunction"]["Policies"]
     users = {n for n, p in functions.items() if "CACHE_TABLE" in json.dumps(p)}
+    # the sync writers bump the catalog version kept in the same table
+    sync_writers = SYNC_FUNCTIONS - {"SyncApiFunction"}
     assert users == {
         "CacheCheckFunction",
         "CacheStoreFunction",
         "ExtractIntentFunction",
         "PlanQueryFunction",
-    }
+    } | sync_writers
     for name in users:
         assert functions[name]["Environment"]["Variables"]["CACHE_TABLE"] == {
             "Ref": "PlanCacheTable"
@@ -869,6 +889,8 @@ def test_every_function_role_gets_only_its_own_grants(deployed_all_set):
     for where, statement in _statements(deployed_all_set):
         role = where.split("/")[0]
         actions = set(_as_list(statement["Action"]))
+        if role in SYNC_ROLES:
+            continue  # tests/sync/test_sync_template.py
         if role == "SearchStateMachineRole":
             if actions == {"lambda:InvokeFunction"}:
                 [resource] = _as_list(statement["Resource"])
@@ -891,9 +913,11 @@ def test_every_function_role_gets_only_its_own_grants(deployed_all_set):
                 assert not {a for a in actions if re.search(r"Put|Update|Delete|Write", a)}
         else:
             assert actions == {"secretsmanager:GetSecretValue"}, (role, actions)
-    step_functions = {n for n, r in resources.items() if r["Type"] == "AWS::Lambda::Function"} - {
-        "SearchApiFunction"
-    }
+    step_functions = (
+        {n for n, r in resources.items() if r["Type"] == "AWS::Lambda::Function"}
+        - {"SearchApiFunction"}
+        - SYNC_FUNCTIONS
+    )
     assert invoked == step_functions
 
 

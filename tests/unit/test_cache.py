@@ -169,13 +169,9 @@ def test_a_failing_sqlite_cache_raises_cache_error(tmp_path):
 
 def _template_table() -> dict[str, Any]:
     template = cfn_yaml.load(str(REPO / "template.yaml"))
-    tables = [
-        r["Properties"]
-        for r in template["Resources"].values()
-        if r.get("Type") == "AWS::DynamoDB::Table"
-    ]
-    assert len(tables) == 1, "template.yaml declares one cache table"
-    return tables[0]
+    table = template["Resources"]["PlanCacheTable"]  # the other tables belong to the sync
+    assert table["Type"] == "AWS::DynamoDB::Table"
+    return table["Properties"]
 
 
 @pytest.fixture()

@@ -24,6 +24,7 @@ examples:
   agentic-search ingest ../shared/datasets/scifact --domain documents
   agentic-search eval --dataset ../shared/datasets/scifact --out benchmarks/scifact
   agentic-search serve --port 8080     # then POST {"query": "..."} to localhost:8080/search
+  agentic-search sync events/sync/stream_mixed_batch.json   # apply catalog change events
 
 The first search ingests the bundled catalog (284 AI and developer tools) into the embedded
 store under ./.agentic-search (set AGENTIC_SEARCH_HOME or QDRANT_PATH to move it; set
@@ -93,7 +94,7 @@ def _positive_int(text: str) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The CLI's argument parser (subcommands: search, ingest, eval, bench, serve)."""
+    """The CLI's argument parser (subcommands: search, ingest, eval, bench, serve, sync)."""
     parser = _Parser(
         prog="agentic-search",
         description=(
@@ -228,6 +229,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_bench_parser(sub)  # agentic-search bench
     _add_serve_parser(sub)  # agentic-search serve
+    from agentic_search.sync_cli import add_sync_parser
+
+    add_sync_parser(sub)  # agentic-search sync
     return parser
 
 
@@ -661,6 +665,20 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_sync(args: argparse.Namespace) -> int:
+    from agentic_search.sync_cli import run_sync
+
+    if args.batch_size < 1:
+        _usage_error("--batch-size must be at least 1")
+    if args.events is not None and not args.events.is_file():
+        _usage_error(f"no such file: {args.events}")
+    engine = _engine(args.domain)
+    try:
+        return run_sync(args, engine)
+    finally:
+        engine.close()
+
+
 # ----- end of serve ------------------------------------------------------------------------------
 
 
@@ -683,6 +701,8 @@ def main(argv: list[str] | None = None) -> int:
             return _cmd_bench(args)
         if args.command == "serve":
             return _cmd_serve(args)
+        if args.command == "sync":
+            return _cmd_sync(args)
         return _cmd_ingest(args)
     except (VectorStoreError, EmbedderError, FileNotFoundError, OSError) as exc:
         sys.stderr.write(f"agentic-search: error: {exc}\n")

@@ -100,6 +100,11 @@ class Settings(BaseSettings):
     cache_table: str | None = Field(default=None, description="DynamoDB table of the cache.")
     cache_ttl_s: int = Field(default=3600, ge=1, le=7 * 86400, description="Cache TTL (s).")
 
+    # Sync ----------------------------------------------------------------------------------------
+    sync_status_table: str | None = Field(
+        default=None, description="DynamoDB table of the sync status (unset = SQLite file)."
+    )
+
     @property
     def llm_enabled(self) -> bool:
         """Whether intent and planning go through the LLM (``LLM`` and the endpoint)."""

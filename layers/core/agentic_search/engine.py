@@ -235,29 +235,48 @@ class SearchEngine:
         batch_size: int = DEFAULT_BATCH,
         on_progress: Callable[[int], None] | None = None,
     ) -> WriteStats:
-        """Upsert validated records in batches; the keyword index is refreshed once at the end."""
+        """Upsert validated records in batches; the keyword index is refreshed once at the end.
+
+        Ingest is sync with insert events: each batch goes through
+        :func:`agentic_search.sync.apply_changes` (unversioned inserts), so there is one writer.
+
+        Raises:
+            EmbedderError, VectorStoreError: the first error of a record that failed (the
+                records before it, and the others of its batch, are written).
+        """
+        from agentic_search.sync import apply_changes, insert_changes
+
         total = WriteStats()
-        indexer = self.indexer
         if self.schema.chunking is not None:
             records = chunk_records(self.schema, records)
         for i in range(0, len(records), batch_size):
-            total.add(
-                indexer.upsert(
-                    self.schema,
-                    records[i : i + batch_size],
-                    refresh_keyword=False,
-                    on_progress=on_progress,
-                )
+            batch = records[i : i + batch_size]
+            report = apply_changes(
+                self,
+                insert_changes(self.schema, batch),
+                refresh_keyword=False,
+                bump_catalog=False,
             )
+            total.add(report.stats)
+            if report.failed and report.failed[0].exception is not None:
+                if total.changed:
+                    self.keyword.refresh(self.schema)
+                raise report.failed[0].exception
+            if on_progress:
+                on_progress(len(batch))
         if total.changed:
             self.keyword.refresh(self.schema)
             # Cached answers were computed on the old catalog: a new version retires them. An
             # unreachable cache must not fail the ingest (its entries expire by TTL).
             with contextlib.suppress(CacheError):
                 self.cache.bump_catalog_version(self.schema.name)
+        self.forget_catalog_lookups()
+        return total
+
+    def forget_catalog_lookups(self) -> None:
+        """Drop the names -> ids lookup and the extractor built on it (after a write)."""
         self._lookup = None
         self._extractor = None
-        return total
 
     def ingest_file(
         self,

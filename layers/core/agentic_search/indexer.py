@@ -158,8 +158,8 @@ class Indexer:
             else:
                 stats.unchanged += 1
         self.store.upsert(schema, inserts)
-        self.store.update_vectors(schema, vector_updates)
-        self.store.overwrite_payloads(schema, payload_updates)
+        # vectors and payloads (with their content hashes) together: see update_points
+        self.store.update_points(schema, vector_updates, payload_updates)
         if on_progress:
             on_progress(len(records))
         if refresh_keyword and stats.changed:

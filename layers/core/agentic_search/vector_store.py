@@ -205,6 +205,33 @@ class QdrantStore:
         with self._lock:
             self.client.batch_update_points(self.collection(schema), update_operations=ops)
 
+    def update_points(
+        self,
+        schema: DomainSchema,
+        vectors: Sequence[qm.PointVectors],
+        payloads: dict[str, dict],
+    ) -> None:
+        """Replace some named vectors and overwrite payloads in ONE request, vectors first.
+
+        One request, so that a failed write cannot leave new vectors under old content hashes
+        (a later change back to the old content would then keep the stale vector)."""
+        ops: list[Any] = []
+        if vectors:
+            ops.append(
+                qm.UpdateVectorsOperation(update_vectors=qm.UpdateVectors(points=list(vectors)))
+            )
+        ops += [
+            qm.OverwritePayloadOperation(
+                overwrite_payload=qm.SetPayload(
+                    payload=payload, points=[point_id(schema.name, rid)]
+                )
+            )
+            for rid, payload in payloads.items()
+        ]
+        if ops:
+            with self._lock:
+                self.client.batch_update_points(self.collection(schema), update_operations=ops)
+
     def delete(self, schema: DomainSchema, record_ids: Sequence[str]) -> None:
         """Delete the points of ``record_ids`` (missing ones are ignored)."""
         if record_ids:

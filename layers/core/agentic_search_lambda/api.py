@@ -1,5 +1,5 @@
 """The HTTP API (API Gateway HTTP API, payload v2): ``POST /search``, ``GET /health``,
-``GET /openapi.json``.
+``GET /openapi.json``, and the ``/sync/*`` routes of :mod:`agentic_search_lambda.sync_api`.
 
 Requests are validated by Powertools' data validation against :class:`SearchBody` (pydantic):
 a bad field gets a 422 whose ``detail`` names it (``loc``), unknown fields are rejected. The
@@ -45,6 +45,7 @@ from agentic_search.steps import (
     error_message,
 )
 from agentic_search_lambda.observability import logger, metrics, tracer
+from agentic_search_lambda.sync_api import router as sync_router
 
 #: Largest request body accepted (bytes); API Gateway's own limit is 10 MB.
 MAX_BODY_BYTES = 64 * 1024
@@ -197,6 +198,8 @@ app.configure_openapi(
     version="0.1.0",
     summary="Agentic search: intent, plan, multi-round hybrid retrieval, evidence, provenance.",
 )
+
+app.include_router(sync_router)  # GET/POST /sync/* (agentic_search_lambda.sync_api)
 
 
 class ErrorBody(BaseModel):

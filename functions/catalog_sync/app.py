@@ -1,0 +1,13 @@
+"""CatalogSync: DynamoDB stream batches and catalog.changed events -> the index."""
+
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from agentic_search_lambda.observability import logger, metrics, tracer
+from agentic_search_lambda.sync import catalog_sync
+
+
+@logger.inject_lambda_context
+@tracer.capture_lambda_handler(capture_response=False)
+@metrics.log_metrics
+def handler(event: dict, context: LambdaContext) -> dict:
+    return catalog_sync(event, context)

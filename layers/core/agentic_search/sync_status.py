@@ -1,0 +1,287 @@
+"""Sync status: per record and aspect, what the index holds and what is still to do.
+
+One :class:`SyncEntry` per (domain, record id) says which catalog version the index reflects
+(``appliedVersion``), whether the record is ``synced``, ``pending`` (a change failed and waits for
+a retry) or ``failed`` (parked after the last attempt), each aspect's content hash and last sync
+time, the retry count, the last error, and for pending/failed entries the change to re-apply.
+
+The entry is also the out-of-order guard: a change whose version is not newer than
+``appliedVersion`` is stale and skipped. A deleted record keeps its entry as a tombstone (so a
+late, older modify cannot bring it back) with ``expiresAt`` set: tombstones outlive the DLQ's 14
+days of retention (:data:`TOMBSTONE_TTL_S` = 30 days) and then expire.
+
+Backends: :class:`SqliteSyncStatus` (the embedded default, ``$AGENTIC_SEARCH_HOME/sync.sqlite``)
+and :class:`DynamoDBSyncStatus` (``SYNC_STATUS_TABLE``: key ``pk`` = ``<domain>#<id>``, a GSI
+``byStatus`` on ``statusKey`` = ``<domain>#<status>``, TTL attribute ``expiresAt``).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agentic_search.config import Settings
+
+Status = Literal["synced", "pending", "failed"]
+STATUSES: tuple[Status, ...] = ("synced", "pending", "failed")
+#: How long a delete's tombstone is kept (s): longer than the DLQ keeps a message (14 days).
+TOMBSTONE_TTL_S = 30 * 86400
+
+
+class SyncStatusError(RuntimeError):
+    """The status store failed."""
+
+
+class AspectStatus(BaseModel):
+    """One aspect of a record: its content hash, status and last sync time (epoch s)."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    status: Status = "synced"
+    content_hash: str | None = Field(default=None, alias="contentHash")
+    last_synced_at: float | None = Field(default=None, alias="lastSyncedAt")
+
+
+class SyncEntry(BaseModel):
+    """The sync state of one record; see the module docstring. Times are epoch seconds."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    domain: str
+    record_id: str = Field(alias="recordId")
+    status: Status = "synced"
+    applied_version: int | None = Field(default=None, alias="appliedVersion")
+    deleted: bool = False
+    aspects: dict[str, AspectStatus] = Field(default_factory=dict)
+    last_synced_at: float | None = Field(default=None, alias="lastSyncedAt")
+    retry_count: int = Field(default=0, alias="retryCount")
+    last_error: str | None = Field(default=None, alias="lastError")
+    next_attempt_at: float | None = Field(default=None, alias="nextAttemptAt")
+    updated_at: float = Field(default=0.0, alias="updatedAt")
+    change: dict[str, Any] | None = None
+    expires_at: int | None = Field(default=None, alias="expiresAt")
+
+    def wire(self) -> dict[str, Any]:
+        """JSON-able dict with camelCase keys (what the /sync API returns)."""
+        return self.model_dump(by_alias=True, mode="json")
+
+
+class SyncStatusStore(Protocol):
+    """Where sync entries live. Every method raises :class:`SyncStatusError` on failure."""
+
+    name: str
+
+    def get(self, domain: str, record_ids: Sequence[str]) -> dict[str, SyncEntry]:
+        """Entries of ``record_ids`` that exist, by record id."""
+        ...
+
+    def put(self, entries: Iterable[SyncEntry]) -> None:
+        """Insert or replace entries."""
+        ...
+
+    def list(self, domain: str, status: Status, limit: int = 100) -> list[SyncEntry]:
+        """Entries of one status (at most ``limit``, by record id)."""
+        ...
+
+    def counts(self, domain: str) -> dict[str, int]:
+        """Number of entries per status (every status present, 0 when none)."""
+        ...
+
+
+class SqliteSyncStatus:
+    """The embedded status store: one SQLite file (WAL), safe across threads."""
+
+    name = "sqlite"
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = str(path)
+        if self.path != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        try:
+            self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=5.0)
+            with self._lock, self._db:
+                self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.execute(
+                    "CREATE TABLE IF NOT EXISTS sync_status (domain TEXT, record_id TEXT, "
+                    "status TEXT, body TEXT, PRIMARY KEY (domain, record_id))"
+                )
+                self._db.execute(
+                    "CREATE INDEX IF NOT EXISTS by_status ON sync_status (domain, status)"
+                )
+        except sqlite3.Error as exc:
+            raise SyncStatusError(f"sync status {self.path} cannot be opened: {exc}") from exc
+
+    def get(self, domain: str, record_ids: Sequence[str]) -> dict[str, SyncEntry]:
+        """Entries of ``record_ids`` that exist."""
+        out: dict[str, SyncEntry] = {}
+        ids = list(dict.fromkeys(record_ids))
+        try:
+            with self._lock:
+                for i in range(0, len(ids), 500):
+                    chunk = ids[i : i + 500]
+                    marks = ",".join("?" * len(chunk))
+                    rows = self._db.execute(
+                        f"SELECT body FROM sync_status WHERE domain = ? AND record_id IN ({marks})",
+                        (domain, *chunk),
+                    ).fetchall()
+                    for (body,) in rows:
+                        entry = SyncEntry.model_validate_json(body)
+                        out[entry.record_id] = entry
+        except sqlite3.Error as exc:
+            raise SyncStatusError(f"sync status read failed: {exc}") from exc
+        return out
+
+    def put(self, entries: Iterable[SyncEntry]) -> None:
+        """Insert or replace entries in one transaction."""
+        rows = [
+            (e.domain, e.record_id, e.status, e.model_dump_json(by_alias=True)) for e in entries
+        ]
+        try:
+            with self._lock, self._db:
+                self._db.executemany("INSERT OR REPLACE INTO sync_status VALUES (?, ?, ?, ?)", rows)
+        except sqlite3.Error as exc:
+            raise SyncStatusError(f"sync status write failed: {exc}") from exc
+
+    def list(self, domain: str, status: Status, limit: int = 100) -> list[SyncEntry]:
+        """Entries of one status, by record id."""
+        try:
+            with self._lock:
+                rows = self._db.execute(
+                    "SELECT body FROM sync_status WHERE domain = ? AND status = ? "
+                    "ORDER BY record_id LIMIT ?",
+                    (domain, status, limit),
+                ).fetchall()
+        except sqlite3.Error as exc:
+            raise SyncStatusError(f"sync status read failed: {exc}") from exc
+        return [SyncEntry.model_validate_json(b) for (b,) in rows]
+
+    def counts(self, domain: str) -> dict[str, int]:
+        """Entries per status."""
+        try:
+            with self._lock:
+                rows = self._db.execute(
+                    "SELECT status, COUNT(*) FROM sync_status WHERE domain = ? GROUP BY status",
+                    (domain,),
+                ).fetchall()
+        except sqlite3.Error as exc:
+            raise SyncStatusError(f"sync status read failed: {exc}") from exc
+        return {s: 0 for s in STATUSES} | {s: int(n) for s, n in rows}
+
+    def close(self) -> None:
+        """Close the connection."""
+        self._db.close()
+
+
+class DynamoDBSyncStatus:
+    """The deployed status store; see the module docstring for the table layout.
+
+    Items: ``pk`` (S), ``statusKey`` (S, GSI ``byStatus`` hash key), ``recordId`` (S, GSI range
+    key), ``body`` (S, the entry's JSON) and, for tombstones, ``expiresAt`` (N, the TTL).
+    """
+
+    name = "dynamodb"
+    INDEX = "byStatus"
+
+    def __init__(self, table: str, client: Any | None = None) -> None:
+        if client is None:
+            import boto3
+
+            client = boto3.client("dynamodb")
+        self.table = table
+        self._client = client
+
+    @staticmethod
+    def _pk(domain: str, record_id: str) -> str:
+        return f"{domain}#{record_id}"
+
+    def get(self, domain: str, record_ids: Sequence[str]) -> dict[str, SyncEntry]:
+        """BatchGetItem in chunks of 100 (unprocessed keys are retried)."""
+        out: dict[str, SyncEntry] = {}
+        ids = list(dict.fromkeys(record_ids))
+        try:
+            for i in range(0, len(ids), 100):
+                keys: list[dict[str, Any]] = [
+                    {"pk": {"S": self._pk(domain, r)}} for r in ids[i : i + 100]
+                ]
+                request: dict[str, Any] = {self.table: {"Keys": keys, "ConsistentRead": True}}
+                while request:
+                    resp = self._client.batch_get_item(RequestItems=request)
+                    for item in resp.get("Responses", {}).get(self.table, []):
+                        entry = SyncEntry.model_validate_json(item["body"]["S"])
+                        out[entry.record_id] = entry
+                    request = resp.get("UnprocessedKeys") or {}
+        except Exception as exc:
+            raise SyncStatusError(f"dynamodb sync status read failed: {exc}") from exc
+        return out
+
+    def put(self, entries: Iterable[SyncEntry]) -> None:
+        """BatchWriteItem in chunks of 25 (unprocessed items are retried)."""
+        items = []
+        for e in entries:
+            item: dict[str, Any] = {
+                "pk": {"S": self._pk(e.domain, e.record_id)},
+                "statusKey": {"S": f"{e.domain}#{e.status}"},
+                "recordId": {"S": e.record_id},
+                "body": {"S": e.model_dump_json(by_alias=True)},
+            }
+            if e.expires_at is not None:
+                item["expiresAt"] = {"N": str(e.expires_at)}
+            items.append({"PutRequest": {"Item": item}})
+        try:
+            for i in range(0, len(items), 25):
+                request: dict[str, Any] = {self.table: items[i : i + 25]}
+                while request:
+                    resp = self._client.batch_write_item(RequestItems=request)
+                    request = resp.get("UnprocessedItems") or {}
+        except Exception as exc:
+            raise SyncStatusError(f"dynamodb sync status write failed: {exc}") from exc
+
+    def _query(self, domain: str, status: str, limit: int | None, count: bool) -> Any:
+        kwargs: dict[str, Any] = {
+            "TableName": self.table,
+            "IndexName": self.INDEX,
+            "KeyConditionExpression": "statusKey = :s",
+            "ExpressionAttributeValues": {":s": {"S": f"{domain}#{status}"}},
+        }
+        if count:
+            kwargs["Select"] = "COUNT"
+        total, items = 0, []
+        while True:
+            if limit is not None:
+                kwargs["Limit"] = limit - len(items)
+            resp = self._client.query(**kwargs)
+            total += int(resp.get("Count", 0))
+            items += resp.get("Items", [])
+            if "LastEvaluatedKey" not in resp or (limit is not None and len(items) >= limit):
+                break
+            kwargs["ExclusiveStartKey"] = resp["LastEvaluatedKey"]
+        return total if count else items
+
+    def list(self, domain: str, status: Status, limit: int = 100) -> list[SyncEntry]:
+        """Query the ``byStatus`` index."""
+        try:
+            items = self._query(domain, status, limit, count=False)
+        except Exception as exc:
+            raise SyncStatusError(f"dynamodb sync status query failed: {exc}") from exc
+        return [SyncEntry.model_validate_json(i["body"]["S"]) for i in items]
+
+    def counts(self, domain: str) -> dict[str, int]:
+        """One COUNT query per status on the ``byStatus`` index."""
+        try:
+            return {s: int(self._query(domain, s, None, count=True)) for s in STATUSES}
+        except Exception as exc:
+            raise SyncStatusError(f"dynamodb sync status query failed: {exc}") from exc
+
+
+def build_sync_status(settings: Settings) -> SyncStatusStore:
+    """DynamoDB when ``SYNC_STATUS_TABLE`` is set, else SQLite under ``AGENTIC_SEARCH_HOME``."""
+    table = getattr(settings, "sync_status_table", None)
+    if table:
+        return DynamoDBSyncStatus(table)
+    return SqliteSyncStatus(Path(settings.agentic_search_home) / "sync.sqlite")
