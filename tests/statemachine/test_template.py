@@ -728,12 +728,16 @@ def test_plan_cache_table_expires_items_and_has_point_in_time_recovery(resources
     users = {n for n, p in functions.items() if "CACHE_TABLE" in json.dumps(p)}
     # the sync writers bump the catalog version kept in the same table
     sync_writers = SYNC_FUNCTIONS - {"SyncApiFunction"}
-    assert users == {
-        "CacheCheckFunction",
-        "CacheStoreFunction",
-        "ExtractIntentFunction",
-        "PlanQueryFunction",
-    } | sync_writers
+    assert (
+        users
+        == {
+            "CacheCheckFunction",
+            "CacheStoreFunction",
+            "ExtractIntentFunction",
+            "PlanQueryFunction",
+        }
+        | sync_writers
+    )
     for name in users:
         assert functions[name]["Environment"]["Variables"]["CACHE_TABLE"] == {
             "Ref": "PlanCacheTable"
