@@ -355,9 +355,10 @@ class RssWatch:
 
     @property
     def peak_bytes(self) -> int:
-        """The block's peak RSS (the high-water mark when it could be reset)."""
+        """The block's peak RSS (the high-water mark when it could be reset). The kernel keeps
+        the mark lazily, so the RSS read at entry (a reading inside the block) also counts."""
         if self.reset and self.hwm_bytes is not None:
-            return max(self.hwm_bytes, self.sampled_peak_bytes)
+            return max(self.hwm_bytes, self.sampled_peak_bytes, self.start_bytes or 0)
         return self.sampled_peak_bytes or ru_maxrss_bytes()
 
     @property
