@@ -257,6 +257,47 @@ class QdrantStore:
             ScoredRecord(str(p.payload[schema.id_field]), p.score, p.payload) for p in resp.points
         ]
 
+    def has_sparse(self, schema: DomainSchema) -> bool:
+        """Whether the domain's collection carries the sparse ``bm25`` vector (server mode
+        collections do; local-mode ones keep BM25 in bm25s instead)."""
+        if not self.exists(schema):
+            return False
+        with self._lock:
+            info = self.client.get_collection(self.collection(schema))
+        return SPARSE_VECTOR in (info.config.params.sparse_vectors or {})
+
+    def query_hybrid_rrf(
+        self,
+        schema: DomainSchema,
+        aspect: str,
+        dense: Sequence[float],
+        sparse: qm.SparseVector,
+        top_k: int,
+        rrf_k: int = 60,
+        flt: qm.Filter | None = None,
+    ) -> list[ScoredRecord]:
+        """Dense (``aspect``) and sparse (``bm25``) top-``top_k`` prefetches fused by Qdrant's
+        own RRF in one ``query_points`` call; the collection needs the sparse vector
+        (:meth:`has_sparse`). Best first, ids only.
+
+        Qdrant scores ``1 / (k + position)`` with the position counted from 0, so it is given
+        ``k = rrf_k + 1`` to compute this project's ``sum 1 / (rrf_k + rank)``, rank from 1.
+        """
+        with self._lock:
+            resp = self.client.query_points(
+                self.collection(schema),
+                prefetch=[
+                    qm.Prefetch(
+                        query=list(map(float, dense)), using=aspect, limit=top_k, filter=flt
+                    ),
+                    qm.Prefetch(query=sparse, using=SPARSE_VECTOR, limit=top_k, filter=flt),
+                ],
+                query=qm.RrfQuery(rrf=qm.Rrf(k=rrf_k + 1)),
+                limit=top_k,
+                with_payload=[schema.id_field],
+            )
+        return [ScoredRecord(str(p.payload[schema.id_field]), p.score, {}) for p in resp.points]
+
     def vector_of(self, schema: DomainSchema, record_id: str, aspect: str) -> list[float] | None:
         """The stored vector of one aspect of a record (None when the record is absent)."""
         found = self.get_records(schema, [record_id], with_vectors=True)
