@@ -350,9 +350,12 @@ class QueryExecutor:
         schema = self.schema
         payloads: dict[str, dict[str, Any]] = dict(known_payloads or {})
         hits: dict[str, list[SourceHit]] = {}
+        wanted = {f.id for f in fused}  # hits of other ids would be built and never read
         for r in results:
             norm = minmax([h.score for h in r.hits])
             for rank, (h, n) in enumerate(zip(r.hits, norm, strict=True), start=1):
+                if h.id not in wanted:
+                    continue
                 if h.payload:
                     payloads.setdefault(h.id, h.payload)
                 hits.setdefault(h.id, []).append(
@@ -370,7 +373,7 @@ class QueryExecutor:
                 )
         missing = [f.id for f in fused if f.id not in payloads]
         if missing:
-            for rid, rec in self.store.get_records(schema, missing).items():
+            for rid, rec in self.store.read_records(schema, missing).items():
                 payloads[rid] = rec.payload or {}
         filters_applied = [f.label() for f in plan.filters]
         if plan.exclude_ids:

@@ -18,7 +18,9 @@ interpolation with the original query); with one round it is round 1's list unch
 
 from __future__ import annotations
 
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
@@ -107,7 +109,12 @@ class RetrievedList(_Wire):
             query_vector_source=res.query_vector_source,
             round=res.round,
             query=res.query,
-            hits=[Hit(id=h.id, score=h.score, rank=i) for i, h in enumerate(res.hits, 1)],
+            # Built without validation: ids, float scores and ranks from 1 by construction,
+            # and a round carries hundreds of hits.
+            hits=[
+                Hit.model_construct(id=h.id, score=float(h.score), rank=i)
+                for i, h in enumerate(res.hits, 1)
+            ],
             total=len(res.hits),
             error=res.error,
             ms=round(res.ms, 2),
@@ -712,6 +719,9 @@ def split_plan(plan: QueryPlan, keyword_name: str, structured_system: str) -> li
     return subs
 
 
+#: Snippet texts whose token counts are remembered (LRU).
+TOKEN_COUNT_CACHE = 8192
+
 #: Each round's fused ranking is kept to this many ids in the state (the final ranking never
 #: returns more than 100).
 RANKING_KEEP = 300
@@ -743,6 +753,8 @@ class MultiRoundExecutor:
         self.matcher = EvidenceMatcher(self.schema, self.analyzer)
         self.grader = grader or DeterministicGrader(self.schema, self.matcher)
         self._count_tokens = count_tokens
+        self._token_memo: OrderedDict[str, int] = OrderedDict()
+        self._memo_lock = threading.Lock()
         self._fields = [
             f
             for f in self.schema.fields
@@ -750,10 +762,31 @@ class MultiRoundExecutor:
         ]
 
     def count_tokens(self, texts: Sequence[str]) -> list[int]:
-        """Token counts with the embedder's tokenizer (see :func:`token_counter`)."""
+        """Token counts with the embedder's tokenizer (see :func:`token_counter`).
+
+        Counts are memoized by text (LRU of ``TOKEN_COUNT_CACHE`` texts): the same snippets
+        come back round after round and query after query, and word-piece tokenizing 30
+        snippets of 1,200 characters took longer than the round's retrieval.
+        """
         if self._count_tokens is None:
             self._count_tokens = token_counter(self.executor.embedder)
-        return self._count_tokens(texts)
+        memo = self._token_memo
+        with self._memo_lock:
+            out: list[int | None] = []
+            for t in texts:
+                n = memo.get(t)
+                if n is not None:
+                    memo.move_to_end(t)
+                out.append(n)
+        todo = list(dict.fromkeys(t for t, n in zip(texts, out, strict=True) if n is None))
+        if todo:
+            counted = dict(zip(todo, self._count_tokens(todo), strict=True))
+            with self._memo_lock:
+                memo.update(counted)
+                while len(memo) > TOKEN_COUNT_CACHE:
+                    memo.popitem(last=False)
+            out = [counted[t] if n is None else n for t, n in zip(texts, out, strict=True)]
+        return [int(n) for n in out]  # type: ignore[arg-type]
 
     # ----- steps -----------------------------------------------------------------------------
 
@@ -1069,7 +1102,7 @@ class MultiRoundExecutor:
             return [], {}
         schema = self.schema
         aspect = _dense_aspect(plan, schema)
-        records = self.executor.store.get_records(schema, [f.id for f in fused], with_vectors=True)
+        records = self.executor.store.read_records(schema, [f.id for f in fused], with_vectors=True)
         cands = {
             c.id: c
             for c in self.executor.hydrate(
