@@ -176,3 +176,28 @@ def test_no_vectors_ranks_by_relevance() -> None:
     cands = [_ev(i, f"d{i}", "", 1, rel) for i, rel in enumerate([0.2, 0.9, 0.5])]
     out = select_evidence(cands, {}, max_docs=3, max_tokens=10, max_chunks_per_doc=1)
     assert [e.id for e in out] == ["e1", "e2", "e0"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(c=case())
+def test_lazy_token_counts_pick_the_same_as_counting_up_front(c: dict[str, Any]) -> None:
+    """GIVEN random candidates whose tokens are only known to a counter (their own tokens
+    field zeroed)
+    WHEN selected with count_tokens
+    THEN the picks, their mmr_score and their tokens equal the selection with every count
+    known up front, and no candidate is counted twice."""
+    truth = {id(e): e.tokens for e in c["candidates"]}
+    zeroed = [e.model_copy(update={"tokens": 0}) for e in c["candidates"]]
+    asked: list[int] = []
+
+    def count(e: Evidence) -> int:
+        i = next(k for k, z in enumerate(zeroed) if z is e)
+        asked.append(i)
+        return truth[id(c["candidates"][i])]
+
+    lazy = select_evidence(**{**c, "candidates": zeroed, "count_tokens": count})
+    eager = select_evidence(**c)
+    assert [(e.id, e.mmr_score, e.tokens) for e in lazy] == [
+        (e.id, e.mmr_score, e.tokens) for e in eager
+    ]
+    assert len(asked) == len(set(asked)) <= len(zeroed)

@@ -924,6 +924,8 @@ class MultiRoundExecutor:
             must_phrases=intent.must_preserve_terms,
             seed_targets=[(lambda e, t_=t_: self.matcher.supports(t_, e)) for t_ in seeds],
             already=state.pool,
+            # Only the candidates whose budget check matters get tokenized (about half).
+            count_tokens=lambda e: self.count_tokens([e.text])[0],
         )
         stage["select"] = _ms(t)
         pooled = {e.id: e for e in state.pool}
@@ -1097,7 +1099,8 @@ class MultiRoundExecutor:
         snippet_chars: int,
     ) -> tuple[list[Evidence], dict[str, np.ndarray]]:
         """Evidence for the round's top fused candidates, with unit vectors of the main
-        aspect (for MMR)."""
+        aspect (for MMR). ``tokens`` is left at 0: selection counts the candidates it needs
+        (``select_evidence(count_tokens=...)``) and only selected evidence is kept."""
         if not fused:
             return [], {}
         schema = self.schema
@@ -1134,10 +1137,9 @@ class MultiRoundExecutor:
                 norm = float(np.linalg.norm(arr))
                 vectors[f.id] = arr / norm if norm > 0 else arr
         snippets = [t[:snippet_chars] for t in texts]
-        counts = self.count_tokens(snippets)
         out: list[Evidence] = []
         queries = sorted({r.query for r in results if r.query})
-        for (f, payload, r), text, n in zip(rows, snippets, counts, strict=True):
+        for (f, payload, r), text in zip(rows, snippets, strict=True):
             cand = cands.get(f.id)
             found_by = (
                 sorted({h.query for h in (cand.provenance.hits if cand else []) if h.query})
@@ -1150,7 +1152,7 @@ class MultiRoundExecutor:
                     chunk_id=int(payload.get("chunk_id", 0) or 0),
                     title=field_text(payload.get(schema.title_field)) or None,
                     text=text,
-                    tokens=n,
+                    tokens=0,  # counted lazily by select_evidence (see fuse_rerank)
                     fields={k: payload[k] for k in self._fields if k in payload},
                     fused_score=round(f.fused, 6),
                     relevance=round(r, 6),

@@ -29,6 +29,7 @@ def select_evidence(
     seed_targets: Sequence[Callable[[Evidence], bool]] = (),
     already: Sequence[Evidence] = (),
     fill: bool = True,
+    count_tokens: Callable[[Evidence], int] | None = None,
 ) -> list[Evidence]:
     """Pick up to ``max_docs`` of ``candidates`` (given best first), diverse and within budget.
 
@@ -50,6 +51,12 @@ def select_evidence(
     costs one (n, d) @ (d,) product that updates every candidate's max similarity to the
     picks, instead of n x picks dot products per MMR step; the picks are the same as the
     pairwise definition's (first best candidate wins ties within 1e-12).
+
+    ``count_tokens`` (optional) gives a candidate's exact token count on demand, for callers
+    that have not counted them (their ``tokens`` are then ignored): it is asked only for a
+    candidate whose budget check decides something (a seed that matches, or one whose MMR
+    score beats the best so far), and the picks carry the counted ``tokens``. The picks are
+    the same as with every candidate counted up front.
     """
     if max_docs <= 0 or not candidates:
         return []
@@ -83,12 +90,21 @@ def select_evidence(
     picked: list[Evidence] = []
     picked_ids: set[str] = {e.id for e in already}
     used = 0
+    counted: dict[int, int] = {}  # candidate position -> tokens, asked lazily
 
-    def fits(c: Evidence) -> bool:
+    def tokens(i: int) -> int:
+        if count_tokens is None:
+            return candidates[i].tokens
+        if i not in counted:
+            counted[i] = int(count_tokens(candidates[i]))
+        return counted[i]
+
+    def fits(i: int) -> bool:
+        c = candidates[i]
         return (
             c.id not in picked_ids
             and per_doc[c.doc_id] < max_chunks_per_doc
-            and used + c.tokens <= max_tokens
+            and used + tokens(i) <= max_tokens
         )
 
     def scores() -> list[float]:
@@ -102,10 +118,11 @@ def select_evidence(
     def take(i: int) -> None:
         nonlocal used
         c = candidates[i]
-        picked.append(c.model_copy(update={"mmr_score": round(scores()[i], 6)}))
+        n = tokens(i)
+        picked.append(c.model_copy(update={"mmr_score": round(scores()[i], 6), "tokens": n}))
         picked_ids.add(c.id)
         per_doc[c.doc_id] += 1
-        used += c.tokens
+        used += n
         choose(vectors.get(c.id))
 
     def has(e: Evidence, phrase: str) -> bool:
@@ -114,13 +131,13 @@ def select_evidence(
     for phrase in must_phrases:
         if any(has(e, phrase) for e in [*already, *picked]):
             continue
-        hit = next((i for i, c in enumerate(candidates) if fits(c) and has(c, phrase)), None)
+        hit = next((i for i, c in enumerate(candidates) if has(c, phrase) and fits(i)), None)
         if hit is not None and len(picked) < max_docs:
             take(hit)
     for pred in seed_targets:
         if any(pred(e) for e in [*already, *picked]):
             continue
-        hit = next((i for i, c in enumerate(candidates) if fits(c) and pred(c)), None)
+        hit = next((i for i, c in enumerate(candidates) if pred(c) and fits(i)), None)
         if hit is not None and len(picked) < max_docs:
             take(hit)
     while fill and len(picked) < max_docs:
@@ -128,7 +145,7 @@ def select_evidence(
         best_score = -np.inf
         for i, score in enumerate(scores()):
             # the first candidate that beats the best so far by more than 1e-12 (stable ties)
-            if score > best_score + 1e-12 and fits(candidates[i]):
+            if score > best_score + 1e-12 and fits(i):
                 best, best_score = i, score
         if best is None:
             break
