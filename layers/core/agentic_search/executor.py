@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
+from pydantic import TypeAdapter
 
 from agentic_search.config import Settings
 from agentic_search.embedders import Embedder
@@ -35,11 +36,9 @@ from agentic_search.models import (
     Candidate,
     ExecutionStats,
     IntentState,
-    Provenance,
     QueryExecutorOutput,
     QueryPlan,
     SourceError,
-    SourceHit,
 )
 from agentic_search.schema import DomainSchema
 from agentic_search.structured_store import StructuredStore
@@ -73,6 +72,10 @@ class EmbedderProvider(Protocol):
 #: Query texts whose vectors are kept (LRU): sub-queries of one round and repeated queries
 #: embed a text once.
 QUERY_VECTOR_CACHE = 256
+
+
+#: Hydrated candidates validated in one call (see :meth:`QueryExecutor.hydrate`).
+_CANDIDATES = TypeAdapter(list[Candidate])
 
 
 class SourceTimeout(TimeoutError):
@@ -349,7 +352,9 @@ class QueryExecutor:
         """
         schema = self.schema
         payloads: dict[str, dict[str, Any]] = dict(known_payloads or {})
-        hits: dict[str, list[SourceHit]] = {}
+        # Plain dicts, validated once per call as a list of candidates (below): hundreds of
+        # SourceHit/Provenance/Candidate constructions one by one were a large share of it.
+        hits: dict[str, list[dict[str, Any]]] = {}
         wanted = {f.id for f in fused}  # hits of other ids would be built and never read
         for r in results:
             norm = minmax([h.score for h in r.hits])
@@ -359,17 +364,17 @@ class QueryExecutor:
                 if h.payload:
                     payloads.setdefault(h.id, h.payload)
                 hits.setdefault(h.id, []).append(
-                    SourceHit(
-                        source=r.name,
-                        system=r.system,
-                        aspect=r.aspect,  # type: ignore[arg-type]
-                        query_vector_source=r.query_vector_source,
-                        rank=rank,
-                        raw_score=round(float(h.score), 6),
-                        normalized_score=round(n, 6),
-                        round=r.round,
-                        query=r.query,
-                    )
+                    {
+                        "source": r.name,
+                        "system": r.system,
+                        "aspect": r.aspect,
+                        "query_vector_source": r.query_vector_source,
+                        "rank": rank,
+                        "raw_score": round(float(h.score), 6),
+                        "normalized_score": round(n, 6),
+                        "round": r.round,
+                        "query": r.query,
+                    }
                 )
         missing = [f.id for f in fused if f.id not in payloads]
         if missing:
@@ -388,15 +393,15 @@ class QueryExecutor:
         if query_terms and lookup is not None:
             presence = lookup(schema, sorted(query_terms), [f.id for f in fused])
         collection = self.store.collection(schema)
-        out: list[Candidate] = []
+        out: list[dict[str, Any]] = []
         for f in fused:
             payload = {k: v for k, v in payloads.get(f.id, {}).items() if k != HASHES_KEY}
             own = sorted(
                 hits.get(f.id, []),
-                key=lambda h: (-f.contributions.get(h.source, 0.0), h.round or 1, h.rank),
+                key=lambda h: (-f.contributions.get(h["source"], 0.0), h["round"] or 1, h["rank"]),
             )
             best = own[0] if own else None
-            dense = next((h for h in own if h.aspect), None)
+            dense = next((h for h in own if h["aspect"]), None)
             if not query_terms:
                 matched_terms: list[str] = []
             elif f.id in presence:
@@ -406,24 +411,24 @@ class QueryExecutor:
                     query_terms & set(self.analyzer.terms(keyword_text(schema, payload)))
                 )
             out.append(
-                Candidate(
-                    id=f.id,
-                    source=best.system if best else "qdrant",  # type: ignore[arg-type]
-                    score=round(f.score, 6),
-                    fused_score=round(f.fused, 6),
-                    metadata=self._metadata(payload),
-                    provenance=Provenance(
-                        collection=collection,
-                        aspect=dense.aspect if dense else None,
-                        query_vector_source=dense.query_vector_source if dense else None,
-                        filters_applied=filters_applied,
-                        hits=own,
-                        matched_terms=matched_terms,
-                        matched_values=self._matched_values(intent, payload),
-                    ),
-                )
+                {
+                    "id": f.id,
+                    "source": best["system"] if best else "qdrant",
+                    "score": round(f.score, 6),
+                    "fused_score": round(f.fused, 6),
+                    "metadata": self._metadata(payload),
+                    "provenance": {
+                        "collection": collection,
+                        "aspect": dense["aspect"] if dense else None,
+                        "query_vector_source": dense["query_vector_source"] if dense else None,
+                        "filters_applied": filters_applied,
+                        "hits": own,
+                        "matched_terms": matched_terms,
+                        "matched_values": self._matched_values(intent, payload),
+                    },
+                }
             )
-        return out
+        return _CANDIDATES.validate_python(out)
 
     def _metadata(self, payload: dict[str, Any]) -> dict[str, Any]:
         meta: dict[str, Any] = {}
