@@ -344,7 +344,11 @@ def unavailable_reason(engine: SearchEngine, name: str) -> str | None:
 
 def _run_executor(engine: SearchEngine, text: str, rounds: int) -> tuple[list[str], str | None]:
     try:
-        engine.executor.clear_vector_cache()  # no head start from another system's query
+        # Cold: no head start from another system's run of the same query or from earlier
+        # queries (query vectors, records read back, token counts of snippets).
+        engine.executor.clear_vector_cache()
+        engine.store.clear_record_cache()
+        engine.multi_round.clear_token_counts()
         resp = engine.search(text, limit=TOP_K, rounds=rounds)
     except ValueError as exc:  # empty or over-long query: no ranking, counted as an error
         return [], str(exc)

@@ -766,6 +766,11 @@ class MultiRoundExecutor:
             if f in self.schema.filterable_fields or f in self.schema.vocabulary_fields.values()
         ]
 
+    def clear_token_counts(self) -> None:
+        """Forget memoized token counts (benchmarks time searches cold)."""
+        with self._memo_lock:
+            self._token_memo.clear()
+
     def count_tokens(self, texts: Sequence[str]) -> list[int]:
         """Token counts with the embedder's tokenizer (see :func:`token_counter`).
 

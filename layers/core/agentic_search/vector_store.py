@@ -222,6 +222,11 @@ class QdrantStore:
                     cache.popitem(last=False)
         return out
 
+    def clear_record_cache(self) -> None:
+        """Forget the records kept by :meth:`read_records` (benchmarks time searches cold)."""
+        with self._lock:
+            self._records.clear()
+
     def _written(self) -> None:
         """Forget cached records and dense matrices (any write may change them)."""
         self._records.clear()
