@@ -100,18 +100,22 @@ def test_read_records_equals_get_records_and_forgets_on_every_write() -> None:
     assert "d2" not in same(["d1", "d2"])
 
 
-def test_local_dense_search_equals_qdrants_and_sees_every_write() -> None:
+def test_local_dense_search_equals_qdrants_and_sees_every_write(monkeypatch) -> None:
     """GIVEN 300 random 16-d points in a local-mode collection
     WHEN unfiltered dense queries run through the store's matrix path and through Qdrant's
     own query_points, before and after upserts and deletes
     THEN both return the same ids in the same order with scores within float32 rounding."""
     import numpy as np
 
+    from agentic_search import vector_store
+
+    monkeypatch.setattr(vector_store, "DENSE_MATRIX_MIN_POINTS", 100)
     store = QdrantStore(Settings(), client=QdrantClient(":memory:"))
     store.client.create_collection(
         store.collection(SCHEMA),
         vectors_config={"content": qm.VectorParams(size=16, distance=qm.Distance.COSINE)},
     )
+    assert not store._dense  # nothing built before the first query
     rng = np.random.default_rng(11)
     store.upsert(SCHEMA, [_point(f"d{i}", "", rng.normal(size=16)) for i in range(300)])
 
@@ -134,6 +138,7 @@ def test_local_dense_search_equals_qdrants_and_sees_every_write() -> None:
             assert all(abs(a - b) < 1e-5 for (_, a), (_, b) in zip(got, want, strict=True))
 
     check()
+    assert store._dense  # the matrix path answered
     store.upsert(SCHEMA, [_point("new", "", rng.normal(size=16))])
     assert "new" in {
         h.id for h in store.query_dense(SCHEMA, "content", rng.normal(size=16), 400, None)

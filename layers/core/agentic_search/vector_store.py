@@ -26,6 +26,8 @@ from agentic_search.config import Settings
 from agentic_search.schema import DomainSchema
 
 SPARSE_VECTOR = "bm25"
+#: Local mode answers unfiltered dense queries from its own matrix from this many points on.
+DENSE_MATRIX_MIN_POINTS = 1000
 #: Points whose records the local-mode store keeps after reading them (see read_records).
 RECORD_CACHE = 4096
 HASHES_KEY = "_hashes"
@@ -323,13 +325,18 @@ class QdrantStore:
         ``(n, d) @ (d,)`` float32 product and a stable arg-sort (ties: scroll order). Local
         mode's own search re-normalizes every stored vector in place and up-casts the matrix
         to float64 on each query, which made it the slowest source (tens of ms at 5k
-        points). Scores equal Qdrant's cosine up to float32 rounding (~1e-7). Filtered
-        queries, and every query on a server, go to Qdrant.
+        points). Scores equal Qdrant's cosine up to float32 rounding (~1e-7); exact ties
+        (identical texts) may come in another order than Qdrant's, which is arbitrary too.
+        Filtered queries, collections under ``DENSE_MATRIX_MIN_POINTS`` (where local mode
+        is fast enough and rankings stay exactly as before, the bundled catalog among them),
+        and every query on a server go to Qdrant.
         """
-        if flt is None and not self.server_mode:
-            matrix, ids = self._dense_matrix(schema, aspect)
-            if not ids:
-                return []
+        matrix, ids = (
+            self._dense_matrix(schema, aspect)
+            if flt is None and not self.server_mode
+            else (None, [])
+        )
+        if matrix is not None and len(ids) >= DENSE_MATRIX_MIN_POINTS:
             q = np.asarray(vector, dtype=np.float32)
             norm = float(np.linalg.norm(q))
             scores = matrix @ (q / norm if norm > 0 else q)
