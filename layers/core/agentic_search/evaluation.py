@@ -22,7 +22,12 @@ Systems (all over the same collection, each asked for its top ``TOP_K`` = 100):
   (:func:`agentic_search.fusion.rrf`; Cormack, Clarke, Buettcher, SIGIR 2009);
 * ``executor-1round``: the engine's own pipeline, ``engine.search(query, limit=100)``
   (rule-based intent, plan, executor with one round, fusion, hydration);
-* ``executor``: the multi-round executor, reported as unavailable until it exists.
+* ``executor``: the multi-round executor (``engine.search(query, limit=100)`` with
+  ``MAX_ROUNDS`` rounds at most);
+* ``hybrid-rrf-qdrant`` (optional, ``--systems``): the same fusion done by Qdrant itself, one
+  ``query_points`` call with a dense and a sparse prefetch (top 100 each) fused by Qdrant's
+  RRF with k = 60. It needs the collection's sparse ``bm25`` vector, i.e. a Qdrant server
+  (``QDRANT_URL``); in local mode BM25 lives in bm25s and the system is reported unavailable.
 
 Metrics come from ``pytrec_eval`` (trec_eval's C code; Van Gysel and de Rijke, SIGIR 2018),
 as BEIR computes them, per query and as the mean over the evaluated queries:
@@ -71,6 +76,8 @@ DENSE_ASPECT = "content"
 DEFAULT_WARMUP = 3
 
 SYSTEMS: tuple[str, ...] = ("bm25", "dense", "hybrid-rrf", "executor-1round", "executor")
+#: Systems run only when asked for by name (``--systems``).
+OPTIONAL_SYSTEMS: tuple[str, ...] = ("hybrid-rrf-qdrant",)
 #: Systems that cannot run in this build, with the reason shown in the output.
 UNAVAILABLE: dict[str, str] = {}
 
@@ -313,9 +320,35 @@ def _run_hybrid(engine: SearchEngine, text: str) -> tuple[list[str], str | None]
     return hybrid_rrf_ranking(dense_ranking(engine, text), bm25_ranking(engine, text)), None
 
 
+def hybrid_rrf_qdrant_ranking(engine: SearchEngine, text: str, top_k: int = TOP_K) -> list[str]:
+    """Doc ids of Qdrant's server-side RRF (k = 60) of a dense and a sparse prefetch."""
+    from agentic_search.keyword_index import QdrantSparseKeywordIndex
+
+    vec = engine.embedder.embed_query(text)
+    sparse = QdrantSparseKeywordIndex(engine.store).query_vector(text)
+    hits = engine.store.query_hybrid_rrf(engine.schema, DENSE_ASPECT, vec, sparse, top_k, RRF_K)
+    return [h.id for h in hits]
+
+
+def unavailable_reason(engine: SearchEngine, name: str) -> str | None:
+    """Why ``name`` cannot run on ``engine``'s collection (None: it can)."""
+    if name in UNAVAILABLE:
+        return UNAVAILABLE[name]
+    if name == "hybrid-rrf-qdrant" and not engine.store.has_sparse(engine.schema):
+        return (
+            "needs the collection's sparse bm25 vector (a Qdrant server, QDRANT_URL); "
+            "local mode keeps BM25 in bm25s"
+        )
+    return None
+
+
 def _run_executor(engine: SearchEngine, text: str, rounds: int) -> tuple[list[str], str | None]:
     try:
-        engine.executor.clear_vector_cache()  # no head start from another system's query
+        # Cold: no head start from another system's run of the same query or from earlier
+        # queries (query vectors, records read back, token counts of snippets).
+        engine.executor.clear_vector_cache()
+        engine.store.clear_record_cache()
+        engine.multi_round.clear_token_counts()
         resp = engine.search(text, limit=TOP_K, rounds=rounds)
     except ValueError as exc:  # empty or over-long query: no ranking, counted as an error
         return [], str(exc)
@@ -338,13 +371,15 @@ RUNNERS: dict[str, SystemFn] = {
     "bm25": lambda e, t: (bm25_ranking(e, t), None),
     "dense": lambda e, t: (dense_ranking(e, t), None),
     "hybrid-rrf": _run_hybrid,
+    "hybrid-rrf-qdrant": lambda e, t: (hybrid_rrf_qdrant_ranking(e, t), None),
     "executor-1round": _run_executor_1round,
     "executor": _run_executor_multi,
 }
 
 
 def parse_systems(text: str | None) -> list[str]:
-    """Comma-separated system names -> list in the given order (None or empty: all).
+    """Comma-separated system names -> list in the given order (None or empty: every one of
+    ``SYSTEMS``; ``OPTIONAL_SYSTEMS`` run only when named).
 
     Raises:
         ValueError: naming the unknown systems and the known ones.
@@ -352,13 +387,12 @@ def parse_systems(text: str | None) -> list[str]:
     if not text or not text.strip():
         return list(SYSTEMS)
     names = list(dict.fromkeys(n.strip() for n in text.split(",") if n.strip()))
-    unknown = [n for n in names if n not in SYSTEMS]
+    known = (*SYSTEMS, *OPTIONAL_SYSTEMS)
+    unknown = [n for n in names if n not in known]
     if unknown:
-        raise ValueError(
-            f"unknown system(s) {', '.join(unknown)}; choose from {', '.join(SYSTEMS)}"
-        )
+        raise ValueError(f"unknown system(s) {', '.join(unknown)}; choose from {', '.join(known)}")
     if not names:
-        raise ValueError(f"no system given; choose from {', '.join(SYSTEMS)}")
+        raise ValueError(f"no system given; choose from {', '.join(known)}")
     return names
 
 
@@ -549,13 +583,14 @@ def evaluate(
     ``warmup`` untimed queries through every system. ``on_start(n)`` receives the number of
     timed system-queries, ``on_progress(1)`` is called after each.
     """
+    reasons = {name: unavailable_reason(engine, name) for name in systems}
     results = {
-        name: SystemResult(name, available=False, reason=UNAVAILABLE[name])
-        if name in UNAVAILABLE
+        name: SystemResult(name, available=False, reason=reasons[name])
+        if reasons[name]
         else SystemResult(name)
         for name in systems
     }
-    runnable = [name for name in systems if name in RUNNERS]
+    runnable = [name for name in systems if name in RUNNERS and not reasons[name]]
     qids = list(dataset.queries)
     for qid in qids[: max(0, warmup)]:
         for name in runnable:

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
+from pydantic import TypeAdapter
 
 from agentic_search.config import Settings
 from agentic_search.embedders import Embedder, embed_within
@@ -35,11 +36,9 @@ from agentic_search.models import (
     Candidate,
     ExecutionStats,
     IntentState,
-    Provenance,
     QueryExecutorOutput,
     QueryPlan,
     SourceError,
-    SourceHit,
 )
 from agentic_search.schema import DomainSchema
 from agentic_search.structured_store import StructuredStore
@@ -73,6 +72,10 @@ class EmbedderProvider(Protocol):
 #: Query texts whose vectors are kept (LRU): sub-queries of one round and repeated queries
 #: embed a text once.
 QUERY_VECTOR_CACHE = 256
+
+
+#: Hydrated candidates validated in one call (see :meth:`QueryExecutor.hydrate`).
+_CANDIDATES = TypeAdapter(list[Candidate])
 
 
 class SourceTimeout(TimeoutError):
@@ -350,28 +353,33 @@ class QueryExecutor:
         """
         schema = self.schema
         payloads: dict[str, dict[str, Any]] = dict(known_payloads or {})
-        hits: dict[str, list[SourceHit]] = {}
+        # Plain dicts, validated once per call as a list of candidates (below): hundreds of
+        # SourceHit/Provenance/Candidate constructions one by one were a large share of it.
+        hits: dict[str, list[dict[str, Any]]] = {}
+        wanted = {f.id for f in fused}  # hits of other ids would be built and never read
         for r in results:
             norm = minmax([h.score for h in r.hits])
             for rank, (h, n) in enumerate(zip(r.hits, norm, strict=True), start=1):
+                if h.id not in wanted:
+                    continue
                 if h.payload:
                     payloads.setdefault(h.id, h.payload)
                 hits.setdefault(h.id, []).append(
-                    SourceHit(
-                        source=r.name,
-                        system=r.system,
-                        aspect=r.aspect,  # type: ignore[arg-type]
-                        query_vector_source=r.query_vector_source,
-                        rank=rank,
-                        raw_score=round(float(h.score), 6),
-                        normalized_score=round(n, 6),
-                        round=r.round,
-                        query=r.query,
-                    )
+                    {
+                        "source": r.name,
+                        "system": r.system,
+                        "aspect": r.aspect,
+                        "query_vector_source": r.query_vector_source,
+                        "rank": rank,
+                        "raw_score": round(float(h.score), 6),
+                        "normalized_score": round(n, 6),
+                        "round": r.round,
+                        "query": r.query,
+                    }
                 )
         missing = [f.id for f in fused if f.id not in payloads]
         if missing:
-            for rid, rec in self.store.get_records(schema, missing).items():
+            for rid, rec in self.store.read_records(schema, missing).items():
                 payloads[rid] = rec.payload or {}
         filters_applied = [f.label() for f in plan.filters]
         if plan.exclude_ids:
@@ -379,38 +387,49 @@ class QueryExecutor:
         if query_text is None and plan.sparse_source is not None:
             query_text = plan.sparse_source.text
         query_terms = set(self.analyzer.terms(query_text)) if query_text else set()
+        # Which query terms each candidate contains, from the keyword index's postings when it
+        # can tell (bm25s): analysing 100 abstracts per search was most of this step's time.
+        presence: dict[str, set[str]] = {}
+        lookup = getattr(self.keyword, "term_presence", None)
+        if query_terms and lookup is not None:
+            presence = lookup(schema, sorted(query_terms), [f.id for f in fused])
         collection = self.store.collection(schema)
-        out: list[Candidate] = []
+        out: list[dict[str, Any]] = []
         for f in fused:
             payload = {k: v for k, v in payloads.get(f.id, {}).items() if k != HASHES_KEY}
             own = sorted(
                 hits.get(f.id, []),
-                key=lambda h: (-f.contributions.get(h.source, 0.0), h.round or 1, h.rank),
+                key=lambda h: (-f.contributions.get(h["source"], 0.0), h["round"] or 1, h["rank"]),
             )
             best = own[0] if own else None
-            dense = next((h for h in own if h.aspect), None)
-            matched_terms = sorted(
-                query_terms & set(self.analyzer.terms(keyword_text(schema, payload)))
-            )
-            out.append(
-                Candidate(
-                    id=f.id,
-                    source=best.system if best else "qdrant",  # type: ignore[arg-type]
-                    score=round(f.score, 6),
-                    fused_score=round(f.fused, 6),
-                    metadata=self._metadata(payload),
-                    provenance=Provenance(
-                        collection=collection,
-                        aspect=dense.aspect if dense else None,
-                        query_vector_source=dense.query_vector_source if dense else None,
-                        filters_applied=filters_applied,
-                        hits=own,
-                        matched_terms=matched_terms,
-                        matched_values=self._matched_values(intent, payload),
-                    ),
+            dense = next((h for h in own if h["aspect"]), None)
+            if not query_terms:
+                matched_terms: list[str] = []
+            elif f.id in presence:
+                matched_terms = sorted(presence[f.id])
+            else:
+                matched_terms = sorted(
+                    query_terms & set(self.analyzer.terms(keyword_text(schema, payload)))
                 )
+            out.append(
+                {
+                    "id": f.id,
+                    "source": best["system"] if best else "qdrant",
+                    "score": round(f.score, 6),
+                    "fused_score": round(f.fused, 6),
+                    "metadata": self._metadata(payload),
+                    "provenance": {
+                        "collection": collection,
+                        "aspect": dense["aspect"] if dense else None,
+                        "query_vector_source": dense["query_vector_source"] if dense else None,
+                        "filters_applied": filters_applied,
+                        "hits": own,
+                        "matched_terms": matched_terms,
+                        "matched_values": self._matched_values(intent, payload),
+                    },
+                }
             )
-        return out
+        return _CANDIDATES.validate_python(out)
 
     def _metadata(self, payload: dict[str, Any]) -> dict[str, Any]:
         meta: dict[str, Any] = {}

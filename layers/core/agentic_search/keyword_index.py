@@ -65,6 +65,14 @@ class KeywordIndex(Protocol):
         """Document-side sparse vector to store with a point (None when not stored in Qdrant)."""
         ...
 
+    def term_presence(
+        self, schema: DomainSchema, terms: Sequence[str], record_ids: Sequence[str]
+    ) -> dict[str, set[str]]:
+        """For each record id the index knows, which of ``terms`` (analysed stems) its
+        indexed text contains; ids it cannot answer for are absent (the caller analyses
+        their text itself)."""
+        ...
+
 
 def term_index(term: str) -> int:
     """Stable 31-bit index of a term for sparse vectors (CRC-32)."""
@@ -123,6 +131,12 @@ class QdrantSparseKeywordIndex:
     def refresh(self, schema: DomainSchema) -> None:
         """Nothing to do: sparse vectors are written with the points."""
 
+    def term_presence(
+        self, schema: DomainSchema, terms: Sequence[str], record_ids: Sequence[str]
+    ) -> dict[str, set[str]]:
+        """Unknown here (the server holds hashed term indexes): every id is absent."""
+        return {}
+
 
 class Bm25sKeywordIndex:
     """bm25s index persisted under ``root/<collection>`` and rebuilt from the store."""
@@ -143,6 +157,7 @@ class Bm25sKeywordIndex:
         self.k1 = k1
         self.b = b
         self._loaded: dict[str, tuple[bm25s.BM25, list[str], list[dict[str, Any]]]] = {}
+        self._rows: dict[str, dict[str, int]] = {}  # domain -> record id -> index row
         self._lock = threading.Lock()
 
     def sparse_vector(self, text: str) -> qm.SparseVector | None:
@@ -165,6 +180,7 @@ class Bm25sKeywordIndex:
                 fields.append({k: v for k, v in payload.items() if k in keep})
         folder = self._folder(schema)
         with self._lock:
+            self._rows.pop(schema.name, None)
             if not ids:
                 shutil.rmtree(folder, ignore_errors=True)
                 self._loaded.pop(schema.name, None)
@@ -200,6 +216,37 @@ class Bm25sKeywordIndex:
                 return None
             self._loaded[schema.name] = (index, ids, fields)
             return index, ids, fields
+
+    def term_presence(
+        self, schema: DomainSchema, terms: Sequence[str], record_ids: Sequence[str]
+    ) -> dict[str, set[str]]:
+        """Which of ``terms`` each record's indexed text contains, read from the index's
+        postings (bm25s keeps a CSC term x document matrix of BM25 weights: the rows of
+        term ``t`` are ``indices[indptr[t]:indptr[t + 1]]``, every one with tf > 0) instead
+        of re-analysing the texts: one ``np.isin`` per term over the asked rows. Ids not in
+        the index (not built yet, written since the last refresh) are absent."""
+        loaded = self._get(schema)
+        if loaded is None or not record_ids:
+            return {}
+        index, ids, _ = loaded
+        with self._lock:
+            rows_of = self._rows.get(schema.name)
+            if rows_of is None:
+                rows_of = self._rows[schema.name] = {rid: i for i, rid in enumerate(ids)}
+        known = [rid for rid in dict.fromkeys(record_ids) if rid in rows_of]
+        out: dict[str, set[str]] = {rid: set() for rid in known}
+        if not known:
+            return out
+        rows = np.fromiter((rows_of[rid] for rid in known), dtype=np.int64, count=len(known))
+        indices, indptr = index.scores["indices"], index.scores["indptr"]
+        for term in dict.fromkeys(terms):
+            col = index.vocab_dict.get(term)
+            if col is None or col + 1 >= len(indptr):
+                continue
+            posting = indices[indptr[col] : indptr[col + 1]]
+            for i in np.flatnonzero(np.isin(rows, posting)):
+                out[known[i]].add(term)
+        return out
 
     def search(
         self,

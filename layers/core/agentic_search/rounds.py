@@ -18,12 +18,14 @@ interpolation with the original query); with one round it is round 1's list unch
 
 from __future__ import annotations
 
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 import numpy as np
-from pydantic import Field
+from pydantic import Field, TypeAdapter
 
 from agentic_search.coverage import (
     CoverageGrader,
@@ -99,18 +101,24 @@ class RetrievedList(_Wire):
     @classmethod
     def of(cls, res: SourceResult) -> RetrievedList:
         """The wire form of an executor :class:`SourceResult` (payloads dropped)."""
-        return cls(
-            name=res.name,
-            system=res.system,
-            weight=res.weight,
-            aspect=res.aspect,
-            query_vector_source=res.query_vector_source,
-            round=res.round,
-            query=res.query,
-            hits=[Hit(id=h.id, score=h.score, rank=i) for i, h in enumerate(res.hits, 1)],
-            total=len(res.hits),
-            error=res.error,
-            ms=round(res.ms, 2),
+        # Validated in one call from plain dicts: a round carries hundreds of hits, and one
+        # model_validate over the list is several times faster than a Hit(...) per hit.
+        return cls.model_validate(
+            {
+                "name": res.name,
+                "system": res.system,
+                "weight": res.weight,
+                "aspect": res.aspect,
+                "query_vector_source": res.query_vector_source,
+                "round": res.round,
+                "query": res.query,
+                "hits": [
+                    {"id": h.id, "score": h.score, "rank": i} for i, h in enumerate(res.hits, 1)
+                ],
+                "total": len(res.hits),
+                "error": res.error,
+                "ms": round(res.ms, 2),
+            }
         )
 
     def result(self) -> SourceResult:
@@ -164,6 +172,10 @@ class FusedRef(_Wire):
     def fused_entry(self) -> Fused:
         """Back to a :class:`~agentic_search.fusion.Fused`."""
         return Fused(self.id, self.fused, self.score, self.best_rank, dict(self.contributions))
+
+
+#: Round 1's fused list validated in one call (see :meth:`RetrievedList.of`).
+_FUSED_REFS = TypeAdapter(list[FusedRef])
 
 
 class ExecutorState(_Wire):
@@ -712,6 +724,9 @@ def split_plan(plan: QueryPlan, keyword_name: str, structured_system: str) -> li
     return subs
 
 
+#: Snippet texts whose token counts are remembered (LRU).
+TOKEN_COUNT_CACHE = 8192
+
 #: Each round's fused ranking is kept to this many ids in the state (the final ranking never
 #: returns more than 100).
 RANKING_KEEP = 300
@@ -743,17 +758,45 @@ class MultiRoundExecutor:
         self.matcher = EvidenceMatcher(self.schema, self.analyzer)
         self.grader = grader or DeterministicGrader(self.schema, self.matcher)
         self._count_tokens = count_tokens
+        self._token_memo: OrderedDict[str, int] = OrderedDict()
+        self._memo_lock = threading.Lock()
         self._fields = [
             f
             for f in self.schema.fields
             if f in self.schema.filterable_fields or f in self.schema.vocabulary_fields.values()
         ]
 
+    def clear_token_counts(self) -> None:
+        """Forget memoized token counts (benchmarks time searches cold)."""
+        with self._memo_lock:
+            self._token_memo.clear()
+
     def count_tokens(self, texts: Sequence[str]) -> list[int]:
-        """Token counts with the embedder's tokenizer (see :func:`token_counter`)."""
+        """Token counts with the embedder's tokenizer (see :func:`token_counter`).
+
+        Counts are memoized by text (LRU of ``TOKEN_COUNT_CACHE`` texts): the same snippets
+        come back round after round and query after query, and word-piece tokenizing 30
+        snippets of 1,200 characters took longer than the round's retrieval.
+        """
         if self._count_tokens is None:
             self._count_tokens = token_counter(self.executor.embedder)
-        return self._count_tokens(texts)
+        memo = self._token_memo
+        with self._memo_lock:
+            out: list[int | None] = []
+            for t in texts:
+                n = memo.get(t)
+                if n is not None:
+                    memo.move_to_end(t)
+                out.append(n)
+        todo = list(dict.fromkeys(t for t, n in zip(texts, out, strict=True) if n is None))
+        if todo:
+            counted = dict(zip(todo, self._count_tokens(todo), strict=True))
+            with self._memo_lock:
+                memo.update(counted)
+                while len(memo) > TOKEN_COUNT_CACHE:
+                    memo.popitem(last=False)
+            out = [counted[t] if n is None else n for t, n in zip(texts, out, strict=True)]
+        return [int(n) for n in out]  # type: ignore[arg-type]
 
     # ----- steps -----------------------------------------------------------------------------
 
@@ -847,7 +890,18 @@ class MultiRoundExecutor:
         state.round_rankings.append([f.id for f in fused[:RANKING_KEEP]])
         keep_n = max(state.plan.limit, state.caps.selection_pool, state.caps.rerank_top_n)
         if rnd == 1:
-            state.first_fused = [FusedRef.of(f) for f in fused[:RANKING_KEEP]]
+            state.first_fused = _FUSED_REFS.validate_python(
+                [
+                    {
+                        "id": f.id,
+                        "fused": f.fused,
+                        "score": f.score,
+                        "best_rank": f.best_rank,
+                        "contributions": f.contributions,
+                    }
+                    for f in fused[:RANKING_KEEP]
+                ]
+            )
 
         t = time.perf_counter()
         pool_n = max(state.caps.selection_pool, state.caps.rerank_top_n if self.reranker else 0)
@@ -891,6 +945,8 @@ class MultiRoundExecutor:
             must_phrases=intent.must_preserve_terms,
             seed_targets=[(lambda e, t_=t_: self.matcher.supports(t_, e)) for t_ in seeds],
             already=state.pool,
+            # Only the candidates whose budget check matters get tokenized (about half).
+            count_tokens=lambda e: self.count_tokens([e.text])[0],
         )
         stage["select"] = _ms(t)
         pooled = {e.id: e for e in state.pool}
@@ -1064,12 +1120,13 @@ class MultiRoundExecutor:
         snippet_chars: int,
     ) -> tuple[list[Evidence], dict[str, np.ndarray]]:
         """Evidence for the round's top fused candidates, with unit vectors of the main
-        aspect (for MMR)."""
+        aspect (for MMR). ``tokens`` is left at 0: selection counts the candidates it needs
+        (``select_evidence(count_tokens=...)``) and only selected evidence is kept."""
         if not fused:
             return [], {}
         schema = self.schema
         aspect = _dense_aspect(plan, schema)
-        records = self.executor.store.get_records(schema, [f.id for f in fused], with_vectors=True)
+        records = self.executor.store.read_records(schema, [f.id for f in fused], with_vectors=True)
         cands = {
             c.id: c
             for c in self.executor.hydrate(
@@ -1101,10 +1158,9 @@ class MultiRoundExecutor:
                 norm = float(np.linalg.norm(arr))
                 vectors[f.id] = arr / norm if norm > 0 else arr
         snippets = [t[:snippet_chars] for t in texts]
-        counts = self.count_tokens(snippets)
         out: list[Evidence] = []
         queries = sorted({r.query for r in results if r.query})
-        for (f, payload, r), text, n in zip(rows, snippets, counts, strict=True):
+        for (f, payload, r), text in zip(rows, snippets, strict=True):
             cand = cands.get(f.id)
             found_by = (
                 sorted({h.query for h in (cand.provenance.hits if cand else []) if h.query})
@@ -1117,7 +1173,7 @@ class MultiRoundExecutor:
                     chunk_id=int(payload.get("chunk_id", 0) or 0),
                     title=field_text(payload.get(schema.title_field)) or None,
                     text=text,
-                    tokens=n,
+                    tokens=0,  # counted lazily by select_evidence (see fuse_rerank)
                     fields={k: payload[k] for k in self._fields if k in payload},
                     fused_score=round(f.fused, 6),
                     relevance=round(r, 6),
