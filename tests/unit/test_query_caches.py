@@ -72,7 +72,7 @@ def _point(rid: str, text: str, vec=(1.0, 0.0)) -> qm.PointStruct:
 def test_read_records_equals_get_records_and_forgets_on_every_write() -> None:
     """GIVEN a local-mode store with records
     WHEN records are read through the cache, then changed by upsert, payload overwrite, vector
-    update and delete
+    update, the combined vector + payload update and delete
     THEN every read equals an uncached get_records at that moment."""
     store = _store()
     store.upsert(SCHEMA, [_point("d1", "one"), _point("d2", "two")])
@@ -96,6 +96,14 @@ def test_read_records_equals_get_records_and_forgets_on_every_write() -> None:
         SCHEMA, [qm.PointVectors(id=point_id(SCHEMA.name, "d1"), vector={"content": [0.0, 1.0]})]
     )
     assert same(["d1"], vectors=True)["d1"].vector["content"][1] > 0.9
+    # the sync path's combined write (vectors and payload in one request)
+    store.update_points(
+        SCHEMA,
+        [qm.PointVectors(id=point_id(SCHEMA.name, "d1"), vector={"content": [1.0, 0.0]})],
+        {"d1": {"id": "d1", "text": "eins"}},
+    )
+    got = same(["d1"], vectors=True)["d1"]
+    assert got.payload["text"] == "eins" and got.vector["content"][0] > 0.9
     store.delete(SCHEMA, ["d2"])
     assert "d2" not in same(["d1", "d2"])
 

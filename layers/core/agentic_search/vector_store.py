@@ -289,6 +289,7 @@ class QdrantStore:
         ]
         if ops:
             with self._lock:
+                self._written()
                 self.client.batch_update_points(self.collection(schema), update_operations=ops)
 
     def delete(self, schema: DomainSchema, record_ids: Sequence[str]) -> None:
