@@ -12,7 +12,6 @@ import concurrent.futures as cf
 import json
 import subprocess
 import sys
-import threading
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -21,21 +20,15 @@ from typing import Any
 
 import pytest
 
-from agentic_search_lambda.local_server import MAX_REQUEST_BYTES, make_server
+from agentic_search_lambda.local_server import MAX_REQUEST_BYTES, serving
 
 QUERY = {"query": "free code editor", "limit": 5}
 
 
 @pytest.fixture()
 def base_url(wired_steps) -> Iterator[str]:
-    server = make_server("127.0.0.1", 0)
-    host, port = server.server_address[:2]
-    thread = threading.Thread(target=server.serve_forever, name="serve", daemon=True)
-    thread.start()
-    yield f"http://{host}:{port}"
-    server.shutdown()
-    server.server_close()
-    thread.join(timeout=5)
+    with serving() as url:
+        yield url
 
 
 def request(

@@ -25,6 +25,7 @@ import json
 import threading
 import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -221,3 +222,19 @@ def make_server(
 
 
 __all__ = ["MAX_PENDING", "SOCKET_TIMEOUT_S", "LocalContext", "http_api_event", "make_server"]
+
+
+@contextlib.contextmanager
+def serving(host: str = "127.0.0.1", port: int = 0) -> Iterator[str]:
+    """Serve in a background thread for the block (tests, notebooks); yields the base URL
+    (``http://host:port``, port 0 picks a free one) and shuts the server down after it."""
+    server = make_server(host, port)
+    bound_host, bound_port = server.server_address[:2]
+    thread = threading.Thread(target=server.serve_forever, name="serve", daemon=True)
+    thread.start()
+    try:
+        yield f"http://{bound_host}:{bound_port}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
