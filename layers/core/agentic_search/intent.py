@@ -103,6 +103,11 @@ def normalize_query(query: str) -> str:
     return re.sub(r"\s+", " ", q.strip().lower())
 
 
+def quoted_phrases(query: str) -> list[str]:
+    """The phrases the query puts in straight or curly double quotes (2..100 characters)."""
+    return [next(g for g in m.groups() if g) for m in _QUOTED.finditer(query)]
+
+
 def reference_profile(schema: DomainSchema, record: Mapping[str, Any]) -> dict[str, list[str]]:
     """The reference tool's category and functionality values (query by example), by
     vocabulary name; empty vocabularies are left out."""
@@ -163,7 +168,7 @@ class RuleBasedIntentExtractor:
         def free(span: tuple[int, int]) -> bool:
             return not any(consumed[span[0] : span[1]])
 
-        must_preserve = [next(g for g in m.groups() if g) for m in _QUOTED.finditer(query)]
+        must_preserve = quoted_phrases(query)
 
         # Product names (longest first), then the reference tool among them.
         products: list[tuple[int, int, str, str]] = []

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import json
-import re
 import threading
 import time
 from collections.abc import Callable
@@ -36,7 +35,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from agentic_search.config import Settings
 from agentic_search.filters import filter_problems
-from agentic_search.intent import MAX_QUERY_CHARS, CatalogLookup, reference_profile
+from agentic_search.intent import (
+    MAX_QUERY_CHARS,
+    CatalogLookup,
+    normalize_query,
+    quoted_phrases,
+    reference_profile,
+)
 from agentic_search.models import (
     TOP_K_MAX,
     TOP_K_MIN,
@@ -527,7 +532,7 @@ class LLMIntentPlanner:
             LLMFallback: for a constraint the schema does not allow, or a low confidence.
         """
         schema = self.schema
-        normalized = " ".join(query.casefold().split())
+        normalized = normalize_query(query)
         constraints: list[Filter] = []
         problems: list[str] = []
         for c in out.get("constraints", []):
@@ -583,7 +588,7 @@ class LLMIntentPlanner:
             matches=matches,
             constraints=constraints,
             must_preserve_terms=list(dict.fromkeys(preserve)),
-            must_match_exactly=bool(re.search(r"\"[^\"]{2,100}\"", query)),
+            must_match_exactly=bool(quoted_phrases(query)),
             keywords=list(dict.fromkeys(default_analyzer().terms(normalized))),
             semantic_variants=[variant] if variant and variant.casefold() != normalized else [],
             confidence=round(confidence, 2),

@@ -228,8 +228,8 @@ class SearchSteps:
             )
         else:
             info = self._intent_by_llm(state, engine, llm)
-        if state.intent is None or info.path != "cache":
-            state.intent = state.intent if info.path == "llm" else engine.extract(req.query)
+        if info.path == "rules":
+            state.intent = engine.extract(req.query)
         state.extractor = info
         state.stage_ms["intent"] = _ms(t)
         return state
@@ -293,7 +293,7 @@ class SearchSteps:
                 catalog_version=cache.catalog_version(req.domain),
                 planner=llm.name,
             )
-            hit = cache.get(info.key) if cache.name != "none" else None
+            hit = cache.get(info.key)
             found = None
             if hit is not None:
                 found = (
@@ -368,8 +368,6 @@ class SearchSteps:
             return
         try:
             cache = self.cache_of(engine)
-            if cache.name == "none":
-                return
             value = {
                 "intent": state.intent.wire(),
                 "plan": plan.wire(),
