@@ -146,3 +146,24 @@ def test_dimension_mismatch_is_a_clear_error(engine, messy_catalog):
         indexer.upsert(engine.schema, [_record("new", "New")])
     message = str(exc.value)
     assert "dimension 384" in message and "produces 8" in message and "Re-create" in message
+
+
+def test_records_written_before_snippet_counts_are_backfilled_without_embedding(
+    engine, messy_catalog
+):
+    from agentic_search.vector_store import TOKENS_KEY
+
+    engine.ingest_file(messy_catalog)
+    # GIVEN a record as an older version wrote it: no snippet token count in its payload
+    old = engine.store.get_records(engine.schema, ["tool-2"])["tool-2"].payload
+    assert TOKENS_KEY in old
+    engine.store.overwrite_payloads(
+        engine.schema, {"tool-2": {k: v for k, v in old.items() if k != TOKENS_KEY}}
+    )
+    # WHEN the same file is ingested again
+    again = engine.ingest_file(messy_catalog)
+    # THEN only that record's payload is rewritten, with its count, and nothing is embedded
+    assert again.stats.updated_payload == 1 and again.stats.unchanged == 4
+    assert again.stats.embedded_texts == 0
+    new = engine.store.get_records(engine.schema, ["tool-2"])["tool-2"].payload
+    assert new[TOKENS_KEY] == old[TOKENS_KEY]

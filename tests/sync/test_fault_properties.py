@@ -26,8 +26,10 @@ from qdrant_client import QdrantClient
 
 from agentic_search.cache import NullCache
 from agentic_search.config import Settings
+from agentic_search.embedders import token_counter, token_counter_name
 from agentic_search.engine import SearchEngine
 from agentic_search.schema import load_schema
+from agentic_search.snippets import snippet_token_entries
 from agentic_search.sync import (
     CatalogChange,
     ChangeOp,
@@ -38,7 +40,7 @@ from agentic_search.sync import (
 )
 from agentic_search.sync_status import SqliteSyncStatus
 from agentic_search.text import aspect_text
-from agentic_search.vector_store import HASHES_KEY, QdrantStore, point_id
+from agentic_search.vector_store import HASHES_KEY, TOKENS_KEY, QdrantStore, point_id
 
 SCHEMA = load_schema("tools")
 IDS = ["t0", "t1", "t2", "t3"]
@@ -229,6 +231,10 @@ def test_after_redrive_the_index_equals_the_catalog(case):
     for rid, rec in catalog.items():
         payload = dict(points[rid].payload)
         payload.pop(HASHES_KEY)
+        # the snippet token count follows the record's text through every change
+        counter = token_counter(engine.embedder)
+        entry = snippet_token_entries(SCHEMA, [rec], counter, token_counter_name(engine.embedder))
+        assert payload.pop(TOKENS_KEY) == entry[0], rid
         assert payload == rec, rid
         for aspect in SCHEMA.aspect_names:
             expected = hash_vector(aspect_text(SCHEMA, aspect, rec))

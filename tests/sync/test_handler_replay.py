@@ -16,7 +16,7 @@ from sync_support import REGION, FakeContext, load_event, load_function
 
 from agentic_search.indexer import content_hashes
 from agentic_search.text import aspect_text
-from agentic_search.vector_store import HASHES_KEY
+from agentic_search.vector_store import INTERNAL_KEYS
 
 RID = "syncdemo-notes"
 
@@ -31,9 +31,7 @@ def point(engine, rid=RID, vectors=False):
 
 
 def payload(engine, rid=RID) -> dict:
-    p = dict(point(engine, rid).payload)
-    p.pop(HASHES_KEY)
-    return p
+    return {k: v for k, v in point(engine, rid).payload.items() if k not in INTERNAL_KEYS}
 
 
 def stream_images(name: str) -> list[dict]:

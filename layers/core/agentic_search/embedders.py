@@ -226,6 +226,11 @@ def token_counter(embedder: Embedder) -> Callable[[Sequence[str]], list[int]]:
     return fn if callable(fn) else approx_token_count
 
 
+def token_counter_name(embedder: Embedder) -> str:
+    """Which counter :func:`token_counter` uses: the embedder's name, or ``approx``."""
+    return embedder.name if callable(getattr(embedder, "count_tokens", None)) else "approx"
+
+
 def embed_within(embedder: Embedder, texts: Sequence[str], timeout_s: float) -> np.ndarray:
     """``embedder.embed_documents(texts)``, given up after ``timeout_s`` (a search's
     per-source deadline): a hanging embedding API must not hold the whole search. The call

@@ -11,6 +11,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from agentic_search.models import Filter, Provenance, SourceError, _Wire
+from agentic_search.snippets import SNIPPET_CHARS
 
 QueryPurpose = Literal["plan", "coverage", "feedback", "hyde", "relaxed"]
 TargetKind = Literal["constraint", "preference", "phrase", "term"]
@@ -38,7 +39,7 @@ class ExecutorCaps(_Wire):
     later_round_weight: float = Field(
         default=0.2, gt=0.0, le=1.0, description="RRF weight of rounds 2+ in the final ranking"
     )
-    snippet_chars: int = Field(default=1200, ge=100, le=20000)
+    snippet_chars: int = Field(default=SNIPPET_CHARS, ge=100, le=20000)
 
 
 class CoverageTarget(_Wire):

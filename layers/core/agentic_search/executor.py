@@ -43,7 +43,7 @@ from agentic_search.models import (
 from agentic_search.schema import DomainSchema
 from agentic_search.structured_store import StructuredStore
 from agentic_search.text import default_analyzer, field_text, keyword_text
-from agentic_search.vector_store import HASHES_KEY, QdrantStore, ScoredRecord
+from agentic_search.vector_store import INTERNAL_KEYS, QdrantStore, ScoredRecord
 
 
 @dataclass
@@ -396,7 +396,7 @@ class QueryExecutor:
         collection = self.store.collection(schema)
         out: list[dict[str, Any]] = []
         for f in fused:
-            payload = {k: v for k, v in payloads.get(f.id, {}).items() if k != HASHES_KEY}
+            payload = {k: v for k, v in payloads.get(f.id, {}).items() if k not in INTERNAL_KEYS}
             own = sorted(
                 hits.get(f.id, []),
                 key=lambda h: (-f.contributions.get(h["source"], 0.0), h["round"] or 1, h["rank"]),

@@ -5,10 +5,13 @@ fields) and compares it with the hash stored in the point's payload:
 
 * new record: every aspect is embedded and the point inserted;
 * some aspect hashes changed: only those aspects are re-embedded (``update_vectors``);
-* only non-aspect fields changed: the payload is overwritten, nothing is embedded;
+* only non-aspect fields changed, or the payload has no snippet token count yet (written
+  before counts were stored): the payload is overwritten, nothing is embedded;
 * nothing changed: nothing is written (re-ingesting the same file changes nothing).
 
-After a batch that changed anything the keyword index is refreshed.
+Every payload written also carries the record's evidence-snippet token count (``TOKENS_KEY``,
+see :mod:`agentic_search.snippets`). After a batch that changed anything the keyword index is
+refreshed.
 """
 
 from __future__ import annotations
@@ -19,11 +22,18 @@ from typing import Any
 
 from qdrant_client import models as qm
 
-from agentic_search.embedders import Embedder
+from agentic_search.embedders import Embedder, token_counter, token_counter_name
 from agentic_search.keyword_index import KeywordIndex
 from agentic_search.schema import DomainSchema
+from agentic_search.snippets import SNIPPET_CHARS, snippet_token_entries, stored_snippet_tokens
 from agentic_search.text import aspect_hash, aspect_text, keyword_text, record_hash
-from agentic_search.vector_store import HASHES_KEY, SPARSE_VECTOR, QdrantStore, point_id
+from agentic_search.vector_store import (
+    HASHES_KEY,
+    SPARSE_VECTOR,
+    TOKENS_KEY,
+    QdrantStore,
+    point_id,
+)
 
 KEYWORD_HASH = "_keyword"
 RECORD_HASH = "_record"
@@ -94,6 +104,7 @@ class Indexer:
         ids = [r[schema.id_field] for r in records]
         existing = self.store.get_records(schema, ids)
 
+        counter = token_counter_name(self.embedder)
         jobs: list[tuple[int, str, str]] = []  # (record index, aspect, text)
         plans: list[tuple[str, dict[str, str], list[str]]] = []
         for i, rec in enumerate(records):
@@ -107,7 +118,9 @@ class Indexer:
                 changed = [a for a in schema.aspect_names if old_hashes.get(a) != hashes[a]]
                 if changed:
                     kind = "vectors"
-                elif old_hashes.get(RECORD_HASH) != hashes[RECORD_HASH]:
+                elif old_hashes.get(RECORD_HASH) != hashes[RECORD_HASH] or (
+                    stored_snippet_tokens(old.payload or {}, SNIPPET_CHARS, counter) is None
+                ):  # a changed record, or one written before snippet counts (backfilled)
                     kind = "payload"
                 else:
                     kind = "same"
@@ -121,12 +134,30 @@ class Indexer:
             stats.embedded_aspects[aspect] = stats.embedded_aspects.get(aspect, 0) + 1
         stats.embedded_texts = len(jobs)
 
+        # Evidence-snippet token counts of every record whose payload is written, counted
+        # once here instead of in every search that selects it (see snippets.py).
+        written = [i for i, (kind, _, _) in enumerate(plans) if kind != "same"]
+        entries = dict(
+            zip(
+                written,
+                snippet_token_entries(
+                    schema,
+                    [records[i] for i in written],
+                    token_counter(self.embedder),
+                    counter,
+                ),
+                strict=True,
+            )
+        )
+
         inserts: list[qm.PointStruct] = []
         vector_updates: list[qm.PointVectors] = []
         payload_updates: dict[str, dict[str, Any]] = {}
         for i, (rec, (kind, hashes, _)) in enumerate(zip(records, plans, strict=True)):
             rid = rec[schema.id_field]
             payload = {**rec, HASHES_KEY: hashes}
+            if i in entries:
+                payload[TOKENS_KEY] = entries[i]
             old = existing.get(rid)
             keyword_changed = old is None or (
                 (old.payload or {}).get(HASHES_KEY, {}).get(KEYWORD_HASH) != hashes[KEYWORD_HASH]

@@ -31,6 +31,10 @@ DENSE_MATRIX_MIN_POINTS = 1000
 #: Points whose records the local-mode store keeps after reading them (see read_records).
 RECORD_CACHE = 4096
 HASHES_KEY = "_hashes"
+#: Payload key of the evidence snippet's token count, written by the indexer (snippets.py).
+TOKENS_KEY = "_snippet_tokens"
+#: Payload keys the writers add to a record's fields: never shown as record data.
+INTERNAL_KEYS = frozenset({HASHES_KEY, TOKENS_KEY})
 _NAMESPACE = uuid.UUID("6b1d0f5e-2f6e-4f0b-9c39-3c7a3e6a1f00")
 
 
