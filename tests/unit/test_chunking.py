@@ -49,3 +49,26 @@ def test_overlap_must_be_smaller_than_the_window():
 def test_rankings_of_chunks_map_to_documents_at_their_best_rank():
     assert doc_id_of("d1::2") == "d1" and doc_id_of("d1") == "d1"
     assert doc_ranking(["d2::1", "d1", "d2", "d3::4", "d1::1"]) == ["d2", "d1", "d3"]
+
+
+def test_ingest_progress_counts_records_not_their_chunks(tmp_path, embedder):
+    from agentic_search.config import Settings
+    from agentic_search.engine import SearchEngine
+
+    # GIVEN three documents, one long enough for three chunks
+    long_text = " ".join(f"w{i}" for i in range(900))
+    records = [
+        {"id": "a", "title": "A", "text": "short one"},
+        {"id": "b", "title": "B", "text": long_text},
+        {"id": "c", "title": "C", "text": "short two"},
+    ]
+    engine = SearchEngine(Settings(agentic_search_home=tmp_path), "documents", embedder=embedder)
+    done: list[int] = []
+    try:
+        # WHEN they are ingested in batches of two chunks
+        stats = engine.ingest_records(records, batch_size=2, on_progress=done.append)
+    finally:
+        engine.close()
+    # THEN five points went in, and progress adds up to the three records a caller counts
+    assert stats.inserted == 5
+    assert sum(done) == 3

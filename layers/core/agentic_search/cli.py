@@ -180,8 +180,10 @@ def build_parser() -> argparse.ArgumentParser:
             "  bm25             the keyword index alone\n"
             "  dense            the 'content' named vector alone\n"
             "  hybrid-rrf       dense + bm25 fused by plain RRF (k = 60)\n"
-            "  executor-1round  intent, plan and executor: what `search` runs\n"
-            "  executor         the multi-round executor (reported unavailable until it exists)"
+            "  executor-1round  intent, plan and executor, one round (`search --rounds 1`)\n"
+            "  executor         the multi-round executor, MAX_ROUNDS at most (what `search` runs)\n"
+            "  hybrid-rrf-qdrant  only when named: Qdrant's own RRF of a dense and a sparse\n"
+            "                   prefetch (needs QDRANT_URL)"
         ),
         epilog=(
             "examples:\n"
@@ -653,6 +655,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         err = _console(stderr=True)
         err.print("[dim]first use: ingesting the bundled catalog...[/dim]")
         engine.ensure_bundled_catalog()
+    engine.warm_up()  # the first request does not pay the model load; no full-GC pauses
     server = make_server(args.host, args.port)
     host, port = server.server_address[:2]
     sys.stderr.write(f"agentic-search: serving on http://{host}:{port} (Ctrl-C to stop)\n")

@@ -236,6 +236,7 @@ class SearchEngine:
         on_progress: Callable[[int], None] | None = None,
     ) -> WriteStats:
         """Upsert validated records in batches; the keyword index is refreshed once at the end.
+        ``on_progress(n)`` gets the number of ``records`` done (not of their chunks).
 
         Ingest is sync with insert events: each batch goes through
         :func:`agentic_search.sync.apply_changes` (unversioned inserts), so there is one writer.
@@ -262,8 +263,8 @@ class SearchEngine:
                 if total.changed:
                     self.keyword.refresh(self.schema)
                 raise report.failed[0].exception
-            if on_progress:
-                on_progress(len(batch))
+            if on_progress:  # in source records (a record's first chunk), as on_start counts
+                on_progress(sum(1 for r in batch if not r.get("chunk_id")))
         if total.changed:
             self.keyword.refresh(self.schema)
             # Cached answers were computed on the old catalog: a new version retires them. An
@@ -374,6 +375,23 @@ class SearchEngine:
             self._rounds = MultiRoundExecutor(self.executor, reranker=reranker, hyde=hyde)
         return self._rounds
 
+    def warm_up(self, query: str = "warm up", freeze: bool = True) -> None:
+        """Load what a search needs (embedding model, keyword index, dense matrix, catalog
+        lookup) by running ``query`` through the executor without the result cache, then,
+        with ``freeze``, exclude everything alive from garbage collection
+        (:func:`agentic_search.heap.freeze_long_lived`). For long-running processes
+        (``serve``, a Lambda container) before their first request. An empty collection
+        only loads the model.
+        """
+        from agentic_search.heap import freeze_long_lived
+
+        self.embedder.embed_query(query)
+        if not self.is_empty():
+            intent = self.extract(query)
+            self.multi_round.run(self.planner.plan(intent, limit=10), intent)
+        if freeze:
+            freeze_long_lived()
+
     def search(self, query: str, limit: int = 10, rounds: int | None = None) -> SearchResponse:
         """Run the search state machine's steps in-process (the local runner): cache, intent,
         plan, executor rounds, finalize. Failing sources are listed in ``output.errors``.
@@ -393,7 +411,9 @@ class SearchEngine:
             self._runner = LocalRunner.for_engine(self)
         result = self._runner.run(request)
         assert result.state.response is not None  # Finalize always sets it or raises
-        return SearchResponse.from_wire(result.state.response)
+        # Finalize's own object when it ran here (parsing the JSON back took milliseconds);
+        # a cached response is parsed.
+        return result.state.built_response or SearchResponse.from_wire(result.state.response)
 
     def close(self) -> None:
         """Release the stores and the runner's threads."""

@@ -223,8 +223,9 @@ class Bm25sKeywordIndex:
         """Which of ``terms`` each record's indexed text contains, read from the index's
         postings (bm25s keeps a CSC term x document matrix of BM25 weights: the rows of
         term ``t`` are ``indices[indptr[t]:indptr[t + 1]]``, every one with tf > 0) instead
-        of re-analysing the texts: one ``np.isin`` per term over the asked rows. Ids not in
-        the index (not built yet, written since the last refresh) are absent."""
+        of re-analysing the texts: per term, a document mask set from its posting and read at
+        the asked rows. Ids not in the index (not built yet, written since the last refresh)
+        are absent."""
         loaded = self._get(schema)
         if loaded is None or not record_ids:
             return {}
@@ -239,13 +240,18 @@ class Bm25sKeywordIndex:
             return out
         rows = np.fromiter((rows_of[rid] for rid in known), dtype=np.int64, count=len(known))
         indices, indptr = index.scores["indices"], index.scores["indptr"]
+        # A document mask per term (set from the posting, read at the asked rows, cleared):
+        # O(posting + rows), where np.isin sorted both for every term.
+        present = np.zeros(len(ids), dtype=bool)
         for term in dict.fromkeys(terms):
             col = index.vocab_dict.get(term)
             if col is None or col + 1 >= len(indptr):
                 continue
             posting = indices[indptr[col] : indptr[col + 1]]
-            for i in np.flatnonzero(np.isin(rows, posting)):
+            present[posting] = True
+            for i in np.flatnonzero(present[rows]):
                 out[known[i]].add(term)
+            present[posting] = False
         return out
 
     def search(

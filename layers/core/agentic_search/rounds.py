@@ -33,7 +33,7 @@ from agentic_search.coverage import (
     EvidenceMatcher,
     coverage_targets,
 )
-from agentic_search.embedders import token_counter
+from agentic_search.embedders import token_counter, token_counter_name
 from agentic_search.evidence import (
     Coverage,
     CoverageTarget,
@@ -65,8 +65,9 @@ from agentic_search.planner import PlanError, fusion_for, validate_plan
 from agentic_search.rerank import Reranker, RerankerError
 from agentic_search.schema import DomainSchema
 from agentic_search.selection import select_evidence
-from agentic_search.text import Analyzer, default_analyzer, field_text, keyword_text
-from agentic_search.vector_store import HASHES_KEY, ScoredRecord
+from agentic_search.snippets import evidence_text, stored_snippet_tokens
+from agentic_search.text import Analyzer, default_analyzer, field_text
+from agentic_search.vector_store import INTERNAL_KEYS, ScoredRecord
 
 #: At most this many missing targets get a query of their own per round.
 MAX_TARGET_QUERIES = 3
@@ -83,7 +84,7 @@ class Hit(_Wire):
 class RetrievedList(_Wire):
     """A source's ranked hits (or its error) as JSON: what one Retrieve step returns.
 
-    ``hits`` may be pruned (see :meth:`pruned`); ``rank`` keeps each hit's original position.
+    ``hits`` may be pruned (see :meth:`of`); ``rank`` keeps each hit's original position.
     """
 
     name: str
@@ -99,10 +100,12 @@ class RetrievedList(_Wire):
     ms: float = 0.0
 
     @classmethod
-    def of(cls, res: SourceResult) -> RetrievedList:
-        """The wire form of an executor :class:`SourceResult` (payloads dropped)."""
+    def of(cls, res: SourceResult, keep: set[str] | None = None) -> RetrievedList:
+        """The wire form of an executor :class:`SourceResult` (payloads dropped); with
+        ``keep``, only the hits whose id is in it (ranks unchanged)."""
         # Validated in one call from plain dicts: a round carries hundreds of hits, and one
         # model_validate over the list is several times faster than a Hit(...) per hit.
+        # Pruning before validating: most hits of a round are not kept.
         return cls.model_validate(
             {
                 "name": res.name,
@@ -113,7 +116,9 @@ class RetrievedList(_Wire):
                 "round": res.round,
                 "query": res.query,
                 "hits": [
-                    {"id": h.id, "score": h.score, "rank": i} for i, h in enumerate(res.hits, 1)
+                    {"id": h.id, "score": h.score, "rank": i}
+                    for i, h in enumerate(res.hits, 1)
+                    if keep is None or h.id in keep
                 ],
                 "total": len(res.hits),
                 "error": res.error,
@@ -135,10 +140,6 @@ class RetrievedList(_Wire):
             round=self.round,
             query=self.query,
         )
-
-    def pruned(self, keep: set[str]) -> RetrievedList:
-        """Only the hits whose id is in ``keep`` (ranks unchanged)."""
-        return self.model_copy(update={"hits": [h for h in self.hits if h.id in keep]})
 
 
 class SubQuery(_Wire):
@@ -203,7 +204,9 @@ class ExecutorState(_Wire):
     candidates_before: int = 0
     candidates_after: int = 0
     first_fused: list[FusedRef] = Field(
-        default_factory=list, description="round 1's fused list (the ranking after one round)"
+        default_factory=list,
+        description="round 1's fused list (the ranking after one round), its first "
+        "max(limit, selectionPool, rerankTopN) entries",
     )
     retrieved: list[RetrievedList] = Field(
         default_factory=list, description="every round's source hits, pruned to candidates"
@@ -899,7 +902,8 @@ class MultiRoundExecutor:
                         "best_rank": f.best_rank,
                         "contributions": f.contributions,
                     }
-                    for f in fused[:RANKING_KEEP]
+                    # only what can still be returned: the state crosses every step as JSON
+                    for f in fused[:keep_n]
                 ]
             )
 
@@ -945,8 +949,9 @@ class MultiRoundExecutor:
             must_phrases=intent.must_preserve_terms,
             seed_targets=[(lambda e, t_=t_: self.matcher.supports(t_, e)) for t_ in seeds],
             already=state.pool,
-            # Only the candidates whose budget check matters get tokenized (about half).
-            count_tokens=lambda e: self.count_tokens([e.text])[0],
+            # Stored counts first; only candidates without one whose budget check matters
+            # get tokenized.
+            count_tokens=lambda e: e.tokens or self.count_tokens([e.text])[0],
         )
         stage["select"] = _ms(t)
         pooled = {e.id: e for e in state.pool}
@@ -974,7 +979,7 @@ class MultiRoundExecutor:
         ]
         work.found_any = bool(fused)
         keep = {f.id for f in fused[:keep_n]} | set(state.relaxed_ids)
-        state.retrieved += [RetrievedList.of(r).pruned(keep) for r in results]
+        state.retrieved += [RetrievedList.of(r, keep) for r in results]
         work.results = []
         return work
 
@@ -1120,8 +1125,9 @@ class MultiRoundExecutor:
         snippet_chars: int,
     ) -> tuple[list[Evidence], dict[str, np.ndarray]]:
         """Evidence for the round's top fused candidates, with unit vectors of the main
-        aspect (for MMR). ``tokens`` is left at 0: selection counts the candidates it needs
-        (``select_evidence(count_tokens=...)``) and only selected evidence is kept."""
+        aspect (for MMR). ``tokens`` is the snippet's count stored at ingest
+        (:mod:`agentic_search.snippets`), or 0 when there is none: selection then counts the
+        candidates it needs (``select_evidence(count_tokens=...)``)."""
         if not fused:
             return [], {}
         schema = self.schema
@@ -1140,18 +1146,19 @@ class MultiRoundExecutor:
         }
         rel = minmax([f.fused for f in fused])
         texts: list[str] = []
-        rows: list[tuple[Fused, dict[str, Any], float]] = []
+        rows: list[tuple[Fused, dict[str, Any], float, int]] = []
         vectors: dict[str, np.ndarray] = {}
+        counter = token_counter_name(self.executor.embedder)
         for f, r in zip(fused, rel, strict=True):
             rec = records.get(f.id)
             if rec is None:
                 continue
-            payload = {k: v for k, v in (rec.payload or {}).items() if k != HASHES_KEY}
-            text = keyword_text(
-                schema, {k: v for k, v in payload.items() if k != schema.title_field}
-            )
-            texts.append(text)
-            rows.append((f, payload, r))
+            stored = rec.payload or {}
+            payload = {k: v for k, v in stored.items() if k not in INTERNAL_KEYS}
+            texts.append(evidence_text(schema, payload))
+            # the count the indexer stored, else 0: counted on demand by select_evidence
+            tokens = stored_snippet_tokens(stored, snippet_chars, counter) or 0
+            rows.append((f, payload, r, tokens))
             vec = rec.vector.get(aspect) if isinstance(rec.vector, dict) else None
             if vec is not None:
                 arr = np.asarray(vec, dtype=np.float32)
@@ -1160,7 +1167,7 @@ class MultiRoundExecutor:
         snippets = [t[:snippet_chars] for t in texts]
         out: list[Evidence] = []
         queries = sorted({r.query for r in results if r.query})
-        for (f, payload, r), text in zip(rows, snippets, strict=True):
+        for (f, payload, r, tokens), text in zip(rows, snippets, strict=True):
             cand = cands.get(f.id)
             found_by = (
                 sorted({h.query for h in (cand.provenance.hits if cand else []) if h.query})
@@ -1173,7 +1180,7 @@ class MultiRoundExecutor:
                     chunk_id=int(payload.get("chunk_id", 0) or 0),
                     title=field_text(payload.get(schema.title_field)) or None,
                     text=text,
-                    tokens=0,  # counted lazily by select_evidence (see fuse_rerank)
+                    tokens=tokens,
                     fields={k: payload[k] for k in self._fields if k in payload},
                     fused_score=round(f.fused, 6),
                     relevance=round(r, 6),

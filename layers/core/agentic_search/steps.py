@@ -17,10 +17,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
 from agentic_search.cache import CacheError, ResultCache, cache_key, plan_cache_key
-from agentic_search.engine import SearchEngine, SearchResponse
+from agentic_search.engine import PATH_KEYS, SearchEngine, SearchResponse
 from agentic_search.evidence import ExecutorCaps
 from agentic_search.llm import Budget, LLMFallback, LLMIntentPlanner
 from agentic_search.models import IntentState, QueryPlan, SourceError, _Wire
@@ -129,6 +129,19 @@ class SearchState(_Wire):
     round_error: StepError | None = None
     fuse_error: StepError | None = None
     grade_error: StepError | None = None
+    _built: SearchResponse | None = PrivateAttr(default=None)
+    """Finalize's response object before it was made JSON (in-process only, never on the
+    wire): the local runner hands it back instead of parsing ``response`` again."""
+
+    @property
+    def built_response(self) -> SearchResponse | None:
+        """The response object Finalize built in this process, with ``paths`` set from the
+        final ``response`` (None after a cache hit or when the state crossed JSON)."""
+        built, wire = self._built, self.response
+        if built is None or wire is None:
+            return None
+        built.paths = {k: wire[k] for k in PATH_KEYS if k in wire}
+        return built
 
 
 class RetrieveEvent(_Wire):
@@ -453,6 +466,7 @@ class SearchSteps:
         if state.plan_cache is not None:
             wire["planCache"] = state.plan_cache.wire()
         state.response = wire
+        state._built = resp
         state.executor = None  # the response holds what is left of it
         state.round = None
         return state
