@@ -1,5 +1,4 @@
-"""What the search state carries between steps: pruned hits, a bounded round-1 list, and a
-heap that warm-up freezes.
+"""What the search state carries between steps: pruned hits and a bounded round-1 list.
 
 The state crosses every step as JSON (in Step Functions and, as a snapshot, in the local
 runner), so what it holds beyond what can still be returned is paid for at every step.
@@ -7,10 +6,7 @@ runner), so what it holds beyond what can still be returned is paid for at every
 
 from __future__ import annotations
 
-import gc
-
 from agentic_search.executor import SourceResult
-from agentic_search.heap import freeze_long_lived, unfreeze
 from agentic_search.rounds import RetrievedList
 from agentic_search.vector_store import ScoredRecord
 
@@ -47,15 +43,3 @@ def test_round_one_list_holds_only_what_can_still_be_returned(tools_engine):
     # AND every kept hit belongs to a kept candidate
     kept = {f.id for f in state.first_fused} | set(state.relaxed_ids)
     assert all(h.id in kept for r in state.retrieved for h in r.hits)
-
-
-def test_freeze_moves_the_live_heap_out_of_collections():
-    try:
-        # WHEN the heap is frozen after warm-up
-        frozen = freeze_long_lived()
-        # THEN what was alive is in the permanent generation, not in the collected ones
-        assert frozen == gc.get_freeze_count() > 1000
-        assert sum(gc.get_count()) < frozen
-    finally:
-        unfreeze()
-    assert gc.get_freeze_count() == 0

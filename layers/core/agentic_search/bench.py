@@ -73,7 +73,7 @@ from agentic_search.chunking import chunk_records
 from agentic_search.config import Settings
 from agentic_search.embedders import Embedder, LocalMiniLMEmbedder, build_embedder, token_counter
 from agentic_search.engine import DEFAULT_BATCH
-from agentic_search.heap import freeze_long_lived
+from agentic_search.process_tuning import freeze_long_lived
 from agentic_search.text import aspect_text
 
 if TYPE_CHECKING:
@@ -684,7 +684,7 @@ def measure_search(
     for q in queries[: max(0, warmup)]:
         for rounds in modes.values():
             engine.search(q, limit=limit, rounds=rounds)
-    freeze_long_lived()  # what is alive after warm-up is the engine's: see heap.py
+    freeze_long_lived()  # what is alive after warm-up is the engine's: see process_tuning.py
     repeat = max(1, repeat)
     advance = track(label, len(queries) * repeat * len(modes))
     samples: dict[str, dict[str, list[float]]] = {m: {} for m in modes}

@@ -51,6 +51,19 @@ class Settings(BaseSettings):
     )
     embedding_batch_size: int = Field(default=32, ge=1, le=1024)
     embedding_threads: int | None = Field(default=None, ge=1)
+    embedding_query_threads: int = Field(
+        default=1,
+        ge=1,
+        description="Intra-op threads of the local model's query session (search queries are "
+        "embedded by a second session: a short text gains nothing from more threads, which "
+        "spin-wait against the search's other work).",
+    )
+    blas_threads: int = Field(
+        default=1,
+        ge=0,
+        description="BLAS threads of the process, capped when an engine is made (threadpoolctl); "
+        "0 leaves the BLAS default.",
+    )
 
     llm_model: str | None = Field(
         default=None,

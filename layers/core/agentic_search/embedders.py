@@ -86,6 +86,12 @@ class LocalMiniLMEmbedder:
 
     Texts are sorted by length before batching (less padding) and returned in input order.
     ``max_length`` is in word-piece tokens (longer texts are truncated).
+
+    Search queries (:meth:`embed_queries`, :meth:`embed_query`) go through a second session
+    of the same model file with ``query_threads`` intra-op threads (1 by default), loaded on
+    first use: onnxruntime's pool of ``threads`` spin-waits between runs, and on a 2-core
+    machine a few-token query spread over two threads was slower than on one while the
+    search's other threads (BM25, the dense product, Python) waited for the cores.
     """
 
     name = "all-MiniLM-L6-v2-int8"
@@ -97,13 +103,16 @@ class LocalMiniLMEmbedder:
         max_length: int = 256,
         batch_size: int = 32,
         threads: int | None = None,
+        query_threads: int = 1,
     ) -> None:
         from fastembed import TextEmbedding
         from fastembed.common.model_description import ModelSource, PoolingType
 
         self.max_length = max_length
         self.batch_size = batch_size
+        self.query_threads = query_threads
         folder = assemble_minilm_dir(cache_dir, max_length)
+        self._folder = folder
         known = {m["model"] for m in TextEmbedding.list_supported_models()}
         if _LOCAL_MODEL_NAME not in known:
             TextEmbedding.add_custom_model(
@@ -124,6 +133,8 @@ class LocalMiniLMEmbedder:
         except Exception as exc:  # fastembed raises plain exceptions
             raise EmbedderError(f"could not load the local embedding model: {exc}") from exc
         self._lock = threading.Lock()
+        self._query_model: Any = None
+        self._query_lock = threading.Lock()
         self._counter = None
 
     @property
@@ -145,9 +156,36 @@ class LocalMiniLMEmbedder:
         out[order] = vectors
         return out
 
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed search query texts with the query session; returns ``(n, 384)`` float32,
+        the same vectors as :meth:`embed_documents` (same model file and pooling).
+
+        Raises:
+            EmbedderError: when the query session cannot be loaded.
+        """
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        with self._query_lock:
+            if self._query_model is None:
+                from fastembed import TextEmbedding
+
+                try:
+                    self._query_model = TextEmbedding(
+                        _LOCAL_MODEL_NAME,
+                        specific_model_path=str(self._folder),
+                        threads=self.query_threads,
+                        cuda=False,
+                    )
+                except Exception as exc:  # fastembed raises plain exceptions
+                    raise EmbedderError(f"could not load the query session: {exc}") from exc
+            return np.asarray(
+                list(self._query_model.embed(list(texts), batch_size=self.batch_size)),
+                dtype=np.float32,
+            )
+
     def embed_query(self, text: str) -> np.ndarray:
         """Embed one query text; returns ``(384,)`` float32."""
-        return self.embed_documents([text])[0]
+        return self.embed_queries([text])[0]
 
     def count_tokens(self, texts: Sequence[str]) -> list[int]:
         """Word-piece tokens of each text with this model's tokenizer (special tokens
@@ -232,9 +270,10 @@ def token_counter_name(embedder: Embedder) -> str:
 
 
 def embed_within(embedder: Embedder, texts: Sequence[str], timeout_s: float) -> np.ndarray:
-    """``embedder.embed_documents(texts)``, given up after ``timeout_s`` (a search's
-    per-source deadline): a hanging embedding API must not hold the whole search. The call
-    goes on in a daemon thread and its result is dropped.
+    """Search query vectors of ``texts`` (the embedder's ``embed_queries`` when it has one,
+    else ``embed_documents``), given up after ``timeout_s`` (a search's per-source
+    deadline): a hanging embedding API must not hold the whole search. The call goes on in a
+    daemon thread and its result is dropped.
 
     Raises:
         EmbedderError: when the embedder does not answer in time (anything it raises is
@@ -245,7 +284,8 @@ def embed_within(embedder: Embedder, texts: Sequence[str], timeout_s: float) -> 
 
     def call() -> None:
         try:
-            box["value"] = embedder.embed_documents(texts)
+            embed = getattr(embedder, "embed_queries", None) or embedder.embed_documents
+            box["value"] = embed(texts)
         except BaseException as exc:  # handed to the caller
             box["error"] = exc
         finally:
@@ -273,4 +313,5 @@ def build_embedder(settings: Settings) -> Embedder:
         max_length=settings.embedding_max_length,
         batch_size=settings.embedding_batch_size,
         threads=settings.embedding_threads,
+        query_threads=settings.embedding_query_threads,
     )

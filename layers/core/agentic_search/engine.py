@@ -33,6 +33,7 @@ from agentic_search.keyword_index import Bm25sKeywordIndex, KeywordIndex, Qdrant
 from agentic_search.llm import LLMIntentPlanner, build_llm
 from agentic_search.models import IntentState, QueryExecutorOutput, QueryPlan, _Wire
 from agentic_search.planner import RuleBasedPlanner
+from agentic_search.process_tuning import freeze_long_lived, limit_blas_threads
 from agentic_search.rerank import Reranker, build_reranker
 from agentic_search.rounds import MultiRoundExecutor
 from agentic_search.schema import DomainSchema, load_schema
@@ -165,6 +166,7 @@ class SearchEngine:
         cache: ResultCache | None = None,
     ) -> None:
         self.settings = settings or Settings()
+        limit_blas_threads(self.settings.blas_threads)  # BLAS_THREADS: see process_tuning.py
         self.schema = domain if isinstance(domain, DomainSchema) else load_schema(domain)
         self.store = store or QdrantStore(self.settings)
         self._embedder = embedder
@@ -379,12 +381,10 @@ class SearchEngine:
         """Load what a search needs (embedding model, keyword index, dense matrix, catalog
         lookup) by running ``query`` through the executor without the result cache, then,
         with ``freeze``, exclude everything alive from garbage collection
-        (:func:`agentic_search.heap.freeze_long_lived`). For long-running processes
+        (:func:`agentic_search.process_tuning.freeze_long_lived`). For long-running processes
         (``serve``, a Lambda container) before their first request. An empty collection
         only loads the model.
         """
-        from agentic_search.heap import freeze_long_lived
-
         self.embedder.embed_query(query)
         if not self.is_empty():
             intent = self.extract(query)

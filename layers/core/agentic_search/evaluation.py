@@ -65,7 +65,7 @@ import numpy as np
 from agentic_search.catalog import CatalogRead, read_beir_corpus
 from agentic_search.chunking import doc_id_of, doc_ranking
 from agentic_search.fusion import DEFAULT_RRF_K, RankedList, rrf
-from agentic_search.heap import freeze_long_lived
+from agentic_search.process_tuning import freeze_long_lived
 from agentic_search.schema import DomainSchema
 
 if TYPE_CHECKING:
@@ -596,7 +596,7 @@ def evaluate(
     for qid in qids[: max(0, warmup)]:
         for name in runnable:
             RUNNERS[name](engine, dataset.queries[qid])
-    freeze_long_lived()  # the engine's state after warm-up: no full-GC pauses (heap.py)
+    freeze_long_lived()  # the engine's state after warm-up: no full-GC pauses (process_tuning.py)
     if on_start:
         on_start(len(qids) * len(runnable))
     for qid in qids:
