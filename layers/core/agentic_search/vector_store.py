@@ -181,15 +181,23 @@ class QdrantStore:
     # ----- writes -----------------------------------------------------------------------------
 
     def get_records(
-        self, schema: DomainSchema, record_ids: Sequence[str], with_vectors: bool = False
+        self,
+        schema: DomainSchema,
+        record_ids: Sequence[str],
+        with_vectors: bool = False,
+        without: Sequence[str] = (),
     ) -> dict[str, qm.Record]:
-        """Existing points for ``record_ids`` keyed by record id (missing ids are absent)."""
+        """Existing points for ``record_ids`` keyed by record id (missing ids are absent);
+        their payloads leave out the keys in ``without``."""
         if not record_ids:
             return {}
         ids = [point_id(schema.name, r) for r in record_ids]
+        payload: bool | qm.PayloadSelectorExclude = (
+            qm.PayloadSelectorExclude(exclude=list(without)) if without else True
+        )
         with self._lock:
             points = self.client.retrieve(
-                self.collection(schema), ids=ids, with_payload=True, with_vectors=with_vectors
+                self.collection(schema), ids=ids, with_payload=payload, with_vectors=with_vectors
             )
         return {str(p.payload[schema.id_field]): p for p in points if p.payload}
 
@@ -203,10 +211,11 @@ class QdrantStore:
         store, so read records are kept (LRU, ``RECORD_CACHE`` points) and the cache is
         dropped on any write (upsert, vector update, payload overwrite, delete, drop). On a
         server other writers exist, so nothing is cached there. The records returned are
-        shared: callers must not mutate them.
+        shared: callers must not mutate them. Payloads come without the content hashes
+        (writers' bookkeeping, the largest part of a payload to copy or send).
         """
         if self.server_mode or not record_ids:
-            return self.get_records(schema, record_ids, with_vectors)
+            return self.get_records(schema, record_ids, with_vectors, without=[HASHES_KEY])
         name = self.collection(schema)
         out: dict[str, qm.Record] = {}
         missing: list[str] = []
@@ -220,7 +229,7 @@ class QdrantStore:
                     cache.move_to_end((name, rid))
                     out[rid] = hit
             if missing:
-                fetched = self.get_records(schema, missing, with_vectors)
+                fetched = self.get_records(schema, missing, with_vectors, without=[HASHES_KEY])
                 for rid, rec in fetched.items():
                     cache[(name, rid)] = rec
                     out[rid] = rec
