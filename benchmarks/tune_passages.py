@@ -36,25 +36,19 @@ from pathlib import Path
 import bm25s
 import numpy as np
 from bm25s.tokenization import Tokenized
+from tune_prf import fused_scores as ws  # weighted sum of min-max scores, same folder
 
 from agentic_search import evaluation as ev
 from agentic_search.chunking import chunk_records, doc_id_of, doc_ranking
 from agentic_search.config import Settings
 from agentic_search.embedders import LocalMiniLMEmbedder
 from agentic_search.engine import SearchEngine
-from agentic_search.fusion import RankedList, fuse
 from agentic_search.keyword_index import DEFAULT_B, DEFAULT_K1
 from agentic_search.text import default_analyzer, keyword_text
 
 
 def unit(v: np.ndarray) -> np.ndarray:
     return v / np.linalg.norm(v)
-
-
-def ws(named) -> list[tuple[str, float]]:
-    """Weighted sum of min-max scores of ``[(name, [(id, score)], weight)]``."""
-    rl = [RankedList(n, [i for i, _ in lst], [s for _, s in lst], w) for n, lst, w in named if lst]
-    return [(f.id, f.fused) for f in fuse(rl, "weighted_sum")]
 
 
 def main() -> int:
