@@ -24,6 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
+
 from agentic_search import evaluation as ev
 from agentic_search.chunking import doc_ranking
 from agentic_search.config import Settings
@@ -32,8 +34,11 @@ from agentic_search.fusion import RankedList, fuse
 from agentic_search.keyword_index import Bm25sKeywordIndex
 
 
-def collect(engine: SearchEngine, queries: dict[str, str], depth: int, keyword=None) -> dict:
-    """{query id: {"dense": [(id, score)], "bm25": [(id, score)]}} with the planned texts."""
+def collect(
+    engine: SearchEngine, queries: dict[str, str], depth: int, keyword=None, detail=False
+) -> dict:
+    """{query id: {"dense": [(id, score)], "bm25": [(id, score)]}} with the planned texts;
+    with ``detail`` also the texts (``dtext``, ``stext``) and the query vector (``qvec``)."""
     keyword = keyword or engine.keyword
     out = {}
     for qid, text in queries.items():
@@ -48,6 +53,8 @@ def collect(engine: SearchEngine, queries: dict[str, str], depth: int, keyword=N
             "dense": [(h.id, h.score) for h in dense],
             "bm25": [(h.id, h.score) for h in sparse],
         }
+        if detail:
+            out[qid].update(dtext=dtext, stext=stext, qvec=np.asarray(vec, dtype=np.float32))
     return out
 
 

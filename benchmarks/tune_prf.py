@@ -33,6 +33,7 @@ from collections import Counter
 from pathlib import Path
 
 import numpy as np
+from tune_fusion import collect  # same folder: the lists the one-round plan fuses
 
 from agentic_search import evaluation as ev
 from agentic_search.chunking import chunk_records, doc_ranking
@@ -43,26 +44,6 @@ from agentic_search.keyword_index import DEFAULT_B, DEFAULT_K1
 from agentic_search.text import default_analyzer, keyword_text
 
 AN = default_analyzer()
-
-
-def collect(engine: SearchEngine, queries: dict[str, str], depth: int) -> dict:
-    out = {}
-    for qid, text in queries.items():
-        intent = engine.extract(text)
-        plan = engine.planner.plan(intent, limit=100)
-        dtext = plan.vector_sources[0].text or text
-        stext = plan.sparse_source.text if plan.sparse_source else text
-        vec = np.asarray(engine.embedder.embed_query(dtext), dtype=np.float32)
-        dense = engine.store.query_dense(engine.schema, "content", vec, depth, None)
-        sparse = engine.keyword.search(engine.schema, stext, depth)
-        out[qid] = {
-            "dtext": dtext,
-            "stext": stext,
-            "qvec": vec,
-            "dense": [(h.id, h.score) for h in dense],
-            "bm25": [(h.id, h.score) for h in sparse],
-        }
-    return out
 
 
 class Bm25Postings:
@@ -150,7 +131,7 @@ def main() -> int:
     if args.cache.is_file():
         lists = pickle.loads(args.cache.read_bytes())
     else:
-        lists = collect(engine, data.queries, 300)
+        lists = collect(engine, data.queries, 300, detail=True)
         args.cache.write_bytes(pickle.dumps(lists))
     print(f"{len(lists)} queries in {time.perf_counter() - t:.1f} s", file=sys.stderr)
 
