@@ -381,9 +381,9 @@ class SearchEngine:
         """Load what a search needs (embedding model, keyword index, dense matrix, catalog
         lookup) by running ``query`` through the executor without the result cache, then,
         with ``freeze``, exclude everything alive from garbage collection
-        (:func:`agentic_search.process_tuning.freeze_long_lived`). For long-running processes
-        (``serve``, a Lambda container) before their first request. An empty collection
-        only loads the model.
+        (:func:`agentic_search.process_tuning.freeze_long_lived`). For a long-running process
+        before its first request (``serve`` calls it; the Lambda handlers do not yet). An
+        empty collection only loads the model.
         """
         self.embedder.embed_query(query)
         if not self.is_empty():
