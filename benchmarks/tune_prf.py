@@ -177,16 +177,18 @@ def main() -> int:
     def group(g):
         return not only or g in only
 
+    def rocchio(v, fused, k, a):
+        """Rocchio (1971): a * q + (1 - a) * centroid of the top-k fused documents' vectors."""
+        c = M[[row[i] for i, _ in fused[:k] if i in row]].mean(axis=0)
+        return unit(a * v["qvec"] / np.linalg.norm(v["qvec"]) + (1 - a) * c)
+
     # ---- 1. Rocchio on the dense query vector ------------------------------------------------
     if group("rocchio"):
         for k in (3, 5, 10, 20):
             for a in (0.5, 0.6, 0.7, 0.8):
                 rep = {}
                 for q, v in lists.items():
-                    fb = [i for i, _ in base_fs[q][:k]]
-                    c = M[[row[i] for i in fb if i in row]].mean(axis=0)
-                    q2 = unit(a * v["qvec"] / np.linalg.norm(v["qvec"]) + (1 - a) * c)
-                    d2 = dense_search(M, mids, q2, 200)
+                    d2 = dense_search(M, mids, rocchio(v, base_fs[q], k, a), 200)
                     rep[q] = fuse_lists([("dense", d2, 1.0), ("bm25", v["bm25"][:300], 1.0)])
                 report(f"rocchio replace dense k={k} a={a}", rep)
         # second-round weighting variants for one promising setting are run below (group roc2)
@@ -196,10 +198,7 @@ def main() -> int:
             for wq in (0.5, 1.0):
                 third = {}
                 for q, v in lists.items():
-                    fb = [i for i, _ in base_fs[q][:k]]
-                    c = M[[row[i] for i in fb if i in row]].mean(axis=0)
-                    q2 = unit(a * v["qvec"] / np.linalg.norm(v["qvec"]) + (1 - a) * c)
-                    d2 = dense_search(M, mids, q2, 200)
+                    d2 = dense_search(M, mids, rocchio(v, base_fs[q], k, a), 200)
                     third[q] = fuse_lists([*base_named(v), ("prf", d2, wq)])
                 report(f"rocchio as 3rd list ws k={k} a={a} w={wq}", third)
             # score-weighted centroid
@@ -215,10 +214,7 @@ def main() -> int:
             # feedback from the dense list alone (no BM25 in the feedback set)
             rep = {}
             for q, v in lists.items():
-                fb = [i for i, _ in v["dense"][:k]]
-                c = M[[row[i] for i in fb]].mean(axis=0)
-                q2 = unit(a * v["qvec"] / np.linalg.norm(v["qvec"]) + (1 - a) * c)
-                d2 = dense_search(M, mids, q2, 200)
+                d2 = dense_search(M, mids, rocchio(v, v["dense"], k, a), 200)
                 rep[q] = fuse_lists([("dense", d2, 1.0), ("bm25", v["bm25"][:300], 1.0)])
             report(f"rocchio dense-only feedback k={k} a={a}", rep)
 
@@ -281,9 +277,7 @@ def main() -> int:
             rep = {}
             for q, v in lists.items():
                 fb = base_fs[q][:k]
-                c = M[[row[i] for i, _ in fb]].mean(axis=0)
-                q2 = unit(a * v["qvec"] / np.linalg.norm(v["qvec"]) + (1 - a) * c)
-                d2 = dense_search(M, mids, q2, 200)
+                d2 = dense_search(M, mids, rocchio(v, fb, k, a), 200)
                 b2 = bm.search(rm3_weights(v, fb, n_terms, lam), 300)
                 rep[q] = fuse_lists([("dense", d2, 1.0), ("bm25", b2, 1.0)])
             report(f"rocchio+rm3 k={k} a={a} n={n_terms} lam={lam}", rep)

@@ -111,8 +111,7 @@ class LocalMiniLMEmbedder:
         self.max_length = max_length
         self.batch_size = batch_size
         self.query_threads = query_threads
-        folder = assemble_minilm_dir(cache_dir, max_length)
-        self._folder = folder
+        self._folder = assemble_minilm_dir(cache_dir, max_length)
         known = {m["model"] for m in TextEmbedding.list_supported_models()}
         if _LOCAL_MODEL_NAME not in known:
             TextEmbedding.add_custom_model(
@@ -123,19 +122,29 @@ class LocalMiniLMEmbedder:
                 dim=MINILM_DIM,
                 model_file="model.onnx",
             )
-        try:
-            self._model = TextEmbedding(
-                _LOCAL_MODEL_NAME,
-                specific_model_path=str(folder),
-                threads=threads,
-                cuda=False,
-            )
-        except Exception as exc:  # fastembed raises plain exceptions
-            raise EmbedderError(f"could not load the local embedding model: {exc}") from exc
+        self._model = self._session(threads, "the local embedding model")
         self._lock = threading.Lock()
         self._query_model: Any = None
         self._query_lock = threading.Lock()
         self._counter = None
+
+    def _session(self, threads: int | None, what: str) -> Any:
+        """A fastembed model (one onnxruntime session) over the assembled folder.
+
+        Raises:
+            EmbedderError: when it cannot be loaded.
+        """
+        from fastembed import TextEmbedding
+
+        try:
+            return TextEmbedding(
+                _LOCAL_MODEL_NAME,
+                specific_model_path=str(self._folder),
+                threads=threads,
+                cuda=False,
+            )
+        except Exception as exc:  # fastembed raises plain exceptions
+            raise EmbedderError(f"could not load {what}: {exc}") from exc
 
     @property
     def tokenizer(self):
@@ -167,17 +176,7 @@ class LocalMiniLMEmbedder:
             return np.zeros((0, self.dim), dtype=np.float32)
         with self._query_lock:
             if self._query_model is None:
-                from fastembed import TextEmbedding
-
-                try:
-                    self._query_model = TextEmbedding(
-                        _LOCAL_MODEL_NAME,
-                        specific_model_path=str(self._folder),
-                        threads=self.query_threads,
-                        cuda=False,
-                    )
-                except Exception as exc:  # fastembed raises plain exceptions
-                    raise EmbedderError(f"could not load the query session: {exc}") from exc
+                self._query_model = self._session(self.query_threads, "the query session")
             return np.asarray(
                 list(self._query_model.embed(list(texts), batch_size=self.batch_size)),
                 dtype=np.float32,
