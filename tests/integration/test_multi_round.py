@@ -19,6 +19,7 @@ from agentic_search.engine import SearchEngine
 from agentic_search.evidence import ExecutorCaps
 from agentic_search.filters import matches
 from agentic_search.hyde import OpenAIHyde
+from agentic_search.models import QueryPlan, VectorSource
 from agentic_search.rerank import ApiReranker
 from agentic_search.rounds import MultiRoundExecutor
 
@@ -261,3 +262,65 @@ def test_long_documents_are_chunked_and_found_by_the_chunk_that_holds_the_words(
         assert (top.doc_id, top.chunk_id, top.title) == ("d1", 1, "Porous minerals")
     finally:
         engine.close()
+
+
+def _dense_plan(text: str, **feedback: Any) -> QueryPlan:
+    return QueryPlan(
+        domain="tools",
+        strategy="capability-focused",
+        vector_sources=[
+            VectorSource(
+                aspect="functionality",
+                top_k=20,
+                query_vector_source="feedback" if feedback else "query_text",
+                text=text,
+                **feedback,
+            )
+        ],
+        fusion="none",
+    )
+
+
+def test_rocchio_feedback_query_moves_toward_the_stored_vectors(tools_engine: SearchEngine):
+    # GIVEN a plain dense query and one of its lower hits X
+    text = "vector database for embeddings"
+    ex = tools_engine.executor
+    [plain], _ = ex.run_sources(_dense_plan(text))
+    plain_ids = [h.id for h in plain.hits]
+    x = plain_ids[7]
+    # WHEN the feedback query leans fully on X's stored vector (alpha 0)
+    [only_x], _ = ex.run_sources(_dense_plan(text, feedback_ids=[x], feedback_alpha=0.0))
+    # THEN X is its own nearest neighbour (cosine 1)
+    assert only_x.error is None
+    assert only_x.hits[0].id == x and only_x.hits[0].score == pytest.approx(1.0, abs=1e-5)
+    # AND a mix (alpha 0.5) lifts X above where the plain query ranked it
+    [mixed], _ = ex.run_sources(_dense_plan(text, feedback_ids=[x], feedback_alpha=0.5))
+    assert [h.id for h in mixed.hits].index(x) < 7
+    # AND alpha 1, or feedback ids with no stored vector, rank exactly as the plain query
+    [same], _ = ex.run_sources(_dense_plan(text, feedback_ids=[x], feedback_alpha=1.0))
+    [unknown], _ = ex.run_sources(_dense_plan(text, feedback_ids=["no-such-tool"]))
+    assert [h.id for h in same.hits] == plain_ids
+    assert [h.id for h in unknown.hits] == plain_ids
+
+
+def test_feedback_round_dense_query_rocchio_reuses_round_one_vector_and_none_has_none(
+    tools_engine: SearchEngine,
+):
+    # GIVEN a query that goes to round 2 (see the healthcare test above)
+    intent = tools_engine.extract("chatbot for healthcare")
+    plan = tools_engine.planner.plan(intent, limit=10)
+    runner = tools_engine.multi_round
+    _, pack = runner.run(plan, intent, ExecutorCaps(feedback_vector="rocchio"))
+    rounds = pack.report.rounds
+    assert len(rounds) >= 2
+    # THEN with Rocchio, round 2's dense feedback query is a text round 1 embedded (its
+    # vector is cached), moved toward evidence round 1 found
+    r1_texts = {q.text for q in rounds[0].queries if any(m.startswith("dense") for m in q.modes)}
+    [rocchio] = [q for q in rounds[1].queries if q.target == "Rocchio"]
+    text, named = rocchio.text.split(" (Rocchio toward ")
+    assert text in r1_texts
+    assert set(named.rstrip(")").split(", ")) <= set(rounds[0].new_evidence)
+    # AND by default (feedback_vector none) round 2 asks RM3 words of BM25 only
+    _, pack = runner.run(plan, intent, ExecutorCaps())
+    feedback = [q for q in pack.report.rounds[1].queries if q.purpose == "feedback"]
+    assert feedback and all(q.modes == ["sparse"] for q in feedback)

@@ -36,7 +36,7 @@ from agentic_search.evidence import (
     Evidence,
     ExecutorCaps,
 )
-from agentic_search.expansion import rm3_terms
+from agentic_search.expansion import rm3_terms, rocchio_vector
 from agentic_search.models import (
     Filter,
     IntentState,
@@ -723,6 +723,27 @@ def test_rm3_returns_each_word_once() -> None:
     assert set(out) == {"self-hosted", "vector", "database"}
 
 
+def test_rocchio_moves_the_unit_query_toward_the_unit_centroid() -> None:
+    """GIVEN q = (2, 0) and feedback (0, 3), (0, 1) (both unit (0, 1) once normalized)
+    WHEN alpha 0.8 THEN 0.8 * (1, 0) + 0.2 * (0, 1) = (0.8, 0.2), normalized; alpha 1 gives
+    the unit query, alpha 0 the unit centroid, no feedback the unit query."""
+    out = rocchio_vector([2.0, 0.0], [[0.0, 3.0], [0.0, 1.0]], 0.8)
+    expected = np.array([0.8, 0.2]) / math.hypot(0.8, 0.2)
+    assert out.dtype == np.float32
+    assert np.allclose(out, expected, atol=1e-6)
+    assert np.allclose(rocchio_vector([2.0, 0.0], [[0.0, 3.0]], 1.0), [1.0, 0.0])
+    half = 0.5**0.5
+    assert np.allclose(rocchio_vector([2.0, 0.0], [[0.0, 3.0], [3.0, 0.0]], 0.0), unit(half, half))
+    assert np.allclose(rocchio_vector([0.0, 5.0], [], 0.5), [0.0, 1.0])
+
+
+def test_rocchio_rejects_bad_alpha_and_mismatched_dimensions() -> None:
+    with pytest.raises(ValueError, match="alpha"):
+        rocchio_vector([1.0, 0.0], [[0.0, 1.0]], 1.5)
+    with pytest.raises(ValueError, match="dimension 3, query 2"):
+        rocchio_vector([1.0, 0.0], [[0.0, 1.0, 0.0]], 0.5)
+
+
 # ----- 4. relaxation ladder ----------------------------------------------------------------------
 
 
@@ -1233,6 +1254,58 @@ def test_round2_asks_for_missing_targets_by_weight(tools_schema: DomainSchema) -
     # asked once and still missing: the same queries are not asked again -> nothing new
     state.round_index = 2
     assert prepare_round_queries(state, tools_schema) == (None, [], [])
+
+
+def _feedback_round_state(tools_schema: DomainSchema, how: str) -> ExecutorState:
+    """Round 1 done, every target covered, a pool of four evidence (relevance 0.9, 0.2, 0.7,
+    0.5) whose texts give RM3 terms."""
+    state = executor_gate(plan_with(), _intent(), tools_schema, ExecutorCaps(feedback_vector=how))
+    state.coverage = Coverage(
+        items=[CoverageItem(kind=t.kind, label=t.label, covered=True) for t in state.targets]
+    )
+    state.pool = [
+        ev("a", rel=0.9, text="neovim plugin for offline completion"),
+        ev("b", rel=0.2, text="cloud chat assistant"),
+        ev("c", rel=0.7, text="offline model runs on a laptop"),
+        ev("d", rel=0.5, text="editor plugin with offline models"),
+    ]
+    state.round_index = 1
+    return state
+
+
+def test_round2_dense_feedback_is_rocchio_on_the_feedback_documents(
+    tools_schema: DomainSchema,
+) -> None:
+    """GIVEN feedback_vector rocchio (and the default feedback_docs 3, rocchio_alpha 0.8)
+    THEN the round's dense query is round 1's dense text ('x', whose vector is cached) moved
+    toward the three most relevant evidence (a, c, d: not b), with no new text to embed, and
+    the RM3 words go to the sparse query only."""
+    state = _feedback_round_state(tools_schema, "rocchio")
+    plan, queries, _ = prepare_round_queries(state, tools_schema)
+    assert plan is not None and plan.sparse_source is not None
+    assert "offline" in plan.sparse_source.text
+    assert [
+        (v.query_vector_source, v.text, v.feedback_ids, v.feedback_alpha)
+        for v in plan.vector_sources
+    ] == [("feedback", "x", ["a", "c", "d"], 0.8)]
+    assert [q.target for q in queries if q.modes == ["dense:identity"]] == ["Rocchio"]
+
+
+def test_round2_dense_feedback_embed_and_none(tools_schema: DomainSchema) -> None:
+    """GIVEN feedback_vector 'embed' THEN the dense feedback query is the query plus the RM3
+    words as text (a new embedding), without feedback ids; GIVEN 'none' (the default) THEN
+    no dense query, and the sparse query is the same in both."""
+    assert ExecutorCaps().feedback_vector == "none"
+    embed = _feedback_round_state(tools_schema, "embed")
+    plan, _, _ = prepare_round_queries(embed, tools_schema)
+    assert plan is not None and plan.sparse_source is not None
+    [vs] = plan.vector_sources
+    words = plan.sparse_source.text.removeprefix(f"{QUERY} ")
+    assert vs.text == f"{QUERY} {words}" and vs.feedback_ids == []
+    none = _feedback_round_state(tools_schema, "none")
+    plan_none, _, _ = prepare_round_queries(none, tools_schema)
+    assert plan_none is not None and plan_none.vector_sources == []
+    assert plan_none.sparse_source == plan.sparse_source
 
 
 # ----- 10. executor gate -------------------------------------------------------------------------

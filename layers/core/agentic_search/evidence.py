@@ -36,6 +36,16 @@ class ExecutorCaps(_Wire):
     mmr_lambda: float = Field(default=0.7, ge=0.0, le=1.0)
     feedback_docs: int = Field(default=3, ge=1, le=20, description="RM3 feedback documents")
     feedback_terms: int = Field(default=10, ge=0, le=50, description="RM3 expansion terms")
+    feedback_vector: Literal["none", "rocchio", "embed"] = Field(
+        default="none",
+        description="round 2+'s dense feedback query: none (RM3 words go to BM25 only), "
+        "Rocchio on the stored vectors of the feedback documents (no new embedding), or the "
+        "query plus the RM3 words embedded; SciFact train nDCG@10 0.736 / 0.734 / 0.737, "
+        "the last at +35 ms p95 (benchmarks/README.md)",
+    )
+    rocchio_alpha: float = Field(
+        default=0.8, ge=0.0, le=1.0, description="Rocchio weight of the original query vector"
+    )
     later_round_weight: float = Field(
         default=0.2, gt=0.0, le=1.0, description="RRF weight of rounds 2+ in the final ranking"
     )

@@ -29,6 +29,7 @@ from pydantic import TypeAdapter
 
 from agentic_search.config import Settings
 from agentic_search.embedders import Embedder, embed_within
+from agentic_search.expansion import rocchio_vector
 from agentic_search.filters import to_qdrant
 from agentic_search.fusion import Fused, RankedList, fuse, minmax
 from agentic_search.keyword_index import KeywordIndex
@@ -156,6 +157,15 @@ class QueryExecutor:
                 failed.append(res)
                 continue
             vec = vectors[text]
+            if vs.feedback_ids:
+
+                def run_feedback(vs=vs, vec=vec) -> list[ScoredRecord]:
+                    stored = self.store.vectors_of(schema, vs.feedback_ids, vs.aspect)
+                    moved = rocchio_vector(vec, list(stored.values()), vs.feedback_alpha)
+                    return self.store.query_dense(schema, vs.aspect, moved, vs.top_k, flt)
+
+                tasks.append((res, run_feedback))
+                continue
             tasks.append(
                 (
                     res,

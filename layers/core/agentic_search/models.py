@@ -91,13 +91,27 @@ class IntentState(_Wire):
 
 
 class VectorSource(_Wire):
-    """A dense retrieval over one aspect's named vector."""
+    """A dense retrieval over one aspect's named vector.
+
+    The query vector is ``text`` embedded (or, for ``reference_tool``, the stored vector of
+    the tool named by ``text``). With ``feedback_ids`` it is moved toward those records'
+    stored vectors by Rocchio (:func:`~agentic_search.expansion.rocchio_vector`), so a
+    feedback query needs no new embedding when ``text`` was embedded before.
+    """
 
     aspect: str
     top_k: int = Field(ge=TOP_K_MIN, le=TOP_K_MAX)
     query_vector_source: QueryVectorSource = "query_text"
     text: str | None = None
     weight: float = Field(default=1.0, gt=0)
+    feedback_ids: list[str] = Field(
+        default_factory=list,
+        max_length=20,
+        description="Rocchio feedback: record ids whose stored vectors move the query vector",
+    )
+    feedback_alpha: float = Field(
+        default=0.8, ge=0.0, le=1.0, description="Rocchio weight of the query vector itself"
+    )
 
 
 class SparseSource(_Wire):

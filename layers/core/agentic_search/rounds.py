@@ -11,7 +11,9 @@ Round 1 runs the plan as planned (plus HyDE when an LLM is configured and the qu
 literal constraints; plus the filter relaxation ladder when hard filters leave fewer than
 ``limit`` results). Rounds 2+ ask new queries for what the coverage map still misses (soft
 preferences as structured sources, quoted phrases, uncovered terms) and RM3 pseudo-relevance
-feedback terms from the evidence so far. The final ranking fuses each round's fused list by
+feedback terms from the evidence so far, in the BM25 query; ``ExecutorCaps.feedback_vector``
+adds a dense feedback query (Rocchio on stored vectors, or the query plus the RM3 words
+embedded), off by default. The final ranking fuses each round's fused list by
 weighted RRF, round 1 with weight 1 and later rounds with ``later_round_weight`` (the RM3
 interpolation with the original query); with one round it is round 1's list unchanged.
 """
@@ -432,13 +434,37 @@ def prepare_round_queries(
     if expansion:
         words = " ".join(expansion)
         sparse_parts.append(words)
-        text = f"{base} {words}"
-        vector_sources.append(
-            VectorSource(aspect=aspect, top_k=dense_k, query_vector_source="feedback", text=text)
-        )
-        queries.append(RoundQuery(text=text, purpose="feedback", modes=[f"dense:{aspect}"]))
         queries.append(
             RoundQuery(text=words, purpose="feedback", target="RM3 expansion", modes=["sparse"])
+        )
+        if state.caps.feedback_vector == "embed":
+            text = f"{base} {words}"
+            vector_sources.append(
+                VectorSource(
+                    aspect=aspect, top_k=dense_k, query_vector_source="feedback", text=text
+                )
+            )
+            queries.append(RoundQuery(text=text, purpose="feedback", modes=[f"dense:{aspect}"]))
+    feedback_ids = [e.id for e in _feedback_evidence(state)] if expansion else []
+    if state.caps.feedback_vector == "rocchio" and feedback_ids:
+        text = _planned_dense_text(plan, aspect) or base
+        vector_sources.append(
+            VectorSource(
+                aspect=aspect,
+                top_k=dense_k,
+                query_vector_source="feedback",
+                text=text,
+                feedback_ids=feedback_ids,
+                feedback_alpha=state.caps.rocchio_alpha,
+            )
+        )
+        queries.append(
+            RoundQuery(
+                text=f"{text} (Rocchio toward {', '.join(feedback_ids)})",
+                purpose="feedback",
+                target="Rocchio",
+                modes=[f"dense:{aspect}"],
+            )
         )
     if not vector_sources and not structured and len(sparse_parts) == 1:
         return None, [], errors
@@ -481,9 +507,23 @@ def _current_filters(state: ExecutorState) -> list[Filter]:
     return [f for f in state.plan.filters if f.must or f.label() not in gone]
 
 
+def _feedback_evidence(state: ExecutorState) -> list[Evidence]:
+    """The feedback documents: the ``feedback_docs`` most relevant evidence so far."""
+    return sorted(state.pool, key=lambda e: -e.relevance)[: state.caps.feedback_docs]
+
+
 def _feedback(state: ExecutorState) -> list[tuple[str, float]]:
-    pool = sorted(state.pool, key=lambda e: -e.relevance)[: state.caps.feedback_docs]
-    return [(f"{e.title or ''} {e.text}", max(e.relevance, 1e-3)) for e in pool]
+    return [
+        (f"{e.title or ''} {e.text}", max(e.relevance, 1e-3)) for e in _feedback_evidence(state)
+    ]
+
+
+def _planned_dense_text(plan: QueryPlan, aspect: str) -> str | None:
+    """The text round 1 embedded for ``aspect`` (its query vector is cached by then)."""
+    for vs in plan.vector_sources:
+        if vs.aspect == aspect and vs.query_vector_source != "reference_tool" and vs.text:
+            return vs.text
+    return None
 
 
 # ----- node 10: relaxation ladder ----------------------------------------------------------------

@@ -468,6 +468,29 @@ class QdrantStore:
         vec = rec.vector.get(aspect)
         return list(vec) if vec is not None else None  # type: ignore[arg-type]
 
+    def vectors_of(
+        self, schema: DomainSchema, record_ids: Sequence[str], aspect: str
+    ) -> dict[str, list[float]]:
+        """The stored ``aspect`` vectors of ``record_ids`` keyed by record id (records absent
+        or without that vector are left out). One ``retrieve`` with only the id field of the
+        payload, so no payload is copied."""
+        if not record_ids:
+            return {}
+        ids = [point_id(schema.name, r) for r in dict.fromkeys(record_ids)]
+        with self._lock:
+            points = self.client.retrieve(
+                self.collection(schema),
+                ids=ids,
+                with_payload=[schema.id_field],
+                with_vectors=[aspect],
+            )
+        out: dict[str, list[float]] = {}
+        for p in points:
+            vec = p.vector.get(aspect) if isinstance(p.vector, dict) else None
+            if vec is not None and p.payload and schema.id_field in p.payload:
+                out[str(p.payload[schema.id_field])] = list(vec)  # type: ignore[arg-type]
+        return out
+
     def scroll(
         self,
         schema: DomainSchema,
