@@ -175,6 +175,21 @@ def test_multi_round_executor_runs_and_keeps_the_one_round_candidates(run):
         assert set(one.rankings[qid]) <= set(multi.rankings[qid]), qid
 
 
+def test_executor_systems_are_timed_cold_and_cold_start_forgets_every_cache(run, engine):
+    # GIVEN a search left a query vector, records read back and token counts behind
+    # (snippets carry their stored count, so a text without one is counted here)
+    engine.search("how does sunlight affect bone health", limit=5)
+    engine.multi_round.count_tokens(["a snippet without a stored count"])
+    assert engine.executor._vector_cache and engine.store._records
+    assert engine.multi_round._token_memo
+    # WHEN cold_start runs THEN all three are empty (evaluate runs it, untimed, before every
+    # search of the executor systems; the baselines keep no such caches)
+    ev.cold_start(engine)
+    assert not engine.executor._vector_cache and not engine.store._records
+    assert not engine.multi_round._token_memo
+    assert {"executor-1round", "executor"} == ev.COLD
+
+
 def test_metric_function_matches_hand_computed_values():
     qrels = {"a": {"rel": 1}, "b": {"x": 2, "y": 1}, "c": {"z": 1}, "d": {"w": 1}}
     rankings = {

@@ -647,21 +647,6 @@ def _stage_rows(samples: dict[str, list[float]]) -> dict[str, dict[str, float]]:
     return rows
 
 
-def _clear_vector_cache(engine: SearchEngine) -> None:
-    """Forget cached query vectors so no search starts with its embedding done (by the
-    other mode, an earlier pass or the warm-up)."""
-    clear = getattr(engine.executor, "clear_vector_cache", None)
-    if callable(clear):
-        clear()
-    # and the records read back and the snippets' token counts: every search is timed cold
-    for fn in (
-        getattr(engine.store, "clear_record_cache", None),
-        getattr(engine.multi_round, "clear_token_counts", None),
-    ):
-        if callable(fn):
-            fn()
-
-
 def measure_search(
     engine: SearchEngine,
     queries: Sequence[str],
@@ -695,7 +680,7 @@ def measure_search(
             for q in queries:
                 for mode, rounds in modes.items():
                     calls.clear()
-                    _clear_vector_cache(engine)
+                    ev.cold_start(engine)  # every search timed cold
                     t = time.perf_counter()
                     resp = engine.search(q, limit=limit, rounds=rounds)
                     wall = (time.perf_counter() - t) * 1000

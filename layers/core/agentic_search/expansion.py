@@ -44,12 +44,16 @@ def rm3_terms(
     scores: Counter[str] = Counter()
     surface: dict[str, Counter[str]] = {}
     order: dict[str, int] = {}
+    word_stems: dict[str, list[str]] = {}  # each distinct word analysed once
     for text, weight in feedback:
         if weight <= 0:
             continue
         stems: list[str] = []
         for word in _WORD.findall(text.lower()):
-            for stem in analyzer.terms(word):
+            got = word_stems.get(word)
+            if got is None:
+                got = word_stems[word] = analyzer.terms(word)
+            for stem in got:
                 stems.append(stem)
                 surface.setdefault(stem, Counter())[word] += 1
                 order.setdefault(stem, len(order))
