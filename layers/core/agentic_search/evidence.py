@@ -29,7 +29,13 @@ class ExecutorCaps(_Wire):
     max_total_tokens: int = Field(default=2048, ge=32, le=32768)
     max_chunks_per_doc: int = Field(default=2, ge=1, le=20)
     round_budget_ms: float = Field(default=2000.0, gt=0, description="latency budget per round")
-    confidence_threshold: float = Field(default=0.9, ge=0.0, le=1.0)
+    confidence_threshold: float = Field(
+        default=0.85,
+        ge=0.0,
+        le=1.0,
+        description="stop once confidence reaches it; 0.85 = full coverage alone (SciFact "
+        "train nDCG@10 0.7363 at p95 79 ms; 0.9: 0.7364 at 89 ms; 0.8: 0.7341)",
+    )
     max_no_new_rounds: int = Field(default=1, ge=1, le=5)
     selection_pool: int = Field(default=30, ge=1, le=200, description="top-N read for selection")
     rerank_top_n: int = Field(default=30, ge=1, le=200)
