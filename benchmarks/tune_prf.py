@@ -39,6 +39,7 @@ from agentic_search import evaluation as ev
 from agentic_search.chunking import chunk_records, doc_ranking
 from agentic_search.config import Settings
 from agentic_search.engine import SearchEngine
+from agentic_search.expansion import rocchio_vector
 from agentic_search.fusion import RankedList, fuse
 from agentic_search.keyword_index import DEFAULT_B, DEFAULT_K1
 from agentic_search.text import default_analyzer, keyword_text
@@ -178,9 +179,8 @@ def main() -> int:
         return not only or g in only
 
     def rocchio(v, fused, k, a):
-        """Rocchio (1971): a * q + (1 - a) * centroid of the top-k fused documents' vectors."""
-        c = M[[row[i] for i, _ in fused[:k] if i in row]].mean(axis=0)
-        return unit(a * v["qvec"] / np.linalg.norm(v["qvec"]) + (1 - a) * c)
+        """Rocchio (1971) on the top-k fused documents' vectors: the executor's own function."""
+        return rocchio_vector(v["qvec"], M[[row[i] for i, _ in fused[:k] if i in row]], a)
 
     # ---- 1. Rocchio on the dense query vector ------------------------------------------------
     if group("rocchio"):
