@@ -424,10 +424,10 @@ def prepare_round_queries(
             asked += 1
         elif target.kind == "constraint" and target.label in relaxed:
             continue  # relaxed on purpose: asking again would find nothing new
-    feedback = _feedback(state)
+    feedback_docs = _feedback_evidence(state)
     expansion = rm3_terms(
         intent.keywords or analyzer.terms(intent.query),
-        feedback,
+        [(f"{e.title or ''} {e.text}", max(e.relevance, 1e-3)) for e in feedback_docs],
         state.caps.feedback_terms,
         analyzer,
     )
@@ -445,8 +445,9 @@ def prepare_round_queries(
                 )
             )
             queries.append(RoundQuery(text=text, purpose="feedback", modes=[f"dense:{aspect}"]))
-    feedback_ids = [e.id for e in _feedback_evidence(state)] if expansion else []
-    if state.caps.feedback_vector == "rocchio" and feedback_ids:
+    rocchio = state.caps.feedback_vector == "rocchio" and bool(expansion)
+    feedback_ids = [e.id for e in feedback_docs] if rocchio else []
+    if feedback_ids:
         text = _planned_dense_text(plan, aspect) or base
         vector_sources.append(
             VectorSource(
@@ -510,12 +511,6 @@ def _current_filters(state: ExecutorState) -> list[Filter]:
 def _feedback_evidence(state: ExecutorState) -> list[Evidence]:
     """The feedback documents: the ``feedback_docs`` most relevant evidence so far."""
     return sorted(state.pool, key=lambda e: -e.relevance)[: state.caps.feedback_docs]
-
-
-def _feedback(state: ExecutorState) -> list[tuple[str, float]]:
-    return [
-        (f"{e.title or ''} {e.text}", max(e.relevance, 1e-3)) for e in _feedback_evidence(state)
-    ]
 
 
 def _planned_dense_text(plan: QueryPlan, aspect: str) -> str | None:
