@@ -21,11 +21,11 @@ import bm25s
 import numpy as np
 from bm25s.tokenization import Tokenized
 
-from agentic_search import evaluation as ev
-from agentic_search.chunking import chunk_records, doc_id_of
-from agentic_search.fusion import minmax
-from agentic_search.schema import load_schema
-from agentic_search.text import default_analyzer
+from agentic_search.domain.chunking import chunk_records, doc_id_of
+from agentic_search.domain.fusion import minmax
+from agentic_search.domain.schema import load_schema
+from agentic_search.domain.text import default_analyzer
+from agentic_search_cli import evaluation as ev
 
 AN = default_analyzer()
 schema = load_schema("documents")

@@ -113,14 +113,14 @@ def main() -> int:
         load_function,
     )
 
-    from agentic_search import bench
-    from agentic_search.catalog import bundled_catalog_path, read_catalog
+    from agentic_search.adapters.embedders import LocalMiniLMEmbedder
+    from agentic_search.adapters.sync_status import DynamoDBSyncStatus, SqliteSyncStatus
     from agentic_search.config import Settings
-    from agentic_search.embedders import LocalMiniLMEmbedder
+    from agentic_search.domain.schema import load_schema
     from agentic_search.engine import SearchEngine
-    from agentic_search.schema import load_schema
-    from agentic_search.sync import apply_changes, insert_changes
-    from agentic_search.sync_status import DynamoDBSyncStatus, SqliteSyncStatus
+    from agentic_search.sync.core import apply_changes, insert_changes
+    from agentic_search.sync.files import bundled_catalog_path, read_catalog
+    from agentic_search_cli import bench
     from agentic_search_lambda import sync as glue
 
     t_start = time.perf_counter()
@@ -192,7 +192,7 @@ def main() -> int:
     weights = [w for _, w in MIX]
     current = {r["id"]: r for r in catalog}
     picked: dict[str, int] = {}
-    from agentic_search.sync import CatalogChange, ChangeOp
+    from agentic_search.sync.core import CatalogChange, ChangeOp
 
     changes = []
     for n in range(args.modifies):

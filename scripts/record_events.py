@@ -33,11 +33,11 @@ ROOT = Path(__file__).resolve().parents[1]
 if importlib.util.find_spec("agentic_search") is None:  # not installed: the layer's source
     sys.path.insert(0, str(ROOT / "layers" / "core"))
 
-from agentic_search.cache import SqliteCache  # noqa: E402
+from agentic_search.adapters.caches import SqliteCache  # noqa: E402
 from agentic_search.config import Settings  # noqa: E402
 from agentic_search.engine import SearchEngine  # noqa: E402
-from agentic_search.runner import EngineRegistry  # noqa: E402
-from agentic_search.steps import SearchSteps  # noqa: E402
+from agentic_search.pipeline.runner import EngineRegistry  # noqa: E402
+from agentic_search.pipeline.steps import SearchSteps  # noqa: E402
 
 #: Every recorded clock reading (epoch seconds): 2026-01-01T00:00:00Z.
 FIXED_EPOCH = 1767225600.0
@@ -199,7 +199,7 @@ class Recorder:
 
     def record_api(self) -> None:
         """API Gateway HTTP API (v2) events for SearchApiFunction."""
-        from agentic_search_lambda.local_server import http_api_event
+        from agentic_search_cli.local_server import http_api_event
 
         api_events: list[str] = []
 

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from agentic_search.catalog import bundled_catalog_path, read_catalog
+from agentic_search.adapters.embedders import LocalMiniLMEmbedder
 from agentic_search.config import Settings
-from agentic_search.embedders import LocalMiniLMEmbedder
+from agentic_search.domain.intent import CatalogLookup
+from agentic_search.domain.schema import DomainSchema, load_schema
 from agentic_search.engine import SearchEngine
-from agentic_search.intent import CatalogLookup
-from agentic_search.schema import DomainSchema, load_schema
+from agentic_search.sync.files import bundled_catalog_path, read_catalog
 
 REPO = Path(__file__).resolve().parents[1]
 

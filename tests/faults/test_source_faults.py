@@ -25,13 +25,13 @@ import mongomock
 import pymongo
 import pytest
 
-from agentic_search.embedders import OpenAIEmbedder
+from agentic_search.adapters.embedders import OpenAIEmbedder
+from agentic_search.adapters.hyde import OpenAIHyde
+from agentic_search.adapters.structured import MongoStructuredStore
 from agentic_search.engine import SearchEngine
-from agentic_search.hyde import OpenAIHyde
-from agentic_search.runner import LocalRunner
-from agentic_search.structured_store import MongoStructuredStore
+from agentic_search.pipeline.runner import LocalRunner
+from agentic_search_cli.local_server import LocalContext, http_api_event
 from agentic_search_lambda import api
-from agentic_search_lambda.local_server import LocalContext, http_api_event
 
 QUERY = "free AI code completion tools"  # dense, BM25 and a structured source all take part
 FIGURES: dict[str, dict[str, Any]] = {}
@@ -374,7 +374,7 @@ class _Unclosable:
 
 
 def test_cli_search_exits_1_naming_the_sources_when_none_answers(tools_engine, monkeypatch, capsys):
-    from agentic_search import cli
+    from agentic_search_cli import main as cli
 
     real = tools_engine.embedder
     engine = engine_with(

@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 from test_eval import DOCS, make_dataset
 
-from agentic_search import bench
-from agentic_search.cli import main
 from agentic_search.config import Settings
 from agentic_search.engine import SearchEngine
+from agentic_search_cli import bench
+from agentic_search_cli.main import main
 
 QUERIES = 4  # judged test queries of the tiny dataset
 REPEAT = 2

@@ -17,7 +17,7 @@ import pytest
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 
-from agentic_search.cli import main
+from agentic_search_cli.main import main
 
 pytestmark = pytest.mark.slow
 
@@ -84,7 +84,7 @@ def test_cli_first_use_ingests_and_prints_valid_json(tmp_path, output_validator)
         [
             sys.executable,
             "-m",
-            "agentic_search.cli",
+            "agentic_search_cli.main",
             "search",
             "free alternative to Cursor",
             "--json",
@@ -107,7 +107,15 @@ def test_cli_first_use_ingests_and_prints_valid_json(tmp_path, output_validator)
     assert len(aspects) >= 2 and any(s.startswith("sparse:") for s in sources)
     # AND a second run reuses the index (no re-ingest)
     again = subprocess.run(
-        [sys.executable, "-m", "agentic_search.cli", "search", "vector database", "--limit", "3"],
+        [
+            sys.executable,
+            "-m",
+            "agentic_search_cli.main",
+            "search",
+            "vector database",
+            "--limit",
+            "3",
+        ],
         capture_output=True,
         text=True,
         env=env,

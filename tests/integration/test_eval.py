@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from agentic_search import evaluation as ev
-from agentic_search.cli import main
 from agentic_search.config import Settings
+from agentic_search.domain.fusion import RankedList, rrf
 from agentic_search.engine import SearchEngine
-from agentic_search.fusion import RankedList, rrf
+from agentic_search_cli import evaluation as ev
+from agentic_search_cli.main import main
 
 DOCS = {
     "d1": ("Photosynthesis", "Chloroplasts turn sunlight, water and carbon dioxide into glucose."),

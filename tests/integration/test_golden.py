@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 import pytest
 
+from agentic_search.domain.filters import matches
+from agentic_search.domain.schema import DomainSchema
 from agentic_search.engine import SearchEngine, SearchResponse
-from agentic_search.filters import matches
-from agentic_search.schema import DomainSchema
 
 pytestmark = pytest.mark.slow
 

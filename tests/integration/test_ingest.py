@@ -8,11 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agentic_search.catalog import read_catalog
+from agentic_search.adapters.qdrant.store import VectorStoreError
 from agentic_search.config import Settings
 from agentic_search.engine import SearchEngine
-from agentic_search.indexer import Indexer
-from agentic_search.vector_store import VectorStoreError
+from agentic_search.sync.files import read_catalog
+from agentic_search.sync.indexer import Indexer
 
 
 def _record(rid: str, name: str, **over) -> dict:
@@ -151,7 +151,7 @@ def test_dimension_mismatch_is_a_clear_error(engine, messy_catalog):
 def test_records_written_before_snippet_counts_are_backfilled_without_embedding(
     engine, messy_catalog
 ):
-    from agentic_search.vector_store import TOKENS_KEY
+    from agentic_search.adapters.qdrant.store import TOKENS_KEY
 
     engine.ingest_file(messy_catalog)
     # GIVEN a record as an older version wrote it: no snippet token count in its payload

@@ -14,14 +14,14 @@ from typing import Any
 
 import pytest
 
+from agentic_search.adapters.hyde import OpenAIHyde
+from agentic_search.adapters.rerank import ApiReranker
 from agentic_search.config import Settings
+from agentic_search.domain.filters import matches
 from agentic_search.engine import SearchEngine
 from agentic_search.evidence import ExecutorCaps
-from agentic_search.filters import matches
-from agentic_search.hyde import OpenAIHyde
 from agentic_search.models import QueryPlan, VectorSource
-from agentic_search.rerank import ApiReranker
-from agentic_search.rounds import MultiRoundExecutor
+from agentic_search.pipeline.rounds import MultiRoundExecutor
 
 pytestmark = pytest.mark.slow
 
@@ -241,7 +241,7 @@ def test_rerank_scores_sit_beside_fused_scores_and_a_failing_reranker_is_reporte
 
 
 def test_long_documents_are_chunked_and_found_by_the_chunk_that_holds_the_words(tmp_path, embedder):
-    from agentic_search.evaluation import indexed_ids
+    from agentic_search_cli.evaluation import indexed_ids
 
     engine = SearchEngine(Settings(agentic_search_home=tmp_path), "documents", embedder=embedder)
     try:

@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 from qdrant_client import QdrantClient
 
+from agentic_search.adapters.keyword_index import QdrantSparseKeywordIndex, term_index
+from agentic_search.adapters.qdrant.store import QdrantStore
 from agentic_search.config import Settings
+from agentic_search.domain.text import keyword_text
 from agentic_search.engine import SearchEngine
-from agentic_search.keyword_index import QdrantSparseKeywordIndex, term_index
-from agentic_search.text import keyword_text
-from agentic_search.vector_store import QdrantStore
 
 
 @pytest.fixture

@@ -9,8 +9,8 @@ import pytest
 from lambda_support import FUNCTION_IDS, load_function, use_steps
 
 from agentic_search.engine import SearchEngine
-from agentic_search.runner import EngineRegistry, LocalRunner
-from agentic_search.steps import SearchSteps
+from agentic_search.pipeline.runner import EngineRegistry, LocalRunner
+from agentic_search.pipeline.steps import SearchSteps
 
 
 @pytest.fixture(scope="session")

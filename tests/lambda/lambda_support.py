@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from agentic_search.steps import SearchSteps
+from agentic_search.pipeline.steps import SearchSteps
 
 # Before any handler module (and so Powertools' Tracer and Metrics) is imported.
 os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "1")

@@ -25,9 +25,9 @@ import pytest
 from jsonschema import Draft202012Validator
 from lambda_support import EVENTS, FUNCTION_IDS, REPO, load_event, use_steps
 
-from agentic_search.cache import SqliteCache
-from agentic_search.steps import SearchSteps
-from agentic_search_lambda.local_server import LocalContext
+from agentic_search.adapters.caches import SqliteCache
+from agentic_search.pipeline.steps import SearchSteps
+from agentic_search_cli.local_server import LocalContext
 
 HEX64 = re.compile(r"^[0-9a-f]{64}$")
 #: Scores are recorded rounded to 4 decimals; a replay may land one unit off.
@@ -137,7 +137,7 @@ def test_every_event_file_is_replayed_and_every_replay_has_its_file():
 
 
 def test_every_state_event_parses_as_the_model_its_handler_declares():
-    from agentic_search.steps import RetrieveEvent, SearchState
+    from agentic_search.pipeline.steps import RetrieveEvent, SearchState
 
     for path in sorted(EVENTS.rglob("*.json")):
         rel = path.relative_to(EVENTS).as_posix()

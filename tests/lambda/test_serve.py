@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from agentic_search_lambda.local_server import MAX_REQUEST_BYTES, serving
+from agentic_search_cli.local_server import MAX_REQUEST_BYTES, serving
 
 QUERY = {"query": "free code editor", "limit": 5}
 
@@ -170,7 +170,7 @@ def test_serve_answers_with_the_json_that_search_json_prints(
     base_url, tools_engine, capsys, monkeypatch
 ):
     # GIVEN the same engine behind `serve` and behind the CLI's `search --json`
-    from agentic_search import cli
+    from agentic_search_cli import main as cli
 
     query = "open source vector database I can self-host"
     monkeypatch.setattr(cli, "_engine", lambda domain: _Unclosable(tools_engine))

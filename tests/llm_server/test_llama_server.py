@@ -23,11 +23,11 @@ from pathlib import Path
 
 import pytest
 
+from agentic_search.adapters.llm import LLMIntentPlanner, OpenAIChatClient
 from agentic_search.config import Settings
+from agentic_search.domain.planner import validate_plan
 from agentic_search.engine import SearchEngine
-from agentic_search.llm import LLMIntentPlanner, OpenAIChatClient
-from agentic_search.planner import validate_plan
-from agentic_search.steps import SearchRequest, SearchState, SearchSteps
+from agentic_search.pipeline.steps import SearchRequest, SearchState, SearchSteps
 
 pytestmark = pytest.mark.llm_server
 

@@ -20,9 +20,10 @@ from pathlib import Path
 
 import pytest
 
-from agentic_search.runner import LocalRunner
-from agentic_search_lambda import api, local_server
-from agentic_search_lambda.local_server import make_server
+from agentic_search.pipeline.runner import LocalRunner
+from agentic_search_cli import local_server
+from agentic_search_cli.local_server import make_server
+from agentic_search_lambda import api
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -139,7 +140,7 @@ def test_a_silent_connection_is_closed_after_the_socket_timeout(monkeypatch):
 
 def test_a_second_qdrant_client_on_the_served_folder_is_refused(tools_engine):
     # GIVEN the engine holding the local-mode folder (what `serve` holds while it runs)
-    from agentic_search.vector_store import QdrantStore, VectorStoreError
+    from agentic_search.adapters.qdrant.store import QdrantStore, VectorStoreError
 
     # WHEN another client (a second `serve`, a CLI search) opens the same folder
     # THEN it is refused with the reason, instead of two writers corrupting the store

@@ -8,9 +8,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from agentic_search.runner import LocalRunner
+from agentic_search.pipeline.runner import LocalRunner
+from agentic_search_cli.local_server import serving
 from agentic_search_lambda import api
-from agentic_search_lambda.local_server import serving
 
 
 @pytest.fixture(scope="module")

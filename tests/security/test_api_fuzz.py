@@ -22,8 +22,8 @@ import pytest
 import schemathesis
 from hypothesis import HealthCheck, settings
 
+from agentic_search_cli.local_server import MAX_REQUEST_BYTES
 from agentic_search_lambda import api
-from agentic_search_lambda.local_server import MAX_REQUEST_BYTES
 
 # Powertools warns when a 4xx answer published no metric: expected here, hundreds of times.
 pytestmark = pytest.mark.filterwarnings("ignore:No application metrics to publish")

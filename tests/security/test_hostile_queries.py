@@ -22,9 +22,9 @@ from typing import Any
 import mongomock
 import pytest
 
-from agentic_search.filters import filter_problems, to_mongo, to_qdrant
-from agentic_search.planner import TOP_K_MAX
-from agentic_search.structured_store import MongoStructuredStore
+from agentic_search.adapters.structured import MongoStructuredStore
+from agentic_search.domain.filters import filter_problems, to_mongo, to_qdrant
+from agentic_search.domain.planner import TOP_K_MAX
 
 OUTCOMES: dict[str, dict[str, Any]] = {}
 MONGO_OPERATORS = {"$and", "$or", "$eq", "$ne", "$in", "$nin", "$lt", "$lte", "$gt", "$gte"}

@@ -29,10 +29,10 @@ from moto import mock_aws
 from moto.awslambda.models import LambdaFunction
 
 from agentic_search.engine import SearchEngine
-from agentic_search.runner import EngineRegistry, LocalRunner
-from agentic_search.steps import SearchRequest, SearchSteps
+from agentic_search.pipeline.runner import EngineRegistry, LocalRunner
+from agentic_search.pipeline.steps import SearchRequest, SearchSteps
+from agentic_search_cli.local_server import LocalContext
 from agentic_search_lambda import runtime
-from agentic_search_lambda.local_server import LocalContext
 
 REPO = Path(__file__).resolve().parents[2]
 ASL = REPO / "statemachine" / "search.asl.json"
@@ -266,7 +266,7 @@ def test_a_failing_finalize_fails_the_execution_with_a_named_error(sfn):
 
 
 def test_a_cache_hit_skips_retrieval(sfn, steps_over, tmp_path):
-    from agentic_search.cache import SqliteCache
+    from agentic_search.adapters.caches import SqliteCache
 
     steps_over._cache = SqliteCache(tmp_path / "cache.sqlite")
     request = {"query": "vector database", "limit": 3}

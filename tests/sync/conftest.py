@@ -21,9 +21,9 @@ from sync_support import (
     create_status_table,
 )
 
+from agentic_search.adapters.sync_status import DynamoDBSyncStatus
 from agentic_search.config import Settings
 from agentic_search.engine import SearchEngine
-from agentic_search.sync_status import DynamoDBSyncStatus
 
 
 @pytest.fixture()

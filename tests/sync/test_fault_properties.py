@@ -24,13 +24,16 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from qdrant_client import QdrantClient
 
-from agentic_search.cache import NullCache
+from agentic_search.adapters.caches import NullCache
+from agentic_search.adapters.embedders import token_counter, token_counter_name
+from agentic_search.adapters.qdrant.store import HASHES_KEY, TOKENS_KEY, QdrantStore, point_id
+from agentic_search.adapters.sync_status import SqliteSyncStatus
 from agentic_search.config import Settings
-from agentic_search.embedders import token_counter, token_counter_name
+from agentic_search.domain.schema import load_schema
+from agentic_search.domain.snippets import snippet_token_entries
+from agentic_search.domain.text import aspect_text
 from agentic_search.engine import SearchEngine
-from agentic_search.schema import load_schema
-from agentic_search.snippets import snippet_token_entries
-from agentic_search.sync import (
+from agentic_search.sync.core import (
     CatalogChange,
     ChangeOp,
     apply_changes,
@@ -38,9 +41,6 @@ from agentic_search.sync import (
     redrive_due,
     retry_failed,
 )
-from agentic_search.sync_status import SqliteSyncStatus
-from agentic_search.text import aspect_text
-from agentic_search.vector_store import HASHES_KEY, TOKENS_KEY, QdrantStore, point_id
 
 SCHEMA = load_schema("tools")
 IDS = ["t0", "t1", "t2", "t3"]

@@ -14,9 +14,9 @@ import boto3
 import pytest
 from sync_support import REGION, FakeContext, load_event, load_function
 
-from agentic_search.indexer import content_hashes
-from agentic_search.text import aspect_text
-from agentic_search.vector_store import INTERNAL_KEYS
+from agentic_search.adapters.qdrant.store import INTERNAL_KEYS
+from agentic_search.domain.text import aspect_text
+from agentic_search.sync.indexer import content_hashes
 
 RID = "syncdemo-notes"
 
@@ -35,7 +35,7 @@ def payload(engine, rid=RID) -> dict:
 
 
 def stream_images(name: str) -> list[dict]:
-    from agentic_search.sync import deserialize_image
+    from agentic_search.sync.core import deserialize_image
 
     return [deserialize_image(r["dynamodb"]["NewImage"]) for r in load_event(name)["Records"]]
 

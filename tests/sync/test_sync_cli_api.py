@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 from sync_support import EVENTS, FakeContext, load_event
 
-from agentic_search import cli
-from agentic_search.sync import CatalogChange, ChangeOp, apply_changes
-from agentic_search.sync_status import SqliteSyncStatus
+from agentic_search.adapters.sync_status import SqliteSyncStatus
+from agentic_search.sync.core import CatalogChange, ChangeOp, apply_changes
+from agentic_search_cli import main as cli
 
 HEALTH = EVENTS.parent / "search_api" / "get_health.json"
 

@@ -1,4 +1,4 @@
-"""The pure parts of agentic_search.sync: event parsing (both shapes, typed DynamoDB values),
+"""The pure parts of agentic_search.sync.core: event parsing (both shapes, typed DynamoDB values),
 the backoff schedule, and the two status stores behaving alike."""
 
 from __future__ import annotations
@@ -9,8 +9,9 @@ import boto3
 import pytest
 from sync_support import REGION, create_status_table, load_event
 
-from agentic_search.schema import load_schema
-from agentic_search.sync import (
+from agentic_search.adapters.sync_status import DynamoDBSyncStatus, SqliteSyncStatus, SyncEntry
+from agentic_search.domain.schema import load_schema
+from agentic_search.sync.core import (
     MAX_ATTEMPTS,
     ChangeError,
     ChangeOp,
@@ -20,7 +21,6 @@ from agentic_search.sync import (
     parse_change,
     plain_value,
 )
-from agentic_search.sync_status import DynamoDBSyncStatus, SqliteSyncStatus, SyncEntry
 
 SCHEMA = load_schema("tools")
 
@@ -130,7 +130,7 @@ def test_status_stores_get_put_list_and_count_alike(store):
 
 
 def test_a_newer_dead_letter_gets_fresh_attempts_an_older_one_is_ignored(tmp_path):
-    from agentic_search.sync import CatalogChange, enqueue_failed
+    from agentic_search.sync.core import CatalogChange, enqueue_failed
 
     status = SqliteSyncStatus(tmp_path / "s.sqlite")
     old = CatalogChange(op=ChangeOp.REMOVE, record_id="r", version=5)

@@ -18,7 +18,7 @@ import pytest
 from cfnlint.decode import cfn_yaml
 from moto import mock_aws
 
-from agentic_search.cache import (
+from agentic_search.adapters.caches import (
     CacheError,
     DynamoDBCache,
     NullCache,
@@ -29,8 +29,8 @@ from agentic_search.cache import (
 )
 from agentic_search.config import Settings
 from agentic_search.engine import SearchEngine
-from agentic_search.runner import LocalRunner
-from agentic_search.steps import CacheInfo, SearchRequest, SearchState, SearchSteps
+from agentic_search.pipeline.runner import LocalRunner
+from agentic_search.pipeline.steps import CacheInfo, SearchRequest, SearchState, SearchSteps
 
 REPO = Path(__file__).resolve().parents[2]
 HEX64 = re.compile(r"^[0-9a-f]{64}$")

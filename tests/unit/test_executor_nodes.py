@@ -23,12 +23,18 @@ from typing import Any
 import numpy as np
 import pytest
 
-from agentic_search.coverage import (
+from agentic_search.adapters.rerank import ApiReranker, CrossEncoderReranker, RerankerError
+from agentic_search.domain.coverage import (
     DeterministicGrader,
     EvidenceMatcher,
     coverage_targets,
     find_contradictions,
 )
+from agentic_search.domain.expansion import rm3_terms, rocchio_vector
+from agentic_search.domain.planner import PlanError
+from agentic_search.domain.schema import DomainSchema
+from agentic_search.domain.selection import select_evidence
+from agentic_search.domain.text import default_analyzer
 from agentic_search.evidence import (
     Coverage,
     CoverageItem,
@@ -36,7 +42,6 @@ from agentic_search.evidence import (
     Evidence,
     ExecutorCaps,
 )
-from agentic_search.expansion import rm3_terms, rocchio_vector
 from agentic_search.models import (
     Filter,
     IntentState,
@@ -47,9 +52,7 @@ from agentic_search.models import (
     StructuredSource,
     VectorSource,
 )
-from agentic_search.planner import PlanError
-from agentic_search.rerank import ApiReranker, CrossEncoderReranker, RerankerError
-from agentic_search.rounds import (
+from agentic_search.pipeline.rounds import (
     ExecutorState,
     executor_gate,
     final_ranking,
@@ -59,9 +62,6 @@ from agentic_search.rounds import (
     rerank_candidates,
     should_continue,
 )
-from agentic_search.schema import DomainSchema
-from agentic_search.selection import select_evidence
-from agentic_search.text import default_analyzer
 
 # ----- builders ----------------------------------------------------------------------------------
 

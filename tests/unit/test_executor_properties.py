@@ -18,7 +18,10 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentic_search.coverage import DeterministicGrader, EvidenceMatcher
+from agentic_search.domain.coverage import DeterministicGrader, EvidenceMatcher
+from agentic_search.domain.schema import load_schema
+from agentic_search.domain.selection import select_evidence
+from agentic_search.domain.text import default_analyzer
 from agentic_search.evidence import Evidence, ExecutorCaps
 from agentic_search.models import (
     IntentState,
@@ -28,10 +31,7 @@ from agentic_search.models import (
     SparseSource,
     VectorSource,
 )
-from agentic_search.rounds import ExecutorState, final_ranking, finalize_evidence_pack
-from agentic_search.schema import load_schema
-from agentic_search.selection import select_evidence
-from agentic_search.text import default_analyzer
+from agentic_search.pipeline.rounds import ExecutorState, final_ranking, finalize_evidence_pack
 
 TEXTS = ["", "vector", "pair programmer", "local code search", "free pair programmers"]
 WORDS = ["vector", "pair programmer", "search", "local", "code", "free"]

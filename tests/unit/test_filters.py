@@ -19,8 +19,14 @@ from pydantic import ValidationError
 from qdrant_client import QdrantClient
 from qdrant_client import models as qm
 
+from agentic_search.adapters.qdrant.store import QdrantStore, point_id
+from agentic_search.adapters.structured import (
+    MongoStructuredStore,
+    QdrantPayloadStructuredStore,
+    rank_structured,
+)
 from agentic_search.config import Settings
-from agentic_search.filters import (
+from agentic_search.domain.filters import (
     MAX_CONTAINS_LEN,
     FilterError,
     filter_problems,
@@ -29,14 +35,8 @@ from agentic_search.filters import (
     to_qdrant,
     validate_filters,
 )
+from agentic_search.domain.schema import DomainSchema
 from agentic_search.models import Filter
-from agentic_search.schema import DomainSchema
-from agentic_search.structured_store import (
-    MongoStructuredStore,
-    QdrantPayloadStructuredStore,
-    rank_structured,
-)
-from agentic_search.vector_store import QdrantStore, point_id
 
 # ----- fixtures: the bundled catalog in mongomock and in Qdrant local mode ----------------------
 

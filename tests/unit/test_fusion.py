@@ -21,7 +21,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentic_search.fusion import (
+from agentic_search.domain.fusion import (
     DEFAULT_RRF_K,
     Fused,
     RankedList,

@@ -12,7 +12,9 @@ from typing import Any, NamedTuple
 
 import pytest
 
-from agentic_search.intent import MAX_QUERY_CHARS, CatalogLookup, RuleBasedIntentExtractor
+from agentic_search.domain.intent import MAX_QUERY_CHARS, CatalogLookup, RuleBasedIntentExtractor
+from agentic_search.domain.planner import PlanError, RuleBasedPlanner, fusion_for, validate_plan
+from agentic_search.domain.schema import DomainSchema
 from agentic_search.models import (
     TOP_K_MAX,
     TOP_K_MIN,
@@ -21,8 +23,6 @@ from agentic_search.models import (
     SparseSource,
     VectorSource,
 )
-from agentic_search.planner import PlanError, RuleBasedPlanner, fusion_for, validate_plan
-from agentic_search.schema import DomainSchema
 
 FREE = ["Free", "Freemium", "Open Source"]
 LOCAL = ("deployment", "in", ["Local"])

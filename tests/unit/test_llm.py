@@ -22,10 +22,13 @@ import pytest
 from cfnlint.decode import cfn_yaml
 from moto import mock_aws
 
-from agentic_search.cache import DynamoDBCache, SqliteCache, normalize_query, plan_cache_key
-from agentic_search.config import Settings
-from agentic_search.engine import SearchEngine
-from agentic_search.llm import (
+from agentic_search.adapters.caches import (
+    DynamoDBCache,
+    SqliteCache,
+    normalize_query,
+    plan_cache_key,
+)
+from agentic_search.adapters.llm import (
     Budget,
     LLMFallback,
     LLMIntentPlanner,
@@ -36,10 +39,12 @@ from agentic_search.llm import (
     quote_query,
     strict_json_schema,
 )
+from agentic_search.config import Settings
+from agentic_search.domain.schema import DomainSchema, load_schema
+from agentic_search.engine import SearchEngine
 from agentic_search.models import TOP_K_MAX
-from agentic_search.runner import LocalRunner
-from agentic_search.schema import DomainSchema, load_schema
-from agentic_search.steps import SearchRequest, SearchState, SearchSteps
+from agentic_search.pipeline.runner import LocalRunner
+from agentic_search.pipeline.steps import SearchRequest, SearchState, SearchSteps
 
 REPO = Path(__file__).resolve().parents[2]
 

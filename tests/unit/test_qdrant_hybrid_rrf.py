@@ -10,12 +10,12 @@ import numpy as np
 from qdrant_client import QdrantClient
 from qdrant_client import models as qm
 
-from agentic_search import evaluation as ev
+from agentic_search.adapters.keyword_index import QdrantSparseKeywordIndex
+from agentic_search.adapters.qdrant.store import SPARSE_VECTOR, QdrantStore, point_id
 from agentic_search.config import Settings
-from agentic_search.fusion import RankedList, rrf
-from agentic_search.keyword_index import QdrantSparseKeywordIndex
-from agentic_search.schema import load_schema
-from agentic_search.vector_store import SPARSE_VECTOR, QdrantStore, point_id
+from agentic_search.domain.fusion import RankedList, rrf
+from agentic_search.domain.schema import load_schema
+from agentic_search_cli import evaluation as ev
 
 SCHEMA = load_schema("documents")
 WORDS = [

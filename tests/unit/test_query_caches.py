@@ -9,10 +9,10 @@ from __future__ import annotations
 from qdrant_client import QdrantClient
 from qdrant_client import models as qm
 
-from agentic_search import rounds
+from agentic_search.adapters.qdrant.store import QdrantStore, point_id
 from agentic_search.config import Settings
-from agentic_search.schema import load_schema
-from agentic_search.vector_store import QdrantStore, point_id
+from agentic_search.domain.schema import load_schema
+from agentic_search.pipeline import rounds
 
 SCHEMA = load_schema("documents")
 
@@ -115,7 +115,7 @@ def test_local_dense_search_equals_qdrants_and_sees_every_write(monkeypatch) -> 
     THEN both return the same ids in the same order with scores within float32 rounding."""
     import numpy as np
 
-    from agentic_search import vector_store
+    from agentic_search.adapters.qdrant import store as vector_store
 
     monkeypatch.setattr(vector_store, "DENSE_MATRIX_MIN_POINTS", 100)
     store = QdrantStore(Settings(), client=QdrantClient(":memory:"))

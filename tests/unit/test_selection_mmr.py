@@ -16,9 +16,9 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from agentic_search.domain.selection import select_evidence
+from agentic_search.domain.text import contains_phrase
 from agentic_search.evidence import Evidence
-from agentic_search.selection import select_evidence
-from agentic_search.text import contains_phrase
 
 DOCS = ["d0", "d1", "d2"]
 TEXTS = ["", "vector search", "pair programmer", "local code"]

@@ -7,11 +7,11 @@ import numpy as np
 from qdrant_client import QdrantClient
 from qdrant_client import models as qm
 
+from agentic_search.adapters.keyword_index import Bm25sKeywordIndex
+from agentic_search.adapters.qdrant.store import QdrantStore, point_id
 from agentic_search.config import Settings
-from agentic_search.keyword_index import Bm25sKeywordIndex
-from agentic_search.schema import load_schema
-from agentic_search.text import default_analyzer, keyword_text
-from agentic_search.vector_store import QdrantStore, point_id
+from agentic_search.domain.schema import load_schema
+from agentic_search.domain.text import default_analyzer, keyword_text
 
 SCHEMA = load_schema("documents")
 WORDS = [

@@ -19,30 +19,34 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentic_search.cache import CacheError, ResultCache, build_cache
-from agentic_search.catalog import CatalogRead, LineError, bundled_catalog_path, read_catalog
-from agentic_search.chunking import chunk_records
-from agentic_search.config import Settings
-from agentic_search.embedders import Embedder, build_embedder
-from agentic_search.evidence import EvidencePack
-from agentic_search.executor import QueryExecutor
-from agentic_search.hyde import HydeGenerator, build_hyde
-from agentic_search.indexer import Indexer, WriteStats
-from agentic_search.intent import CatalogLookup, RuleBasedIntentExtractor
-from agentic_search.keyword_index import Bm25sKeywordIndex, KeywordIndex, QdrantSparseKeywordIndex
-from agentic_search.llm import LLMIntentPlanner, build_llm
-from agentic_search.models import IntentState, QueryExecutorOutput, QueryPlan, _Wire
-from agentic_search.planner import RuleBasedPlanner
-from agentic_search.process_tuning import freeze_long_lived, limit_blas_threads
-from agentic_search.rerank import Reranker, build_reranker
-from agentic_search.rounds import MultiRoundExecutor
-from agentic_search.schema import DomainSchema, load_schema
-from agentic_search.structured_store import (
+from agentic_search.adapters.caches import CacheError, ResultCache, build_cache
+from agentic_search.adapters.embedders import Embedder, build_embedder
+from agentic_search.adapters.hyde import HydeGenerator, build_hyde
+from agentic_search.adapters.keyword_index import (
+    Bm25sKeywordIndex,
+    KeywordIndex,
+    QdrantSparseKeywordIndex,
+)
+from agentic_search.adapters.llm import LLMIntentPlanner, build_llm
+from agentic_search.adapters.qdrant.store import QdrantStore
+from agentic_search.adapters.rerank import Reranker, build_reranker
+from agentic_search.adapters.structured import (
     MongoStructuredStore,
     QdrantPayloadStructuredStore,
     StructuredStore,
 )
-from agentic_search.vector_store import QdrantStore
+from agentic_search.config import Settings
+from agentic_search.domain.chunking import chunk_records
+from agentic_search.domain.intent import CatalogLookup, RuleBasedIntentExtractor
+from agentic_search.domain.planner import RuleBasedPlanner
+from agentic_search.domain.schema import DomainSchema, load_schema
+from agentic_search.evidence import EvidencePack
+from agentic_search.models import IntentState, QueryExecutorOutput, QueryPlan, _Wire
+from agentic_search.pipeline.executor import QueryExecutor
+from agentic_search.pipeline.rounds import MultiRoundExecutor
+from agentic_search.process_tuning import freeze_long_lived, limit_blas_threads
+from agentic_search.sync.files import CatalogRead, LineError, bundled_catalog_path, read_catalog
+from agentic_search.sync.indexer import Indexer, WriteStats
 
 DEFAULT_BATCH = 64
 
@@ -241,13 +245,14 @@ class SearchEngine:
         ``on_progress(n)`` gets the number of ``records`` done (not of their chunks).
 
         Ingest is sync with insert events: each batch goes through
-        :func:`agentic_search.sync.apply_changes` (unversioned inserts), so there is one writer.
+        :func:`agentic_search.sync.core.apply_changes` (unversioned inserts), so there is one
+        writer.
 
         Raises:
             EmbedderError, VectorStoreError: the first error of a record that failed (the
                 records before it, and the others of its batch, are written).
         """
-        from agentic_search.sync import apply_changes, insert_changes
+        from agentic_search.sync.core import apply_changes, insert_changes
 
         total = WriteStats()
         if self.schema.chunking is not None:
@@ -401,10 +406,10 @@ class SearchEngine:
         Raises:
             ValueError: for an empty or over-long query, a limit outside 1..100 or rounds
                 outside 1..5 (a pydantic ``ValidationError`` naming the field).
-            agentic_search.runner.SearchFailed: when no path could answer.
+            agentic_search.pipeline.runner.SearchFailed: when no path could answer.
         """
-        from agentic_search.runner import LocalRunner
-        from agentic_search.steps import SearchRequest
+        from agentic_search.pipeline.runner import LocalRunner
+        from agentic_search.pipeline.steps import SearchRequest
 
         request = SearchRequest(query=query, limit=limit, rounds=rounds, domain=self.schema.name)
         if self._runner is None:

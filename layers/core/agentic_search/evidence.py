@@ -10,8 +10,8 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from agentic_search.domain.snippets import SNIPPET_CHARS
 from agentic_search.models import Filter, Provenance, SourceError, _Wire
-from agentic_search.snippets import SNIPPET_CHARS
 
 QueryPurpose = Literal["plan", "coverage", "feedback", "hyde", "relaxed"]
 TargetKind = Literal["constraint", "preference", "phrase", "term"]

@@ -12,7 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-from agentic_search.schema import Operator
+from agentic_search.domain.schema import Operator
 
 PrimaryGoal = Literal["find", "compare", "alternative-to", "explain"]
 Strategy = Literal[
@@ -95,7 +95,7 @@ class VectorSource(_Wire):
 
     The query vector is ``text`` embedded (or, for ``reference_tool``, the stored vector of
     the tool named by ``text``). With ``feedback_ids`` it is moved toward those records'
-    stored vectors by Rocchio (:func:`~agentic_search.expansion.rocchio_vector`), so a
+    stored vectors by Rocchio (:func:`~agentic_search.domain.expansion.rocchio_vector`), so a
     feedback query needs no new embedding when ``text`` was embedded before.
     """
 

@@ -34,10 +34,10 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from agentic_search.availability import unanswered, unavailable_message
-from agentic_search.runner import LocalRunner, SearchFailed
-from agentic_search.schema import available_domains
-from agentic_search.steps import (
+from agentic_search.domain.availability import unanswered, unavailable_message
+from agentic_search.domain.schema import available_domains
+from agentic_search.pipeline.runner import LocalRunner, SearchFailed
+from agentic_search.pipeline.steps import (
     QUERY_MAX_CHARS,
     RunConfig,
     SearchRequest,

@@ -13,8 +13,8 @@ from functools import lru_cache
 from typing import Any
 
 from agentic_search.config import Settings
-from agentic_search.runner import EngineRegistry
-from agentic_search.steps import SearchSteps
+from agentic_search.pipeline.runner import EngineRegistry
+from agentic_search.pipeline.steps import SearchSteps
 
 #: Settings field -> environment variable holding the ARN of the secret with its value.
 SECRET_ARNS = {

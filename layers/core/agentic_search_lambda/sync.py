@@ -1,4 +1,4 @@
-"""Lambda glue of the catalog sync (the logic is :mod:`agentic_search.sync`).
+"""Lambda glue of the catalog sync (the logic is :mod:`agentic_search.sync.core`).
 
 * :func:`catalog_sync` (CatalogSyncFunction): a DynamoDB stream batch goes through Powertools'
   ``BatchProcessor`` (``process_partial_response``: only the records that failed are reported in
@@ -12,7 +12,7 @@
   bumped once.
 * :func:`sync_redrive` (SyncRedriveFunction, on a schedule): drains the dead-letter queues
   (``SYNC_DLQ_URLS``) into the status store, reading stream ranges back from the stream, then
-  re-applies the changes that are due, with backoff (:func:`agentic_search.sync.redrive_due`).
+  re-applies the changes that are due, with backoff (:func:`agentic_search.sync.core.redrive_due`).
 * :func:`reindex_batch` (ReindexBatchFunction): one batch of the reindex Distributed Map.
 """
 
@@ -34,8 +34,9 @@ from aws_lambda_powertools.utilities.batch import (
 from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import DynamoDBRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from agentic_search.adapters.sync_status import SyncStatusStore, build_sync_status
 from agentic_search.engine import SearchEngine
-from agentic_search.sync import (
+from agentic_search.sync.core import (
     CatalogChange,
     ChangeError,
     StreamRange,
@@ -50,7 +51,6 @@ from agentic_search.sync import (
     rejected_record_id,
     retry_failed,
 )
-from agentic_search.sync_status import SyncStatusStore, build_sync_status
 from agentic_search_lambda.observability import logger, metrics
 
 #: Idempotency records live this long (s): longer than a stream record is retained (24 h).
@@ -178,7 +178,7 @@ class _Batch:
         if self.written:
             eng.keyword.refresh(eng.schema)
             eng.forget_catalog_lookups()
-            from agentic_search.cache import CacheError
+            from agentic_search.adapters.caches import CacheError
 
             try:
                 version = eng.cache.bump_catalog_version(eng.schema.name)

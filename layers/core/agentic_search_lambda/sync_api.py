@@ -17,8 +17,8 @@ from aws_lambda_powertools.event_handler.openapi.params import Query
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 from pydantic import BaseModel
 
-from agentic_search.sync import retry_failed, status_summary
-from agentic_search.sync_status import SyncEntry, SyncStatusStore, build_sync_status
+from agentic_search.adapters.sync_status import SyncEntry, SyncStatusStore, build_sync_status
+from agentic_search.sync.core import retry_failed, status_summary
 
 router = APIGatewayHttpRouter()
 

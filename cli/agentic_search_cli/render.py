@@ -1,0 +1,263 @@
+"""Human-readable rendering of search responses and ingest reports (rich)."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Console, Group
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from agentic_search.domain.text import default_analyzer
+from agentic_search.engine import IngestReport, SearchResponse
+from agentic_search.models import Candidate
+
+if TYPE_CHECKING:
+    from agentic_search_cli.evaluation import EvaluationResult
+
+
+def why(candidate: Candidate, query: str) -> str:
+    """One line saying why a candidate matched: aspects, keywords, filters and values."""
+    prov = candidate.provenance
+    parts: list[str] = []
+    aspects: list[str] = []
+    for h in prov.hits:
+        if h.aspect:
+            label = h.aspect + ("~ref" if h.query_vector_source == "reference_tool" else "")
+            if label not in aspects:
+                aspects.append(label)
+    if aspects:
+        parts.append("aspects " + ", ".join(aspects))
+    if prov.matched_terms:
+        analyzer = default_analyzer()
+        matched = set(prov.matched_terms)
+        words = [
+            w
+            for w in dict.fromkeys(re.findall(r"[\w$.+-]+", query.lower()))
+            if set(analyzer.terms(w)) & matched
+        ]
+        if words:
+            parts.append("keywords " + ", ".join(words[:5]))
+    if any(h.source.startswith("structured:") for h in prov.hits):
+        parts.append("structured match")
+    if prov.matched_values:
+        vals = "; ".join(f"{k}={', '.join(map(str, v))}" for k, v in prov.matched_values.items())
+        parts.append(vals)
+    return " · ".join(parts) or "-"
+
+
+def results_table(resp: SearchResponse) -> Table:
+    """Rank, name, score and why for each candidate."""
+    table = Table(title=f"{len(resp.output.candidates)} results for {resp.query!r}", expand=True)
+    table.add_column("#", justify="right", no_wrap=True)
+    table.add_column("name", no_wrap=True, max_width=28)
+    table.add_column("score", justify="right", no_wrap=True)
+    table.add_column("why", ratio=1)
+    for i, c in enumerate(resp.output.candidates, start=1):
+        name = str(c.metadata.get("name") or c.id)
+        table.add_row(str(i), name, f"{c.score:.3f}", why(c, resp.query))
+    return table
+
+
+def path_lines(paths: dict) -> list[str]:
+    """How the intent and the plan were made (LLM, rules or plan cache, and why) and the
+    caches' hits, from :attr:`SearchResponse.paths`."""
+    lines = []
+    for label, key in (("intent", "extractor"), ("plan", "planner")):
+        info = paths.get(key)
+        if info:
+            took = f" [{info['llmMs']:.0f} ms LLM]" if info.get("llmMs") else ""
+            lines.append(f"{label} path: {info['path']}{took} - {info['reason']}")
+    caches = []
+    for label, key in (("result cache", "cache"), ("plan cache", "planCache")):
+        info = paths.get(key)
+        if info and info.get("backend", "none") != "none":
+            state = "hit" if info.get("hit") else "miss"
+            error = f" ({info['error']})" if info.get("error") else ""
+            caches.append(f"{label} {state} ({info['backend']}){error}")
+    if caches:
+        lines.append("   ".join(caches))
+    return lines
+
+
+def explain_panel(resp: SearchResponse) -> Panel:
+    """The intent and the plan, compactly."""
+    it, plan = resp.intent, resp.plan
+    lines = [
+        f"goal: {it.primary_goal}   confidence: {it.confidence:.2f}   extractor: {it.extractor}",
+    ]
+    lines += path_lines(resp.paths)
+    if it.reference_tool:
+        lines.append(f"reference tool: {it.reference_tool_name} ({it.reference_tool})")
+    if it.matches:
+        lines.append("matched: " + "; ".join(f"{k}={', '.join(v)}" for k, v in it.matches.items()))
+    if it.constraints:
+        lines.append("hard constraints: " + ", ".join(f.label() for f in it.constraints))
+    if it.must_preserve_terms:
+        lines.append("must preserve: " + ", ".join(it.must_preserve_terms))
+    if it.semantic_variants:
+        lines.append(f"semantic variant: {it.semantic_variants[0]!r}")
+    lines.append("")
+    lines.append(
+        f"strategy: {plan.strategy}   fusion: {plan.fusion} (k={plan.rrf_k})   "
+        f"planner: {plan.planner}"
+    )
+    for vs in plan.vector_sources:
+        src = vs.query_vector_source + (
+            f" {vs.text!r}" if vs.query_vector_source != "query_text" else ""
+        )
+        lines.append(f"  dense  {vs.aspect:<14} top-{vs.top_k:<4} {src}")
+    if plan.sparse_source:
+        lines.append(
+            f"  sparse bm25           top-{plan.sparse_source.top_k:<4} {plan.sparse_source.text!r}"
+        )
+    for st in plan.structured_sources:
+        prefs = ", ".join(p.label() for p in st.preferences)
+        lines.append(f"  structured            top-{st.top_k:<4} prefer {prefs}")
+    if plan.exclude_ids:
+        lines.append(f"  excluded: {', '.join(plan.exclude_ids)}")
+    lines += [f"  why: {r}" for r in plan.rationale]
+    stats = resp.output.execution_stats
+    lines.append("")
+    lines.append(
+        f"latency {stats.latency_ms} ms "
+        f"(pipeline {stats.stage_ms.get('pipeline_total', 0):.0f} ms): "
+        + ", ".join(
+            f"{k} {v:.1f}"
+            for k, v in stats.stage_ms.items()
+            if k not in ("total", "pipeline_total")
+        )
+    )
+    lines.append(
+        f"candidates: {stats.candidates_before_fusion} hits from "
+        f"{stats.vector_queries_executed} dense, {stats.sparse_queries_executed} sparse, "
+        f"{stats.structured_queries_executed} structured -> {stats.candidates_after_fusion} fused"
+    )
+    return Panel(Text("\n".join(lines)), title="intent and plan", expand=True)
+
+
+def rounds_panel(resp: SearchResponse) -> Panel | None:
+    """The executor's rounds: queries asked, what each round added, coverage, why it stopped."""
+    pack = resp.evidence
+    if pack is None:
+        return None
+    rep = pack.report
+    lines = [f"reranker: {rep.reranker}   HyDE: {rep.hyde}"]
+    if rep.relaxed:
+        lines.append("relaxed (too few results): " + ", ".join(rep.relaxed))
+    for r in rep.rounds:
+        lines.append("")
+        lines.append(
+            f"round {r.round}: {r.candidates_before_fusion} hits -> "
+            f"{r.candidates_after_fusion} fused"
+            + (f", {r.reranked} reranked" if r.reranked is not None else "")
+            + f", {len(r.new_evidence)} new evidence, confidence {r.confidence:.2f}, "
+            f"{r.stage_ms.get('round_total', 0):.0f} ms"
+        )
+        for q in r.queries:
+            target = f"  (for {q.target})" if q.target else ""
+            lines.append(f"  {q.purpose:<8} {'+'.join(q.modes):<28} {q.text[:70]!r}{target}")
+        if r.new_evidence:
+            lines.append("  added: " + ", ".join(r.new_evidence))
+        if r.newly_covered:
+            lines.append("  newly covered: " + ", ".join(r.newly_covered))
+        if r.missing:
+            lines.append("  still missing: " + ", ".join(r.missing))
+        lines.append(f"  -> {r.decision}")
+    cov = pack.coverage
+    lines.append("")
+    lines.append(
+        f"evidence pack: {len(pack.evidence)} items, {pack.tokens} tokens, "
+        f"coverage confidence {cov.confidence:.2f} (quality {cov.quality:.2f})"
+    )
+    for c in cov.contradictions:
+        vals = "; ".join(f"{v}: {', '.join(ids)}" for v, ids in c.values.items())
+        lines.append(f"  contradiction on {c.field} for {c.doc_id}: {vals}")
+    lines.append(f"stopped: {rep.stop_reason}")
+    return Panel(Text("\n".join(lines)), title="executor rounds", expand=True)
+
+
+def errors_panel(resp: SearchResponse) -> Panel | None:
+    """Failed sources, if any."""
+    if not resp.output.errors:
+        return None
+    body = "\n".join(f"{e.source}: {e.error}: {e.message}" for e in resp.output.errors)
+    return Panel(Text(body, style="yellow"), title="sources that failed (partial results)")
+
+
+def print_search(console: Console, resp: SearchResponse, explain: bool) -> None:
+    """Print a response as a table (and the explanation)."""
+    items: list[Any] = []
+    if explain:
+        items.append(explain_panel(resp))
+        rounds = rounds_panel(resp)
+        if rounds is not None:
+            items.append(rounds)
+    items.append(results_table(resp))
+    err = errors_panel(resp)
+    if err is not None:
+        items.append(err)
+    console.print(Group(*items))
+
+
+def print_ingest(console: Console, report: IngestReport) -> None:
+    """Summarize an ingest, listing rejected lines."""
+    s = report.stats
+    console.print(
+        f"ingested {report.valid} of {report.lines} lines from {report.path}: "
+        f"{s.inserted} new, {s.updated_vectors} re-embedded, {s.updated_payload} payload-only, "
+        f"{s.unchanged} unchanged; {s.embedded_texts} texts embedded in {report.seconds:.1f} s "
+        f"({report.docs_per_s:.1f} docs/s)"
+    )
+    if report.errors:
+        console.print(f"[yellow]{len(report.errors)} line(s) rejected:[/yellow]")
+        for e in report.errors[:50]:
+            console.print(Text(f"  {e}", style="yellow"))
+        if len(report.errors) > 50:
+            console.print(f"  ... and {len(report.errors) - 50} more")
+
+
+def evaluation_table(result: EvaluationResult) -> Table:
+    """One row per system: mean nDCG@10, Recall@100, MRR@10 and latency p50/p95/p99 (ms)."""
+    table = Table(
+        title=(
+            f"{result.dataset} ({result.split}): {len(result.query_ids)} queries, "
+            "top-100 per system"
+        )
+    )
+    table.add_column("system", no_wrap=True)
+    for name in ("nDCG@10", "Recall@100", "MRR@10", "p50 ms", "p95 ms", "p99 ms"):
+        table.add_column(name, justify="right", no_wrap=True)
+    for name, s in result.systems.items():
+        if not s.available:
+            table.add_row(name, *[Text("n/a", style="dim")] * 6)
+            continue
+        m, p = s.means, s.percentiles
+        table.add_row(
+            name,
+            f"{m['ndcg@10']:.4f}",
+            f"{m['recall@100']:.4f}",
+            f"{m['mrr@10']:.4f}",
+            f"{p['p50']:.1f}",
+            f"{p['p95']:.1f}",
+            f"{p['p99']:.1f}",
+        )
+    return table
+
+
+def print_evaluation(console: Console, result: EvaluationResult) -> None:
+    """Print the evaluation table, why a system is unavailable, and per-system error counts."""
+    console.print(evaluation_table(result))
+    for name, s in result.systems.items():
+        if not s.available:
+            console.print(Text(f"{name}: unavailable: {s.reason}", style="dim"))
+        if s.errors:
+            first = next(iter(s.errors.items()))
+            console.print(
+                Text(
+                    f"{name}: {len(s.errors)} query(ies) with errors, e.g. {first[0]}: {first[1]}",
+                    style="yellow",
+                )
+            )

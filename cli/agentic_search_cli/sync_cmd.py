@@ -1,0 +1,198 @@
+"""``agentic-search sync``: apply catalog change events to the embedded index (the CLI's part of
+:mod:`agentic_search.sync.core`; :mod:`agentic_search_cli.main` registers it)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+DESCRIPTION = """\
+Apply catalog change events to the domain's index, the way the deployed CatalogSync
+function does: per record only the newest change counts, a change not newer than the version
+already applied is skipped (replaying a file changes nothing), only the aspects whose content
+hash changed are re-embedded, payload-only changes embed nothing, and removes delete the point.
+
+EVENTS.json may hold:
+  * a DynamoDB stream batch      {"Records": [{"eventName": "INSERT", "dynamodb": {...}}, ...]}
+  * one EventBridge event        {"detail-type": "catalog.changed", "detail": {"operation":
+                                  "modify", "recordId": "cursor", "version": 7, "record": {...}}}
+  * a JSON list mixing them, or JSON Lines (one record or event per line)
+
+A record that cannot be parsed is reported with its position (item N, or line N for JSON
+Lines) and its id, and the others are still applied. A change that fails (embedder or store
+error) is left pending in the sync status ($AGENTIC_SEARCH_HOME/sync.sqlite); `--redrive`
+retries the pending ones that are due (backoff 1, 2, 4, 8 minutes; parked after 5 attempts),
+`--retry-failed` re-queues the parked ones first.
+"""
+
+EPILOG = """\
+examples:
+  agentic-search sync events/sync/stream_mixed_batch.json
+  agentic-search sync events/sync/eventbridge_modify.json --json
+  agentic-search sync changes.jsonl --batch-size 200
+  agentic-search sync --redrive --retry-failed
+  agentic-search sync --status
+
+exit codes: 0 every change applied (or skipped as already applied); 1 some were rejected or
+failed (listed on stderr); 2 a usage error.
+"""
+
+
+def add_sync_parser(sub: Any) -> None:
+    """Register ``sync`` on the CLI's subparsers."""
+    p = sub.add_parser(
+        "sync",
+        help="apply DynamoDB stream / EventBridge catalog change events to the index",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("events", type=Path, nargs="?", metavar="EVENTS.json", help="events file")
+    p.add_argument(
+        "--domain", default="tools", help="domain name or schema YAML path (default tools)"
+    )
+    p.add_argument(
+        "--batch-size", type=int, default=64, help="changes per write batch (default 64)"
+    )
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.add_argument(
+        "--redrive", action="store_true", help="then retry the pending changes that are due"
+    )
+    p.add_argument(
+        "--retry-failed",
+        action="store_true",
+        help="re-queue the changes parked as failed (with --redrive: retry them now)",
+    )
+    p.add_argument("--status", action="store_true", help="print the sync status counts")
+
+
+def _read_items(path: Path) -> list[tuple[str, Any]]:
+    """(position label, item) pairs: JSON documents by item index, JSON Lines by line."""
+    from agentic_search.sync.core import event_items
+
+    text = path.read_text(encoding="utf-8")
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError:
+        out: list[tuple[str, Any]] = []
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                value = json.loads(line)
+            except json.JSONDecodeError as exc:
+                out.append((f"line {number}", ValueError(f"malformed JSON: {exc.msg}")))
+                continue
+            for item in event_items(value):
+                out.append((f"line {number}", item))
+        return out
+    return [(f"item {i}", item) for i, item in enumerate(event_items(document))]
+
+
+def run_sync(args: argparse.Namespace, engine: Any) -> int:
+    """The ``sync`` command over ``engine``; returns the exit code."""
+    from rich.console import Console
+
+    from agentic_search.adapters.sync_status import build_sync_status
+    from agentic_search.sync.core import (
+        ChangeError,
+        SyncReport,
+        apply_changes,
+        park_rejected,
+        parse_change,
+        redrive_due,
+        rejected_record_id,
+        retry_failed,
+        status_summary,
+    )
+
+    status = build_sync_status(engine.settings)
+    schema = engine.schema
+    # soft_wrap: a line naming a bad record stays one line (greppable), whatever the width
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    out = Console(highlight=False, soft_wrap=True)
+    summary: dict[str, Any] = {"domain": schema.name}
+    rejected: list[dict[str, Any]] = []
+    total = SyncReport()
+    if args.events is not None:
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+        )
+
+        changes, positions = [], []
+        for where, item in _read_items(args.events):
+            try:
+                if isinstance(item, Exception):
+                    raise ChangeError(str(item))
+                changes.append(parse_change(item, schema))
+                positions.append(where)
+            except ChangeError as exc:
+                rid = rejected_record_id(item, schema)
+                rejected.append({"at": where, "id": rid, "reason": str(exc)})
+                if rid is not None:  # as CatalogSync does: parked, the next valid change fixes it
+                    park_rejected(status, schema.name, rid, f"rejected: {exc}")
+        with Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=err,
+        ) as progress:
+            task = progress.add_task(f"syncing into {schema.name!r}", total=len(changes))
+            for i in range(0, len(changes), args.batch_size):
+                batch = changes[i : i + args.batch_size]
+                report = apply_changes(engine, batch, status)
+                total.outcomes += report.outcomes
+                total.stats.add(report.stats)
+                total.seconds += report.seconds
+                total.catalog_version = report.catalog_version or total.catalog_version
+                progress.advance(task, len(batch))
+        where_of = {id(c): w for c, w in zip(changes, positions, strict=True)}
+        summary["changes"] = total.wire()
+        for o in total.failed:
+            o_at = where_of.get(id(o.change), "?")
+            rejected.append({"at": o_at, "id": o.change.record_id, "reason": o.error})
+        summary["problems"] = rejected
+    if args.retry_failed:
+        summary["requeued"] = retry_failed(status, schema.name)
+    if args.redrive:
+        summary["redrive"] = redrive_due(engine, status).wire()
+    if args.status or args.events is None:
+        summary["status"] = status_summary(status, schema.name)
+
+    if args.json:
+        sys.stdout.write(json.dumps(summary, indent=2) + "\n")
+    else:
+        if "changes" in summary:
+            c = summary["changes"]
+            kinds = ", ".join(f"{n} {k}" for k, n in sorted(c["outcomes"].items())) or "none"
+            out.print(
+                f"{c['changes']} changes in {c['seconds']:.2f} s: {kinds}; "
+                f"{c['embeddedTexts']} texts embedded, {c['deleted']} deleted"
+                + (f"; catalog version {c['catalogVersion']}" if c["catalogVersion"] else "")
+            )
+        if "requeued" in summary:
+            out.print(f"re-queued {len(summary['requeued'])} parked change(s)")
+        if "redrive" in summary:
+            r = summary["redrive"]
+            out.print(
+                f"redrive: {r['attempted']} attempted, {r['applied']} applied, "
+                f"{r['rescheduled']} rescheduled, {r['parked']} parked"
+            )
+        if "status" in summary:
+            counts = summary["status"]["counts"]
+            out.print(
+                f"sync status of {schema.name!r}: "
+                + ", ".join(f"{n} {k}" for k, n in counts.items())
+            )
+    for p in rejected:
+        who = f" (id {p['id']!r})" if p["id"] else ""
+        err.print(f"[red]error[/red]: {p['at']}{who}: {p['reason']}", markup=True)
+    return 1 if rejected else 0

@@ -1,0 +1,524 @@
+"""Qdrant adapter: one collection per domain, one named dense vector per aspect.
+
+Embedded default: qdrant-client local mode in a folder (``QDRANT_PATH``); production: a Qdrant
+server (``QDRANT_URL``, ``QDRANT_API_KEY``), where the collection also carries a sparse ``bm25``
+vector with the IDF modifier and payload indexes on the filterable fields.
+
+Point ids are UUIDv5 of ``domain:record_id`` so the same record always lands on the same point
+(idempotent upserts). The payload is the record plus ``_hashes`` (per-aspect content hashes).
+Local mode is single-process and not thread-safe, so calls are serialized with a lock there.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections import OrderedDict
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+from qdrant_client import QdrantClient
+from qdrant_client import models as qm
+
+from agentic_search.config import Settings
+from agentic_search.domain.schema import DomainSchema
+
+SPARSE_VECTOR = "bm25"
+#: Local mode answers unfiltered dense queries from its own matrix from this many points on.
+DENSE_MATRIX_MIN_POINTS = 1000
+#: Points whose records the local-mode store keeps after reading them (see read_records).
+RECORD_CACHE = 4096
+HASHES_KEY = "_hashes"
+#: Payload key of the evidence snippet's token count, written by the indexer (snippets.py).
+TOKENS_KEY = "_snippet_tokens"
+#: Payload keys the writers add to a record's fields: never shown as record data.
+INTERNAL_KEYS = frozenset({HASHES_KEY, TOKENS_KEY})
+_NAMESPACE = uuid.UUID("6b1d0f5e-2f6e-4f0b-9c39-3c7a3e6a1f00")
+
+
+class VectorStoreError(RuntimeError):
+    """A Qdrant collection is missing, incompatible, or Qdrant failed."""
+
+
+@dataclass(frozen=True)
+class ScoredRecord:
+    """One hit: the record id, the raw score of the source, and the payload."""
+
+    id: str
+    score: float
+    payload: dict[str, Any]
+
+
+@lru_cache(maxsize=65536)
+def point_id(domain: str, record_id: str) -> str:
+    """Deterministic Qdrant point id (UUIDv5) for a record of a domain (memoized: a search
+    reads about a hundred records, and UUIDv5 is a SHA-1 each)."""
+    return str(uuid.uuid5(_NAMESPACE, f"{domain}:{record_id}"))
+
+
+class _NullLock:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+class QdrantStore:
+    """Named-vector collection per domain; see the module docstring for the layout."""
+
+    def __init__(self, settings: Settings, client: QdrantClient | None = None) -> None:
+        self.settings = settings
+        self.server_mode = bool(settings.qdrant_url)
+        if client is not None:
+            self.client = client
+        elif self.server_mode:
+            key = settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None
+            self.client = QdrantClient(url=settings.qdrant_url, api_key=key, timeout=10)
+        else:
+            path = settings.resolved_qdrant_path
+            path.mkdir(parents=True, exist_ok=True)
+            try:
+                self.client = QdrantClient(path=str(path))
+            except RuntimeError as exc:  # portalocker: another process holds the folder
+                raise VectorStoreError(
+                    f"the local Qdrant store at {path} is in use by another process "
+                    "(local mode is single-process; stop it or set QDRANT_PATH)"
+                ) from exc
+        self._lock: Any = _NullLock() if self.server_mode else threading.RLock()
+        #: (collection, record id) -> record read back (local mode only, see read_records)
+        self._records: OrderedDict[tuple[str, str], qm.Record] = OrderedDict()
+        #: (collection, aspect) -> (unit vectors, record ids) (local mode only, query_dense)
+        self._dense: dict[tuple[str, str], tuple[np.ndarray, list[str]]] = {}
+
+    # ----- collection management ------------------------------------------------------------
+
+    def collection(self, schema: DomainSchema) -> str:
+        """Collection name of a domain."""
+        return self.settings.collection_name(schema.name)
+
+    def exists(self, schema: DomainSchema) -> bool:
+        """Whether the domain's collection exists."""
+        with self._lock:
+            return self.client.collection_exists(self.collection(schema))
+
+    def count(self, schema: DomainSchema) -> int:
+        """Number of points in the domain's collection (0 if it does not exist)."""
+        if not self.exists(schema):
+            return 0
+        with self._lock:
+            return self.client.count(self.collection(schema), exact=True).count
+
+    def ensure_collection(self, schema: DomainSchema, dim: int) -> None:
+        """Create the collection, or check an existing one matches ``dim`` and the aspects.
+
+        Raises:
+            VectorStoreError: when an existing collection has another dimension or lacks an
+                aspect (the message says which and how to fix it).
+        """
+        name = self.collection(schema)
+        with self._lock:
+            if self.client.collection_exists(name):
+                info = self.client.get_collection(name)
+                vectors = info.config.params.vectors
+                if not isinstance(vectors, dict):
+                    raise VectorStoreError(f"collection {name!r} has no named vectors")
+                problems = []
+                for aspect in schema.aspect_names:
+                    params = vectors.get(aspect)
+                    if params is None:
+                        problems.append(f"missing named vector {aspect!r}")
+                    elif params.size != dim:
+                        problems.append(
+                            f"vector {aspect!r} has dimension {params.size}, "
+                            f"the embedder produces {dim}"
+                        )
+                if problems:
+                    raise VectorStoreError(
+                        f"collection {name!r} does not match the current embedder/schema: "
+                        + "; ".join(problems)
+                        + ". Re-create it (delete the collection or use another QDRANT_PATH "
+                        "/ COLLECTION_PREFIX) or switch back to the embedder it was built with."
+                    )
+                return
+            self.client.create_collection(
+                name,
+                vectors_config={
+                    a: qm.VectorParams(size=dim, distance=qm.Distance.COSINE)
+                    for a in schema.aspect_names
+                },
+                sparse_vectors_config=(
+                    {SPARSE_VECTOR: qm.SparseVectorParams(modifier=qm.Modifier.IDF)}
+                    if self.server_mode
+                    else None
+                ),
+            )
+            if self.server_mode:
+                self._create_payload_indexes(schema, name)
+
+    def _create_payload_indexes(self, schema: DomainSchema, name: str) -> None:
+        kinds = {
+            "string": qm.PayloadSchemaType.KEYWORD,
+            "list": qm.PayloadSchemaType.KEYWORD,
+            "number": qm.PayloadSchemaType.FLOAT,
+            "boolean": qm.PayloadSchemaType.BOOL,
+        }
+        for fname, fdef in schema.filterable_fields.items():
+            kind = qm.PayloadSchemaType.TEXT if "contains" in fdef.filter else kinds[fdef.type]
+            self.client.create_payload_index(name, fname, field_schema=kind)
+        if schema.id_field not in schema.filterable_fields:
+            self.client.create_payload_index(
+                name, schema.id_field, field_schema=qm.PayloadSchemaType.KEYWORD
+            )
+
+    def drop(self, schema: DomainSchema) -> None:
+        """Delete the domain's collection if it exists."""
+        with self._lock:
+            self._written()
+            if self.client.collection_exists(self.collection(schema)):
+                self.client.delete_collection(self.collection(schema))
+
+    # ----- writes -----------------------------------------------------------------------------
+
+    def get_records(
+        self,
+        schema: DomainSchema,
+        record_ids: Sequence[str],
+        with_vectors: bool = False,
+        without: Sequence[str] = (),
+    ) -> dict[str, qm.Record]:
+        """Existing points for ``record_ids`` keyed by record id (missing ids are absent);
+        their payloads leave out the keys in ``without``."""
+        if not record_ids:
+            return {}
+        ids = [point_id(schema.name, r) for r in record_ids]
+        payload: bool | qm.PayloadSelectorExclude = (
+            qm.PayloadSelectorExclude(exclude=list(without)) if without else True
+        )
+        with self._lock:
+            points = self.client.retrieve(
+                self.collection(schema), ids=ids, with_payload=payload, with_vectors=with_vectors
+            )
+        return {str(p.payload[schema.id_field]): p for p in points if p.payload}
+
+    def read_records(
+        self, schema: DomainSchema, record_ids: Sequence[str], with_vectors: bool = False
+    ) -> dict[str, qm.Record]:
+        """:meth:`get_records` for the query side, through a record cache in local mode.
+
+        Local mode deep-copies every payload it returns (``copy.deepcopy`` was a third of a
+        search's hydrate step), and it is single-process with every write going through this
+        store, so read records are kept (LRU, ``RECORD_CACHE`` points) and the cache is
+        dropped on any write (upsert, vector update, payload overwrite, delete, drop). On a
+        server other writers exist, so nothing is cached there. The records returned are
+        shared: callers must not mutate them. Payloads come without the content hashes
+        (writers' bookkeeping, the largest part of a payload to copy or send).
+        """
+        if self.server_mode or not record_ids:
+            return self.get_records(schema, record_ids, with_vectors, without=[HASHES_KEY])
+        name = self.collection(schema)
+        out: dict[str, qm.Record] = {}
+        missing: list[str] = []
+        with self._lock:
+            cache = self._records
+            for rid in dict.fromkeys(record_ids):
+                hit = cache.get((name, rid))
+                if hit is None or (with_vectors and hit.vector is None):
+                    missing.append(rid)
+                else:
+                    cache.move_to_end((name, rid))
+                    out[rid] = hit
+            if missing:
+                fetched = self.get_records(schema, missing, with_vectors, without=[HASHES_KEY])
+                for rid, rec in fetched.items():
+                    cache[(name, rid)] = rec
+                    out[rid] = rec
+                while len(cache) > RECORD_CACHE:
+                    cache.popitem(last=False)
+        return out
+
+    def clear_record_cache(self) -> None:
+        """Forget the records kept by :meth:`read_records` (benchmarks time searches cold)."""
+        with self._lock:
+            self._records.clear()
+
+    def _written(self) -> None:
+        """Forget cached records and dense matrices (any write may change them)."""
+        self._records.clear()
+        self._dense.clear()
+
+    def upsert(self, schema: DomainSchema, points: Sequence[qm.PointStruct]) -> None:
+        """Insert or replace whole points."""
+        if points:
+            with self._lock:
+                self._written()
+                self.client.upsert(self.collection(schema), points=list(points), wait=True)
+
+    def update_vectors(self, schema: DomainSchema, updates: Sequence[qm.PointVectors]) -> None:
+        """Replace some named vectors of existing points, leaving the others as they are."""
+        if updates:
+            with self._lock:
+                self._written()
+                self.client.update_vectors(self.collection(schema), points=list(updates))
+
+    def overwrite_payloads(self, schema: DomainSchema, payloads: dict[str, dict]) -> None:
+        """Replace the payloads of existing points (record id -> payload), in one request."""
+        if not payloads:
+            return
+        ops = [
+            qm.OverwritePayloadOperation(
+                overwrite_payload=qm.SetPayload(
+                    payload=payload, points=[point_id(schema.name, rid)]
+                )
+            )
+            for rid, payload in payloads.items()
+        ]
+        with self._lock:
+            self._written()
+            self.client.batch_update_points(self.collection(schema), update_operations=ops)
+
+    def update_points(
+        self,
+        schema: DomainSchema,
+        vectors: Sequence[qm.PointVectors],
+        payloads: dict[str, dict],
+    ) -> None:
+        """Replace some named vectors and overwrite payloads in ONE request, vectors first.
+
+        One request, so that a failed write cannot leave new vectors under old content hashes
+        (a later change back to the old content would then keep the stale vector)."""
+        ops: list[Any] = []
+        if vectors:
+            ops.append(
+                qm.UpdateVectorsOperation(update_vectors=qm.UpdateVectors(points=list(vectors)))
+            )
+        ops += [
+            qm.OverwritePayloadOperation(
+                overwrite_payload=qm.SetPayload(
+                    payload=payload, points=[point_id(schema.name, rid)]
+                )
+            )
+            for rid, payload in payloads.items()
+        ]
+        if ops:
+            with self._lock:
+                self._written()
+                self.client.batch_update_points(self.collection(schema), update_operations=ops)
+
+    def delete(self, schema: DomainSchema, record_ids: Sequence[str]) -> None:
+        """Delete the points of ``record_ids`` (missing ones are ignored)."""
+        if record_ids:
+            with self._lock:
+                self._written()
+                self.client.delete(
+                    self.collection(schema),
+                    points_selector=qm.PointIdsList(
+                        points=[point_id(schema.name, r) for r in record_ids]
+                    ),
+                )
+
+    # ----- reads ------------------------------------------------------------------------------
+
+    def _dense_matrix(self, schema: DomainSchema, aspect: str) -> tuple[np.ndarray, list[str]]:
+        """Local mode: the aspect's unit vectors as an ``(n, d)`` float32 matrix and the
+        record id of each row, read once by scrolling the collection and kept until the next
+        write (see :meth:`query_dense`)."""
+        key = (self.collection(schema), aspect)
+        with self._lock:
+            got = self._dense.get(key)
+            if got is not None:
+                return got
+            ids: list[str] = []
+            rows: list[list[float]] = []
+            offset = None
+            while True:
+                points, offset = self.client.scroll(
+                    key[0],
+                    limit=1024,
+                    offset=offset,
+                    with_payload=[schema.id_field],
+                    with_vectors=[aspect],
+                )
+                for p in points:
+                    vec = p.vector.get(aspect) if isinstance(p.vector, dict) else None
+                    if vec is not None and p.payload and schema.id_field in p.payload:
+                        ids.append(str(p.payload[schema.id_field]))
+                        rows.append(vec)  # type: ignore[arg-type]
+                if offset is None:
+                    break
+            matrix = np.asarray(rows, dtype=np.float32).reshape(len(rows), -1)
+            norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+            matrix /= np.where(norms > 0, norms, 1.0)  # already unit: Qdrant normalizes cosine
+            got = self._dense[key] = (matrix, ids)
+            return got
+
+    def query_dense(
+        self,
+        schema: DomainSchema,
+        aspect: str,
+        vector: Sequence[float],
+        top_k: int,
+        flt: qm.Filter | None,
+    ) -> list[ScoredRecord]:
+        """Nearest neighbours on one named vector (cosine), best first.
+
+        Unfiltered queries in local mode are answered from :meth:`_dense_matrix`: one
+        ``(n, d) @ (d,)`` float32 product and a stable arg-sort (ties: scroll order). Local
+        mode's own search re-normalizes every stored vector in place and up-casts the matrix
+        to float64 on each query, which made it the slowest source (tens of ms at 5k
+        points). Scores equal Qdrant's cosine up to float32 rounding (~1e-7); exact ties
+        (identical texts) may come in another order than Qdrant's, which is arbitrary too.
+        Filtered queries, collections under ``DENSE_MATRIX_MIN_POINTS`` (where local mode
+        is fast enough and rankings stay exactly as before, the bundled catalog among them),
+        and every query on a server go to Qdrant.
+        """
+        matrix, ids = (
+            self._dense_matrix(schema, aspect)
+            if flt is None and not self.server_mode
+            else (None, [])
+        )
+        if matrix is not None and len(ids) >= DENSE_MATRIX_MIN_POINTS:
+            q = np.asarray(vector, dtype=np.float32)
+            norm = float(np.linalg.norm(q))
+            scores = matrix @ (q / norm if norm > 0 else q)
+            k = min(top_k, len(ids))
+            if k < len(ids):
+                top = np.sort(np.argpartition(-scores, k - 1)[:k])
+                top = top[np.argsort(-scores[top], kind="stable")]
+            else:
+                top = np.argsort(-scores, kind="stable")
+            return [ScoredRecord(ids[i], float(scores[i]), {}) for i in top.tolist()]
+        with self._lock:
+            resp = self.client.query_points(
+                self.collection(schema),
+                query=list(map(float, vector)),
+                using=aspect,
+                query_filter=flt,
+                limit=top_k,
+                # Ids only: most hits do not survive fusion, and copying payloads is the bulk
+                # of a local-mode query; the executor fetches the payloads it keeps.
+                with_payload=[schema.id_field],
+            )
+        return [ScoredRecord(str(p.payload[schema.id_field]), p.score, {}) for p in resp.points]
+
+    def query_sparse(
+        self, schema: DomainSchema, vector: qm.SparseVector, top_k: int, flt: qm.Filter | None
+    ) -> list[ScoredRecord]:
+        """Sparse (BM25 with IDF modifier) search on the server's ``bm25`` vector."""
+        with self._lock:
+            resp = self.client.query_points(
+                self.collection(schema),
+                query=vector,
+                using=SPARSE_VECTOR,
+                query_filter=flt,
+                limit=top_k,
+                with_payload=True,
+            )
+        return [
+            ScoredRecord(str(p.payload[schema.id_field]), p.score, p.payload) for p in resp.points
+        ]
+
+    def has_sparse(self, schema: DomainSchema) -> bool:
+        """Whether the domain's collection carries the sparse ``bm25`` vector (server mode
+        collections do; local-mode ones keep BM25 in bm25s instead)."""
+        if not self.exists(schema):
+            return False
+        with self._lock:
+            info = self.client.get_collection(self.collection(schema))
+        return SPARSE_VECTOR in (info.config.params.sparse_vectors or {})
+
+    def query_hybrid_rrf(
+        self,
+        schema: DomainSchema,
+        aspect: str,
+        dense: Sequence[float],
+        sparse: qm.SparseVector,
+        top_k: int,
+        rrf_k: int = 60,
+        flt: qm.Filter | None = None,
+    ) -> list[ScoredRecord]:
+        """Dense (``aspect``) and sparse (``bm25``) top-``top_k`` prefetches fused by Qdrant's
+        own RRF in one ``query_points`` call; the collection needs the sparse vector
+        (:meth:`has_sparse`). Best first, ids only.
+
+        Qdrant scores ``1 / (k + position)`` with the position counted from 0, so it is given
+        ``k = rrf_k + 1`` to compute this project's ``sum 1 / (rrf_k + rank)``, rank from 1.
+        """
+        with self._lock:
+            resp = self.client.query_points(
+                self.collection(schema),
+                prefetch=[
+                    qm.Prefetch(
+                        query=list(map(float, dense)), using=aspect, limit=top_k, filter=flt
+                    ),
+                    qm.Prefetch(query=sparse, using=SPARSE_VECTOR, limit=top_k, filter=flt),
+                ],
+                query=qm.RrfQuery(rrf=qm.Rrf(k=rrf_k + 1)),
+                limit=top_k,
+                with_payload=[schema.id_field],
+            )
+        return [ScoredRecord(str(p.payload[schema.id_field]), p.score, {}) for p in resp.points]
+
+    def vector_of(self, schema: DomainSchema, record_id: str, aspect: str) -> list[float] | None:
+        """The stored vector of one aspect of a record (None when the record is absent)."""
+        found = self.get_records(schema, [record_id], with_vectors=True)
+        rec = found.get(record_id)
+        if rec is None or not isinstance(rec.vector, dict):
+            return None
+        vec = rec.vector.get(aspect)
+        return list(vec) if vec is not None else None  # type: ignore[arg-type]
+
+    def vectors_of(
+        self, schema: DomainSchema, record_ids: Sequence[str], aspect: str
+    ) -> dict[str, list[float]]:
+        """The stored ``aspect`` vectors of ``record_ids`` keyed by record id (records absent
+        or without that vector are left out). One ``retrieve`` with only the id field of the
+        payload, so no payload is copied."""
+        if not record_ids:
+            return {}
+        ids = [point_id(schema.name, r) for r in dict.fromkeys(record_ids)]
+        with self._lock:
+            points = self.client.retrieve(
+                self.collection(schema),
+                ids=ids,
+                with_payload=[schema.id_field],
+                with_vectors=[aspect],
+            )
+        out: dict[str, list[float]] = {}
+        for p in points:
+            vec = p.vector.get(aspect) if isinstance(p.vector, dict) else None
+            if vec is not None and p.payload and schema.id_field in p.payload:
+                out[str(p.payload[schema.id_field])] = list(vec)  # type: ignore[arg-type]
+        return out
+
+    def scroll(
+        self,
+        schema: DomainSchema,
+        flt: qm.Filter | None = None,
+        batch: int = 512,
+        payload: bool | list[str] = True,
+    ) -> Iterator[dict[str, Any]]:
+        """Every payload matching ``flt`` (all points when None), in point-id order."""
+        offset = None
+        while True:
+            with self._lock:
+                points, offset = self.client.scroll(
+                    self.collection(schema),
+                    scroll_filter=flt,
+                    limit=batch,
+                    offset=offset,
+                    with_payload=payload,
+                )
+            for p in points:
+                if p.payload:
+                    yield p.payload
+            if offset is None:
+                break
+
+    def close(self) -> None:
+        """Release the client (and the local-mode folder lock)."""
+        with self._lock:
+            self.client.close()

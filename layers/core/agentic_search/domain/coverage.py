@@ -1,0 +1,224 @@
+"""Coverage grading: which parts of the request the selected evidence explicitly supports.
+
+Deterministic and conservative: a target counts as covered only when some selected evidence
+supports it literally (a structured value that satisfies the constraint, a preference value
+present in the field, a quoted phrase verbatim, a query term among the evidence's stems).
+An LLM grader can replace :func:`grade_coverage` behind the :class:`CoverageGrader` protocol.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Protocol
+
+from agentic_search.domain.filters import matches
+from agentic_search.domain.schema import DomainSchema
+from agentic_search.domain.text import Analyzer, contains_phrase, field_text
+from agentic_search.evidence import Contradiction, Coverage, CoverageItem, CoverageTarget, Evidence
+from agentic_search.models import IntentState
+
+#: Words that say what the user wants done, not what the evidence must contain.
+GOAL_WORDS = [
+    "alternative",
+    "alternatives",
+    "like",
+    "similar",
+    "instead",
+    "replacement",
+    "replace",
+    "versus",
+    "compare",
+    "comparison",
+    "best",
+    "top",
+    "good",
+    "recommend",
+    "recommended",
+    "find",
+    "looking",
+    "need",
+    "want",
+]
+
+
+class CoverageGrader(Protocol):
+    """Grades selected evidence against the request's targets."""
+
+    name: str
+
+    def grade(self, targets: Sequence[CoverageTarget], evidence: Sequence[Evidence]) -> Coverage:
+        """The coverage map of ``evidence`` for ``targets``."""
+        ...
+
+
+def coverage_targets(
+    intent: IntentState, schema: DomainSchema, analyzer: Analyzer
+) -> list[CoverageTarget]:
+    """What the evidence should support, from the intent.
+
+    * each hard constraint (``kind="constraint"``, ``must`` as stated);
+    * each soft vocabulary match mapped to a record field (``preference``: any of the values);
+    * each quoted phrase / must-preserve term (``phrase``, must);
+    * each remaining analysed query term (``term``), leaving out terms of constraint phrases,
+      of the reference and excluded tools, and of the preference values already targeted.
+    """
+    targets: list[CoverageTarget] = []
+    skip: set[str] = set()
+    for flt in intent.constraints:
+        targets.append(
+            CoverageTarget(kind="constraint", label=flt.label(), filter=flt, must=flt.must)
+        )
+        skip.update(analyzer.terms(flt.origin or ""))
+        skip.update(analyzer.terms(field_text(flt.value)))
+    for vocab, values in intent.matches.items():
+        fname = schema.vocabulary_fields.get(vocab)
+        if not fname or not values:
+            continue
+        targets.append(
+            CoverageTarget(
+                kind="preference",
+                label=f"{fname} ~ {' | '.join(map(str, values))}",
+                field=fname,
+                values=list(values),
+            )
+        )
+        for v in values:
+            skip.update(analyzer.terms(str(v)))
+        synonyms = schema.vocabularies.get(vocab, {})
+        for v in values:
+            for syn in synonyms.get(str(v), []):
+                skip.update(analyzer.terms(syn))
+    ref = (intent.reference_tool_name or "").lower()
+    for phrase in intent.must_preserve_terms:
+        if phrase.lower() == ref:
+            continue  # "alternative to Cursor": evidence about Cursor itself is not wanted
+        targets.append(CoverageTarget(kind="phrase", label=f'"{phrase}"', text=phrase, must=True))
+        skip.update(analyzer.terms(phrase))
+    for name in [intent.reference_tool_name or "", intent.reference_tool or ""]:
+        skip.update(analyzer.terms(name))
+    for tool in intent.excluded_tools:
+        skip.update(analyzer.terms(tool.replace("-", " ")))
+    skip.update(analyzer.terms(" ".join(GOAL_WORDS)))
+    for term in dict.fromkeys(intent.keywords):
+        if term not in skip and len(term) >= 3:
+            targets.append(CoverageTarget(kind="term", label=term, text=term))
+    return targets
+
+
+class EvidenceMatcher:
+    """Decides whether one evidence supports one target (stems cached per evidence id)."""
+
+    def __init__(self, schema: DomainSchema, analyzer: Analyzer) -> None:
+        self.schema = schema
+        self.analyzer = analyzer
+        self._terms: dict[str, frozenset[str]] = {}
+
+    def terms(self, ev: Evidence) -> frozenset[str]:
+        """Analysed terms of the evidence's title and text."""
+        got = self._terms.get(ev.id)
+        if got is None:
+            got = frozenset(self.analyzer.terms(f"{ev.title or ''} {ev.text}"))
+            self._terms[ev.id] = got
+        return got
+
+    def supports(self, target: CoverageTarget, ev: Evidence) -> bool:
+        """Whether ``ev`` explicitly supports ``target``."""
+        if target.kind == "constraint" and target.filter is not None:
+            return target.filter.field in ev.fields and matches(
+                self.schema, target.filter, ev.fields
+            )
+        if target.kind == "preference" and target.field:
+            have = ev.fields.get(target.field)
+            items = have if isinstance(have, list) else [have]
+            return any(v in items for v in target.values)
+        if target.kind == "phrase" and target.text:
+            return contains_phrase(f"{ev.title or ''} {ev.text}", target.text)
+        if target.kind == "term" and target.text:
+            return target.text in self.terms(ev)
+        return False
+
+
+def find_contradictions(
+    evidence: Sequence[Evidence], title_key: bool = True
+) -> list[Contradiction]:
+    """Fields on which evidence about the same document disagrees.
+
+    Evidence is grouped by ``doc_id`` and, when ``title_key``, also by lowercased title (two
+    catalog entries for the same product). Values are compared as text; a field missing from
+    one piece is not a disagreement.
+    """
+    groups: dict[str, list[Evidence]] = defaultdict(list)
+    for ev in evidence:
+        groups[f"doc:{ev.doc_id}"].append(ev)
+        if title_key and ev.title:
+            groups[f"title:{ev.title.strip().lower()}"].append(ev)
+    out: list[Contradiction] = []
+    seen: set[tuple[str, str]] = set()
+    for key, group in sorted(groups.items()):
+        ids = {e.id for e in group}
+        if len(ids) < 2:
+            continue
+        fields = sorted({f for e in group for f in e.fields})
+        for fname in fields:
+            values: dict[str, list[str]] = defaultdict(list)
+            for e in group:
+                if fname in e.fields and e.fields[fname] is not None:
+                    values[field_text(e.fields[fname])].append(e.id)
+            if len(values) > 1:
+                doc = key.split(":", 1)[1]
+                sig = (",".join(sorted(ids)), fname)
+                if sig in seen:
+                    continue
+                seen.add(sig)
+                out.append(Contradiction(doc_id=doc, field=fname, values=dict(values)))
+    return out
+
+
+class DeterministicGrader:
+    """The default grader (see the module docstring).
+
+    ``confidence = 0.85 * weighted_coverage + 0.15 * quality``, minus 0.1 per contradiction
+    (floored at 0), where ``weighted_coverage`` weighs constraints and phrases 3, preferences
+    2 and terms 1 (1.0 when there are no targets), and ``quality`` is the share of selected
+    evidence that two or more retrieval modes (dense, sparse, structured) found. No evidence:
+    confidence 0.
+    """
+
+    name = "deterministic"
+
+    def __init__(self, schema: DomainSchema, matcher: EvidenceMatcher) -> None:
+        self.schema = schema
+        self.matcher = matcher
+
+    def grade(self, targets: Sequence[CoverageTarget], evidence: Sequence[Evidence]) -> Coverage:
+        """The coverage map of ``evidence`` for ``targets``."""
+        items = []
+        for t in targets:
+            ids = [e.id for e in evidence if self.matcher.supports(t, e)]
+            items.append(
+                CoverageItem(
+                    kind=t.kind, label=t.label, covered=bool(ids), evidence=ids, must=t.must
+                )
+            )
+        if not evidence:
+            return Coverage(items=items, quality=0.0, confidence=0.0, grader=self.name)
+        total = sum(t.weight for t in targets)
+        got = sum(t.weight for t, i in zip(targets, items, strict=True) if i.covered)
+        ratio = got / total if total else 1.0
+        quality = sum(1 for e in evidence if _modes(e) >= 2) / len(evidence)
+        contradictions = find_contradictions(evidence)
+        confidence = max(0.0, 0.85 * ratio + 0.15 * quality - 0.1 * len(contradictions))
+        return Coverage(
+            items=items,
+            quality=round(quality, 4),
+            confidence=round(min(1.0, confidence), 4),
+            contradictions=contradictions,
+            grader=self.name,
+        )
+
+
+def _modes(ev: Evidence) -> int:
+    if ev.provenance is None:
+        return 0
+    return len({h.source.split(":", 1)[0] for h in ev.provenance.hits})

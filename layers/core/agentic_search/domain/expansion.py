@@ -1,0 +1,101 @@
+"""Pseudo-relevance feedback from the evidence found so far: RM3-style expansion terms for the
+keyword side, a Rocchio query vector for the dense side.
+
+Relevance model RM1 (Lavrenko and Croft, "Relevance-Based Language Models", SIGIR 2001), as
+used in RM3 (Abdul-Jaleel et al., "UMass at TREC 2004"): ``P(w|R) ~ sum_d P(w|d) * P(d|q)``
+with ``P(w|d) = tf(w, d) / |d|`` and ``P(d|q)`` the feedback document's normalized retrieval
+weight. RM3's interpolation with the original query is done by the executor's fusion (the
+feedback round's ranked lists get a lower weight than the original query's).
+
+Rocchio (J. J. Rocchio, "Relevance Feedback in Information Retrieval", in *The SMART
+Retrieval System*, 1971), positive feedback only: ``q' = a * q/|q| + (1 - a) * mean(d/|d|)``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+from agentic_search.domain.text import Analyzer
+
+_WORD = re.compile(r"(?u)\b[^\W\d_][\w-]{2,}\b")
+
+
+def rm3_terms(
+    query_terms: Iterable[str],
+    feedback: Sequence[tuple[str, float]],
+    n_terms: int,
+    analyzer: Analyzer,
+) -> list[str]:
+    """Top ``n_terms`` expansion words for a query from ``feedback`` (text, weight) pairs.
+
+    Terms already in ``query_terms`` (stems), stopwords and words shorter than 3 letters are
+    left out. Each stem is returned as its most frequent surface form in the feedback texts
+    (so it can be embedded as well as matched). Ties break by first appearance. Weights need
+    not sum to 1; non-positive weights are ignored.
+    """
+    if n_terms <= 0 or not feedback:
+        return []
+    skip = set(query_terms)
+    weight_sum = sum(w for _, w in feedback if w > 0) or 1.0
+    scores: Counter[str] = Counter()
+    surface: dict[str, Counter[str]] = {}
+    order: dict[str, int] = {}
+    word_stems: dict[str, list[str]] = {}  # each distinct word analysed once
+    for text, weight in feedback:
+        if weight <= 0:
+            continue
+        stems: list[str] = []
+        for word in _WORD.findall(text.lower()):
+            got = word_stems.get(word)
+            if got is None:
+                got = word_stems[word] = analyzer.terms(word)
+            for stem in got:
+                stems.append(stem)
+                surface.setdefault(stem, Counter())[word] += 1
+                order.setdefault(stem, len(order))
+        if not stems:
+            continue
+        for stem, count in Counter(stems).items():
+            scores[stem] += (count / len(stems)) * (weight / weight_sum)
+    ranked = sorted(
+        (s for s in scores if s not in skip and len(s) >= 3),
+        key=lambda s: (-scores[s], order.get(s, 0)),
+    )
+    words: list[str] = []
+    for stem in ranked:
+        word = surface[stem].most_common(1)[0][0]
+        if word not in words:  # "self-hosted" gives two stems but is one word
+            words.append(word)
+        if len(words) == n_terms:
+            break
+    return words
+
+
+def rocchio_vector(
+    query: Sequence[float] | np.ndarray,
+    feedback: Sequence[Sequence[float] | np.ndarray],
+    alpha: float,
+) -> np.ndarray:
+    """Rocchio's positive-feedback query vector, as a unit float32 vector of the query's
+    dimension: ``alpha * q/|q| + (1 - alpha) * mean(d/|d|)`` over the ``feedback`` vectors
+    (each normalized first, so a long document does not outweigh a short one).
+
+    With no feedback vectors it is the normalized query. Raises ``ValueError`` when a
+    feedback vector's dimension differs from the query's or ``alpha`` is outside [0, 1].
+    """
+    if not 0.0 <= alpha <= 1.0:
+        raise ValueError(f"alpha must be in [0, 1], got {alpha}")
+    q = np.asarray(query, dtype=np.float32)
+    out = q / (np.linalg.norm(q) or 1.0)
+    if len(feedback):
+        docs = np.asarray(feedback, dtype=np.float32).reshape(len(feedback), -1)
+        if docs.shape[1] != q.shape[0]:
+            raise ValueError(f"feedback vectors have dimension {docs.shape[1]}, query {q.shape[0]}")
+        norms = np.linalg.norm(docs, axis=1, keepdims=True)
+        centroid = (docs / np.where(norms > 0, norms, 1.0)).mean(axis=0)
+        out = alpha * out + (1.0 - alpha) * centroid
+    return out / (np.linalg.norm(out) or 1.0)

@@ -1,0 +1,293 @@
+"""Query planning: IntentState -> validated :class:`QueryPlan`.
+
+The rule-based planner chooses a strategy from what the intent holds and routes to aspects:
+
+* ``identity-focused``: a reference tool and nothing else -> the reference tool's stored
+  identity and functionality vectors, plus the query text on identity;
+* ``capability-focused``: functionality or category values -> functionality + identity;
+* ``usecase-focused``: user types, industries, or a task phrasing ("for writing", "to
+  transcribe") -> usecases + identity;
+* ``multi-collection-hybrid``: two or more of the above.
+
+Every plan also has the BM25 keyword source over the query (must-preserve terms appended), a
+structured source when the intent matched vocabulary values (ranked by matched preferences),
+hard constraints pushed down into every source, and the seed's fusion rule: 3+ sources -> RRF,
+2 -> weighted sum, 1 -> none. :func:`validate_plan` lists every reason a plan is invalid.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Protocol
+
+from agentic_search.domain.filters import filter_problems
+from agentic_search.domain.schema import DomainSchema
+from agentic_search.models import (
+    TOP_K_MAX,
+    TOP_K_MIN,
+    Filter,
+    IntentState,
+    QueryPlan,
+    SparseSource,
+    StructuredSource,
+    VectorSource,
+)
+
+
+class PlanError(ValueError):
+    """A plan that breaks the plan rules; ``reasons`` lists each."""
+
+    def __init__(self, reasons: list[str]) -> None:
+        self.reasons = reasons
+        super().__init__("invalid query plan: " + "; ".join(reasons))
+
+
+class QueryPlanner(Protocol):
+    """Turns an IntentState into a QueryPlan."""
+
+    name: str
+
+    def plan(self, intent: IntentState, limit: int = 10) -> QueryPlan:
+        """Plan retrieval for ``intent``, returning at most ``limit`` candidates."""
+        ...
+
+
+_TASK = re.compile(
+    r"\b(?:for|to|help(?:s)?\s+(?:me\s+)?|so\s+i\s+can|i\s+need\s+to|i\s+want\s+to)\s+\w+"
+)
+_PREFERENCE_VOCABS = (
+    "categories",
+    "functionality",
+    "interface",
+    "platforms",
+    "user_types",
+    "industries",
+)
+
+
+def validate_plan(plan: QueryPlan, schema: DomainSchema) -> None:
+    """Check a plan against the schema and the plan rules.
+
+    Rules: at least one source; aspects exist; topK within 1..200; reference-tool vectors need a
+    reference id; filters allowed by the schema; fusion 'none' only with one source; RRF when
+    there are 3 or more sources (seed rule); weighted sum / DBSF need 2+ sources.
+
+    Raises:
+        PlanError: listing every violation.
+    """
+    reasons: list[str] = []
+    if plan.domain != schema.name:
+        reasons.append(f"plan is for domain {plan.domain!r}, schema is {schema.name!r}")
+    n = plan.source_count
+    if n == 0:
+        reasons.append("plan has no sources")
+    for vs in plan.vector_sources:
+        if vs.aspect not in schema.aspect_names:
+            reasons.append(f"unknown aspect {vs.aspect!r} (known: {schema.aspect_names})")
+        if not TOP_K_MIN <= vs.top_k <= TOP_K_MAX:
+            reasons.append(f"topK {vs.top_k} for {vs.aspect!r} outside {TOP_K_MIN}..{TOP_K_MAX}")
+        if vs.query_vector_source != "reference_tool" and not (vs.text or "").strip():
+            reasons.append(f"vector source {vs.aspect!r} has no query text")
+        if vs.query_vector_source == "reference_tool" and not vs.text:
+            reasons.append(f"vector source {vs.aspect!r} uses a reference tool but names none")
+    for flt in plan.filters:
+        reasons += filter_problems(schema, flt)
+    for src in plan.structured_sources:
+        for flt in [*src.filters, *src.preferences]:
+            reasons += filter_problems(schema, flt)
+    if plan.fusion == "none" and n > 1:
+        reasons.append(f"fusion 'none' needs exactly one source, plan has {n}")
+    if n >= 3 and plan.fusion != "rrf":
+        reasons.append(f"RRF is required for 3+ sources (plan has {n}, fusion {plan.fusion!r})")
+    if plan.fusion in ("weighted_sum", "dbsf") and n < 2:
+        reasons.append(f"fusion {plan.fusion!r} needs 2+ sources")
+    if reasons:
+        raise PlanError(reasons)
+
+
+def fusion_for(source_count: int) -> str:
+    """The seed's fusion rule: 3+ sources -> rrf, 2 -> weighted_sum, else none."""
+    if source_count >= 3:
+        return "rrf"
+    if source_count == 2:
+        return "weighted_sum"
+    return "none"
+
+
+def structured_source_for(
+    schema: DomainSchema, intent: IntentState, limit: int
+) -> StructuredSource | None:
+    """The structured source of an intent: its hard constraints as filters, its vocabulary
+    matches (and the reference tool's profile) as soft preferences; None without preferences."""
+    preferences: list[Filter] = []
+    for vocab in _PREFERENCE_VOCABS:
+        values = list(
+            dict.fromkeys(
+                [*intent.matches.get(vocab, []), *intent.reference_profile.get(vocab, [])]
+            )
+        )
+        field = schema.vocabulary_fields.get(vocab)
+        if values and field and "in" in schema.fields[field].filter:
+            preferences.append(Filter(field=field, operator="in", value=list(values)))
+    if not preferences:
+        return None
+    return StructuredSource(
+        filters=list(intent.constraints),
+        preferences=preferences,
+        top_k=min(TOP_K_MAX, max(30, limit * 2)),
+    )
+
+
+def excluded_ids(intent: IntentState) -> list[str]:
+    """Ids a plan must not return: the reference tool of an "alternative to X" query and the
+    tools the user excluded ("not Terraform")."""
+    ref = intent.reference_tool
+    exclude = [ref] if ref and intent.primary_goal == "alternative-to" else []
+    return exclude + [t for t in intent.excluded_tools if t not in exclude]
+
+
+class RuleBasedPlanner:
+    """Deterministic planner over a domain schema (see module docstring)."""
+
+    name = "rules"
+
+    def __init__(self, schema: DomainSchema, rrf_k: int = 60) -> None:
+        self.schema = schema
+        self.rrf_k = rrf_k
+
+    def plan(self, intent: IntentState, limit: int = 10) -> QueryPlan:
+        """Build and validate the plan for ``intent``.
+
+        Raises:
+            PlanError: if the resulting plan is invalid (a bug or a bad schema).
+        """
+        schema = self.schema
+        aspects = set(schema.aspect_names)
+        m = intent.matches
+        capability = bool(m.get("functionality") or m.get("categories"))
+        # Use-case phrasing is looked for in the query minus its constraint and reference phrases
+        # ("alternative to X" and "for Linux" are not tasks).
+        if intent.semantic_variants:
+            task_text = intent.semantic_variants[0]
+        elif intent.constraints or intent.reference_tool:
+            task_text = ""
+        else:
+            task_text = intent.normalized_query
+        usecase = bool(m.get("user_types") or m.get("industries")) or bool(
+            _TASK.search(task_text) and not capability
+        )
+        reference = intent.reference_tool
+        # With a reference tool and nothing else left of the query ("alternative to Cursor"),
+        # the query text carries no meaning of its own: search by the reference's vectors and
+        # profile instead of embedding the word "alternative".
+        by_example_only = bool(reference) and not intent.semantic_variants
+        dense_text = intent.semantic_variants[0] if intent.semantic_variants else intent.query
+        if not dense_text.strip():
+            dense_text = intent.query
+        qvs = "semantic_variant" if intent.semantic_variants else "query_text"
+
+        focus = [
+            name
+            for name, on in (
+                ("capability", capability),
+                ("usecase", usecase),
+                ("reference", bool(reference)),
+            )
+            if on
+        ]
+        if len(focus) >= 2:
+            strategy = "multi-collection-hybrid"
+        elif reference:
+            strategy = "identity-focused"
+        elif capability:
+            strategy = "capability-focused"
+        elif usecase:
+            strategy = "usecase-focused"
+        else:
+            strategy = "multi-collection-hybrid" if len(aspects) > 1 else "identity-focused"
+
+        rationale: list[str] = [f"strategy {strategy}: signals {focus or ['none']}"]
+        sources: list[VectorSource] = []
+
+        def add(aspect: str, source: str, text: str | None, weight: float = 1.0) -> None:
+            if aspect not in aspects:
+                return
+            key = (aspect, source)
+            if any((s.aspect, s.query_vector_source) == key for s in sources):
+                return
+            top_k = min(TOP_K_MAX, max(schema.aspect(aspect).default_top_k, limit * 2))
+            sources.append(
+                VectorSource(
+                    aspect=aspect,
+                    top_k=top_k,
+                    query_vector_source=source,  # type: ignore[arg-type]
+                    text=text,
+                    weight=weight,
+                )
+            )
+
+        first_aspect = schema.aspect_names[0]
+        if reference:
+            add("identity", "reference_tool", reference)
+            add("functionality", "reference_tool", reference)
+            rationale.append(f"reference tool {intent.reference_tool_name!r}: its stored vectors")
+        if not by_example_only:
+            add(first_aspect, qvs, dense_text)
+        if capability:
+            add("functionality", qvs, dense_text)
+        if usecase:
+            add("usecases", qvs, dense_text)
+        if (
+            strategy == "multi-collection-hybrid"
+            and not reference
+            and not capability
+            and not usecase
+        ):
+            add("functionality", qvs, dense_text)
+            add("usecases", qvs, dense_text)
+        if m.get("interface") or m.get("platforms"):
+            add("interface", qvs, dense_text)
+
+        profile_terms = [v for values in intent.reference_profile.values() for v in values]
+        if reference:
+            # Query by example: the reference's vocabulary values replace its name, which would
+            # otherwise favour tools that merely mention it ("an alternative to Cursor").
+            ref_name = (intent.reference_tool_name or "").lower()
+            preserved = [t for t in intent.must_preserve_terms if t.lower() != ref_name]
+            base = intent.semantic_variants[0] if intent.semantic_variants else ""
+            keyword_text = " ".join([base, *preserved, *profile_terms]).strip()
+        else:
+            keyword_text = " ".join([intent.query, *intent.must_preserve_terms])
+        sparse = SparseSource(
+            text=keyword_text or intent.query, top_k=min(TOP_K_MAX, max(50, limit * 3))
+        )
+
+        structured: list[StructuredSource] = []
+        if (st := structured_source_for(schema, intent, limit)) is not None:
+            structured.append(st)
+            rationale.append("structured source: " + ", ".join(p.label() for p in st.preferences))
+        if intent.constraints:
+            rationale.append(
+                "hard filters pushed into every source: "
+                + ", ".join(f.label() for f in intent.constraints)
+            )
+
+        exclude = excluded_ids(intent)
+        count = len(sources) + 1 + len(structured)
+        plan = QueryPlan(
+            domain=schema.name,
+            strategy=strategy,  # type: ignore[arg-type]
+            vector_sources=sources,
+            sparse_source=sparse,
+            structured_sources=structured,
+            filters=list(intent.constraints),
+            exclude_ids=exclude,
+            fusion=fusion_for(count),  # type: ignore[arg-type]
+            rrf_k=self.rrf_k,
+            limit=limit,
+            confidence=round(min(0.95, 0.5 + 0.5 * intent.confidence), 2),
+            rationale=rationale,
+            planner=self.name,
+        )
+        validate_plan(plan, schema)
+        return plan

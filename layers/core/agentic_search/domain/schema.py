@@ -1,0 +1,281 @@
+"""Domain schemas: vocabularies with synonyms, record fields, aspects and intent fields.
+
+A domain schema is the foundation of the pipeline: it says which fields become which named
+dense vector (an *aspect*), which fields the BM25 keyword index reads, which fields may be
+filtered on and with which operators (the allowlist every filter compiler enforces), and which
+controlled vocabularies the intent extractor may emit. Schemas ship as YAML files in
+``agentic_search/domains`` (``tools`` and ``documents``); a user may load their own with
+:func:`load_schema` given a path.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from functools import cached_property, lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
+
+Operator = Literal["eq", "ne", "in", "nin", "lt", "lte", "gt", "gte", "contains"]
+FieldType = Literal["string", "list", "number", "boolean"]
+
+#: Operators that make sense per field type; a schema that allows others is rejected at load.
+_OPERATORS_BY_TYPE: dict[str, set[str]] = {
+    "string": {"eq", "ne", "in", "nin", "contains"},
+    "list": {"in", "nin"},
+    "number": {"eq", "ne", "lt", "lte", "gt", "gte"},
+    "boolean": {"eq", "ne"},
+}
+
+
+class SchemaError(ValueError):
+    """Raised when a domain schema file is missing or inconsistent."""
+
+
+class FieldDef(BaseModel):
+    """One record field: its type, constraints and the filter operators allowed on it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    type: FieldType
+    required: bool = False
+    nullable: bool = False
+    vocabulary: str | None = None
+    filter: list[Operator] = Field(default_factory=list)
+    relax_rank: int | None = Field(
+        default=None, description="Softness for the relaxation ladder: lower relaxes first."
+    )
+
+
+class Aspect(BaseModel):
+    """A named dense vector built from chosen record fields."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
+    fields: list[str] = Field(min_length=1)
+    description: str = ""
+    default_top_k: int = Field(default=20, ge=1, le=200)
+
+
+class IntentFieldDef(BaseModel):
+    """A field of the IntentState that an extractor (rules or LLM) fills."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    type: Literal["enum", "string", "list"]
+    description: str = ""
+    vocabulary: str | None = None
+    values: list[str] | None = None
+
+
+class SortSpec(BaseModel):
+    """The declared sort field used to rank structured hits (ties after match count)."""
+
+    field: str
+    order: Literal["asc", "desc"] = "asc"
+
+
+class ChunkSpec(BaseModel):
+    """Chunking of long texts at ingest (see ``agentic_search.domain.chunking``), in words."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_words: int = Field(ge=2, le=10000)
+    overlap_words: int = Field(default=0, ge=0)
+
+    @model_validator(mode="after")
+    def _overlap_smaller(self) -> ChunkSpec:
+        if self.overlap_words >= self.max_words:
+            raise ValueError("overlap_words must be smaller than max_words")
+        return self
+
+
+class DomainSchema(BaseModel):
+    """A domain: vocabularies, record fields, aspects, keyword fields and intent fields.
+
+    ``vocabularies`` maps a vocabulary name to ``{canonical value: [synonyms]}``; canonical
+    values are what records carry and what filters compare against.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(pattern=r"^[a-z][a-z0-9_-]*$")
+    version: str
+    id_field: str = "id"
+    title_field: str
+    text_field: str
+    vocabularies: dict[str, dict[str, list[str]]] = Field(default_factory=dict)
+    fields: dict[str, FieldDef]
+    vocabulary_fields: dict[str, str] = Field(default_factory=dict)
+    aspects: list[Aspect] = Field(min_length=1)
+    keyword_fields: list[str] = Field(min_length=1)
+    structured_sort: SortSpec
+    chunking: ChunkSpec | None = None
+    candidate_metadata: dict[str, str] = Field(default_factory=dict)
+    intent_fields: list[IntentFieldDef] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> DomainSchema:
+        problems: list[str] = []
+        known = set(self.fields)
+        for required in (self.id_field, self.title_field, self.text_field):
+            if required not in known:
+                problems.append(f"field {required!r} is named but not defined under fields")
+        for fname, fdef in self.fields.items():
+            if fdef.vocabulary and fdef.vocabulary not in self.vocabularies:
+                problems.append(f"field {fname!r} uses unknown vocabulary {fdef.vocabulary!r}")
+            bad_ops = set(fdef.filter) - _OPERATORS_BY_TYPE[fdef.type]
+            if bad_ops:
+                problems.append(f"field {fname!r} ({fdef.type}) allows {sorted(bad_ops)}")
+        for vocab, fname in self.vocabulary_fields.items():
+            if vocab not in self.vocabularies:
+                problems.append(f"vocabulary_fields names unknown vocabulary {vocab!r}")
+            if fname not in known:
+                problems.append(f"vocabulary_fields maps {vocab!r} to unknown field {fname!r}")
+        seen: set[str] = set()
+        for aspect in self.aspects:
+            if aspect.name in seen:
+                problems.append(f"aspect {aspect.name!r} is defined twice")
+            seen.add(aspect.name)
+            problems += [
+                f"aspect {aspect.name!r} reads unknown field {f!r}"
+                for f in aspect.fields
+                if f not in known
+            ]
+        problems += [
+            f"keyword field {f!r} is unknown" for f in self.keyword_fields if f not in known
+        ]
+        problems += [
+            f"candidate_metadata maps {k!r} to unknown field {v!r}"
+            for k, v in self.candidate_metadata.items()
+            if v not in known
+        ]
+        if self.structured_sort.field not in known:
+            problems.append(f"structured_sort field {self.structured_sort.field!r} is unknown")
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
+
+    # ----- derived views -------------------------------------------------------------------
+
+    @property
+    def aspect_names(self) -> list[str]:
+        """Names of the aspects, i.e. the named dense vectors of the collection."""
+        return [a.name for a in self.aspects]
+
+    def aspect(self, name: str) -> Aspect:
+        """Return the aspect called ``name``; raises ``KeyError`` if the schema has none."""
+        for a in self.aspects:
+            if a.name == name:
+                return a
+        raise KeyError(f"unknown aspect {name!r}; known: {self.aspect_names}")
+
+    @property
+    def filterable_fields(self) -> dict[str, FieldDef]:
+        """Fields that allow at least one filter operator (the filter allowlist)."""
+        return {k: v for k, v in self.fields.items() if v.filter}
+
+    @cached_property
+    def fingerprint(self) -> str:
+        """SHA-256 (hex, 16 chars) of the schema content: part of cache keys and content hashes."""
+        blob = json.dumps(self.model_dump(mode="json"), sort_keys=True).encode()
+        return hashlib.sha256(blob).hexdigest()[:16]
+
+    @cached_property
+    def record_model(self) -> type[BaseModel]:
+        """A pydantic model validating one catalog record against this schema's fields."""
+        definitions: dict[str, Any] = {}
+        for fname, fdef in self.fields.items():
+            item: Any
+            if fdef.vocabulary:
+                item = Literal[tuple(self.vocabularies[fdef.vocabulary])]  # type: ignore[misc]
+            else:
+                item = {"string": str, "number": float, "boolean": bool, "list": str}[fdef.type]
+            annotation: Any = list[item] if fdef.type == "list" else item
+            if fdef.nullable or not fdef.required:
+                annotation = annotation | None
+            if fdef.required and fdef.type == "list":
+                default: Any = Field(min_length=1)
+            elif fdef.required and fdef.type == "string" and not fdef.vocabulary:
+                default = Field(min_length=1)
+            elif fdef.required:
+                default = ...
+            else:
+                default = None
+            definitions[fname] = (annotation, default)
+        return create_model(  # type: ignore[call-overload,no-any-return]
+            f"{self.name.title()}Record",
+            __config__=ConfigDict(extra="allow", strict=False),
+            **definitions,
+        )
+
+    def validate_record(self, record: dict[str, Any]) -> dict[str, Any]:
+        """Validate and normalize one record; returns a plain dict.
+
+        Raises:
+            RecordError: with one readable line per problem (field and reason).
+        """
+        try:
+            model = self.record_model.model_validate(record)
+        except ValidationError as exc:
+            reasons = []
+            for err in exc.errors():
+                where = ".".join(str(p) for p in err["loc"]) or "record"
+                reasons.append(f"{where}: {err['msg']}")
+            raise RecordError("; ".join(reasons)) from None
+        data = model.model_dump()
+        for fname, fdef in self.fields.items():
+            if fdef.type == "list" and data.get(fname) is None:
+                data[fname] = []
+        data[self.id_field] = str(data[self.id_field])
+        return data
+
+
+class RecordError(ValueError):
+    """A catalog record that does not satisfy its domain schema."""
+
+
+_BUILTIN = {"tools", "documents"}
+
+
+def available_domains() -> list[str]:
+    """Names of the built-in domain schemas, sorted."""
+    return sorted(_BUILTIN)
+
+
+def load_schema(name_or_path: str | Path) -> DomainSchema:
+    """Load a domain schema by built-in name (``tools``, ``documents``) or YAML path.
+
+    Raises:
+        SchemaError: when the file is missing or the schema is inconsistent (reasons listed).
+    """
+    key = str(name_or_path)
+    if key in _BUILTIN:
+        return _load_builtin(key)
+    path = Path(key)
+    if not path.is_file():
+        raise SchemaError(
+            f"unknown domain {key!r}: not a built-in ({', '.join(sorted(_BUILTIN))}) "
+            "and no such YAML file"
+        )
+    return _parse(path.read_text(encoding="utf-8"), str(path))
+
+
+@lru_cache(maxsize=8)
+def _load_builtin(name: str) -> DomainSchema:
+    text = (resources.files("agentic_search") / "domains" / f"{name}.yaml").read_text("utf-8")
+    return _parse(text, f"built-in domain {name!r}")
+
+
+def _parse(text: str, origin: str) -> DomainSchema:
+    try:
+        raw = yaml.safe_load(text)
+        return DomainSchema.model_validate(raw)
+    except (yaml.YAMLError, ValidationError) as exc:
+        raise SchemaError(f"invalid domain schema in {origin}: {exc}") from None

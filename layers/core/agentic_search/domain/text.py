@@ -1,0 +1,86 @@
+"""Text preparation shared by ingest and search: aspect texts, keyword analysis, content hashes.
+
+The :class:`Analyzer` is the one tokenizer both BM25 implementations use (bm25s locally,
+Qdrant sparse vectors on a server), so a query is analysed exactly as the documents were:
+lowercase, word tokens of 2+ characters, English stopwords removed, Snowball (Porter2) stems.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from functools import lru_cache
+from typing import Any
+
+import Stemmer
+from bm25s.stopwords import STOPWORDS_EN
+
+from agentic_search.domain.schema import DomainSchema
+
+_TOKEN = re.compile(r"(?u)\b\w\w+\b")
+
+
+class Analyzer:
+    """Lowercase, tokenize (``\\b\\w\\w+\\b``), drop English stopwords, Snowball-stem.
+
+    Deterministic and thread-safe (the stemmer cache is per instance, guarded by the GIL).
+    """
+
+    def __init__(self, language: str = "english") -> None:
+        self._stemmer = Stemmer.Stemmer(language)
+        self._stop = frozenset(STOPWORDS_EN)
+
+    def terms(self, text: str) -> list[str]:
+        """Analysed terms of ``text``, in order, duplicates kept (term frequency matters)."""
+        words = [w for w in _TOKEN.findall(text.lower()) if w not in self._stop]
+        return self._stemmer.stemWords(words)
+
+
+@lru_cache(maxsize=1)
+def default_analyzer() -> Analyzer:
+    """The process-wide analyzer."""
+    return Analyzer()
+
+
+def field_text(value: Any) -> str:
+    """Render a record value as text: lists joined by ", ", None as empty."""
+    if value is None:
+        return ""
+    if isinstance(value, list | tuple):
+        return ", ".join(field_text(v) for v in value if v is not None)
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)
+
+
+def aspect_text(schema: DomainSchema, aspect: str, record: dict[str, Any]) -> str:
+    """The text embedded for one aspect of a record: its fields joined by ". "."""
+    parts = [field_text(record.get(f)) for f in schema.aspect(aspect).fields]
+    return ". ".join(p for p in parts if p)
+
+
+def keyword_text(schema: DomainSchema, record: dict[str, Any]) -> str:
+    """The text the BM25 index reads for a record."""
+    parts = [field_text(record.get(f)) for f in schema.keyword_fields]
+    return " . ".join(p for p in parts if p)
+
+
+def aspect_hash(schema: DomainSchema, aspect: str, record: dict[str, Any]) -> str:
+    """SHA-256 of an aspect's source fields (canonical JSON): re-embed only when it changes."""
+    fields = schema.aspect(aspect).fields
+    blob = json.dumps({f: record.get(f) for f in fields}, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def record_hash(record: dict[str, Any]) -> str:
+    """SHA-256 of the whole record (canonical JSON): detects payload-only changes."""
+    blob = json.dumps(record, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def contains_phrase(text: str, phrase: str) -> bool:
+    """Whether ``phrase`` occurs in ``text`` as whole words, case-insensitively ("pair
+    programmer" is not in "pair programmers")."""
+    pattern = r"(?<!\w)" + re.escape(phrase.lower()) + r"(?!\w)"
+    return re.search(pattern, text.lower()) is not None

@@ -1,0 +1,249 @@
+"""The local runner: the search state machine's graph, run in-process.
+
+It calls the same step functions (:class:`~agentic_search.pipeline.steps.SearchSteps`) in the
+same order as ``statemachine/search.asl.json``, with the same Catch routes (see
+docs/state-machine.md):
+
+* CacheCheck fails -> a miss (``cacheError``);
+* ExtractIntent / PlanQuery fail -> ExtractIntentRules / PlanQueryRules (the same steps with the
+  error set); a second failure fails the search (:class:`SearchFailed`);
+* a Retrieve fails -> that sub-query's result carries the error, the others go on (the Map's
+  ``RetrieveFailed`` state);
+* PrepareRound / FuseRerank / GradeRound fail -> Finalize answers from the state as it was
+  before the failed step (a Catch keeps the step's input), listing the error;
+* CacheStore fails -> the answer is returned anyway.
+
+The Map runs the round's sub-queries in a thread pool of ``map_max_concurrency`` workers.
+:class:`EngineRegistry` holds one engine per domain over one shared store (Qdrant local mode
+allows one client per folder).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from agentic_search.adapters.qdrant.store import QdrantStore
+from agentic_search.config import Settings
+from agentic_search.domain.schema import available_domains
+from agentic_search.engine import SearchEngine
+from agentic_search.models import SourceError
+from agentic_search.pipeline.rounds import RetrievedList, SubQuery
+from agentic_search.pipeline.steps import (
+    RetrieveEvent,
+    RunConfig,
+    SearchRequest,
+    SearchState,
+    SearchSteps,
+    StepError,
+)
+
+
+class SearchFailed(RuntimeError):
+    """The search could not answer at all (the state machine's ``SearchFailed`` state)."""
+
+    def __init__(self, error: str, cause: str) -> None:
+        super().__init__(f"{error}: {cause}")
+        self.error = error
+        self.cause = cause
+
+
+class EngineRegistry:
+    """One :class:`SearchEngine` per domain, created on first use, sharing one store.
+
+    Raises (from ``__call__``):
+        ValueError: for a domain that has no schema.
+    """
+
+    def __init__(self, settings: Settings | None = None, store: QdrantStore | None = None):
+        self.settings = settings or Settings()
+        self._store = store
+        self._engines: dict[str, SearchEngine] = {}
+        self._lock = threading.Lock()
+
+    def add(self, engine: SearchEngine) -> None:
+        """Serve ``engine`` for its domain (its store becomes the shared one if none yet)."""
+        with self._lock:
+            self._engines[engine.schema.name] = engine
+            if self._store is None:
+                self._store = engine.store
+
+    def __call__(self, domain: str) -> SearchEngine:
+        with self._lock:
+            if domain not in self._engines:
+                if domain not in available_domains():
+                    known = ", ".join(available_domains())
+                    raise ValueError(f"unknown domain {domain!r} (known: {known})")
+                if self._store is None:
+                    self._store = QdrantStore(self.settings)
+                self._engines[domain] = SearchEngine(self.settings, domain, store=self._store)
+            return self._engines[domain]
+
+    def close(self) -> None:
+        """Close the shared store."""
+        if self._store is not None:
+            self._store.close()
+
+
+def _going_on(state: SearchState) -> bool:
+    """The Choice states' test: ``executor.continueSearch``."""
+    return state.executor is not None and state.executor.continue_search
+
+
+def _error(exc: BaseException) -> StepError:
+    return StepError(Error=type(exc).__name__, Cause=str(exc)[:1000])
+
+
+@dataclass
+class RunResult:
+    """The final state and the states visited, in order."""
+
+    state: SearchState
+    trace: list[str] = field(default_factory=list)
+
+
+class LocalRunner:
+    """Runs the search graph in-process over :class:`SearchSteps`."""
+
+    def __init__(self, steps: SearchSteps, map_max_concurrency: int = 8) -> None:
+        self.steps = steps
+        self.map_max_concurrency = map_max_concurrency
+        self._pool: cf.ThreadPoolExecutor | None = None
+        self._pool_lock = threading.Lock()
+
+    @classmethod
+    def for_engine(cls, engine: SearchEngine) -> LocalRunner:
+        """A runner over one engine (its domain only)."""
+        registry = EngineRegistry(engine.settings)
+        registry.add(engine)
+        return cls(SearchSteps(registry), engine.settings.max_parallel_sources)
+
+    def close(self) -> None:
+        """Stop the Map's worker threads."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
+
+    def run(self, request: SearchRequest) -> RunResult:
+        """Run the graph for ``request``; the response is ``result.state.response``.
+
+        Raises:
+            SearchFailed: when intent, plan or finalize fail on their fallback paths too.
+        """
+        steps = self.steps
+        cfg = RunConfig(map_max_concurrency=self.map_max_concurrency)
+        state = SearchState(request=request, config=cfg)
+        trace: list[str] = []
+
+        def step(name: str, fn: Callable[[SearchState], SearchState]) -> SearchState:
+            trace.append(name)
+            return fn(state)
+
+        try:
+            state = step("CacheCheck", steps.cache_check)
+        except Exception as exc:
+            state.cache_error = _error(exc)
+        if not (state.cache is not None and state.cache.hit):
+            state = self._with_fallback(
+                state, trace, "ExtractIntent", steps.extract_intent, "intent_error"
+            )
+            state = self._with_fallback(state, trace, "PlanQuery", steps.plan_query, "plan_error")
+            state = self._rounds(state, trace)
+        try:
+            state = step("Finalize", steps.finalize)
+        except Exception as exc:
+            trace.append("SearchFailed")
+            raise SearchFailed(type(exc).__name__, str(exc)) from exc
+        try:
+            state = step("CacheStore", steps.cache_store)
+        except Exception:
+            trace.append("CacheStoreFailed")
+        trace.append("Respond")
+        return RunResult(state, trace)
+
+    @staticmethod
+    def _caught(
+        state: SearchState,
+        trace: list[str],
+        name: str,
+        fn: Callable[[SearchState], SearchState],
+        error_field: str,
+    ) -> tuple[SearchState, bool]:
+        """Run one catchable state: on failure, the state as it was before the step (what a
+        Catch hands on) with the error at ``error_field``; the flag says whether it failed."""
+        # The step's input as JSON (a deep copy, much faster than model_copy(deep=True) on a
+        # state with evidence and hits), parsed back only when the step fails: parsing was
+        # two thirds of the snapshot's cost, paid before every step.
+        snapshot = state.model_dump_json(by_alias=True)
+        trace.append(name)
+        try:
+            return fn(state), False
+        except Exception as exc:
+            restored = SearchState.model_validate_json(snapshot)
+            setattr(restored, error_field, _error(exc))
+            return restored, True
+
+    def _with_fallback(
+        self,
+        state: SearchState,
+        trace: list[str],
+        name: str,
+        fn: Callable[[SearchState], SearchState],
+        error_field: str,
+    ) -> SearchState:
+        state, failed = self._caught(state, trace, name, fn, error_field)
+        if not failed:
+            return state
+        trace.append(f"{name}Rules")
+        try:
+            return fn(state)
+        except Exception as exc:
+            trace.append("SearchFailed")
+            raise SearchFailed(type(exc).__name__, str(exc)) from exc
+
+    def _rounds(self, state: SearchState, trace: list[str]) -> SearchState:
+        steps = self.steps
+        while True:
+            state, failed = self._caught(
+                state, trace, "PrepareRound", steps.prepare_round, "round_error"
+            )
+            if failed or state.round is None or not _going_on(state):
+                return state
+            trace.append("RetrieveAll")
+            state.round.results = self._map(state.request.domain, state.round.sub_queries)
+            state, failed = self._caught(
+                state, trace, "FuseRerank", steps.fuse_rerank, "fuse_error"
+            )
+            if failed:
+                return state
+            state, failed = self._caught(
+                state, trace, "GradeRound", steps.grade_round, "grade_error"
+            )
+            if failed or not _going_on(state):
+                return state
+
+    def _map(self, domain: str, subs: list[SubQuery]) -> list[RetrievedList]:
+        """The Map state: one Retrieve per sub-query, bounded concurrency, results in order;
+        a failing Retrieve becomes an error result (the ``RetrieveFailed`` state)."""
+
+        def one(sub: SubQuery) -> RetrievedList:
+            try:
+                return self.steps.retrieve(RetrieveEvent(domain=domain, sub_query=sub))
+            except Exception as exc:
+                err = SourceError(source=sub.name, error=type(exc).__name__, message=str(exc))
+                return RetrievedList(name=sub.name, error=err)
+
+        if len(subs) <= 1:
+            return [one(s) for s in subs]
+        with self._pool_lock:
+            if self._pool is None:
+                self._pool = cf.ThreadPoolExecutor(
+                    max_workers=self.map_max_concurrency, thread_name_prefix="map"
+                )
+            pool = self._pool
+        return list(pool.map(one, subs))
+
+
+__all__ = ["EngineRegistry", "LocalRunner", "RunResult", "SearchFailed"]
