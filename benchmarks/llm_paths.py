@@ -29,7 +29,8 @@ from pathlib import Path
 from agentic_search.adapters.caches import SqliteCache
 from agentic_search.config import Settings
 from agentic_search.engine import SearchEngine
-from agentic_search.pipeline.steps import SearchRequest, SearchState, SearchSteps
+from agentic_search.pipeline.steps import SearchSteps
+from agentic_search.state import SearchRequest, SearchState
 
 GOLDEN = Path(__file__).resolve().parents[1] / "tests" / "golden" / "tools_golden.jsonl"
 

@@ -29,8 +29,9 @@ import numpy as np
 from agentic_search.adapters.keyword_index import Bm25sKeywordIndex
 from agentic_search.config import Settings
 from agentic_search.domain.chunking import doc_ranking
-from agentic_search.domain.fusion import RankedList, fuse
+from agentic_search.domain.fusion import fuse
 from agentic_search.engine import SearchEngine
+from agentic_search.state import RankedList
 from agentic_search_cli import evaluation as ev
 
 

@@ -39,9 +39,10 @@ from agentic_search.adapters.keyword_index import DEFAULT_B, DEFAULT_K1
 from agentic_search.config import Settings
 from agentic_search.domain.chunking import chunk_records, doc_ranking
 from agentic_search.domain.expansion import rocchio_vector
-from agentic_search.domain.fusion import RankedList, fuse
+from agentic_search.domain.fusion import fuse
 from agentic_search.domain.text import default_analyzer, keyword_text
 from agentic_search.engine import SearchEngine
+from agentic_search.state import RankedList
 from agentic_search_cli import evaluation as ev
 
 AN = default_analyzer()

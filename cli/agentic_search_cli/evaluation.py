@@ -63,9 +63,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from agentic_search.domain.chunking import doc_id_of, doc_ranking
-from agentic_search.domain.fusion import DEFAULT_RRF_K, RankedList, rrf
+from agentic_search.domain.fusion import DEFAULT_RRF_K, rrf
 from agentic_search.domain.schema import DomainSchema
 from agentic_search.process_tuning import freeze_long_lived
+from agentic_search.state import RankedList
 from agentic_search.sync.files import CatalogRead, read_beir_corpus
 
 if TYPE_CHECKING:

@@ -4,7 +4,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.parser import event_parser
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from agentic_search.pipeline.steps import SearchState
+from agentic_search.state import SearchState
 from agentic_search_lambda.observability import logger, metrics, tracer
 from agentic_search_lambda.runtime import steps
 

@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 
 from agentic_search.config import Settings
-from agentic_search.domain.fusion import RankedList, rrf
+from agentic_search.domain.fusion import rrf
 from agentic_search.engine import SearchEngine
+from agentic_search.state import RankedList
 from agentic_search_cli import evaluation as ev
 from agentic_search_cli.main import main
 

@@ -17,7 +17,8 @@ import pytest
 
 from agentic_search.domain.filters import matches
 from agentic_search.domain.schema import DomainSchema
-from agentic_search.engine import SearchEngine, SearchResponse
+from agentic_search.engine import SearchEngine
+from agentic_search.state import SearchResponse
 
 pytestmark = pytest.mark.slow
 

@@ -19,9 +19,8 @@ from agentic_search.adapters.rerank import ApiReranker
 from agentic_search.config import Settings
 from agentic_search.domain.filters import matches
 from agentic_search.engine import SearchEngine
-from agentic_search.evidence import ExecutorCaps
-from agentic_search.models import QueryPlan, VectorSource
 from agentic_search.pipeline.rounds import MultiRoundExecutor
+from agentic_search.state import ExecutorCaps, QueryPlan, VectorSource
 
 pytestmark = pytest.mark.slow
 

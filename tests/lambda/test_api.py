@@ -21,7 +21,7 @@ from botocore.stub import ANY, Stubber
 from lambda_support import load_event, load_function
 from moto import mock_aws
 
-from agentic_search.pipeline.steps import SearchState
+from agentic_search.state import SearchState
 from agentic_search_cli.local_server import LocalContext
 from agentic_search_lambda import api, runtime
 

@@ -137,7 +137,7 @@ def test_every_event_file_is_replayed_and_every_replay_has_its_file():
 
 
 def test_every_state_event_parses_as_the_model_its_handler_declares():
-    from agentic_search.pipeline.steps import RetrieveEvent, SearchState
+    from agentic_search.state import RetrieveEvent, SearchState
 
     for path in sorted(EVENTS.rglob("*.json")):
         rel = path.relative_to(EVENTS).as_posix()

@@ -27,7 +27,8 @@ from agentic_search.adapters.llm import LLMIntentPlanner, OpenAIChatClient
 from agentic_search.config import Settings
 from agentic_search.domain.planner import validate_plan
 from agentic_search.engine import SearchEngine
-from agentic_search.pipeline.steps import SearchRequest, SearchState, SearchSteps
+from agentic_search.pipeline.steps import SearchSteps
+from agentic_search.state import SearchRequest, SearchState
 
 pytestmark = pytest.mark.llm_server
 

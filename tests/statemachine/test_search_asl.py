@@ -30,7 +30,8 @@ from moto.awslambda.models import LambdaFunction
 
 from agentic_search.engine import SearchEngine
 from agentic_search.pipeline.runner import EngineRegistry, LocalRunner
-from agentic_search.pipeline.steps import SearchRequest, SearchSteps
+from agentic_search.pipeline.steps import SearchSteps
+from agentic_search.state import SearchRequest
 from agentic_search_cli.local_server import LocalContext
 from agentic_search_lambda import runtime
 

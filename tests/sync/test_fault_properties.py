@@ -26,13 +26,14 @@ from qdrant_client import QdrantClient
 
 from agentic_search.adapters.caches import NullCache
 from agentic_search.adapters.embedders import token_counter, token_counter_name
-from agentic_search.adapters.qdrant.store import HASHES_KEY, TOKENS_KEY, QdrantStore, point_id
+from agentic_search.adapters.qdrant.store import QdrantStore, point_id
 from agentic_search.adapters.sync_status import SqliteSyncStatus
 from agentic_search.config import Settings
 from agentic_search.domain.schema import load_schema
 from agentic_search.domain.snippets import snippet_token_entries
 from agentic_search.domain.text import aspect_text
 from agentic_search.engine import SearchEngine
+from agentic_search.state import HASHES_KEY, TOKENS_KEY
 from agentic_search.sync.core import (
     CatalogChange,
     ChangeOp,

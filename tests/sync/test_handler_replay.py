@@ -14,8 +14,8 @@ import boto3
 import pytest
 from sync_support import REGION, FakeContext, load_event, load_function
 
-from agentic_search.adapters.qdrant.store import INTERNAL_KEYS
 from agentic_search.domain.text import aspect_text
+from agentic_search.state import INTERNAL_KEYS
 from agentic_search.sync.indexer import content_hashes
 
 RID = "syncdemo-notes"

@@ -39,7 +39,7 @@ from moto.stepfunctions.parser.asl.component.state.exec.state_map.item_reader.re
 )
 from sync_support import REGION, REPO, FakeContext, load_event, load_function
 
-from agentic_search.adapters.qdrant.store import INTERNAL_KEYS
+from agentic_search.state import INTERNAL_KEYS
 
 ASL = REPO / "statemachine" / "reindex.asl.json"
 

@@ -30,7 +30,8 @@ from agentic_search.adapters.caches import (
 from agentic_search.config import Settings
 from agentic_search.engine import SearchEngine
 from agentic_search.pipeline.runner import LocalRunner
-from agentic_search.pipeline.steps import CacheInfo, SearchRequest, SearchState, SearchSteps
+from agentic_search.pipeline.steps import SearchSteps
+from agentic_search.state import CacheInfo, SearchRequest, SearchState
 
 REPO = Path(__file__).resolve().parents[2]
 HEX64 = re.compile(r"^[0-9a-f]{64}$")

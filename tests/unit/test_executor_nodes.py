@@ -35,14 +35,22 @@ from agentic_search.domain.planner import PlanError
 from agentic_search.domain.schema import DomainSchema
 from agentic_search.domain.selection import select_evidence
 from agentic_search.domain.text import default_analyzer
-from agentic_search.evidence import (
+from agentic_search.pipeline.rounds import (
+    executor_gate,
+    final_ranking,
+    hyde_status,
+    prepare_round_queries,
+    relax_step,
+    rerank_candidates,
+    should_continue,
+)
+from agentic_search.state import (
     Coverage,
     CoverageItem,
     CoverageTarget,
     Evidence,
     ExecutorCaps,
-)
-from agentic_search.models import (
+    ExecutorState,
     Filter,
     IntentState,
     Provenance,
@@ -51,16 +59,6 @@ from agentic_search.models import (
     SparseSource,
     StructuredSource,
     VectorSource,
-)
-from agentic_search.pipeline.rounds import (
-    ExecutorState,
-    executor_gate,
-    final_ranking,
-    hyde_status,
-    prepare_round_queries,
-    relax_step,
-    rerank_candidates,
-    should_continue,
 )
 
 # ----- builders ----------------------------------------------------------------------------------

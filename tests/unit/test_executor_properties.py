@@ -22,8 +22,11 @@ from agentic_search.domain.coverage import DeterministicGrader, EvidenceMatcher
 from agentic_search.domain.schema import load_schema
 from agentic_search.domain.selection import select_evidence
 from agentic_search.domain.text import default_analyzer
-from agentic_search.evidence import Evidence, ExecutorCaps
-from agentic_search.models import (
+from agentic_search.pipeline.rounds import final_ranking, finalize_evidence_pack
+from agentic_search.state import (
+    Evidence,
+    ExecutorCaps,
+    ExecutorState,
     IntentState,
     Provenance,
     QueryPlan,
@@ -31,7 +34,6 @@ from agentic_search.models import (
     SparseSource,
     VectorSource,
 )
-from agentic_search.pipeline.rounds import ExecutorState, final_ranking, finalize_evidence_pack
 
 TEXTS = ["", "vector", "pair programmer", "local code search", "free pair programmers"]
 WORDS = ["vector", "pair programmer", "search", "local", "code", "free"]

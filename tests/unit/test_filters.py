@@ -36,7 +36,7 @@ from agentic_search.domain.filters import (
     validate_filters,
 )
 from agentic_search.domain.schema import DomainSchema
-from agentic_search.models import Filter
+from agentic_search.state import Filter
 
 # ----- fixtures: the bundled catalog in mongomock and in Qdrant local mode ----------------------
 

@@ -23,8 +23,6 @@ from hypothesis import strategies as st
 
 from agentic_search.domain.fusion import (
     DEFAULT_RRF_K,
-    Fused,
-    RankedList,
     dbsf,
     dbsf_normalize,
     fuse,
@@ -33,6 +31,7 @@ from agentic_search.domain.fusion import (
     rrf,
     weighted_sum,
 )
+from agentic_search.state import Fused, RankedList
 
 
 def _ids(out: list[Fused]) -> list[str]:

@@ -15,14 +15,7 @@ import pytest
 from agentic_search.domain.intent import MAX_QUERY_CHARS, CatalogLookup, RuleBasedIntentExtractor
 from agentic_search.domain.planner import PlanError, RuleBasedPlanner, fusion_for, validate_plan
 from agentic_search.domain.schema import DomainSchema
-from agentic_search.models import (
-    TOP_K_MAX,
-    TOP_K_MIN,
-    Filter,
-    QueryPlan,
-    SparseSource,
-    VectorSource,
-)
+from agentic_search.state import TOP_K_MAX, TOP_K_MIN, Filter, QueryPlan, SparseSource, VectorSource
 
 FREE = ["Free", "Freemium", "Open Source"]
 LOCAL = ("deployment", "in", ["Local"])

@@ -42,9 +42,9 @@ from agentic_search.adapters.llm import (
 from agentic_search.config import Settings
 from agentic_search.domain.schema import DomainSchema, load_schema
 from agentic_search.engine import SearchEngine
-from agentic_search.models import TOP_K_MAX
 from agentic_search.pipeline.runner import LocalRunner
-from agentic_search.pipeline.steps import SearchRequest, SearchState, SearchSteps
+from agentic_search.pipeline.steps import SearchSteps
+from agentic_search.state import TOP_K_MAX, SearchRequest, SearchState
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -11,10 +11,11 @@ from qdrant_client import QdrantClient
 from qdrant_client import models as qm
 
 from agentic_search.adapters.keyword_index import QdrantSparseKeywordIndex
-from agentic_search.adapters.qdrant.store import SPARSE_VECTOR, QdrantStore, point_id
+from agentic_search.adapters.qdrant.store import QdrantStore, point_id
 from agentic_search.config import Settings
-from agentic_search.domain.fusion import RankedList, rrf
+from agentic_search.domain.fusion import rrf
 from agentic_search.domain.schema import load_schema
+from agentic_search.state import SPARSE_VECTOR, RankedList
 from agentic_search_cli import evaluation as ev
 
 SCHEMA = load_schema("documents")

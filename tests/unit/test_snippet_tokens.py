@@ -8,13 +8,12 @@ tokenizing during the search) and those counts equal the tokenizer's count of th
 from __future__ import annotations
 
 from agentic_search.adapters.embedders import token_counter_name
-from agentic_search.adapters.qdrant.store import TOKENS_KEY
 from agentic_search.domain.snippets import (
-    SNIPPET_CHARS,
     evidence_text,
     snippet_token_entries,
     stored_snippet_tokens,
 )
+from agentic_search.state import SNIPPET_CHARS, TOKENS_KEY
 
 
 def test_every_ingested_record_stores_its_snippet_count(tools_engine, embedder):

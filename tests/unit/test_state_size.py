@@ -6,9 +6,7 @@ runner), so what it holds beyond what can still be returned is paid for at every
 
 from __future__ import annotations
 
-from agentic_search.adapters.qdrant.store import ScoredRecord
-from agentic_search.pipeline.executor import SourceResult
-from agentic_search.pipeline.rounds import RetrievedList
+from agentic_search.state import RetrievedList, ScoredRecord, SourceResult
 
 
 def test_retrieved_list_keeps_only_wanted_hits_with_their_original_ranks():

@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -40,11 +40,13 @@ from agentic_search.domain.chunking import chunk_records
 from agentic_search.domain.intent import CatalogLookup, RuleBasedIntentExtractor
 from agentic_search.domain.planner import RuleBasedPlanner
 from agentic_search.domain.schema import DomainSchema, load_schema
-from agentic_search.evidence import EvidencePack
-from agentic_search.models import IntentState, QueryExecutorOutput, QueryPlan, _Wire
 from agentic_search.pipeline.executor import QueryExecutor
 from agentic_search.pipeline.rounds import MultiRoundExecutor
 from agentic_search.process_tuning import freeze_long_lived, limit_blas_threads
+from agentic_search.state import (
+    IntentState,
+    SearchResponse,
+)
 from agentic_search.sync.files import CatalogRead, LineError, bundled_catalog_path, read_catalog
 from agentic_search.sync.indexer import Indexer, WriteStats
 
@@ -84,73 +86,6 @@ class IngestReport:
             "seconds": round(self.seconds, 3),
             "docsPerSecond": round(self.docs_per_s, 1),
         }
-
-
-@dataclass
-class SearchResponse:
-    """A search's intent, plan and executor output."""
-
-    query: str
-    domain: str
-    intent: IntentState
-    plan: QueryPlan
-    output: QueryExecutorOutput
-    evidence: EvidencePack | None = None
-    timings_ms: dict[str, float] = field(default_factory=dict)
-    paths: dict[str, Any] = field(default_factory=dict)
-    """How the answer was made, as the steps noted it: ``cache`` (the result cache lookup),
-    ``extractor`` and ``planner`` (LLM, rules or the plan cache, and why) and ``planCache``."""
-
-    def wire(self) -> dict[str, Any]:
-        """JSON-able dict: the QueryExecutorOutput plus ``intent`` and ``plan``, and with the
-        multi-round executor ``evidencePack`` (evidence, coverage, tokens) and
-        ``retrievalReport`` (round by round)."""
-        out = self.output.wire()
-        out["query"] = self.query
-        out["domain"] = self.domain
-        out["intent"] = self.intent.wire()
-        out["plan"] = self.plan.wire()
-        if self.evidence is not None:
-            pack = self.evidence.wire()
-            out["retrievalReport"] = pack.pop("report")
-            out["evidencePack"] = pack
-        out.update(self.paths)
-        return out
-
-    @classmethod
-    def from_wire(cls, wire: dict[str, Any]) -> SearchResponse:
-        """Parse what :meth:`wire` produced (e.g. a cached or state-machine response); the
-        steps' notes (``cache``, ``extractor``, ``planner``, ``planCache``) go to ``paths``,
-        other unknown keys are ignored.
-
-        Raises:
-            pydantic.ValidationError: when a part does not parse.
-        """
-        out_keys = _keys(QueryExecutorOutput)
-        pack = None
-        if "evidencePack" in wire:
-            pack = EvidencePack.model_validate(
-                {**wire["evidencePack"], "report": wire.get("retrievalReport", {})}
-            )
-        return cls(
-            query=wire["query"],
-            domain=wire["domain"],
-            intent=IntentState.model_validate(wire["intent"]),
-            plan=QueryPlan.model_validate(wire["plan"]),
-            output=QueryExecutorOutput.model_validate(
-                {k: v for k, v in wire.items() if k in out_keys}
-            ),
-            evidence=pack,
-            paths={k: wire[k] for k in PATH_KEYS if k in wire},
-        )
-
-
-#: The steps' notes on how a response was made (see :attr:`SearchResponse.paths`).
-PATH_KEYS = ("cache", "extractor", "planner", "planCache")
-
-
-def _keys(model: type[_Wire]) -> set[str]:
-    return {f.alias or name for name, f in model.model_fields.items()}
 
 
 class SearchEngine:
@@ -409,7 +344,7 @@ class SearchEngine:
             agentic_search.pipeline.runner.SearchFailed: when no path could answer.
         """
         from agentic_search.pipeline.runner import LocalRunner
-        from agentic_search.pipeline.steps import SearchRequest
+        from agentic_search.state import SearchRequest
 
         request = SearchRequest(query=query, limit=limit, rounds=rounds, domain=self.schema.name)
         if self._runner is None:

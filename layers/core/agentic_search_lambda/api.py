@@ -37,7 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from agentic_search.domain.availability import unanswered, unavailable_message
 from agentic_search.domain.schema import available_domains
 from agentic_search.pipeline.runner import LocalRunner, SearchFailed
-from agentic_search.pipeline.steps import (
+from agentic_search.state import (
     QUERY_MAX_CHARS,
     RunConfig,
     SearchRequest,

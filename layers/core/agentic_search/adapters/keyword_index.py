@@ -31,11 +31,11 @@ import numpy as np
 from bm25s.tokenization import Tokenized
 from qdrant_client import models as qm
 
-from agentic_search.adapters.qdrant.store import QdrantStore, ScoredRecord
+from agentic_search.adapters.qdrant.store import QdrantStore
 from agentic_search.domain.filters import matches, to_qdrant, validate_filters
 from agentic_search.domain.schema import DomainSchema
 from agentic_search.domain.text import Analyzer, default_analyzer, keyword_text
-from agentic_search.models import Filter
+from agentic_search.state import Filter, ScoredRecord
 
 DEFAULT_K1 = 1.2
 DEFAULT_B = 0.75

@@ -51,7 +51,7 @@ from agentic_search.domain.planner import (
 )
 from agentic_search.domain.schema import DomainSchema
 from agentic_search.domain.text import default_analyzer
-from agentic_search.models import (
+from agentic_search.state import (
     TOP_K_MAX,
     TOP_K_MIN,
     Filter,

@@ -17,10 +17,10 @@ from typing import Any, Protocol
 
 from qdrant_client import models as qm
 
-from agentic_search.adapters.qdrant.store import QdrantStore, ScoredRecord
+from agentic_search.adapters.qdrant.store import QdrantStore
 from agentic_search.domain.filters import matches, to_mongo, to_qdrant, validate_filters
 from agentic_search.domain.schema import DomainSchema
-from agentic_search.models import Filter
+from agentic_search.state import Filter, ScoredRecord
 
 #: Most records a structured source considers before ranking (bounded work per query).
 SCAN_CAP = 2000

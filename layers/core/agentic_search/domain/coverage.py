@@ -15,8 +15,14 @@ from typing import Protocol
 from agentic_search.domain.filters import matches
 from agentic_search.domain.schema import DomainSchema
 from agentic_search.domain.text import Analyzer, contains_phrase, field_text
-from agentic_search.evidence import Contradiction, Coverage, CoverageItem, CoverageTarget, Evidence
-from agentic_search.models import IntentState
+from agentic_search.state import (
+    Contradiction,
+    Coverage,
+    CoverageItem,
+    CoverageTarget,
+    Evidence,
+    IntentState,
+)
 
 #: Words that say what the user wants done, not what the evidence must contain.
 GOAL_WORDS = [

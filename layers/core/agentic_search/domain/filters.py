@@ -24,7 +24,7 @@ from typing import Any
 from qdrant_client import models as qm
 
 from agentic_search.domain.schema import DomainSchema
-from agentic_search.models import Filter
+from agentic_search.state import Filter
 
 MAX_CONTAINS_LEN = 200
 MAX_IN_VALUES = 50

@@ -21,40 +21,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+
+from agentic_search.state import Fused, RankedList
 
 DEFAULT_RRF_K = 60
-
-
-@dataclass(frozen=True)
-class RankedList:
-    """One source's results, best first. ``scores`` may be empty for rank-only lists."""
-
-    name: str
-    ids: Sequence[str]
-    scores: Sequence[float] = ()
-    weight: float = 1.0
-
-    def __post_init__(self) -> None:
-        if self.scores and len(self.scores) != len(self.ids):
-            raise ValueError(
-                f"list {self.name!r}: {len(self.ids)} ids but {len(self.scores)} scores"
-            )
-        if len(set(self.ids)) != len(self.ids):
-            raise ValueError(f"list {self.name!r} has duplicate ids")
-        if self.weight <= 0:
-            raise ValueError(f"list {self.name!r}: weight must be > 0")
-
-
-@dataclass
-class Fused:
-    """A fused document: raw fused score, score scaled to [0, 1], and per-list contributions."""
-
-    id: str
-    fused: float
-    score: float
-    best_rank: int
-    contributions: dict[str, float] = field(default_factory=dict)
 
 
 def minmax(scores: Sequence[float]) -> list[float]:

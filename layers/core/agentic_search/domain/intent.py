@@ -22,7 +22,7 @@ from typing import Any, Protocol
 
 from agentic_search.domain.schema import DomainSchema
 from agentic_search.domain.text import default_analyzer
-from agentic_search.models import Filter, IntentState
+from agentic_search.state import Filter, IntentState
 
 MAX_QUERY_CHARS = 1000
 

@@ -22,7 +22,7 @@ from typing import Protocol
 
 from agentic_search.domain.filters import filter_problems
 from agentic_search.domain.schema import DomainSchema
-from agentic_search.models import (
+from agentic_search.state import (
     TOP_K_MAX,
     TOP_K_MIN,
     Filter,

@@ -20,7 +20,8 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
 
-Operator = Literal["eq", "ne", "in", "nin", "lt", "lte", "gt", "gte", "contains"]
+from agentic_search.state.query import Operator
+
 FieldType = Literal["string", "list", "number", "boolean"]
 
 #: Operators that make sense per field type; a schema that allows others is rejected at load.

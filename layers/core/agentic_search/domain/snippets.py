@@ -15,12 +15,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from agentic_search.adapters.qdrant.store import TOKENS_KEY
 from agentic_search.domain.schema import DomainSchema
 from agentic_search.domain.text import keyword_text
-
-#: Default snippet length in characters (``ExecutorCaps.snippet_chars``).
-SNIPPET_CHARS = 1200
+from agentic_search.state import SNIPPET_CHARS, TOKENS_KEY
 
 
 def evidence_text(schema: DomainSchema, payload: Mapping[str, Any]) -> str:

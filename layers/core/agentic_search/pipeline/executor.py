@@ -21,7 +21,6 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
@@ -29,38 +28,27 @@ from pydantic import TypeAdapter
 
 from agentic_search.adapters.embedders import Embedder, embed_within
 from agentic_search.adapters.keyword_index import KeywordIndex
-from agentic_search.adapters.qdrant.store import INTERNAL_KEYS, QdrantStore, ScoredRecord
+from agentic_search.adapters.qdrant.store import QdrantStore
 from agentic_search.adapters.structured import StructuredStore
 from agentic_search.config import Settings
 from agentic_search.domain.expansion import rocchio_vector
 from agentic_search.domain.filters import to_qdrant
-from agentic_search.domain.fusion import Fused, RankedList, fuse, minmax
+from agentic_search.domain.fusion import fuse, minmax
 from agentic_search.domain.schema import DomainSchema
 from agentic_search.domain.text import default_analyzer, field_text, keyword_text
-from agentic_search.models import (
+from agentic_search.state import (
+    INTERNAL_KEYS,
     Candidate,
     ExecutionStats,
+    Fused,
     IntentState,
     QueryExecutorOutput,
     QueryPlan,
+    RankedList,
+    ScoredRecord,
     SourceError,
+    SourceResult,
 )
-
-
-@dataclass
-class SourceResult:
-    """A source's ranked hits, or its error, and how long it took (ms)."""
-
-    name: str
-    system: str
-    hits: list[ScoredRecord] = field(default_factory=list)
-    weight: float = 1.0
-    aspect: str | None = None
-    query_vector_source: str | None = None
-    error: SourceError | None = None
-    ms: float = 0.0
-    round: int = 1
-    query: str | None = None
 
 
 class EmbedderProvider(Protocol):

@@ -29,15 +29,16 @@ from agentic_search.adapters.qdrant.store import QdrantStore
 from agentic_search.config import Settings
 from agentic_search.domain.schema import available_domains
 from agentic_search.engine import SearchEngine
-from agentic_search.models import SourceError
-from agentic_search.pipeline.rounds import RetrievedList, SubQuery
-from agentic_search.pipeline.steps import (
+from agentic_search.pipeline.steps import SearchSteps
+from agentic_search.state import (
+    RetrievedList,
     RetrieveEvent,
     RunConfig,
     SearchRequest,
     SearchState,
-    SearchSteps,
+    SourceError,
     StepError,
+    SubQuery,
 )
 
 

@@ -24,20 +24,11 @@ from qdrant_client import models as qm
 
 from agentic_search.adapters.embedders import Embedder, token_counter, token_counter_name
 from agentic_search.adapters.keyword_index import KeywordIndex
-from agentic_search.adapters.qdrant.store import (
-    HASHES_KEY,
-    SPARSE_VECTOR,
-    TOKENS_KEY,
-    QdrantStore,
-    point_id,
-)
+from agentic_search.adapters.qdrant.store import QdrantStore, point_id
 from agentic_search.domain.schema import DomainSchema
-from agentic_search.domain.snippets import (
-    SNIPPET_CHARS,
-    snippet_token_entries,
-    stored_snippet_tokens,
-)
+from agentic_search.domain.snippets import snippet_token_entries, stored_snippet_tokens
 from agentic_search.domain.text import aspect_hash, aspect_text, keyword_text, record_hash
+from agentic_search.state import HASHES_KEY, SNIPPET_CHARS, SPARSE_VECTOR, TOKENS_KEY
 
 KEYWORD_HASH = "_keyword"
 RECORD_HASH = "_record"

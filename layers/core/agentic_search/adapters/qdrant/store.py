@@ -15,7 +15,6 @@ import threading
 import uuid
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -25,31 +24,17 @@ from qdrant_client import models as qm
 
 from agentic_search.config import Settings
 from agentic_search.domain.schema import DomainSchema
+from agentic_search.state import HASHES_KEY, SPARSE_VECTOR, ScoredRecord
 
-SPARSE_VECTOR = "bm25"
 #: Local mode answers unfiltered dense queries from its own matrix from this many points on.
 DENSE_MATRIX_MIN_POINTS = 1000
 #: Points whose records the local-mode store keeps after reading them (see read_records).
 RECORD_CACHE = 4096
-HASHES_KEY = "_hashes"
-#: Payload key of the evidence snippet's token count, written by the indexer (snippets.py).
-TOKENS_KEY = "_snippet_tokens"
-#: Payload keys the writers add to a record's fields: never shown as record data.
-INTERNAL_KEYS = frozenset({HASHES_KEY, TOKENS_KEY})
 _NAMESPACE = uuid.UUID("6b1d0f5e-2f6e-4f0b-9c39-3c7a3e6a1f00")
 
 
 class VectorStoreError(RuntimeError):
     """A Qdrant collection is missing, incompatible, or Qdrant failed."""
-
-
-@dataclass(frozen=True)
-class ScoredRecord:
-    """One hit: the record id, the raw score of the source, and the payload."""
-
-    id: str
-    score: float
-    payload: dict[str, Any]
 
 
 @lru_cache(maxsize=65536)

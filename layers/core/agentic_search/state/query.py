@@ -1,19 +1,18 @@
-"""The pipeline's data contracts: IntentState, QueryPlan, Candidate, QueryExecutorOutput.
+"""What the user asked and how to retrieve it: Filter, IntentState, QueryPlan and its sources.
 
-Field names of ``Candidate`` and ``QueryExecutorOutput`` follow the JSON Schemas in
-``seeds/query-executor-node.md`` (camelCase on the wire, via aliases); the executor's output
-is validated against those schemas in the tests (``agentic_search/contracts``).
+Field names follow the seed contracts (camelCase on the wire, via aliases).
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
-from pydantic.alias_generators import to_camel
+from pydantic import Field
 
-from agentic_search.domain.schema import Operator
+from agentic_search.state.base import WireModel
 
+#: Filter operators; a domain schema allows a subset per field (its filter allowlist).
+Operator = Literal["eq", "ne", "in", "nin", "lt", "lte", "gt", "gte", "contains"]
 PrimaryGoal = Literal["find", "compare", "alternative-to", "explain"]
 Strategy = Literal[
     "identity-focused", "capability-focused", "usecase-focused", "multi-collection-hybrid"
@@ -27,17 +26,7 @@ QueryVectorSource = Literal[
 TOP_K_MIN, TOP_K_MAX = 1, 200
 
 
-class _Wire(BaseModel):
-    """Base for models serialized in camelCase (the seed contracts' spelling)."""
-
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
-
-    def wire(self) -> dict[str, Any]:
-        """JSON-able dict with camelCase keys."""
-        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
-
-
-class Filter(_Wire):
+class Filter(WireModel):
     """One structured condition: ``field operator value``.
 
     ``value`` is a scalar for eq/ne/lt/lte/gt/gte/contains and a list for in/nin. ``must`` is
@@ -61,7 +50,7 @@ class Filter(_Wire):
         return f"{self.field}{op}{value}"
 
 
-class IntentState(_Wire):
+class IntentState(WireModel):
     """What the user asked for, in the schema's controlled vocabularies.
 
     ``matches`` maps a vocabulary name to the canonical values found in the query (soft
@@ -90,7 +79,7 @@ class IntentState(_Wire):
     extractor: str = "rules"
 
 
-class VectorSource(_Wire):
+class VectorSource(WireModel):
     """A dense retrieval over one aspect's named vector.
 
     The query vector is ``text`` embedded (or, for ``reference_tool``, the stored vector of
@@ -114,7 +103,7 @@ class VectorSource(_Wire):
     )
 
 
-class SparseSource(_Wire):
+class SparseSource(WireModel):
     """A BM25 keyword retrieval."""
 
     text: str
@@ -122,7 +111,7 @@ class SparseSource(_Wire):
     weight: float = Field(default=1.0, gt=0)
 
 
-class StructuredSource(_Wire):
+class StructuredSource(WireModel):
     """A structured retrieval: records matching ``filters`` (hard) ranked by how many of
     ``preferences`` (soft, any-of per field) they satisfy, ties by the schema's sort field."""
 
@@ -132,7 +121,7 @@ class StructuredSource(_Wire):
     weight: float = Field(default=1.0, gt=0)
 
 
-class QueryPlan(_Wire):
+class QueryPlan(WireModel):
     """How to retrieve: sources, pushed-down filters and the fusion method."""
 
     domain: str
@@ -158,81 +147,3 @@ class QueryPlan(_Wire):
             + (1 if self.sparse_source else 0)
             + len(self.structured_sources)
         )
-
-
-class SourceHit(_Wire):
-    """One appearance of a candidate in one ranked list (kept through fusion)."""
-
-    source: str
-    system: Literal["qdrant", "mongodb", "api"]
-    aspect: str | None = None
-    query_vector_source: str | None = None
-    rank: int = Field(ge=1)
-    raw_score: float
-    normalized_score: float = Field(ge=0.0, le=1.0)
-    round: int | None = Field(default=None, ge=1, description="executor round that ran it")
-    query: str | None = Field(default=None, description="query text the source ran")
-
-
-class Provenance(_Wire):
-    """Where a candidate came from (contract: collection, queryVectorSource, filtersApplied)."""
-
-    collection: str
-    aspect: str | None = None
-    query_vector_source: str | None = None
-    filters_applied: list[str] = Field(default_factory=list)
-    hits: list[SourceHit] = Field(default_factory=list)
-    matched_terms: list[str] = Field(default_factory=list)
-    matched_values: dict[str, list[str]] = Field(default_factory=dict)
-    relaxed_filters: list[str] = Field(
-        default_factory=list, description="hard filters relaxed to reach this candidate"
-    )
-
-
-class Candidate(_Wire):
-    """A fused, deduplicated result (contract: id, source, score in [0, 1], metadata)."""
-
-    id: str
-    source: Literal["qdrant", "mongodb", "api"]
-    score: float = Field(ge=0.0, le=1.0)
-    fused_score: float
-    rerank_score: float | None = Field(
-        default=None, description="cross-encoder / rerank API score, beside the fused score"
-    )
-    metadata: dict[str, Any]
-    embedding_vector: list[float] | None = None
-    provenance: Provenance
-
-
-class SourceError(_Wire):
-    """A source that failed or timed out; the others still answered."""
-
-    source: str
-    error: str
-    message: str
-
-
-class ExecutionStats(_Wire):
-    """Counters and per-stage timings (milliseconds) of one execution."""
-
-    vector_queries_executed: int
-    structured_queries_executed: int
-    sparse_queries_executed: int = 0
-    fusion_method: str
-    latency_ms: int
-    candidates_before_fusion: int = 0
-    candidates_after_fusion: int = 0
-    stage_ms: dict[str, float] = Field(default_factory=dict)
-    source_ms: dict[str, float] = Field(default_factory=dict)
-    extractor: str = "rules"
-    planner: str = "rules"
-    rounds: int = Field(default=1, ge=0, description="executor rounds run")
-
-
-class QueryExecutorOutput(_Wire):
-    """The executor's answer: candidates, executionStats, confidence and errors."""
-
-    candidates: list[Candidate]
-    execution_stats: ExecutionStats
-    confidence: float = Field(ge=0.0, le=1.0)
-    errors: list[SourceError] = Field(default_factory=list)

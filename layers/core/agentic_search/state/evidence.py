@@ -10,14 +10,18 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from agentic_search.domain.snippets import SNIPPET_CHARS
-from agentic_search.models import Filter, Provenance, SourceError, _Wire
+from agentic_search.state.base import WireModel
+from agentic_search.state.query import Filter
+from agentic_search.state.results import Provenance, SourceError
+
+#: Default evidence snippet length in characters (``ExecutorCaps.snippet_chars``).
+SNIPPET_CHARS = 1200
 
 QueryPurpose = Literal["plan", "coverage", "feedback", "hyde", "relaxed"]
 TargetKind = Literal["constraint", "preference", "phrase", "term"]
 
 
-class ExecutorCaps(_Wire):
+class ExecutorCaps(WireModel):
     """Hard caps and policy knobs of the multi-round executor (enforced by the gate).
 
     Token counts are in the embedder's word-piece tokens; times in milliseconds.
@@ -58,7 +62,7 @@ class ExecutorCaps(_Wire):
     snippet_chars: int = Field(default=SNIPPET_CHARS, ge=100, le=20000)
 
 
-class CoverageTarget(_Wire):
+class CoverageTarget(WireModel):
     """Something the evidence should support: a hard constraint, a soft preference (any of
     ``values`` in ``field``), a quoted phrase (verbatim, case-insensitive) or an analysed
     query term (Snowball stem)."""
@@ -78,7 +82,7 @@ class CoverageTarget(_Wire):
         return {"constraint": 3.0, "phrase": 3.0, "preference": 2.0, "term": 1.0}[self.kind]
 
 
-class Evidence(_Wire):
+class Evidence(WireModel):
     """One selected piece of evidence (a record, or a chunk of a long document).
 
     ``id`` is the stable identity ``doc_id`` + ``chunk_id`` (the point's record id);
@@ -108,7 +112,7 @@ class Evidence(_Wire):
         return self.rerank_score if self.rerank_score is not None else self.fused_score
 
 
-class CoverageItem(_Wire):
+class CoverageItem(WireModel):
     """One target and whether selected evidence explicitly supports it."""
 
     kind: TargetKind
@@ -118,7 +122,7 @@ class CoverageItem(_Wire):
     must: bool = False
 
 
-class Contradiction(_Wire):
+class Contradiction(WireModel):
     """Two or more pieces of evidence about the same document disagree on a field."""
 
     doc_id: str
@@ -126,7 +130,7 @@ class Contradiction(_Wire):
     values: dict[str, list[str]] = Field(description="value (as text) -> evidence ids")
 
 
-class Coverage(_Wire):
+class Coverage(WireModel):
     """The grader's map: covered / missing targets, evidence quality, confidence."""
 
     items: list[CoverageItem] = Field(default_factory=list)
@@ -146,7 +150,7 @@ class Coverage(_Wire):
         return [i.label for i in self.items if not i.covered]
 
 
-class RoundQuery(_Wire):
+class RoundQuery(WireModel):
     """One query of a round: its text, why it was asked and which modes ran it."""
 
     text: str
@@ -155,7 +159,7 @@ class RoundQuery(_Wire):
     modes: list[str] = Field(default_factory=list)
 
 
-class SelectedRef(_Wire):
+class SelectedRef(WireModel):
     """An evidence id and the scores it was selected with."""
 
     id: str
@@ -164,7 +168,7 @@ class SelectedRef(_Wire):
     mmr_score: float | None = None
 
 
-class RoundReport(_Wire):
+class RoundReport(WireModel):
     """What one round asked, found, selected and concluded."""
 
     round: int
@@ -183,7 +187,7 @@ class RoundReport(_Wire):
     decision: str = ""
 
 
-class RetrievalReport(_Wire):
+class RetrievalReport(WireModel):
     """The round-by-round trace of one multi-round execution."""
 
     rounds: list[RoundReport] = Field(default_factory=list)
@@ -196,7 +200,7 @@ class RetrievalReport(_Wire):
     total_ms: float = 0.0
 
 
-class EvidencePack(_Wire):
+class EvidencePack(WireModel):
     """The executor's product for an answer step: selected evidence, coverage, report."""
 
     evidence: list[Evidence] = Field(default_factory=list)

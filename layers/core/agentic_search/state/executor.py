@@ -1,0 +1,179 @@
+"""The executor's state between steps: sub-queries, retrieved lists, fused refs, rounds.
+
+Everything here is JSON-able (no vectors, payloads dropped) so the same state crosses Step
+Functions states as it crosses the local runner's steps.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, TypeAdapter
+
+from agentic_search.state.base import WireModel
+from agentic_search.state.evidence import (
+    Coverage,
+    CoverageTarget,
+    Evidence,
+    ExecutorCaps,
+    RetrievalReport,
+    RoundReport,
+)
+from agentic_search.state.query import IntentState, QueryPlan
+from agentic_search.state.records import ScoredRecord
+from agentic_search.state.results import Fused, SourceError, SourceResult
+
+
+class Hit(WireModel):
+    """One source hit as the state carries it: id, raw score and 1-based rank (no payload)."""
+
+    id: str
+    score: float
+    rank: int = Field(ge=1)
+
+
+class RetrievedList(WireModel):
+    """A source's ranked hits (or its error) as JSON: what one Retrieve step returns.
+
+    ``hits`` may be pruned (see :meth:`of`); ``rank`` keeps each hit's original position.
+    """
+
+    name: str
+    system: str = "unknown"
+    weight: float = 1.0
+    aspect: str | None = None
+    query_vector_source: str | None = None
+    round: int = 1
+    query: str | None = None
+    hits: list[Hit] = Field(default_factory=list)
+    total: int = Field(default=0, ge=0, description="hits before pruning")
+    error: SourceError | None = None
+    ms: float = 0.0
+
+    @classmethod
+    def of(cls, res: SourceResult, keep: set[str] | None = None) -> RetrievedList:
+        """The wire form of an executor :class:`SourceResult` (payloads dropped); with
+        ``keep``, only the hits whose id is in it (ranks unchanged)."""
+        # Validated in one call from plain dicts: a round carries hundreds of hits, and one
+        # model_validate over the list is several times faster than a Hit(...) per hit.
+        # Pruning before validating: most hits of a round are not kept.
+        return cls.model_validate(
+            {
+                "name": res.name,
+                "system": res.system,
+                "weight": res.weight,
+                "aspect": res.aspect,
+                "query_vector_source": res.query_vector_source,
+                "round": res.round,
+                "query": res.query,
+                "hits": [
+                    {"id": h.id, "score": h.score, "rank": i}
+                    for i, h in enumerate(res.hits, 1)
+                    if keep is None or h.id in keep
+                ],
+                "total": len(res.hits),
+                "error": res.error,
+                "ms": round(res.ms, 2),
+            }
+        )
+
+    def result(self) -> SourceResult:
+        """Back to a :class:`SourceResult` (hits in rank order, empty payloads)."""
+        return SourceResult(
+            name=self.name,
+            system=self.system,
+            hits=[ScoredRecord(h.id, h.score, {}) for h in sorted(self.hits, key=lambda h: h.rank)],
+            weight=self.weight,
+            aspect=self.aspect,
+            query_vector_source=self.query_vector_source,
+            error=self.error,
+            ms=self.ms,
+            round=self.round,
+            query=self.query,
+        )
+
+
+class SubQuery(WireModel):
+    """One source of a round's plan, as its own single-source plan (one Map item)."""
+
+    name: str
+    kind: Literal["dense", "sparse", "structured"]
+    plan: QueryPlan
+
+
+class FusedRef(WireModel):
+    """A fused list entry as JSON (see :class:`~agentic_search.domain.fusion.Fused`)."""
+
+    id: str
+    fused: float
+    score: float
+    best_rank: int
+    contributions: dict[str, float] = Field(default_factory=dict)
+
+    @classmethod
+    def of(cls, f: Fused) -> FusedRef:
+        """The wire form of ``f``."""
+        return cls(
+            id=f.id,
+            fused=f.fused,
+            score=f.score,
+            best_rank=f.best_rank,
+            contributions=dict(f.contributions),
+        )
+
+    def fused_entry(self) -> Fused:
+        """Back to a :class:`~agentic_search.domain.fusion.Fused`."""
+        return Fused(self.id, self.fused, self.score, self.best_rank, dict(self.contributions))
+
+
+#: Round 1's fused list validated in one call (see :meth:`RetrievedList.of`).
+FUSED_REFS = TypeAdapter(list[FusedRef])
+
+
+class ExecutorState(WireModel):
+    """Everything the loop carries between nodes (JSON-able, no vectors)."""
+
+    plan: QueryPlan
+    intent: IntentState
+    caps: ExecutorCaps
+    round_index: int = Field(default=0, ge=0, description="rounds completed")
+    continue_search: bool = True
+    targets: list[CoverageTarget] = Field(default_factory=list)
+    pool: list[Evidence] = Field(default_factory=list)
+    round_rankings: list[list[str]] = Field(
+        default_factory=list, description="each round's fused ids, best first"
+    )
+    rerank_scores: dict[str, float] = Field(default_factory=dict)
+    relaxed_ids: list[str] = Field(default_factory=list)
+    asked: list[str] = Field(
+        default_factory=list, description="labels of targets that already had their own query"
+    )
+    coverage: Coverage = Field(default_factory=Coverage)
+    report: RetrievalReport = Field(default_factory=RetrievalReport)
+    started_at: float = Field(default=0.0, description="epoch seconds at the gate")
+    fusion_used: str | None = Field(default=None, description="round 1's fusion method")
+    candidates_before: int = 0
+    candidates_after: int = 0
+    first_fused: list[FusedRef] = Field(
+        default_factory=list,
+        description="round 1's fused list (the ranking after one round), its first "
+        "max(limit, selectionPool, rerankTopN) entries",
+    )
+    retrieved: list[RetrievedList] = Field(
+        default_factory=list, description="every round's source hits, pruned to candidates"
+    )
+    stage_totals: dict[str, float] = Field(default_factory=dict)
+
+
+class RoundWork(WireModel):
+    """One round in flight: its plan and sub-queries, then the Map's results, then the
+    partial report FuseRerank hands to GradeRound."""
+
+    index: int = Field(ge=1)
+    plan: QueryPlan
+    sub_queries: list[SubQuery] = Field(default_factory=list)
+    results: list[RetrievedList] = Field(default_factory=list)
+    report: RoundReport
+    started_at: float = Field(description="epoch seconds when the round was prepared")
+    new_ids: list[str] = Field(default_factory=list)
+    found_any: bool = False

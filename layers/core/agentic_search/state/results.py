@@ -1,0 +1,143 @@
+"""What retrieval produces: ranked lists, fused entries, candidates and the executor output.
+
+``Candidate`` and ``QueryExecutorOutput`` follow the JSON Schemas in
+``seeds/query-executor-node.md`` (kept in ``agentic_search/contracts``; camelCase on the wire).
+``RankedList`` / ``Fused`` are the inputs and outputs of :mod:`agentic_search.domain.fusion`;
+``SourceResult`` is one source's answer inside a process (payloads included).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import Field
+
+from agentic_search.state.base import WireModel
+from agentic_search.state.records import ScoredRecord
+
+
+@dataclass(frozen=True)
+class RankedList:
+    """One source's results, best first. ``scores`` may be empty for rank-only lists."""
+
+    name: str
+    ids: Sequence[str]
+    scores: Sequence[float] = ()
+    weight: float = 1.0
+
+    def __post_init__(self) -> None:
+        if self.scores and len(self.scores) != len(self.ids):
+            raise ValueError(
+                f"list {self.name!r}: {len(self.ids)} ids but {len(self.scores)} scores"
+            )
+        if len(set(self.ids)) != len(self.ids):
+            raise ValueError(f"list {self.name!r} has duplicate ids")
+        if self.weight <= 0:
+            raise ValueError(f"list {self.name!r}: weight must be > 0")
+
+
+@dataclass
+class Fused:
+    """A fused document: raw fused score, score scaled to [0, 1], and per-list contributions."""
+
+    id: str
+    fused: float
+    score: float
+    best_rank: int
+    contributions: dict[str, float] = field(default_factory=dict)
+
+
+class SourceHit(WireModel):
+    """One appearance of a candidate in one ranked list (kept through fusion)."""
+
+    source: str
+    system: Literal["qdrant", "mongodb", "api"]
+    aspect: str | None = None
+    query_vector_source: str | None = None
+    rank: int = Field(ge=1)
+    raw_score: float
+    normalized_score: float = Field(ge=0.0, le=1.0)
+    round: int | None = Field(default=None, ge=1, description="executor round that ran it")
+    query: str | None = Field(default=None, description="query text the source ran")
+
+
+class Provenance(WireModel):
+    """Where a candidate came from (contract: collection, queryVectorSource, filtersApplied)."""
+
+    collection: str
+    aspect: str | None = None
+    query_vector_source: str | None = None
+    filters_applied: list[str] = Field(default_factory=list)
+    hits: list[SourceHit] = Field(default_factory=list)
+    matched_terms: list[str] = Field(default_factory=list)
+    matched_values: dict[str, list[str]] = Field(default_factory=dict)
+    relaxed_filters: list[str] = Field(
+        default_factory=list, description="hard filters relaxed to reach this candidate"
+    )
+
+
+class Candidate(WireModel):
+    """A fused, deduplicated result (contract: id, source, score in [0, 1], metadata)."""
+
+    id: str
+    source: Literal["qdrant", "mongodb", "api"]
+    score: float = Field(ge=0.0, le=1.0)
+    fused_score: float
+    rerank_score: float | None = Field(
+        default=None, description="cross-encoder / rerank API score, beside the fused score"
+    )
+    metadata: dict[str, Any]
+    embedding_vector: list[float] | None = None
+    provenance: Provenance
+
+
+class SourceError(WireModel):
+    """A source that failed or timed out; the others still answered."""
+
+    source: str
+    error: str
+    message: str
+
+
+class ExecutionStats(WireModel):
+    """Counters and per-stage timings (milliseconds) of one execution."""
+
+    vector_queries_executed: int
+    structured_queries_executed: int
+    sparse_queries_executed: int = 0
+    fusion_method: str
+    latency_ms: int
+    candidates_before_fusion: int = 0
+    candidates_after_fusion: int = 0
+    stage_ms: dict[str, float] = Field(default_factory=dict)
+    source_ms: dict[str, float] = Field(default_factory=dict)
+    extractor: str = "rules"
+    planner: str = "rules"
+    rounds: int = Field(default=1, ge=0, description="executor rounds run")
+
+
+class QueryExecutorOutput(WireModel):
+    """The executor's answer: candidates, executionStats, confidence and errors."""
+
+    candidates: list[Candidate]
+    execution_stats: ExecutionStats
+    confidence: float = Field(ge=0.0, le=1.0)
+    errors: list[SourceError] = Field(default_factory=list)
+
+
+@dataclass
+class SourceResult:
+    """A source's ranked hits, or its error, and how long it took (ms)."""
+
+    name: str
+    system: str
+    hits: list[ScoredRecord] = field(default_factory=list)
+    weight: float = 1.0
+    aspect: str | None = None
+    query_vector_source: str | None = None
+    error: SourceError | None = None
+    ms: float = 0.0
+    round: int = 1
+    query: str | None = None

@@ -1,0 +1,139 @@
+"""The search state machine's wire models: the request, the state passed from step to step,
+the Map item, and what a Catch adds (see docs/state-machine.md)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
+
+from agentic_search.state.base import WireModel
+from agentic_search.state.executor import ExecutorState, RoundWork, SubQuery
+from agentic_search.state.query import IntentState, QueryPlan
+from agentic_search.state.response import PATH_KEYS, SearchResponse
+from agentic_search.state.results import SourceError
+
+#: Query length bounds (characters), the same as the API's.
+QUERY_MAX_CHARS = 1000
+
+
+class SearchRequest(WireModel):
+    """A search request: ``query`` 1..1,000 characters, ``limit`` 1..100 results, ``rounds``
+    1..5 executor rounds (default ``MAX_ROUNDS``), ``domain`` a bundled domain schema."""
+
+    query: str = Field(min_length=1, max_length=QUERY_MAX_CHARS)
+    limit: int = Field(default=10, ge=1, le=100)
+    rounds: int | None = Field(default=None, ge=1, le=5)
+    domain: str = Field(default="tools", pattern=r"^[a-z][a-z0-9_-]{0,39}$")
+
+    @field_validator("query")
+    @classmethod
+    def _not_blank(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("query must contain a non-space character")
+        return v
+
+
+class StepError(BaseModel):
+    """What a Step Functions Catch puts at its ResultPath: ``{"Error", "Cause"}``."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    Error: str = "States.TaskFailed"
+    Cause: str | None = None
+
+    def source_error(self, step: str) -> SourceError:
+        """The error as the response lists it (``source`` = the failed step), without the
+        Lambda stack trace."""
+        return SourceError(source=step, error=self.Error, message=error_message(self.Cause))
+
+
+def error_message(cause: str | None, limit: int = 500) -> str:
+    """A client-safe message from a Step Functions error cause: a Lambda function error's
+    cause is JSON with ``errorMessage`` and ``stackTrace``; only the message is kept."""
+    text = cause or ""
+    if text.startswith("{"):
+        try:
+            parsed = json.loads(text)
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, dict) and "errorMessage" in parsed:
+            text = str(parsed["errorMessage"])
+    return text[:limit]
+
+
+class CacheInfo(WireModel):
+    """The cache lookup: key, hit or miss, backend, and a cache failure if any."""
+
+    key: str = ""
+    hit: bool = False
+    backend: str = "none"
+    error: str | None = None
+
+
+class ExtractorInfo(WireModel):
+    """Which path produced the intent (or the plan) and why: ``llm``, ``rules`` or ``cache``
+    (the plan cache). ``fallback`` names the kind of LLM failure that sent it to the rules
+    (timeout, error, invalid, low-confidence, budget) and ``transient`` whether it may pass;
+    ``llm_ms`` is the time spent waiting on the LLM."""
+
+    path: str
+    reason: str
+    fallback: str | None = None
+    transient: bool | None = None
+    llm_ms: float | None = None
+
+
+class RunConfig(WireModel):
+    """Execution settings the state machine reads (``MaxConcurrencyPath``)."""
+
+    map_max_concurrency: int = Field(default=8, ge=1, le=40)
+
+
+class SearchState(WireModel):
+    """The state passed from step to step (JSON-able, no vectors; see docs/state-machine.md)."""
+
+    request: SearchRequest
+    correlation_id: str | None = Field(default=None, max_length=128)
+    config: RunConfig = Field(default_factory=RunConfig)
+    cache: CacheInfo | None = None
+    intent: IntentState | None = None
+    extractor: ExtractorInfo | None = None
+    planner: ExtractorInfo | None = None
+    plan_cache: CacheInfo | None = None
+    plan: QueryPlan | None = Field(
+        default=None, description="a plan found in the plan cache, for PlanQuery"
+    )
+    llm_ms: float | None = Field(default=None, ge=0.0, description="LLM time spent so far (ms)")
+    executor: ExecutorState | None = None
+    round: RoundWork | None = None
+    response: dict[str, Any] | None = None
+    stage_ms: dict[str, float] = Field(default_factory=dict)
+    cache_error: StepError | None = None
+    intent_error: StepError | None = None
+    plan_error: StepError | None = None
+    round_error: StepError | None = None
+    fuse_error: StepError | None = None
+    grade_error: StepError | None = None
+    _built: SearchResponse | None = PrivateAttr(default=None)
+    """Finalize's response object before it was made JSON (in-process only, never on the
+    wire): the local runner hands it back instead of parsing ``response`` again."""
+
+    @property
+    def built_response(self) -> SearchResponse | None:
+        """The response object Finalize built in this process, with ``paths`` set from the
+        final ``response`` (None after a cache hit or when the state crossed JSON)."""
+        built, wire = self._built, self.response
+        if built is None or wire is None:
+            return None
+        built.paths = {k: wire[k] for k in PATH_KEYS if k in wire}
+        return built
+
+
+class RetrieveEvent(WireModel):
+    """One Map item: the domain and one sub-query."""
+
+    domain: str = Field(pattern=r"^[a-z][a-z0-9_-]{0,39}$")
+    sub_query: SubQuery
+    correlation_id: str | None = Field(default=None, max_length=128)
