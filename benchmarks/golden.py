@@ -20,9 +20,15 @@ import time
 from pathlib import Path
 
 from agentic_search.config import Settings
-from agentic_search.engine import SearchEngine
+from agentic_search.service import SearchService
 
-GOLDEN = Path(__file__).resolve().parents[1] / "tests" / "golden" / "tools_golden.jsonl"
+GOLDEN = (
+    Path(__file__).resolve().parents[1]
+    / "cli"
+    / "agentic_search_cli"
+    / "data"
+    / "tools_golden.jsonl"
+)
 
 
 def main() -> None:
@@ -36,9 +42,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as home:
         # Timed cold: no result cache, query vectors forgotten before each search.
         settings = Settings(agentic_search_home=Path(home), cache_backend="none")
-        engine = SearchEngine(settings, "tools")
+        engine = SearchService.create(settings, "tools")
         t = time.perf_counter()
-        engine.embedder  # noqa: B018 - load the model outside the ingest timing
+        engine.components.embedder  # noqa: B018 - load the model outside the ingest timing
         load_s = time.perf_counter() - t
         report = engine.ensure_bundled_catalog()
         assert report is not None
@@ -48,7 +54,7 @@ def main() -> None:
         recalls: dict[str, float] = {}
         for _ in range(args.runs):
             for g in golden:
-                engine.executor.clear_vector_cache()
+                engine.components.memo.clear_query_vectors()
                 t = time.perf_counter()
                 resp = engine.search(g["query"], limit=10)
                 latencies.append((time.perf_counter() - t) * 1000)

@@ -4,8 +4,9 @@ Usage:
     OPENAI_BASE_URL=http://127.0.0.1:8000/v1 LLM_MODEL=gemma3-270m \\
         python benchmarks/llm_paths.py [--out benchmarks/llm] [--timeout 2] [--budget 4]
 
-For every golden query (tests/golden/tools_golden.jsonl) it runs the ExtractIntent and
-PlanQuery steps twice against the configured OpenAI-compatible endpoint with a fresh SQLite
+For every golden query (cli/agentic_search_cli/data/tools_golden.jsonl) it runs the
+ExtractIntent and PlanQuery steps twice against the configured OpenAI-compatible endpoint with a
+fresh SQLite
 plan cache: the first run asks the LLM (a plan-cache miss), the second must be a plan-cache hit.
 It reports which path produced each intent and plan (llm, or rules after which kind of
 fallback), the LLM time, and the median / p95 latency of the two steps on a miss and on a hit.
@@ -28,11 +29,17 @@ from pathlib import Path
 
 from agentic_search.adapters.caches import SqliteCache
 from agentic_search.config import Settings
-from agentic_search.engine import SearchEngine
 from agentic_search.pipeline.steps import SearchSteps
+from agentic_search.service import SearchService
 from agentic_search.state import SearchRequest, SearchState
 
-GOLDEN = Path(__file__).resolve().parents[1] / "tests" / "golden" / "tools_golden.jsonl"
+GOLDEN = (
+    Path(__file__).resolve().parents[1]
+    / "cli"
+    / "agentic_search_cli"
+    / "data"
+    / "tools_golden.jsonl"
+)
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -64,7 +71,7 @@ def main() -> int:
         settings = Settings(
             agentic_search_home=Path(home), cache_backend="sqlite", llm="on", **overrides
         )
-        engine = SearchEngine(settings, "tools")
+        engine = SearchService.create(settings, "tools")
         engine.ensure_bundled_catalog()
         cache = SqliteCache(Path(home) / "plans.sqlite")
         steps = SearchSteps(lambda _: engine, cache=cache)

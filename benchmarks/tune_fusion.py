@@ -26,29 +26,29 @@ from pathlib import Path
 
 import numpy as np
 
-from agentic_search.adapters.keyword_index import Bm25sKeywordIndex
+from agentic_search.adapters.bm25s import Bm25sKeywordIndex
 from agentic_search.config import Settings
 from agentic_search.domain.chunking import doc_ranking
 from agentic_search.domain.fusion import fuse
-from agentic_search.engine import SearchEngine
+from agentic_search.service import SearchService
 from agentic_search.state import RankedList
 from agentic_search_cli import evaluation as ev
 
 
 def collect(
-    engine: SearchEngine, queries: dict[str, str], depth: int, keyword=None, detail=False
+    engine: SearchService, queries: dict[str, str], depth: int, keyword=None, detail=False
 ) -> dict:
     """{query id: {"dense": [(id, score)], "bm25": [(id, score)]}} with the planned texts;
     with ``detail`` also the texts (``dtext``, ``stext``) and the query vector (``qvec``)."""
-    keyword = keyword or engine.keyword
+    keyword = keyword or engine.components.keyword
     out = {}
     for qid, text in queries.items():
         intent = engine.extract(text)
-        plan = engine.planner.plan(intent, limit=100)
+        plan = engine.components.planner.plan(intent, limit=100)
         dtext = plan.vector_sources[0].text or text
         stext = plan.sparse_source.text if plan.sparse_source else text
-        vec = engine.embedder.embed_query(dtext)
-        dense = engine.store.query_dense(engine.schema, "content", vec, depth, None)
+        vec = engine.components.embedder.embed_query(dtext)
+        dense = engine.components.store.query_dense(engine.schema, "content", vec, depth, None)
         sparse = keyword.search(engine.schema, stext, depth)
         out[qid] = {
             "dense": [(h.id, h.score) for h in dense],
@@ -86,7 +86,7 @@ def main() -> int:
         print("refusing to tune on the test split", file=sys.stderr)
         return 2
     name = args.dataset.resolve().name
-    engine = SearchEngine(
+    engine = SearchService.create(
         Settings(collection_prefix=f"eval-{name}-", cache_backend="none"), domain="documents"
     )
     data = ev.load_beir(args.dataset, args.split, engine.schema)
@@ -123,7 +123,7 @@ def main() -> int:
     for pair in filter(None, args.bm25.split(",")):
         k1, b = map(float, pair.split(":"))
         with tempfile.TemporaryDirectory() as tmp:
-            kw = Bm25sKeywordIndex(engine.store, Path(tmp), k1=k1, b=b)
+            kw = Bm25sKeywordIndex(engine.components.store, Path(tmp), k1=k1, b=b)
             kw.refresh(engine.schema)
             alt = collect(engine, data.queries, args.depth, keyword=kw)
         run(f"bm25 alone k1={k1} b={b}", "none", dd=0, src=alt)

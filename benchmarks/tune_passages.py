@@ -39,11 +39,11 @@ from bm25s.tokenization import Tokenized
 from tune_prf import fused_scores as ws  # weighted sum of min-max scores, same folder
 
 from agentic_search.adapters.embedders import LocalMiniLMEmbedder
-from agentic_search.adapters.keyword_index import DEFAULT_B, DEFAULT_K1
 from agentic_search.config import Settings
+from agentic_search.domain.bm25 import DEFAULT_B, DEFAULT_K1
 from agentic_search.domain.chunking import chunk_records, doc_id_of, doc_ranking
 from agentic_search.domain.text import default_analyzer, keyword_text
-from agentic_search.engine import SearchEngine
+from agentic_search.service import SearchService
 from agentic_search_cli import evaluation as ev
 
 
@@ -65,11 +65,13 @@ def main() -> int:
     args.work.mkdir(exist_ok=True)
     name = args.dataset.resolve().name
     settings = Settings(collection_prefix=f"eval-{name}-", cache_backend="none")
-    engine = SearchEngine(settings, domain="documents")
+    engine = SearchService.create(settings, domain="documents")
     schema = engine.schema
     data = ev.load_beir(args.dataset, args.split, schema)
     lists = pickle.loads(args.cache.read_bytes())
-    M, mids = engine.store._dense_matrix(schema, "content")  # the current (FirstP) vectors
+    M, mids = engine.components.store._dense_matrix(
+        schema, "content"
+    )  # the current (FirstP) vectors
     engine.close()
     mrow = {i: n for n, i in enumerate(mids)}
     rng = np.random.default_rng(0)

@@ -117,8 +117,9 @@ def main() -> int:
     from agentic_search.adapters.sync_status import DynamoDBSyncStatus, SqliteSyncStatus
     from agentic_search.config import Settings
     from agentic_search.domain.schema import load_schema
-    from agentic_search.engine import SearchEngine
-    from agentic_search.sync.core import apply_changes, insert_changes
+    from agentic_search.service import SearchService
+    from agentic_search.sync.apply import apply_changes
+    from agentic_search.sync.changes import insert_changes
     from agentic_search.sync.files import bundled_catalog_path, read_catalog
     from agentic_search_cli import bench
     from agentic_search_lambda import sync as glue
@@ -135,9 +136,9 @@ def main() -> int:
     embedder.embed_documents(["warm up"])
     handler = load_function("catalog_sync").handler
 
-    def fresh_engine(tag: str) -> SearchEngine:
+    def fresh_engine(tag: str) -> SearchService:
         settings = Settings(agentic_search_home=work / tag, cache_backend="sqlite")
-        return SearchEngine(settings, "tools", embedder=embedder)
+        return SearchService.create(settings, "tools", embedder=embedder)
 
     def handler_run(run: int) -> dict[str, float]:
         engine = fresh_engine(f"handler-{run}")
@@ -192,7 +193,7 @@ def main() -> int:
     weights = [w for _, w in MIX]
     current = {r["id"]: r for r in catalog}
     picked: dict[str, int] = {}
-    from agentic_search.sync.core import CatalogChange, ChangeOp
+    from agentic_search.sync.changes import CatalogChange, ChangeOp
 
     changes = []
     for n in range(args.modifies):

@@ -1,7 +1,7 @@
 """Record the events of events/: one realistic event per function and case.
 
-Runs real searches over the bundled catalog, one step function at a time through
-``SearchSteps.invoke`` (the JSON edge every Lambda handler calls) in the order of
+Runs real searches over the bundled catalog, one step at a time through
+``agentic_search.pipeline.steps.invoke`` (the JSON edge of every state) in the order of
 ``statemachine/search.asl.json``, and writes the input each state's function receives. The API
 events are built by ``local_server.http_api_event`` (what ``agentic-search serve`` hands the
 SearchApiFunction handler). See events/README.md for what each file is.
@@ -34,10 +34,10 @@ if importlib.util.find_spec("agentic_search") is None:  # not installed: the lay
     sys.path.insert(0, str(ROOT / "layers" / "core"))
 
 from agentic_search.adapters.caches import SqliteCache  # noqa: E402
+from agentic_search.components import Components  # noqa: E402
 from agentic_search.config import Settings  # noqa: E402
-from agentic_search.engine import SearchEngine  # noqa: E402
-from agentic_search.pipeline.runner import EngineRegistry  # noqa: E402
-from agentic_search.pipeline.steps import SearchSteps  # noqa: E402
+from agentic_search.pipeline.steps import invoke  # noqa: E402
+from agentic_search.service import SearchService  # noqa: E402
 
 #: Every recorded clock reading (epoch seconds): 2026-01-01T00:00:00Z.
 FIXED_EPOCH = 1767225600.0
@@ -91,10 +91,10 @@ def stabilize(value: Any, key: str | None = None, clock: bool = True) -> Any:
 
 
 class Recorder:
-    """Runs the steps through ``SearchSteps.invoke`` and writes the events."""
+    """Runs the steps through :func:`invoke` and writes the events."""
 
-    def __init__(self, steps: SearchSteps, out: Path) -> None:
-        self.steps = steps
+    def __init__(self, components: Components, out: Path) -> None:
+        self.components = components
         self.out = out
         self.written: list[Path] = []
 
@@ -109,7 +109,8 @@ class Recorder:
         # Each step gets the state as it is written (scores rounded), so a replay of an event
         # computes what the recording did; but with the live clock readings (GradeRound
         # measures the round's latency from round.startedAt).
-        return self.steps.invoke(name, stabilize(copy.deepcopy(state), clock=False))
+        state = stabilize(copy.deepcopy(state), clock=False)
+        return invoke(name, state, lambda _: self.components)
 
     def retrieve_all(self, state: dict[str, Any]) -> list[dict[str, Any]]:
         """The Map: one Retrieve per sub-query, with the event its ItemSelector builds."""
@@ -268,16 +269,14 @@ def main(argv: list[str] | None = None) -> int:
             cache_backend="none",
             max_rounds=3,
         )
-        engine = SearchEngine(settings, "tools")
+        engine = SearchService.create(settings, "tools")
         try:
             if engine.ensure_bundled_catalog() is not None:
                 print(f"ingested the bundled catalog into {home}", file=sys.stderr)
-            registry = EngineRegistry(settings)
-            registry.add(engine)
             # A fresh cache, so the first request is a miss and the catalog version is 0 (what
             # an empty cache in a replay computes the same key with).
             cache = SqliteCache(Path(tmp) / "cache.sqlite")
-            rec = Recorder(SearchSteps(registry, cache=cache), args.out)
+            rec = Recorder(engine.components.derive(cache=cache), args.out)
             rec.record_one_round_flow()
             rec.record_two_round_flow()
             rec.record_api()

@@ -1,4 +1,11 @@
-"""Shared fixtures: real embedded stores (Qdrant local mode, bm25s, MiniLM ONNX), no mocks."""
+"""Shared fixtures of every tier: the schema and the bundled catalog (pure), and the real
+embedded things (Qdrant local mode, bm25s, MiniLM ONNX) for the tiers that may use them.
+
+Tiers (by folder, each marked so ``-m`` selects it): ``unit`` (pure: no model, no index, no
+AWS; its conftest refuses the fixtures below that load them), ``component`` (real embedded
+stores and model), ``aws`` (moto, the ASL interpreter, the template, the events), ``e2e`` (the
+CLI, serve, the golden set, eval, bench, load, fuzzing, faults).
+"""
 
 from __future__ import annotations
 
@@ -7,19 +14,34 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support.aws import REGION, create_idempotency_table, create_status_table
+from support.fakes import CountingEmbedder
 
-from agentic_search.adapters.embedders import LocalMiniLMEmbedder
 from agentic_search.config import Settings
 from agentic_search.domain.intent import CatalogLookup
 from agentic_search.domain.schema import DomainSchema, load_schema
-from agentic_search.engine import SearchEngine
 from agentic_search.sync.files import bundled_catalog_path, read_catalog
-
-REPO = Path(__file__).resolve().parents[1]
 
 # Tests search without the result cache unless a test opts in: a fault-injection test must not
 # be answered from a cache filled by an earlier healthy search of the same query.
 os.environ.setdefault("CACHE_BACKEND", "none")
+# Rounds must not stop for a latency budget on a loaded machine: what a test checks must not
+# depend on how busy the host is (a test of the budget itself sets a small one).
+os.environ.setdefault("ROUND_BUDGET_MS", "600000")
+
+TIERS = ("unit", "component", "aws", "e2e", "llm_server")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark every test with its tier (the first folder under tests/)."""
+    root = Path(__file__).parent
+    for item in items:
+        parts = Path(item.fspath).resolve().relative_to(root).parts
+        if parts and parts[0] in TIERS:
+            item.add_marker(getattr(pytest.mark, parts[0]))
+
+
+# ----- pure ---------------------------------------------------------------------------------------
 
 
 @pytest.fixture(scope="session")
@@ -50,6 +72,9 @@ def catalog_lookup(catalog_records: list[dict]) -> CatalogLookup:
     return CatalogLookup(names=names, record=by_id.get)
 
 
+# ----- the real embedded things (component, aws, e2e) ---------------------------------------------
+
+
 @pytest.fixture(scope="session")
 def session_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A working folder for the session's embedded stores and model cache."""
@@ -57,8 +82,10 @@ def session_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def embedder(session_home: Path) -> LocalMiniLMEmbedder:
+def embedder(session_home: Path):
     """The real local MiniLM int8 embedder (loaded once per session)."""
+    from agentic_search.adapters.embedders import LocalMiniLMEmbedder
+
     return LocalMiniLMEmbedder(cache_dir=session_home / "models", max_length=256)
 
 
@@ -68,10 +95,65 @@ def make_settings(home: Path, **overrides) -> Settings:
 
 
 @pytest.fixture(scope="session")
-def tools_engine(session_home: Path, embedder: LocalMiniLMEmbedder) -> Iterator[SearchEngine]:
-    """A SearchEngine over the bundled catalog in Qdrant local mode (ingested once)."""
-    engine = SearchEngine(make_settings(session_home / "tools"), "tools", embedder=embedder)
+def tools_engine(session_home: Path, embedder):
+    """A SearchService over the bundled catalog in Qdrant local mode (ingested once)."""
+    from agentic_search.service import SearchService
+
+    engine = SearchService.create(make_settings(session_home / "tools"), "tools", embedder=embedder)
     report = engine.ensure_bundled_catalog()
     assert report is not None and not report.errors
     yield engine
     engine.close()
+
+
+@pytest.fixture()
+def counting(embedder) -> CountingEmbedder:
+    """The session's real MiniLM embedder, counted."""
+    return CountingEmbedder(embedder)
+
+
+@pytest.fixture()
+def sync_engine(tmp_path: Path, counting: CountingEmbedder, catalog_records):
+    """A service over a fresh local store holding 4 bundled records, cache in SQLite."""
+    from agentic_search.service import SearchService
+
+    settings = Settings(agentic_search_home=tmp_path / "home", cache_backend="sqlite")
+    engine = SearchService.create(settings, "tools", embedder=counting)
+    engine.ingest_records(catalog_records[:4])
+    counting.texts = counting.calls = 0
+    yield engine
+    engine.close()
+
+
+@pytest.fixture()
+def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """moto for every AWS call, with fake credentials."""
+    from moto import mock_aws
+
+    for var, value in {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_DEFAULT_REGION": REGION,
+    }.items():
+        monkeypatch.setenv(var, value)
+    with mock_aws():
+        yield
+
+
+@pytest.fixture()
+def wired(aws, sync_engine, monkeypatch: pytest.MonkeyPatch):
+    """The Lambda sync glue over ``sync_engine``: the container runtime with a moto status
+    table and idempotency table; yields ``(glue module, status store)``."""
+    import boto3
+    from support.lambdas import runtime_over, use_runtime
+
+    from agentic_search.adapters.sync_status import DynamoDBSyncStatus
+    from agentic_search_lambda import sync as glue
+    from agentic_search_lambda.settings import LambdaSettings
+
+    ddb = boto3.client("dynamodb", region_name=REGION)
+    status = DynamoDBSyncStatus(create_status_table(ddb), client=ddb)
+    settings = LambdaSettings(idempotency_table=create_idempotency_table(ddb))
+    rt = runtime_over(sync_engine, lambda_settings=settings, sync_status=status)
+    with use_runtime(rt):
+        yield glue, status

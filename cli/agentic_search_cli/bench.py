@@ -2,7 +2,7 @@
 
 What is measured, in this order (all wall-clock ``time.perf_counter`` unless said otherwise):
 
-1. **Handler import time**: ``python -c "import agentic_search.engine"`` and, for every
+1. **Handler import time**: ``python -c "import agentic_search.service"`` and, for every
    ``functions/*/app.py``, ``python -c "import app"`` run in that folder, each in a fresh
    subprocess, ``import_runs`` times (median reported, with the bare interpreter start
    ``python -c pass`` as the baseline). The subprocess also prints the in-process import time.
@@ -17,7 +17,7 @@ What is measured, in this order (all wall-clock ``time.perf_counter`` unless sai
    seconds. It is measured before and after the ingest (the machine is shared) on a fixed
    random sample of at most ``raw_max_texts`` texts; the limit is the mean of the two.
 3. **Ingest throughput**: the dataset's documents (or its first ``ingest_docs``) go through
-   ``SearchEngine.ingest_records`` (chunking, embedding, Qdrant upserts, BM25 rebuild) into a
+   ``SearchService.ingest_records`` (chunking, embedding, Qdrant upserts, BM25 rebuild) into a
    throwaway collection in a temporary folder. ``docs/s`` = documents / seconds; ``tokens/s``
    = non-padding tokens of every embedded text (truncated at the max length, as the model sees
    them) / seconds; ``ratio`` = ingest tokens/s ÷ raw tokens/s (target ≥ 0.8). Peak RSS: the
@@ -25,7 +25,8 @@ What is measured, in this order (all wall-clock ``time.perf_counter`` unless sai
    and read after it, cross-checked by a thread sampling ``VmRSS`` every 20 ms
    (``resource.getrusage`` ``ru_maxrss``, the whole process's peak, is reported beside it).
 4. **Search latency per stage** over the golden queries of the bundled tools catalog
-   (``tests/golden/tools_golden.jsonl``, limit 10, catalog indexed into the temporary folder)
+   (``agentic_search_cli/data/tools_golden.jsonl``, limit 10, catalog indexed into a temporary
+   folder)
    and over the dataset's judged queries (limit 100, as ``agentic-search eval``, on the
    dataset's evaluation collection, synced exactly as ``eval`` does), after ``warmup`` untimed
    queries per mode, ``repeat`` passes, both executor modes interleaved query by query:
@@ -62,31 +63,30 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from agentic_search.adapters.embedders import (
-    Embedder,
-    LocalMiniLMEmbedder,
-    build_embedder,
-    token_counter,
-)
+from agentic_search.adapters.embedders import LocalMiniLMEmbedder
 from agentic_search.config import Settings
 from agentic_search.domain.chunking import chunk_records
 from agentic_search.domain.text import aspect_text
-from agentic_search.engine import DEFAULT_BATCH
+from agentic_search.domain.tokens import token_counter
+from agentic_search.ports import Embedder
 from agentic_search.process_tuning import freeze_long_lived
 from agentic_search.sync.files import bundled_catalog_path, read_catalog
+from agentic_search.sync.ingest import DEFAULT_BATCH
+from agentic_search.wiring import build_embedder
 from agentic_search_cli import evaluation as ev
 
 if TYPE_CHECKING:
     from agentic_search.domain.schema import DomainSchema
-    from agentic_search.engine import SearchEngine
+    from agentic_search.service import SearchService
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-GOLDEN_PATH = REPO_ROOT / "tests" / "golden" / "tools_golden.jsonl"
+#: The golden queries of the bundled catalog (package data, so an installed CLI has them).
+GOLDEN_PATH = Path(str(resources.files("agentic_search_cli") / "data" / "tools_golden.jsonl"))
 DEFAULT_OUT = Path("benchmarks") / "bench"
 JSON_FILE = "bench.json"
 MD_FILE = "bench.md"
@@ -225,7 +225,7 @@ def import_targets(root: Path) -> list[tuple[str, str, Path | None]]:
     """(label, module, working folder) of every import to time: the engine, then each
     ``functions/*/app.py`` under ``root`` (none when ``functions/`` does not exist)."""
     targets: list[tuple[str, str, Path | None]] = [
-        ("agentic_search.engine", "agentic_search.engine", None)
+        ("agentic_search.service", "agentic_search.service", None)
     ]
     functions = root / "functions"
     if functions.is_dir():
@@ -532,14 +532,14 @@ def capture_embeds(embedder: Embedder) -> Iterator[list[tuple[list[str], float]]
 
 
 def measure_ingest(
-    engine: SearchEngine,
+    engine: SearchService,
     records: Sequence[dict[str, Any]],
     batch_size: int = DEFAULT_BATCH,
     track: Tracker = _no_track,
 ) -> tuple[dict[str, Any], list[str]]:
     """Ingest ``records`` (new to ``engine``'s collection) and measure docs/s, tokens/s, the
     time inside the embedder and peak RSS. Returns the figures and the embedded texts."""
-    embedder = engine.embedder
+    embedder = engine.components.embedder
     points = len(chunk_records(engine.schema, records)) if engine.schema.chunking else len(records)
     advance = track(
         f"ingesting {len(records)} records into a throwaway {engine.schema.name} collection",
@@ -564,7 +564,7 @@ def measure_ingest(
         padded += _padded_tokens([own[i] for i in order], bs)
         start += len(call)
     out = {
-        "collection": engine.store.collection(engine.schema),
+        "collection": engine.components.store.collection(engine.schema),
         "documents": len(records),
         "points": stats.inserted,
         "embedded_texts": len(texts),
@@ -591,23 +591,17 @@ def measure_ingest(
 
 
 @contextmanager
-def record_sources(engine: SearchEngine) -> Iterator[list[tuple[list[Any], dict[str, float]]]]:
-    """Collect ``(source results, stage ms)`` of every ``run_sources`` call the engine's
-    executor makes (every round and sub-query, relaxation included) while the block runs."""
-    executor = engine.executor
+def record_sources(engine: SearchService) -> Iterator[list[tuple[list[Any], dict[str, float]]]]:
+    """Collect ``(source results, stage ms)`` of every source run the engine's pipeline makes
+    (every round and sub-query, relaxation included) while the block runs (the memo's
+    ``source_log``)."""
+    memo = engine.components.memo
     calls: list[tuple[list[Any], dict[str, float]]] = []
-    original = executor.run_sources
-
-    def recording(plan):
-        res, stage = original(plan)
-        calls.append((list(res), dict(stage)))
-        return res, stage
-
-    executor.run_sources = recording  # type: ignore[method-assign]
+    memo.source_log = calls
     try:
         yield calls
     finally:
-        del executor.run_sources
+        memo.source_log = None
 
 
 def search_stages(
@@ -653,7 +647,7 @@ def _stage_rows(samples: dict[str, list[float]]) -> dict[str, dict[str, float]]:
 
 
 def measure_search(
-    engine: SearchEngine,
+    engine: SearchService,
     queries: Sequence[str],
     limit: int,
     warmup: int = DEFAULT_WARMUP,
@@ -670,7 +664,7 @@ def measure_search(
         )
     modes = dict(MODES if modes is None else modes)
     queries = [q for q in queries if q.strip()]
-    engine.embedder  # noqa: B018 - load the model before the warm-up
+    engine.components.embedder  # noqa: B018 - load the model before the warm-up
     for q in queries[: max(0, warmup)]:
         for rounds in modes.values():
             engine.search(q, limit=limit, rounds=rounds)
@@ -718,7 +712,7 @@ def measure_search(
 
 
 def read_golden(path: Path = GOLDEN_PATH) -> list[str]:
-    """The golden query texts (``tests/golden/tools_golden.jsonl``), in file order."""
+    """The golden query texts (``agentic_search_cli/data/tools_golden.jsonl``), in file order."""
     return [
         json.loads(line)["query"]
         for line in path.read_text(encoding="utf-8").splitlines()
@@ -751,7 +745,7 @@ def _temp_settings(settings: Settings, home: Path) -> Settings:
 def run_bench(
     config: BenchConfig,
     settings: Settings | None = None,
-    dataset_engine: SearchEngine | None = None,
+    dataset_engine: SearchService | None = None,
     embedder: Embedder | None = None,
     track: Tracker = _no_track,
     root: Path | None = None,
@@ -763,9 +757,9 @@ def run_bench(
     collection is synced to the corpus (:func:`evaluation.ensure_corpus`) and searched.
     """
     from agentic_search.domain.schema import load_schema
-    from agentic_search.engine import SearchEngine
+    from agentic_search.service import SearchService
 
-    root = REPO_ROOT if root is None else root
+    root = Path.cwd() if root is None else root
 
     settings = settings or (dataset_engine.settings if dataset_engine else Settings())
     started = datetime.now(UTC)
@@ -777,7 +771,7 @@ def run_bench(
 
     t = time.perf_counter()
     if embedder is None:
-        embedder = dataset_engine.embedder if dataset_engine is not None else None
+        embedder = dataset_engine.components.embedder if dataset_engine is not None else None
     if embedder is None:
         embedder = build_embedder(settings)
     model_load_s = time.perf_counter() - t
@@ -821,8 +815,8 @@ def run_bench(
 
     with tempfile.TemporaryDirectory(prefix="agentic-search-bench-") as tmp:
         temp = _temp_settings(settings, Path(tmp))
-        ingest_engine = SearchEngine(temp, ingest_schema, embedder=embedder)
-        golden_engine: SearchEngine | None = None
+        ingest_engine = SearchService.create(temp, ingest_schema, embedder=embedder)
+        golden_engine: SearchService | None = None
         try:
             texts = embedded_texts(ingest_schema, ingest_records)
             local = isinstance(embedder, LocalMiniLMEmbedder)
@@ -858,7 +852,7 @@ def run_bench(
                         golden_engine = ingest_engine
                         setup_s = ingest["seconds"]
                     else:
-                        golden_engine = SearchEngine(
+                        golden_engine = SearchService.create(
                             _temp_settings(settings, Path(tmp) / "golden"),
                             "tools",
                             embedder=embedder,
@@ -885,7 +879,7 @@ def run_bench(
                 advance = track(f"syncing the {dataset.name} evaluation collection", None)
                 sync = ev.ensure_corpus(dataset_engine, dataset, on_progress=advance)
                 result["search"]["dataset"] = {
-                    "collection": dataset_engine.store.collection(dataset_engine.schema),
+                    "collection": dataset_engine.components.store.collection(dataset_engine.schema),
                     "sync": sync.wire(),
                     **measure_search(
                         dataset_engine,

@@ -68,9 +68,10 @@ from agentic_search.domain.schema import DomainSchema
 from agentic_search.process_tuning import freeze_long_lived
 from agentic_search.state import RankedList
 from agentic_search.sync.files import CatalogRead, read_beir_corpus
+from agentic_search.sync.indexer import Indexer
 
 if TYPE_CHECKING:
-    from agentic_search.engine import SearchEngine
+    from agentic_search.service import SearchService
 
 TOP_K = 100
 RRF_K = DEFAULT_RRF_K  # plain RRF, k = 60, whatever RRF_K the engine is configured with
@@ -299,15 +300,17 @@ def latency_percentiles(latencies_ms: Sequence[float]) -> dict[str, float]:
 # ----- systems -----------------------------------------------------------------------------------
 
 
-def bm25_ranking(engine: SearchEngine, text: str, top_k: int = TOP_K) -> list[str]:
+def bm25_ranking(engine: SearchService, text: str, top_k: int = TOP_K) -> list[str]:
     """Doc ids from the keyword index alone, best first (at most ``top_k``)."""
-    return [h.id for h in engine.keyword.search(engine.schema, text, top_k)]
+    return [h.id for h in engine.components.keyword.search(engine.schema, text, top_k)]
 
 
-def dense_ranking(engine: SearchEngine, text: str, top_k: int = TOP_K) -> list[str]:
+def dense_ranking(engine: SearchService, text: str, top_k: int = TOP_K) -> list[str]:
     """Doc ids from the ``content`` named vector with the embedded query, best first."""
-    vec = engine.embedder.embed_query(text)
-    return [h.id for h in engine.store.query_dense(engine.schema, DENSE_ASPECT, vec, top_k, None)]
+    vec = engine.components.embedder.embed_query(text)
+    return [
+        h.id for h in engine.components.store.query_dense(engine.schema, DENSE_ASPECT, vec, top_k)
+    ]
 
 
 def hybrid_rrf_ranking(
@@ -318,25 +321,27 @@ def hybrid_rrf_ranking(
     return [f.id for f in fused[:top_k]]
 
 
-def _run_hybrid(engine: SearchEngine, text: str) -> tuple[list[str], str | None]:
+def _run_hybrid(engine: SearchService, text: str) -> tuple[list[str], str | None]:
     return hybrid_rrf_ranking(dense_ranking(engine, text), bm25_ranking(engine, text)), None
 
 
-def hybrid_rrf_qdrant_ranking(engine: SearchEngine, text: str, top_k: int = TOP_K) -> list[str]:
+def hybrid_rrf_qdrant_ranking(engine: SearchService, text: str, top_k: int = TOP_K) -> list[str]:
     """Doc ids of Qdrant's server-side RRF (k = 60) of a dense and a sparse prefetch."""
-    from agentic_search.adapters.keyword_index import QdrantSparseKeywordIndex
+    from agentic_search.adapters.qdrant.sparse import QdrantSparseKeywordIndex
 
-    vec = engine.embedder.embed_query(text)
-    sparse = QdrantSparseKeywordIndex(engine.store).query_vector(text)
-    hits = engine.store.query_hybrid_rrf(engine.schema, DENSE_ASPECT, vec, sparse, top_k, RRF_K)
+    vec = engine.components.embedder.embed_query(text)
+    sparse = QdrantSparseKeywordIndex(engine.components.store).query_vector(text)
+    hits = engine.components.store.query_hybrid_rrf(
+        engine.schema, DENSE_ASPECT, vec, sparse, top_k, RRF_K
+    )
     return [h.id for h in hits]
 
 
-def unavailable_reason(engine: SearchEngine, name: str) -> str | None:
+def unavailable_reason(engine: SearchService, name: str) -> str | None:
     """Why ``name`` cannot run on ``engine``'s collection (None: it can)."""
     if name in UNAVAILABLE:
         return UNAVAILABLE[name]
-    if name == "hybrid-rrf-qdrant" and not engine.store.has_sparse(engine.schema):
+    if name == "hybrid-rrf-qdrant" and not engine.components.store.has_sparse(engine.schema):
         return (
             "needs the collection's sparse bm25 vector (a Qdrant server, QDRANT_URL); "
             "local mode keeps BM25 in bm25s"
@@ -344,16 +349,16 @@ def unavailable_reason(engine: SearchEngine, name: str) -> str | None:
     return None
 
 
-def cold_start(engine: SearchEngine) -> None:
+def cold_start(engine: SearchService) -> None:
     """Forget what earlier searches left behind (query vectors, records read back, token
     counts of snippets), so the next search gets no head start from another system's run of
     the same query or from earlier queries. Not timed (:func:`evaluate` calls it first)."""
-    engine.executor.clear_vector_cache()
-    engine.store.clear_record_cache()
-    engine.multi_round.clear_token_counts()
+    engine.components.memo.clear_query_vectors()
+    engine.components.store.clear_record_cache()
+    engine.components.memo.clear_token_counts()
 
 
-def _run_executor(engine: SearchEngine, text: str, rounds: int) -> tuple[list[str], str | None]:
+def _run_executor(engine: SearchService, text: str, rounds: int) -> tuple[list[str], str | None]:
     try:
         resp = engine.search(text, limit=TOP_K, rounds=rounds)
     except ValueError as exc:  # empty or over-long query: no ranking, counted as an error
@@ -363,15 +368,15 @@ def _run_executor(engine: SearchEngine, text: str, rounds: int) -> tuple[list[st
     return [c.id for c in resp.output.candidates], note
 
 
-def _run_executor_1round(engine: SearchEngine, text: str) -> tuple[list[str], str | None]:
+def _run_executor_1round(engine: SearchService, text: str) -> tuple[list[str], str | None]:
     return _run_executor(engine, text, 1)
 
 
-def _run_executor_multi(engine: SearchEngine, text: str) -> tuple[list[str], str | None]:
+def _run_executor_multi(engine: SearchService, text: str) -> tuple[list[str], str | None]:
     return _run_executor(engine, text, max(2, engine.settings.max_rounds))
 
 
-SystemFn = Callable[["SearchEngine", str], tuple[list[str], str | None]]
+SystemFn = Callable[["SearchService", str], tuple[list[str], str | None]]
 
 RUNNERS: dict[str, SystemFn] = {
     "bm25": lambda e, t: (bm25_ranking(e, t), None),
@@ -519,21 +524,21 @@ class CorpusSync:
         }
 
 
-def indexed_ids(engine: SearchEngine) -> set[str]:
+def indexed_ids(engine: SearchService) -> set[str]:
     """Document ids currently in the engine's collection (chunks map to their document;
     empty when the collection does not exist)."""
-    if not engine.store.exists(engine.schema):
+    if not engine.components.store.exists(engine.schema):
         return set()
     idf = engine.schema.id_field
     return {
         doc_id_of(str(p[idf]))
-        for p in engine.store.scroll(engine.schema, payload=[idf])
+        for p in engine.components.store.scroll(engine.schema, payload=[idf])
         if idf in p
     }
 
 
 def ensure_corpus(
-    engine: SearchEngine,
+    engine: SearchService,
     dataset: BeirDataset,
     on_start: Callable[[int], None] | None = None,
     on_progress: Callable[[int], None] | None = None,
@@ -559,16 +564,17 @@ def ensure_corpus(
         idf = engine.schema.id_field
         points = [
             str(p[idf])
-            for p in engine.store.scroll(engine.schema, payload=[idf])
+            for p in engine.components.store.scroll(engine.schema, payload=[idf])
             if idf in p and doc_id_of(str(p[idf])) in gone
         ]
-        engine.indexer.delete(engine.schema, points, refresh_keyword=False)
+        c = engine.components
+        Indexer(c.store, c.embedder, c.keyword).delete(engine.schema, points, refresh_keyword=False)
         sync.removed = len(stray)
     if on_start:
         on_start(len(dataset.corpus.records))
     stats = engine.ingest_records(dataset.corpus.records, on_progress=on_progress)
     if stray and not stats.changed:
-        engine.keyword.refresh(engine.schema)
+        engine.components.keyword.refresh(engine.schema)
     sync.ingested = True
     sync.inserted = stats.inserted
     sync.seconds = time.perf_counter() - t0
@@ -576,7 +582,7 @@ def ensure_corpus(
 
 
 def evaluate(
-    engine: SearchEngine,
+    engine: SearchService,
     dataset: BeirDataset,
     systems: Sequence[str] = SYSTEMS,
     warmup: int = DEFAULT_WARMUP,
@@ -635,9 +641,11 @@ def evaluate(
             "dense_aspect": DENSE_ASPECT,
             "warmup_queries": min(max(0, warmup), len(qids)),
             "ignore_identical_ids": ignore_identical_ids,
-            "embedder": getattr(engine.embedder, "name", type(engine.embedder).__name__),
-            "keyword_index": engine.keyword.name,
-            "collection": engine.store.collection(engine.schema),
+            "embedder": getattr(
+                engine.components.embedder, "name", type(engine.components.embedder).__name__
+            ),
+            "keyword_index": engine.components.keyword.name,
+            "collection": engine.components.store.collection(engine.schema),
         },
         "machine": {
             "platform": platform.platform(),

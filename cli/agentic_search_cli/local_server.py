@@ -212,9 +212,9 @@ def make_server(
     """A server bound to ``host:port`` (port 0: any free port; see ``server_address``).
     Searches are serialized unless ``QDRANT_URL`` points at a Qdrant server; at most
     ``max_pending`` requests are admitted at once (the others get a 503 with Retry-After)."""
-    from agentic_search_lambda.runtime import settings
+    from agentic_search_lambda.runtime import runtime
 
-    _Handler.lock = contextlib.nullcontext() if settings().qdrant_url else threading.Lock()
+    _Handler.lock = contextlib.nullcontext() if runtime().settings.qdrant_url else threading.Lock()
     _Handler.pending = threading.BoundedSemaphore(max_pending)
     server = _Server((host, port), _Handler)
     server.daemon_threads = True

@@ -11,8 +11,8 @@ from rich.table import Table
 from rich.text import Text
 
 from agentic_search.domain.text import default_analyzer
-from agentic_search.engine import IngestReport
 from agentic_search.state import Candidate, SearchResponse
+from agentic_search.sync.ingest import IngestReport
 
 if TYPE_CHECKING:
     from agentic_search_cli.evaluation import EvaluationResult

@@ -1,5 +1,5 @@
 """``agentic-search sync``: apply catalog change events to the embedded index (the CLI's part of
-:mod:`agentic_search.sync.core`; :mod:`agentic_search_cli.main` registers it)."""
+:mod:`agentic_search.sync`; :mod:`agentic_search_cli.main` registers it)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,12 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from agentic_search_cli.common import open_service, usage_error
+
+if TYPE_CHECKING:
+    from agentic_search.components import Components
 
 DESCRIPTION = """\
 Apply catalog change events to the domain's index, the way the deployed CatalogSync
@@ -41,7 +46,7 @@ failed (listed on stderr); 2 a usage error.
 """
 
 
-def add_sync_parser(sub: Any) -> None:
+def add_parser(sub: Any) -> None:
     """Register ``sync`` on the CLI's subparsers."""
     p = sub.add_parser(
         "sync",
@@ -71,7 +76,7 @@ def add_sync_parser(sub: Any) -> None:
 
 def _read_items(path: Path) -> list[tuple[str, Any]]:
     """(position label, item) pairs: JSON documents by item index, JSON Lines by line."""
-    from agentic_search.sync.core import event_items
+    from agentic_search.sync.changes import event_items
 
     text = path.read_text(encoding="utf-8")
     try:
@@ -92,25 +97,35 @@ def _read_items(path: Path) -> list[tuple[str, Any]]:
     return [(f"item {i}", item) for i, item in enumerate(event_items(document))]
 
 
-def run_sync(args: argparse.Namespace, engine: Any) -> int:
-    """The ``sync`` command over ``engine``; returns the exit code."""
+def run(args: argparse.Namespace) -> int:
+    """Run ``sync``; returns the exit code (1 when a change was rejected or failed)."""
+    if args.batch_size < 1:
+        usage_error("--batch-size must be at least 1")
+    if args.events is not None and not args.events.is_file():
+        usage_error(f"no such file: {args.events}")
+    service = open_service(args.domain)
+    try:
+        return run_sync(args, service.components)
+    finally:
+        service.close()
+
+
+def run_sync(args: argparse.Namespace, c: Components) -> int:
+    """The ``sync`` command over one domain's components; returns the exit code."""
     from rich.console import Console
 
-    from agentic_search.adapters.sync_status import build_sync_status
-    from agentic_search.sync.core import (
-        ChangeError,
-        SyncReport,
-        apply_changes,
+    from agentic_search.sync.apply import SyncReport, apply_changes
+    from agentic_search.sync.changes import ChangeError, parse_change, rejected_record_id
+    from agentic_search.sync.redrive import (
         park_rejected,
-        parse_change,
         redrive_due,
-        rejected_record_id,
         retry_failed,
         status_summary,
     )
+    from agentic_search.wiring import build_sync_status
 
-    status = build_sync_status(engine.settings)
-    schema = engine.schema
+    status = build_sync_status(c.settings)
+    schema = c.schema
     # soft_wrap: a line naming a bad record stays one line (greppable), whatever the width
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     out = Console(highlight=False, soft_wrap=True)
@@ -148,7 +163,7 @@ def run_sync(args: argparse.Namespace, engine: Any) -> int:
             task = progress.add_task(f"syncing into {schema.name!r}", total=len(changes))
             for i in range(0, len(changes), args.batch_size):
                 batch = changes[i : i + args.batch_size]
-                report = apply_changes(engine, batch, status)
+                report = apply_changes(c, batch, status)
                 total.outcomes += report.outcomes
                 total.stats.add(report.stats)
                 total.seconds += report.seconds
@@ -163,7 +178,7 @@ def run_sync(args: argparse.Namespace, engine: Any) -> int:
     if args.retry_failed:
         summary["requeued"] = retry_failed(status, schema.name)
     if args.redrive:
-        summary["redrive"] = redrive_due(engine, status).wire()
+        summary["redrive"] = redrive_due(c, status).wire()
     if args.status or args.events is None:
         summary["status"] = status_summary(status, schema.name)
 

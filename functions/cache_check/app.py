@@ -1,20 +1,14 @@
 """CacheCheck state: look the request up in the result cache (a hit skips to Finalize)."""
 
-from aws_lambda_powertools.metrics import MetricUnit
-from aws_lambda_powertools.utilities.parser import event_parser
-from aws_lambda_powertools.utilities.typing import LambdaContext
-
+from agentic_search.components import Components
+from agentic_search.pipeline.cache import cache_check
 from agentic_search.state import SearchState
-from agentic_search_lambda.observability import logger, metrics, tracer
-from agentic_search_lambda.runtime import steps
+from agentic_search_lambda.handlers import step_handler
+from agentic_search_lambda.observability import count
 
 
-@logger.inject_lambda_context(correlation_id_path="correlationId")
-@tracer.capture_lambda_handler(capture_response=False)
-@metrics.log_metrics
-@event_parser(model=SearchState)
-def handler(event: SearchState, context: LambdaContext) -> dict:
-    state = steps().cache_check(event)
-    hit = state.cache is not None and state.cache.hit
-    metrics.add_metric(name="CacheHits" if hit else "CacheMisses", unit=MetricUnit.Count, value=1)
-    return state.wire()
+@step_handler
+def handler(state: SearchState, components: Components) -> SearchState:
+    state = cache_check(state, components)
+    count("CacheHits" if state.cache is not None and state.cache.hit else "CacheMisses")
+    return state

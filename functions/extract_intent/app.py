@@ -1,26 +1,18 @@
 """ExtractIntent and ExtractIntentRules state: the query's intent in the schema's vocabularies."""
 
-from aws_lambda_powertools.metrics import MetricUnit
-from aws_lambda_powertools.utilities.parser import event_parser
-from aws_lambda_powertools.utilities.typing import LambdaContext
-
+from agentic_search.components import Components
+from agentic_search.pipeline.extract_intent import extract_intent
 from agentic_search.state import SearchState
-from agentic_search_lambda.observability import logger, metrics, tracer
-from agentic_search_lambda.runtime import steps
+from agentic_search_lambda.handlers import step_handler
+from agentic_search_lambda.observability import count
 
 
-@logger.inject_lambda_context(correlation_id_path="correlationId")
-@tracer.capture_lambda_handler(capture_response=False)
-@metrics.log_metrics
-@event_parser(model=SearchState)
-def handler(event: SearchState, context: LambdaContext) -> dict:
-    metrics.add_metric(
-        name="IntentFallbacks" if event.intent_error else "Intents", unit=MetricUnit.Count, value=1
-    )
-    state = steps().extract_intent(event)
+@step_handler
+def handler(state: SearchState, components: Components) -> SearchState:
+    count("IntentFallbacks" if state.intent_error else "Intents")
+    state = extract_intent(state, components)
     if state.plan_cache is not None:
-        hit = "PlanCacheHits" if state.plan_cache.hit else "PlanCacheMisses"
-        metrics.add_metric(name=hit, unit=MetricUnit.Count, value=1)
+        count("PlanCacheHits" if state.plan_cache.hit else "PlanCacheMisses")
     if state.extractor is not None and state.extractor.fallback:
-        metrics.add_metric(name="LlmIntentFallbacks", unit=MetricUnit.Count, value=1)
-    return state.wire()
+        count("LlmIntentFallbacks")
+    return state

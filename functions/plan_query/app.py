@@ -1,23 +1,16 @@
 """PlanQuery and PlanQueryRules state: the query plan and the executor's gate."""
 
-from aws_lambda_powertools.metrics import MetricUnit
-from aws_lambda_powertools.utilities.parser import event_parser
-from aws_lambda_powertools.utilities.typing import LambdaContext
-
+from agentic_search.components import Components
+from agentic_search.pipeline.plan_query import plan_query
 from agentic_search.state import SearchState
-from agentic_search_lambda.observability import logger, metrics, tracer
-from agentic_search_lambda.runtime import steps
+from agentic_search_lambda.handlers import step_handler
+from agentic_search_lambda.observability import count
 
 
-@logger.inject_lambda_context(correlation_id_path="correlationId")
-@tracer.capture_lambda_handler(capture_response=False)
-@metrics.log_metrics
-@event_parser(model=SearchState)
-def handler(event: SearchState, context: LambdaContext) -> dict:
-    metrics.add_metric(
-        name="PlanFallbacks" if event.plan_error else "Plans", unit=MetricUnit.Count, value=1
-    )
-    state = steps().plan_query(event)
+@step_handler
+def handler(state: SearchState, components: Components) -> SearchState:
+    count("PlanFallbacks" if state.plan_error else "Plans")
+    state = plan_query(state, components)
     if state.planner is not None and state.planner.fallback:
-        metrics.add_metric(name="LlmPlanFallbacks", unit=MetricUnit.Count, value=1)
-    return state.wire()
+        count("LlmPlanFallbacks")
+    return state

@@ -98,6 +98,11 @@ class Settings(BaseSettings):
     max_rounds: int = Field(
         default=3, ge=1, le=5, description="Executor rounds at most (1 = one-shot hybrid)."
     )
+    round_budget_ms: float = Field(
+        default=2000.0,
+        gt=0,
+        description="Latency budget of one executor round (ms): a round over it is the last.",
+    )
     rrf_k: int = Field(default=60, ge=1)
     source_timeout_s: float = Field(default=5.0, gt=0, description="Per-source timeout (seconds).")
     max_parallel_sources: int = Field(default=8, ge=1, le=64)

@@ -1,63 +1,136 @@
-"""Cold-start wiring: settings (secrets through Powertools parameters), engines, steps.
+"""The container's runtime: the one place handlers get what they work with, and the one
+injection point for tests (:func:`use`).
 
-Secrets never sit in environment variables: the template passes the ARN of a Secrets Manager
-secret (``QDRANT_API_KEY_SECRET_ARN``, ``MONGODB_URI_SECRET_ARN``, ``OPENAI_API_KEY_SECRET_ARN``)
-and the value is fetched once per container with Powertools ``parameters`` (cached, max age
-``SECRETS_MAX_AGE_S``, default 300 s).
+A :class:`Runtime` holds the Lambda settings, the core settings (with secrets resolved through
+Powertools ``parameters`` from Secrets Manager ARNs, never from plain environment values), the
+domain registry (:class:`~agentic_search.wiring.DomainRegistry`: one components object per
+domain, adapters built on first use), and, built on first use, the search orchestrator and the
+sync status store. :func:`runtime` builds it from the environment once per container.
 """
 
 from __future__ import annotations
 
-import os
-from functools import lru_cache
-from typing import Any
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
+from agentic_search.components import Components
 from agentic_search.config import Settings
-from agentic_search.pipeline.runner import EngineRegistry
-from agentic_search.pipeline.steps import SearchSteps
+from agentic_search.ports import SyncStatusStore
+from agentic_search.wiring import DomainRegistry, build_sync_status
+from agentic_search_lambda.settings import LambdaSettings
 
-#: Settings field -> environment variable holding the ARN of the secret with its value.
-SECRET_ARNS = {
-    "qdrant_api_key": "QDRANT_API_KEY_SECRET_ARN",
-    "mongodb_uri": "MONGODB_URI_SECRET_ARN",
-    "openai_api_key": "OPENAI_API_KEY_SECRET_ARN",
-}
+if TYPE_CHECKING:
+    from agentic_search_lambda.orchestrators import Orchestrator
+
+#: Idempotency records live this long (s): longer than a stream record is retained (24 h).
+IDEMPOTENCY_TTL_S = 48 * 3600
 
 
-def resolve_secrets(env: dict[str, str] | None = None) -> dict[str, Any]:
-    """Settings overrides read from Secrets Manager for each ``*_SECRET_ARN`` that is set.
+def resolve_secrets(lambda_settings: LambdaSettings) -> dict[str, Any]:
+    """Core settings overrides read from Secrets Manager for each ``*_SECRET_ARN`` that is set.
 
     Raises:
         aws_lambda_powertools.utilities.parameters.exceptions.GetParameterError: when a secret
             cannot be read (the function fails at cold start, loudly, instead of running
             without its credentials).
     """
-    env = dict(os.environ) if env is None else env
-    arns = {name: env[var] for name, var in SECRET_ARNS.items() if env.get(var)}
+    arns = lambda_settings.secret_arns()
     if not arns:
         return {}
     from aws_lambda_powertools.utilities import parameters
 
-    max_age = int(env.get("SECRETS_MAX_AGE_S", "300"))
+    max_age = lambda_settings.secrets_max_age_s
     return {name: parameters.get_secret(arn, max_age=max_age) for name, arn in arns.items()}
 
 
-@lru_cache(maxsize=1)
-def settings() -> Settings:
-    """The process's settings: environment plus resolved secrets."""
-    return Settings(**resolve_secrets())
+class Runtime:
+    """What a warm container keeps: settings, components per domain, orchestrator, status.
+
+    ``components``, ``orchestrator`` and ``sync_status`` may be given (tests hand in fakes or
+    a session's components); otherwise they are built from the settings on first use.
+    """
+
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        lambda_settings: LambdaSettings | None = None,
+        *,
+        components: Callable[[str], Components] | None = None,
+        orchestrator: Orchestrator | None = None,
+        sync_status: SyncStatusStore | None = None,
+    ) -> None:
+        self.lambda_settings = lambda_settings or LambdaSettings()
+        self.settings = settings or Settings(**resolve_secrets(self.lambda_settings))
+        self.components = components or DomainRegistry(self.settings)
+        self._orchestrator = orchestrator
+        self._sync_status = sync_status
+        self._idempotency: tuple[Any, Any] | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def orchestrator(self) -> Orchestrator:
+        """Step Functions (``STATE_MACHINE_ARN``) or the local runner over :attr:`components`."""
+        with self._lock:
+            if self._orchestrator is None:
+                from agentic_search_lambda.orchestrators import from_settings
+
+                self._orchestrator = from_settings(self.lambda_settings, self.components)
+            return self._orchestrator
+
+    @property
+    def sync_status(self) -> SyncStatusStore:
+        """The sync status store (``SYNC_STATUS_TABLE``, else SQLite)."""
+        with self._lock:
+            if self._sync_status is None:
+                self._sync_status = build_sync_status(self.settings)
+            return self._sync_status
+
+    @property
+    def idempotency(self) -> tuple[Any, Any] | None:
+        """Powertools idempotency on DynamoDB (``IDEMPOTENCY_TABLE``): the persistence layer
+        and its config, built once; None without a table."""
+        table = self.lambda_settings.idempotency_table
+        if not table:
+            return None
+        with self._lock:
+            if self._idempotency is None:
+                from aws_lambda_powertools.utilities.idempotency import (
+                    DynamoDBPersistenceLayer,
+                    IdempotencyConfig,
+                )
+
+                config = IdempotencyConfig(
+                    event_key_jmespath="dedupeKey",
+                    raise_on_no_idempotency_key=True,
+                    expires_after_seconds=IDEMPOTENCY_TTL_S,
+                )
+                self._idempotency = (DynamoDBPersistenceLayer(table_name=table), config)
+            return self._idempotency
+
+    def sync_components(self) -> Components:
+        """The components of the domain the sync functions write (``SYNC_DOMAIN``)."""
+        return self.components(self.lambda_settings.sync_domain)
 
 
-@lru_cache(maxsize=1)
-def registry() -> EngineRegistry:
-    """The engines of this container (kept warm between invocations)."""
-    return EngineRegistry(settings())
+_runtime: Runtime | None = None
+_runtime_lock = threading.Lock()
 
 
-@lru_cache(maxsize=1)
-def steps() -> SearchSteps:
-    """The step functions over :func:`registry`."""
-    return SearchSteps(registry())
+def runtime() -> Runtime:
+    """The container's runtime (from the environment on first use)."""
+    global _runtime
+    with _runtime_lock:
+        if _runtime is None:
+            _runtime = Runtime()
+        return _runtime
 
 
-__all__ = ["SECRET_ARNS", "registry", "resolve_secrets", "settings", "steps"]
+def use(rt: Runtime | None) -> None:
+    """Make ``rt`` the container's runtime (``None``: build from the environment again)."""
+    global _runtime
+    with _runtime_lock:
+        _runtime = rt
+
+
+__all__ = ["Runtime", "resolve_secrets", "runtime", "use"]

@@ -19,13 +19,10 @@
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Callable
-from functools import lru_cache
 from typing import Any
 
-from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.batch import (
     BatchProcessor,
     EventType,
@@ -34,159 +31,114 @@ from aws_lambda_powertools.utilities.batch import (
 from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import DynamoDBRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from agentic_search.adapters.sync_status import SyncStatusStore, build_sync_status
-from agentic_search.engine import SearchEngine
-from agentic_search.sync.core import (
+from agentic_search.components import Components
+from agentic_search.ports import CacheError
+from agentic_search.sync.apply import SyncReport, apply_changes
+from agentic_search.sync.changes import (
     CatalogChange,
     ChangeError,
-    StreamRange,
-    SyncReport,
-    apply_changes,
-    dlq_message_items,
-    enqueue_failed,
     is_eventbridge_event,
-    park_rejected,
     parse_change,
-    redrive_due,
     rejected_record_id,
+)
+from agentic_search.sync.dlq import StreamRange, dlq_message_items
+from agentic_search.sync.redrive import (
+    enqueue_failed,
+    park_rejected,
+    redrive_due,
     retry_failed,
 )
-from agentic_search_lambda.observability import logger, metrics
-
-#: Idempotency records live this long (s): longer than a stream record is retained (24 h).
-IDEMPOTENCY_TTL_S = 48 * 3600
+from agentic_search_lambda.observability import count, logger
+from agentic_search_lambda.runtime import Runtime, runtime
 
 
 class SyncFailed(RuntimeError):
     """A change could not be applied (the batch item failure / async failure carries it)."""
 
 
-def sync_domain() -> str:
-    """The domain this function syncs (``SYNC_DOMAIN``, default tools)."""
-    return os.environ.get("SYNC_DOMAIN", "tools")
+class Batch:
+    """One invocation's bookkeeping: outcomes, embedded texts, and whether anything was
+    written (a replay answered by the idempotency layer writes nothing: only
+    :meth:`apply_change`, the function idempotency wraps, notes writes)."""
 
-
-@lru_cache(maxsize=1)
-def engine() -> SearchEngine:
-    """The engine of the synced domain (from the container's registry)."""
-    from agentic_search_lambda.runtime import registry
-
-    return registry()(sync_domain())
-
-
-@lru_cache(maxsize=1)
-def status_store() -> SyncStatusStore:
-    """The sync status store (``SYNC_STATUS_TABLE``, else SQLite)."""
-    from agentic_search_lambda.runtime import settings
-
-    return build_sync_status(settings())
-
-
-@lru_cache(maxsize=1)
-def _idempotency() -> tuple[Any, Any] | None:
-    table = os.environ.get("IDEMPOTENCY_TABLE")
-    if not table:
-        return None
-    from aws_lambda_powertools.utilities.idempotency import (
-        DynamoDBPersistenceLayer,
-        IdempotencyConfig,
-    )
-
-    config = IdempotencyConfig(
-        event_key_jmespath="dedupeKey",
-        raise_on_no_idempotency_key=True,
-        expires_after_seconds=IDEMPOTENCY_TTL_S,
-    )
-    return DynamoDBPersistenceLayer(table_name=table), config
-
-
-_current: _Batch | None = None
-
-
-def _apply_one(change: dict[str, Any]) -> dict[str, Any]:
-    """Apply one change (no keyword refresh, no version bump: done once per batch).
-
-    Raises:
-        SyncFailed: when it failed (the status store holds it as pending).
-    """
-    parsed = CatalogChange.model_validate(change)
-    report = apply_changes(
-        engine(), [parsed], status_store(), refresh_keyword=False, bump_catalog=False
-    )
-    [outcome] = report.outcomes
-    if _current is not None:
-        _current.note(outcome.outcome, report.stats.embedded_texts)
-    if not outcome.ok:
-        raise SyncFailed(f"{parsed.record_id}@{parsed.version}: {outcome.error}")
-    return {**outcome.wire(), "embeddedTexts": report.stats.embedded_texts}
-
-
-@lru_cache(maxsize=1)
-def _applier() -> Callable[..., dict[str, Any]]:
-    wiring = _idempotency()
-    if wiring is None:
-        return _apply_one
-    from aws_lambda_powertools.utilities.idempotency import idempotent_function
-
-    persistence, config = wiring
-    return idempotent_function(
-        data_keyword_argument="change", persistence_store=persistence, config=config
-    )(_apply_one)
-
-
-class _Batch:
-    """Per-invocation bookkeeping: outcomes and whether anything was written (a replay answered
-    by the idempotency layer writes nothing: only :func:`_apply_one` notes writes)."""
-
-    def __init__(self) -> None:
-        global _current
+    def __init__(self, rt: Runtime) -> None:
+        self.rt = rt
+        self.c: Components = rt.sync_components()
         self.outcomes: dict[str, int] = {}
         self.written = False
         self.embedded = 0
-        _current = self
+        wiring = rt.idempotency
+        if wiring is None:
+            self.applier: Callable[..., dict[str, Any]] = self.apply_change
+        else:
+            from aws_lambda_powertools.utilities.idempotency import idempotent_function
 
-    def note(self, outcome: str, embedded: int) -> None:
-        self.embedded += embedded
-        if outcome in ("applied", "unchanged"):
+            persistence, config = wiring
+            self.applier = idempotent_function(
+                data_keyword_argument="change", persistence_store=persistence, config=config
+            )(self.apply_change)
+
+    def apply_change(self, change: dict[str, Any]) -> dict[str, Any]:
+        """Apply one change (no keyword refresh, no version bump: done once per batch).
+
+        Raises:
+            SyncFailed: when it failed (the status store holds it as pending).
+        """
+        parsed = CatalogChange.model_validate(change)
+        report = apply_changes(
+            self.c, [parsed], self.rt.sync_status, refresh_keyword=False, bump_catalog=False
+        )
+        [outcome] = report.outcomes
+        self.embedded += report.stats.embedded_texts
+        if outcome.outcome in ("applied", "unchanged"):
             self.written = True
+        if not outcome.ok:
+            raise SyncFailed(f"{parsed.record_id}@{parsed.version}: {outcome.error}")
+        return {**outcome.wire(), "embeddedTexts": report.stats.embedded_texts}
 
     def apply(self, item: dict[str, Any]) -> dict[str, Any]:
-        eng = engine()
+        """Parse and apply one stream record or event; an unparseable one is parked as
+        failed (nothing to retry) and answered ``rejected``.
+
+        Raises:
+            SyncFailed: when the change failed to apply.
+        """
+        schema = self.c.schema
         try:
-            change = parse_change(item, eng.schema)
+            change = parse_change(item, schema)
         except ChangeError as exc:
-            rid = rejected_record_id(item, eng.schema)
+            rid = rejected_record_id(item, schema)
             logger.error("rejected catalog change", extra={"recordId": rid, "error": str(exc)})
-            metrics.add_metric(name="SyncRejected", unit=MetricUnit.Count, value=1)
+            count("SyncRejected")
             if rid is not None:
-                park_rejected(status_store(), eng.schema.name, rid, f"rejected: {exc}")
+                park_rejected(self.rt.sync_status, schema.name, rid, f"rejected: {exc}")
             self.outcomes["rejected"] = self.outcomes.get("rejected", 0) + 1
             return {"recordId": rid, "outcome": "rejected", "error": str(exc)}
         try:
-            out = _applier()(change=change.wire())
+            out = self.applier(change=change.wire())
         except SyncFailed:
             self.outcomes["failed"] = self.outcomes.get("failed", 0) + 1
-            metrics.add_metric(name="SyncFailures", unit=MetricUnit.Count, value=1)
+            count("SyncFailures")
             raise
         kind = out.get("outcome", "applied")
         self.outcomes[kind] = self.outcomes.get(kind, 0) + 1
         return out
 
     def finish(self) -> dict[str, Any]:
-        eng = engine()
+        """After the batch: refresh the keyword index and bump the catalog version once
+        (when anything was written), publish the outcome counts."""
+        c = self.c
         version = None
         if self.written:
-            eng.keyword.refresh(eng.schema)
-            eng.forget_catalog_lookups()
-            from agentic_search.adapters.caches import CacheError
-
+            c.keyword.refresh(c.schema)
+            c.memo.forget_catalog()
             try:
-                version = eng.cache.bump_catalog_version(eng.schema.name)
+                version = c.cache.bump_catalog_version(c.schema.name)
             except CacheError as exc:  # cached answers expire by TTL
                 logger.warning("catalog version not bumped", extra={"error": str(exc)})
         for kind, n in self.outcomes.items():
-            metrics.add_metric(name=f"Sync_{kind}", unit=MetricUnit.Count, value=n)
-        metrics.add_metric(name="SyncEmbeddedTexts", unit=MetricUnit.Count, value=self.embedded)
+            count(f"Sync_{kind}", n)
+        count("SyncEmbeddedTexts", self.embedded)
         return {"outcomes": self.outcomes, "catalogVersion": version}
 
 
@@ -196,10 +148,11 @@ def catalog_sync(event: dict[str, Any], context: LambdaContext) -> dict[str, Any
     Raises:
         SyncFailed: for an EventBridge event whose change failed (asynchronous retry).
     """
-    wiring = _idempotency()
+    rt = runtime()
+    wiring = rt.idempotency
     if wiring is not None:
         wiring[1].register_lambda_context(context)
-    batch = _Batch()
+    batch = Batch(rt)
     if is_eventbridge_event(event):
         try:
             out = batch.apply(event)
@@ -271,7 +224,8 @@ def drain_dlqs(
         import boto3
 
         sqs = boto3.client("sqs")
-    eng, status = engine(), status_store()
+    rt = runtime()
+    schema, status = rt.sync_components().schema, rt.sync_status
     counts = {"messages": 0, "changes": 0, "rejected": 0, "unreadable": 0}
     for url in queue_urls:
         while counts["messages"] < max_messages:
@@ -294,11 +248,11 @@ def drain_dlqs(
                 changes = []
                 for item in items:
                     try:
-                        changes.append(parse_change(item, eng.schema))
+                        changes.append(parse_change(item, schema))
                     except ChangeError as exc:
-                        rid = rejected_record_id(item, eng.schema)
+                        rid = rejected_record_id(item, schema)
                         if rid is not None:
-                            park_rejected(status, eng.schema.name, rid, f"rejected: {exc}", clock)
+                            park_rejected(status, schema.name, rid, f"rejected: {exc}", clock)
                         counts["rejected"] += 1
                 counts["changes"] += enqueue_failed(status, changes, error, clock)
                 sqs.delete_message(QueueUrl=url, ReceiptHandle=m["ReceiptHandle"])
@@ -308,18 +262,19 @@ def drain_dlqs(
 def sync_redrive(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     """SyncRedriveFunction: drain the DLQs, then re-apply what is due. A direct invocation
     ``{"retry": ["id", ...]}`` or ``{"retry": "all"}`` first re-queues parked failures."""
-    eng, status = engine(), status_store()
+    rt = runtime()
+    c, status = rt.sync_components(), rt.sync_status
     queued: list[str] = []
     retry = event.get("retry") if isinstance(event, dict) else None
     if retry == "all":
-        queued = retry_failed(status, eng.schema.name)
+        queued = retry_failed(status, c.schema.name)
     elif isinstance(retry, list):
-        queued = retry_failed(status, eng.schema.name, [str(r) for r in retry])
-    urls = [u for u in os.environ.get("SYNC_DLQ_URLS", "").split(",") if u]
+        queued = retry_failed(status, c.schema.name, [str(r) for r in retry])
+    urls = rt.lambda_settings.sync_dlq_urls
     drained = drain_dlqs(urls) if urls else {}
-    report = redrive_due(eng, status)
-    metrics.add_metric(name="RedriveApplied", unit=MetricUnit.Count, value=report.applied)
-    metrics.add_metric(name="RedriveParked", unit=MetricUnit.Count, value=report.parked)
+    report = redrive_due(c, status)
+    count("RedriveApplied", report.applied)
+    count("RedriveParked", report.parked)
     out = {"queued": queued, "drained": drained, **report.wire()}
     logger.info("redrive pass", extra=out)
     return out
@@ -341,7 +296,7 @@ def reindex_batch(event: dict[str, Any], context: LambdaContext) -> dict[str, An
     Raises:
         ReindexBatchFailed: naming the failed or invalid records.
     """
-    eng = engine()
+    c = runtime().sync_components()
     items = event.get("Items") if isinstance(event.get("Items"), list) else [event]
     changes, problems = [], []
     for n, item in enumerate(items):
@@ -350,19 +305,19 @@ def reindex_batch(event: dict[str, Any], context: LambdaContext) -> dict[str, An
                 parse_change(
                     {
                         "op": "modify",
-                        "recordId": str(item.get(eng.schema.id_field, "")),
+                        "recordId": str(item.get(c.schema.id_field, "")),
                         "record": item,
                     }
                     if isinstance(item, dict)
                     else item,
-                    eng.schema,
+                    c.schema,
                 )
             )
         except ChangeError as exc:
             problems.append(f"item {n}: {exc}")
-    report: SyncReport = apply_changes(eng, changes, None)
+    report: SyncReport = apply_changes(c, changes, None)
     problems += [f"{o.change.record_id}: {o.error}" for o in report.failed]
-    metrics.add_metric(name="ReindexRecords", unit=MetricUnit.Count, value=len(changes))
+    count("ReindexRecords", len(changes))
     if problems:
         raise ReindexBatchFailed(
             f"{len(problems)} of {len(items)} failed: " + "; ".join(problems)[:900]
@@ -375,13 +330,12 @@ def reindex_batch(event: dict[str, Any], context: LambdaContext) -> dict[str, An
 
 
 __all__ = [
+    "Batch",
     "ReindexBatchFailed",
     "SyncFailed",
     "catalog_sync",
     "drain_dlqs",
-    "engine",
     "read_stream_range",
     "reindex_batch",
-    "status_store",
     "sync_redrive",
 ]

@@ -17,12 +17,11 @@ from aws_lambda_powertools.event_handler.openapi.params import Query
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 from pydantic import BaseModel
 
-from agentic_search.adapters.sync_status import SyncEntry, SyncStatusStore, build_sync_status
-from agentic_search.sync.core import retry_failed, status_summary
+from agentic_search.sync.redrive import retry_failed, status_summary
+from agentic_search.sync.status import SyncEntry
+from agentic_search_lambda.runtime import runtime
 
 router = APIGatewayHttpRouter()
-
-_store: SyncStatusStore | None = None
 
 Domain = Annotated[str, Query(pattern=r"^[a-z][a-z0-9_-]{0,63}$")]
 Limit = Annotated[int, Query(ge=1, le=1000)]
@@ -50,39 +49,23 @@ NOT_FOUND = {404: _doc("no such sync entry / nothing to retry", SyncErrorBody)}
 QUEUED = {202: _doc("re-queued; the next SyncRedrive run applies them", QueuedBody)}
 
 
-def set_sync_status(store: SyncStatusStore | None) -> None:
-    """Use ``store`` for the /sync routes (``None``: build from the settings again)."""
-    global _store
-    _store = store
-
-
-def sync_status() -> SyncStatusStore:
-    """The status store in use (from the settings on first use)."""
-    global _store
-    if _store is None:
-        from agentic_search_lambda.runtime import settings
-
-        _store = build_sync_status(settings())
-    return _store
-
-
 @router.get("/sync/status")
 def get_status(domain: Domain = "tools") -> dict[str, Any]:
     """Sync health: entries per status (synced, pending, failed)."""
-    return status_summary(sync_status(), domain)
+    return status_summary(runtime().sync_status, domain)
 
 
 @router.get("/sync/failed")
 def get_failed(domain: Domain = "tools", limit: Limit = 100) -> dict[str, Any]:
     """Records parked as failed, with the last error and retry count."""
-    entries = sync_status().list(domain, "failed", limit=limit)
+    entries = runtime().sync_status.list(domain, "failed", limit=limit)
     return {"domain": domain, "entries": [e.wire() for e in entries]}
 
 
 @router.get("/sync/pending")
 def get_pending(domain: Domain = "tools", limit: Limit = 100) -> dict[str, Any]:
     """Records waiting for a retry, with the next attempt time."""
-    entries = sync_status().list(domain, "pending", limit=limit)
+    entries = runtime().sync_status.list(domain, "pending", limit=limit)
     return {"domain": domain, "entries": [e.wire() for e in entries]}
 
 
@@ -92,7 +75,7 @@ def get_pending(domain: Domain = "tools", limit: Limit = 100) -> dict[str, Any]:
 )
 def get_tool(record_id: str, domain: Domain = "tools") -> Response[str]:
     """One record's sync entry (per aspect: status, content hash, last synced at)."""
-    entry = sync_status().get(domain, [record_id]).get(record_id)
+    entry = runtime().sync_status.get(domain, [record_id]).get(record_id)
     if entry is None:
         return _json(404, {"error": "NotFound", "message": f"no sync entry for {record_id!r}"})
     return _json(200, entry.wire())
@@ -101,7 +84,7 @@ def get_tool(record_id: str, domain: Domain = "tools") -> Response[str]:
 @router.post("/sync/retry/<record_id>", responses={**QUEUED, **NOT_FOUND})
 def post_retry(record_id: str, domain: Domain = "tools") -> Response[str]:
     """Re-queue one record's failed change (404 when there is none to retry)."""
-    queued = retry_failed(sync_status(), domain, [record_id])
+    queued = retry_failed(runtime().sync_status, domain, [record_id])
     if not queued:
         return _json(
             404, {"error": "NotFound", "message": f"no failed change to retry for {record_id!r}"}
@@ -112,11 +95,11 @@ def post_retry(record_id: str, domain: Domain = "tools") -> Response[str]:
 @router.post("/sync/retry-all", responses=QUEUED)
 def post_retry_all(domain: Domain = "tools") -> Response[str]:
     """Re-queue every parked failure of the domain."""
-    return _json(202, {"queued": retry_failed(sync_status(), domain)})
+    return _json(202, {"queued": retry_failed(runtime().sync_status, domain)})
 
 
 def _json(status: int, body: dict[str, Any]) -> Response[str]:
     return Response(status_code=status, content_type="application/json", body=json.dumps(body))
 
 
-__all__ = ["router", "set_sync_status", "sync_status"]
+__all__ = ["router"]

@@ -1,117 +1,23 @@
-"""Exact-match result and plan caches and the catalog version they key on.
+"""The result (and plan) cache backends of the :class:`~agentic_search.ports.ResultCache` port.
 
-A cached entry is a whole search response. The key is a SHA-256 over the normalized query, the
-request's limit and rounds, the domain, the domain schema's version and the catalog version, so
-an entry never outlives the catalog it was computed on: every write to the index bumps the
-catalog version (:meth:`ResultCache.bump_catalog_version`). The match is exact on purpose: "free
-code editors" and "paid code editors" are one word apart and need opposite filters, so a
-semantic (nearest-neighbour) cache would serve the wrong answer.
-
-The plan cache (intent + plan of the LLM path, :func:`plan_cache_key`) lives in the same
-backend under ``plan:`` keys with its own TTL (``PLAN_CACHE_TTL_S``); it saves the LLM calls
-of a query asked again with another limit or after its result expired, until the catalog or
-the schema changes.
-
-Backends: :class:`SqliteCache` (the embedded default, a file beside the local store),
+:class:`SqliteCache` (the embedded default, a file beside the local store),
 :class:`DynamoDBCache` (a table with a TTL attribute ``expiresAt``; the deployed default) and
-:class:`NullCache` (``CACHE_BACKEND=none``). Responses that carry source errors are not
-stored: a partial answer must not be served after the source recovers.
+:class:`NullCache` (``CACHE_BACKEND=none``). Keys come from :mod:`agentic_search.domain.cache_keys`;
+the plan cache (intent + plan of the LLM path) lives in the same backend under ``plan:`` keys
+with its own TTL. Responses that carry source errors are not stored (the CacheStore step
+decides): a partial answer must not be served after the source recovers.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sqlite3
 import threading
 import time
-import unicodedata
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-from agentic_search.config import Settings
-
-
-class CacheError(RuntimeError):
-    """The cache backend failed (the search goes on without it)."""
-
-
-def normalize_query(query: str) -> str:
-    """NFKC, case-folded, whitespace collapsed: what makes two queries the same query."""
-    return " ".join(unicodedata.normalize("NFKC", query).casefold().split())
-
-
-def cache_key(
-    query: str,
-    *,
-    limit: int,
-    rounds: int | None,
-    domain: str,
-    schema_version: str,
-    catalog_version: int,
-) -> str:
-    """Hex SHA-256 of the normalized query and everything the response depends on."""
-    material = json.dumps(
-        {
-            "q": normalize_query(query),
-            "limit": limit,
-            "rounds": rounds,
-            "domain": domain,
-            "schema": schema_version,
-            "catalog": catalog_version,
-        },
-        sort_keys=True,
-    )
-    return hashlib.sha256(material.encode("utf-8")).hexdigest()
-
-
-def plan_cache_key(
-    query: str,
-    *,
-    domain: str,
-    limit: int,
-    schema_version: str,
-    catalog_version: int,
-    planner: str,
-) -> str:
-    """Key of the exact-match plan cache: ``plan:`` + hex SHA-256 of the normalized query, the
-    domain, the limit (topK follows it), the schema and catalog versions and the planner
-    (``llm:<model>``: another model may plan differently). Exact on purpose, as for results:
-    "free code editors" and "paid code editors" need opposite filters."""
-    material = json.dumps(
-        {
-            "q": normalize_query(query),
-            "domain": domain,
-            "limit": limit,
-            "schema": schema_version,
-            "catalog": catalog_version,
-            "planner": planner,
-        },
-        sort_keys=True,
-    )
-    return "plan:" + hashlib.sha256(material.encode("utf-8")).hexdigest()
-
-
-class ResultCache(Protocol):
-    """A TTL'd key -> JSON store plus a per-domain catalog version counter."""
-
-    name: str
-
-    def get(self, key: str) -> dict[str, Any] | None:
-        """The unexpired value under ``key``, else None. Raises :class:`CacheError`."""
-        ...
-
-    def put(self, key: str, value: dict[str, Any], ttl_s: int) -> None:
-        """Store ``value`` for ``ttl_s`` seconds. Raises :class:`CacheError`."""
-        ...
-
-    def catalog_version(self, domain: str) -> int:
-        """The domain's catalog version (0 before any write)."""
-        ...
-
-    def bump_catalog_version(self, domain: str) -> int:
-        """Increment and return the domain's catalog version."""
-        ...
+from agentic_search.ports import CacheError
 
 
 class NullCache:
@@ -286,21 +192,3 @@ class DynamoDBCache:
         except Exception as exc:
             raise CacheError(f"dynamodb catalog version update failed: {exc}") from exc
         return int(out["Attributes"]["version"]["N"])
-
-
-def build_cache(settings: Settings) -> ResultCache:
-    """The cache ``CACHE_BACKEND`` selects (auto: DynamoDB when ``CACHE_TABLE`` is set).
-
-    Raises:
-        ValueError: for ``dynamodb`` without ``CACHE_TABLE``.
-    """
-    backend = settings.cache_backend
-    if backend == "auto":
-        backend = "dynamodb" if settings.cache_table else "sqlite"
-    if backend == "none":
-        return NullCache()
-    if backend == "dynamodb":
-        if not settings.cache_table:
-            raise ValueError("CACHE_BACKEND=dynamodb needs CACHE_TABLE")
-        return DynamoDBCache(settings.cache_table)
-    return SqliteCache(settings.cache_path)

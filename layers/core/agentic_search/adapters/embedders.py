@@ -13,40 +13,19 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 import numpy as np
 
-from agentic_search.config import Settings
+from agentic_search.ports import EmbedderError
 
 MINILM_DIM = 384
 _LOCAL_MODEL_NAME = "agentic-search/all-MiniLM-L6-v2-int8"
-
-
-class EmbedderError(RuntimeError):
-    """The embedding model could not be loaded or failed on a batch."""
-
-
-@runtime_checkable
-class Embedder(Protocol):
-    """Turns texts into dense vectors (float32, shape ``(n, dim)``, L2-normalized)."""
-
-    name: str
-    dim: int
-
-    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
-        """Embed documents; returns ``(len(texts), dim)`` float32."""
-        ...
-
-    def embed_query(self, text: str) -> np.ndarray:
-        """Embed one query; returns ``(dim,)`` float32."""
-        ...
 
 
 def assemble_minilm_dir(target: Path, max_length: int) -> Path:
@@ -246,71 +225,3 @@ class OpenAIEmbedder:
     def embed_query(self, text: str) -> np.ndarray:
         """Embed one query text; returns ``(dim,)`` float32."""
         return self._call([text])[0]
-
-
-_PIECE = re.compile(r"\w+|[^\w\s]")
-
-
-def approx_token_count(texts: Sequence[str]) -> list[int]:
-    """Approximate word-piece counts (words and punctuation, x1.3 rounded up, +2 for the
-    special tokens): the budget counter for embedders without a local tokenizer."""
-    return [2 + -(-len(_PIECE.findall(t)) * 13 // 10) for t in texts]
-
-
-def token_counter(embedder: Embedder) -> Callable[[Sequence[str]], list[int]]:
-    """The embedder's own ``count_tokens`` when it has one, else :func:`approx_token_count`."""
-    fn = getattr(embedder, "count_tokens", None)
-    return fn if callable(fn) else approx_token_count
-
-
-def token_counter_name(embedder: Embedder) -> str:
-    """Which counter :func:`token_counter` uses: the embedder's name, or ``approx``."""
-    return embedder.name if callable(getattr(embedder, "count_tokens", None)) else "approx"
-
-
-def embed_within(embedder: Embedder, texts: Sequence[str], timeout_s: float) -> np.ndarray:
-    """Search query vectors of ``texts`` (the embedder's ``embed_queries`` when it has one,
-    else ``embed_documents``), given up after ``timeout_s`` (a search's per-source
-    deadline): a hanging embedding API must not hold the whole search. The call goes on in a
-    daemon thread and its result is dropped.
-
-    Raises:
-        EmbedderError: when the embedder does not answer in time (anything it raises is
-            re-raised as is).
-    """
-    box: dict[str, Any] = {}
-    done = threading.Event()
-
-    def call() -> None:
-        try:
-            embed = getattr(embedder, "embed_queries", None) or embedder.embed_documents
-            box["value"] = embed(texts)
-        except BaseException as exc:  # handed to the caller
-            box["error"] = exc
-        finally:
-            done.set()
-
-    threading.Thread(target=call, name="embed", daemon=True).start()
-    if not done.wait(timeout_s):
-        raise EmbedderError(f"no embedding within {timeout_s:.1f} s")
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
-
-
-def build_embedder(settings: Settings) -> Embedder:
-    """The configured embedder: OpenAI-compatible when ``EMBEDDING_MODEL`` is set, else MiniLM."""
-    if settings.embedding_model:
-        return OpenAIEmbedder(
-            model=settings.embedding_model,
-            base_url=settings.openai_base_url,
-            api_key=settings.openai_api_key.get_secret_value() if settings.openai_api_key else None,
-            batch_size=settings.embedding_batch_size,
-        )
-    return LocalMiniLMEmbedder(
-        cache_dir=settings.model_cache,
-        max_length=settings.embedding_max_length,
-        batch_size=settings.embedding_batch_size,
-        threads=settings.embedding_threads,
-        query_threads=settings.embedding_query_threads,
-    )

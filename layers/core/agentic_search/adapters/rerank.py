@@ -19,27 +19,8 @@ import threading
 import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol
 
-from agentic_search.config import Settings
-
-
-class RerankerError(RuntimeError):
-    """A reranker could not be loaded or did not answer."""
-
-
-class Reranker(Protocol):
-    """Scores how well each text answers the query (higher is better)."""
-
-    name: str
-
-    def score(self, query: str, texts: Sequence[str]) -> list[float]:
-        """One score per text, in input order.
-
-        Raises:
-            RerankerError: when the model or the API fails.
-        """
-        ...
+from agentic_search.ports import RerankerError
 
 
 class CrossEncoderReranker:
@@ -136,18 +117,3 @@ class ApiReranker:
             if 0 <= idx < len(texts):
                 scores[idx] = value
         return scores
-
-
-def build_reranker(settings: Settings) -> Reranker | None:
-    """The configured reranker: ``RERANKER_MODEL_PATH`` (cross-encoder) or ``RERANKER_URL``
-    (API); None when neither is set.
-
-    Raises:
-        RerankerError: when the configured cross-encoder folder cannot be loaded.
-    """
-    if settings.reranker_model_path:
-        return CrossEncoderReranker(settings.reranker_model_path)
-    if settings.reranker_url:
-        key = settings.reranker_api_key.get_secret_value() if settings.reranker_api_key else None
-        return ApiReranker(settings.reranker_url, settings.reranker_model, key)
-    return None

@@ -1,14 +1,5 @@
-"""Sync status: per record and aspect, what the index holds and what is still to do.
-
-One :class:`SyncEntry` per (domain, record id) says which catalog version the index reflects
-(``appliedVersion``), whether the record is ``synced``, ``pending`` (a change failed and waits for
-a retry) or ``failed`` (parked after the last attempt), each aspect's content hash and last sync
-time, the retry count, the last error, and for pending/failed entries the change to re-apply.
-
-The entry is also the out-of-order guard: a change whose version is not newer than
-``appliedVersion`` is stale and skipped. A deleted record keeps its entry as a tombstone (so a
-late, older modify cannot bring it back) with ``expiresAt`` set: tombstones outlive the DLQ's 14
-days of retention (:data:`TOMBSTONE_TTL_S` = 30 days) and then expire.
+"""Where sync entries live (the :class:`~agentic_search.ports.SyncStatusStore` port; the
+entries themselves are :mod:`agentic_search.sync.status`).
 
 Backends: :class:`SqliteSyncStatus` (the embedded default, ``$AGENTIC_SEARCH_HOME/sync.sqlite``)
 and :class:`DynamoDBSyncStatus` (``SYNC_STATUS_TABLE``: key ``pk`` = ``<domain>#<id>``, a GSI
@@ -21,76 +12,10 @@ import sqlite3
 import threading
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
-from agentic_search.config import Settings
-
-Status = Literal["synced", "pending", "failed"]
-STATUSES: tuple[Status, ...] = ("synced", "pending", "failed")
-#: How long a delete's tombstone is kept (s): longer than the DLQ keeps a message (14 days).
-TOMBSTONE_TTL_S = 30 * 86400
-
-
-class SyncStatusError(RuntimeError):
-    """The status store failed."""
-
-
-class AspectStatus(BaseModel):
-    """One aspect of a record: its content hash, status and last sync time (epoch s)."""
-
-    model_config = ConfigDict(populate_by_name=True)
-
-    status: Status = "synced"
-    content_hash: str | None = Field(default=None, alias="contentHash")
-    last_synced_at: float | None = Field(default=None, alias="lastSyncedAt")
-
-
-class SyncEntry(BaseModel):
-    """The sync state of one record; see the module docstring. Times are epoch seconds."""
-
-    model_config = ConfigDict(populate_by_name=True)
-
-    domain: str
-    record_id: str = Field(alias="recordId")
-    status: Status = "synced"
-    applied_version: int | None = Field(default=None, alias="appliedVersion")
-    deleted: bool = False
-    aspects: dict[str, AspectStatus] = Field(default_factory=dict)
-    last_synced_at: float | None = Field(default=None, alias="lastSyncedAt")
-    retry_count: int = Field(default=0, alias="retryCount")
-    last_error: str | None = Field(default=None, alias="lastError")
-    next_attempt_at: float | None = Field(default=None, alias="nextAttemptAt")
-    updated_at: float = Field(default=0.0, alias="updatedAt")
-    change: dict[str, Any] | None = None
-    expires_at: int | None = Field(default=None, alias="expiresAt")
-
-    def wire(self) -> dict[str, Any]:
-        """JSON-able dict with camelCase keys (what the /sync API returns)."""
-        return self.model_dump(by_alias=True, mode="json")
-
-
-class SyncStatusStore(Protocol):
-    """Where sync entries live. Every method raises :class:`SyncStatusError` on failure."""
-
-    name: str
-
-    def get(self, domain: str, record_ids: Sequence[str]) -> dict[str, SyncEntry]:
-        """Entries of ``record_ids`` that exist, by record id."""
-        ...
-
-    def put(self, entries: Iterable[SyncEntry]) -> None:
-        """Insert or replace entries."""
-        ...
-
-    def list(self, domain: str, status: Status, limit: int = 100) -> list[SyncEntry]:
-        """Entries of one status (at most ``limit``, by record id)."""
-        ...
-
-    def counts(self, domain: str) -> dict[str, int]:
-        """Number of entries per status (every status present, 0 when none)."""
-        ...
+from agentic_search.ports import SyncStatusError
+from agentic_search.sync.status import STATUSES, Status, SyncEntry
 
 
 class SqliteSyncStatus:
@@ -277,11 +202,3 @@ class DynamoDBSyncStatus:
             return {s: int(self._query(domain, s, None, count=True)) for s in STATUSES}
         except Exception as exc:
             raise SyncStatusError(f"dynamodb sync status query failed: {exc}") from exc
-
-
-def build_sync_status(settings: Settings) -> SyncStatusStore:
-    """DynamoDB when ``SYNC_STATUS_TABLE`` is set, else SQLite under ``AGENTIC_SEARCH_HOME``."""
-    table = getattr(settings, "sync_status_table", None)
-    if table:
-        return DynamoDBSyncStatus(table)
-    return SqliteSyncStatus(Path(settings.agentic_search_home) / "sync.sqlite")

@@ -1,5 +1,7 @@
-"""Structured filters: validation against the schema allowlist, and compilation to MongoDB and
-Qdrant.
+"""Structured filters: validation against the schema allowlist and evaluation in Python.
+
+The compilers live with their engines: :mod:`agentic_search.adapters.qdrant.filters` (payload
+filters) and :mod:`agentic_search.adapters.mongo` (query documents); both validate first.
 
 Every filter is checked before it is compiled: the field must be declared filterable in the
 domain schema, the operator must be one that field allows, and values must be scalars of the
@@ -20,8 +22,6 @@ import math
 import re
 from collections.abc import Iterable, Sequence
 from typing import Any
-
-from qdrant_client import models as qm
 
 from agentic_search.domain.schema import DomainSchema
 from agentic_search.state import Filter
@@ -97,95 +97,11 @@ def validate_filters(schema: DomainSchema, filters: Iterable[Filter]) -> None:
         raise FilterError(problems)
 
 
-# ----- MongoDB ---------------------------------------------------------------------------------
-
-
 def contains_regex(text: str) -> str:
     """The regex for ``contains``: the escaped text as a whole-word phrase (case-insensitive
     is applied by the caller). Whitespace in the text matches any run of whitespace."""
     words = [re.escape(w) for w in text.split()]
     return r"(?<!\w)" + r"\s+".join(words) + r"(?!\w)"
-
-
-_MONGO_OPS = {
-    "eq": "$eq",
-    "ne": "$ne",
-    "in": "$in",
-    "nin": "$nin",
-    "lt": "$lt",
-    "lte": "$lte",
-    "gt": "$gt",
-    "gte": "$gte",
-}
-
-
-def to_mongo(
-    schema: DomainSchema, filters: Sequence[Filter], exclude_ids: Sequence[str] = ()
-) -> dict[str, Any]:
-    """Compile validated filters to a MongoDB query document (``$and`` of conditions).
-
-    Raises:
-        FilterError: when a filter is not allowed (see :func:`validate_filters`).
-    """
-    validate_filters(schema, filters)
-    clauses: list[dict[str, Any]] = []
-    for f in filters:
-        if f.operator == "contains":
-            clauses.append({f.field: {"$regex": contains_regex(f.value), "$options": "i"}})
-        else:
-            clauses.append({f.field: {_MONGO_OPS[f.operator]: f.value}})
-    if exclude_ids:
-        clauses.append({schema.id_field: {"$nin": [str(i) for i in exclude_ids]}})
-    if not clauses:
-        return {}
-    return clauses[0] if len(clauses) == 1 else {"$and": clauses}
-
-
-# ----- Qdrant ----------------------------------------------------------------------------------
-
-
-def to_qdrant(
-    schema: DomainSchema, filters: Sequence[Filter], exclude_ids: Sequence[str] = ()
-) -> qm.Filter | None:
-    """Compile validated filters to a Qdrant payload filter (None when there is nothing to do).
-
-    Raises:
-        FilterError: when a filter is not allowed (see :func:`validate_filters`).
-    """
-    validate_filters(schema, filters)
-    must: list[qm.Condition] = []
-    must_not: list[qm.Condition] = []
-    for f in filters:
-        key = f.field
-        op = f.operator
-        numeric = schema.fields[key].type == "number"
-        if op == "eq" and numeric:
-            exact = qm.Range(gte=float(f.value), lte=float(f.value))
-            must.append(qm.FieldCondition(key=key, range=exact))
-        elif op == "ne" and numeric:
-            exact = qm.Range(gte=float(f.value), lte=float(f.value))
-            must_not.append(qm.FieldCondition(key=key, range=exact))
-        elif op == "eq":
-            must.append(qm.FieldCondition(key=key, match=qm.MatchValue(value=f.value)))
-        elif op == "ne":
-            must_not.append(qm.FieldCondition(key=key, match=qm.MatchValue(value=f.value)))
-        elif op == "in":
-            must.append(qm.FieldCondition(key=key, match=qm.MatchAny(any=list(f.value))))
-        elif op == "nin":
-            must_not.append(qm.FieldCondition(key=key, match=qm.MatchAny(any=list(f.value))))
-        elif op in ("lt", "lte", "gt", "gte"):
-            must.append(qm.FieldCondition(key=key, range=qm.Range(**{op: float(f.value)})))
-        elif op == "contains":
-            must.append(qm.FieldCondition(key=key, match=qm.MatchPhrase(phrase=f.value)))
-    if exclude_ids:
-        must_not.append(
-            qm.FieldCondition(
-                key=schema.id_field, match=qm.MatchAny(any=[str(i) for i in exclude_ids])
-            )
-        )
-    if not must and not must_not:
-        return None
-    return qm.Filter(must=must or None, must_not=must_not or None)
 
 
 def matches(schema: DomainSchema, flt: Filter, record: dict[str, Any]) -> bool:

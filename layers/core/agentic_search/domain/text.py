@@ -14,11 +14,51 @@ from functools import lru_cache
 from typing import Any
 
 import Stemmer
-from bm25s.stopwords import STOPWORDS_EN
 
 from agentic_search.domain.schema import DomainSchema
 
 _TOKEN = re.compile(r"(?u)\b\w\w+\b")
+
+#: English stopwords: Lucene's ``EnglishAnalyzer.ENGLISH_STOP_WORDS_SET`` (33 words), the set
+#: bm25s and Elasticsearch's ``_english_`` use too, so the analysis matches theirs. Kept here,
+#: not imported, so that analysing text never imports a search library (or numpy).
+ENGLISH_STOPWORDS = frozenset(
+    {
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "but",
+        "by",
+        "for",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "no",
+        "not",
+        "of",
+        "on",
+        "or",
+        "such",
+        "that",
+        "the",
+        "their",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "to",
+        "was",
+        "will",
+        "with",
+    }
+)
 
 
 class Analyzer:
@@ -29,7 +69,7 @@ class Analyzer:
 
     def __init__(self, language: str = "english") -> None:
         self._stemmer = Stemmer.Stemmer(language)
-        self._stop = frozenset(STOPWORDS_EN)
+        self._stop = ENGLISH_STOPWORDS
 
     def terms(self, text: str) -> list[str]:
         """Analysed terms of ``text``, in order, duplicates kept (term frequency matters)."""

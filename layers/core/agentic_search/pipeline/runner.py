@@ -1,8 +1,7 @@
 """The local runner: the search state machine's graph, run in-process.
 
-It calls the same step functions (:class:`~agentic_search.pipeline.steps.SearchSteps`) in the
-same order as ``statemachine/search.asl.json``, with the same Catch routes (see
-docs/state-machine.md):
+It calls the same steps (:data:`agentic_search.pipeline.steps.STATES`) in the same order as
+``statemachine/search.asl.json``, with the same Catch routes (see docs/state-machine.md):
 
 * CacheCheck fails -> a miss (``cacheError``);
 * ExtractIntent / PlanQuery fail -> ExtractIntentRules / PlanQueryRules (the same steps with the
@@ -14,8 +13,6 @@ docs/state-machine.md):
 * CacheStore fails -> the answer is returned anyway.
 
 The Map runs the round's sub-queries in a thread pool of ``map_max_concurrency`` workers.
-:class:`EngineRegistry` holds one engine per domain over one shared store (Qdrant local mode
-allows one client per folder).
 """
 
 from __future__ import annotations
@@ -25,11 +22,9 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from agentic_search.adapters.qdrant.store import QdrantStore
-from agentic_search.config import Settings
-from agentic_search.domain.schema import available_domains
-from agentic_search.engine import SearchEngine
-from agentic_search.pipeline.steps import SearchSteps
+from agentic_search.components import Components
+from agentic_search.pipeline.retrieve import retrieve
+from agentic_search.pipeline.steps import STATES, Step
 from agentic_search.state import (
     RetrievedList,
     RetrieveEvent,
@@ -51,43 +46,6 @@ class SearchFailed(RuntimeError):
         self.cause = cause
 
 
-class EngineRegistry:
-    """One :class:`SearchEngine` per domain, created on first use, sharing one store.
-
-    Raises (from ``__call__``):
-        ValueError: for a domain that has no schema.
-    """
-
-    def __init__(self, settings: Settings | None = None, store: QdrantStore | None = None):
-        self.settings = settings or Settings()
-        self._store = store
-        self._engines: dict[str, SearchEngine] = {}
-        self._lock = threading.Lock()
-
-    def add(self, engine: SearchEngine) -> None:
-        """Serve ``engine`` for its domain (its store becomes the shared one if none yet)."""
-        with self._lock:
-            self._engines[engine.schema.name] = engine
-            if self._store is None:
-                self._store = engine.store
-
-    def __call__(self, domain: str) -> SearchEngine:
-        with self._lock:
-            if domain not in self._engines:
-                if domain not in available_domains():
-                    known = ", ".join(available_domains())
-                    raise ValueError(f"unknown domain {domain!r} (known: {known})")
-                if self._store is None:
-                    self._store = QdrantStore(self.settings)
-                self._engines[domain] = SearchEngine(self.settings, domain, store=self._store)
-            return self._engines[domain]
-
-    def close(self) -> None:
-        """Close the shared store."""
-        if self._store is not None:
-            self._store.close()
-
-
 def _going_on(state: SearchState) -> bool:
     """The Choice states' test: ``executor.continueSearch``."""
     return state.executor is not None and state.executor.continue_search
@@ -106,20 +64,19 @@ class RunResult:
 
 
 class LocalRunner:
-    """Runs the search graph in-process over :class:`SearchSteps`."""
+    """Runs the search graph in-process; ``components`` gives a domain's components.
 
-    def __init__(self, steps: SearchSteps, map_max_concurrency: int = 8) -> None:
-        self.steps = steps
+    Raises (from ``components``):
+        ValueError: for a domain that has no schema.
+    """
+
+    def __init__(
+        self, components: Callable[[str], Components], map_max_concurrency: int = 8
+    ) -> None:
+        self.components = components
         self.map_max_concurrency = map_max_concurrency
         self._pool: cf.ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
-
-    @classmethod
-    def for_engine(cls, engine: SearchEngine) -> LocalRunner:
-        """A runner over one engine (its domain only)."""
-        registry = EngineRegistry(engine.settings)
-        registry.add(engine)
-        return cls(SearchSteps(registry), engine.settings.max_parallel_sources)
 
     def close(self) -> None:
         """Stop the Map's worker threads."""
@@ -133,32 +90,29 @@ class LocalRunner:
         Raises:
             SearchFailed: when intent, plan or finalize fail on their fallback paths too.
         """
-        steps = self.steps
         cfg = RunConfig(map_max_concurrency=self.map_max_concurrency)
         state = SearchState(request=request, config=cfg)
         trace: list[str] = []
-
-        def step(name: str, fn: Callable[[SearchState], SearchState]) -> SearchState:
-            trace.append(name)
-            return fn(state)
+        c = self.components(request.domain)
 
         try:
-            state = step("CacheCheck", steps.cache_check)
+            trace.append("CacheCheck")
+            state = STATES["CacheCheck"](state, c)
         except Exception as exc:
             state.cache_error = _error(exc)
         if not (state.cache is not None and state.cache.hit):
-            state = self._with_fallback(
-                state, trace, "ExtractIntent", steps.extract_intent, "intent_error"
-            )
-            state = self._with_fallback(state, trace, "PlanQuery", steps.plan_query, "plan_error")
-            state = self._rounds(state, trace)
+            state = self._with_fallback(state, c, trace, "ExtractIntent", "intent_error")
+            state = self._with_fallback(state, c, trace, "PlanQuery", "plan_error")
+            state = self._rounds(state, c, trace)
         try:
-            state = step("Finalize", steps.finalize)
+            trace.append("Finalize")
+            state = STATES["Finalize"](state, c)
         except Exception as exc:
             trace.append("SearchFailed")
             raise SearchFailed(type(exc).__name__, str(exc)) from exc
         try:
-            state = step("CacheStore", steps.cache_store)
+            trace.append("CacheStore")
+            state = STATES["CacheStore"](state, c)
         except Exception:
             trace.append("CacheStoreFailed")
         trace.append("Respond")
@@ -166,11 +120,7 @@ class LocalRunner:
 
     @staticmethod
     def _caught(
-        state: SearchState,
-        trace: list[str],
-        name: str,
-        fn: Callable[[SearchState], SearchState],
-        error_field: str,
+        state: SearchState, c: Components, trace: list[str], name: str, error_field: str
     ) -> tuple[SearchState, bool]:
         """Run one catchable state: on failure, the state as it was before the step (what a
         Catch hands on) with the error at ``error_field``; the flag says whether it failed."""
@@ -179,59 +129,48 @@ class LocalRunner:
         # two thirds of the snapshot's cost, paid before every step.
         snapshot = state.model_dump_json(by_alias=True)
         trace.append(name)
+        step: Step = STATES[name]
         try:
-            return fn(state), False
+            return step(state, c), False
         except Exception as exc:
             restored = SearchState.model_validate_json(snapshot)
             setattr(restored, error_field, _error(exc))
             return restored, True
 
     def _with_fallback(
-        self,
-        state: SearchState,
-        trace: list[str],
-        name: str,
-        fn: Callable[[SearchState], SearchState],
-        error_field: str,
+        self, state: SearchState, c: Components, trace: list[str], name: str, error_field: str
     ) -> SearchState:
-        state, failed = self._caught(state, trace, name, fn, error_field)
+        state, failed = self._caught(state, c, trace, name, error_field)
         if not failed:
             return state
         trace.append(f"{name}Rules")
         try:
-            return fn(state)
+            return STATES[f"{name}Rules"](state, c)
         except Exception as exc:
             trace.append("SearchFailed")
             raise SearchFailed(type(exc).__name__, str(exc)) from exc
 
-    def _rounds(self, state: SearchState, trace: list[str]) -> SearchState:
-        steps = self.steps
+    def _rounds(self, state: SearchState, c: Components, trace: list[str]) -> SearchState:
         while True:
-            state, failed = self._caught(
-                state, trace, "PrepareRound", steps.prepare_round, "round_error"
-            )
+            state, failed = self._caught(state, c, trace, "PrepareRound", "round_error")
             if failed or state.round is None or not _going_on(state):
                 return state
             trace.append("RetrieveAll")
-            state.round.results = self._map(state.request.domain, state.round.sub_queries)
-            state, failed = self._caught(
-                state, trace, "FuseRerank", steps.fuse_rerank, "fuse_error"
-            )
+            state.round.results = self._map(c, state.request.domain, state.round.sub_queries)
+            state, failed = self._caught(state, c, trace, "FuseRerank", "fuse_error")
             if failed:
                 return state
-            state, failed = self._caught(
-                state, trace, "GradeRound", steps.grade_round, "grade_error"
-            )
+            state, failed = self._caught(state, c, trace, "GradeRound", "grade_error")
             if failed or not _going_on(state):
                 return state
 
-    def _map(self, domain: str, subs: list[SubQuery]) -> list[RetrievedList]:
+    def _map(self, c: Components, domain: str, subs: list[SubQuery]) -> list[RetrievedList]:
         """The Map state: one Retrieve per sub-query, bounded concurrency, results in order;
         a failing Retrieve becomes an error result (the ``RetrieveFailed`` state)."""
 
         def one(sub: SubQuery) -> RetrievedList:
             try:
-                return self.steps.retrieve(RetrieveEvent(domain=domain, sub_query=sub))
+                return retrieve(RetrieveEvent(domain=domain, sub_query=sub), c)
             except Exception as exc:
                 err = SourceError(source=sub.name, error=type(exc).__name__, message=str(exc))
                 return RetrievedList(name=sub.name, error=err)
@@ -247,4 +186,4 @@ class LocalRunner:
         return list(pool.map(one, subs))
 
 
-__all__ = ["EngineRegistry", "LocalRunner", "RunResult", "SearchFailed"]
+__all__ = ["LocalRunner", "RunResult", "SearchFailed"]

@@ -120,6 +120,26 @@ class SearchState(WireModel):
     """Finalize's response object before it was made JSON (in-process only, never on the
     wire): the local runner hands it back instead of parsing ``response`` again."""
 
+    def need_executor(self) -> ExecutorState:
+        """The executor state.
+
+        Raises:
+            ValueError: when there is none (PlanQuery has not run).
+        """
+        if self.executor is None:
+            raise ValueError("this step needs the executor state (run PlanQuery first)")
+        return self.executor
+
+    def need_round(self) -> RoundWork:
+        """The round in flight.
+
+        Raises:
+            ValueError: when there is none (PrepareRound has not run).
+        """
+        if self.round is None:
+            raise ValueError("this step needs a round in the state (run PrepareRound first)")
+        return self.round
+
     @property
     def built_response(self) -> SearchResponse | None:
         """The response object Finalize built in this process, with ``paths`` set from the

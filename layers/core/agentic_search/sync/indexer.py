@@ -20,15 +20,18 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from qdrant_client import models as qm
-
-from agentic_search.adapters.embedders import Embedder, token_counter, token_counter_name
-from agentic_search.adapters.keyword_index import KeywordIndex
-from agentic_search.adapters.qdrant.store import QdrantStore, point_id
 from agentic_search.domain.schema import DomainSchema
 from agentic_search.domain.snippets import snippet_token_entries, stored_snippet_tokens
 from agentic_search.domain.text import aspect_hash, aspect_text, keyword_text, record_hash
-from agentic_search.state import HASHES_KEY, SNIPPET_CHARS, SPARSE_VECTOR, TOKENS_KEY
+from agentic_search.domain.tokens import token_counter, token_counter_name
+from agentic_search.ports import Embedder, KeywordIndex, VectorStore
+from agentic_search.state import (
+    HASHES_KEY,
+    SNIPPET_CHARS,
+    TOKENS_KEY,
+    PointWrite,
+    VectorUpdate,
+)
 
 KEYWORD_HASH = "_keyword"
 RECORD_HASH = "_record"
@@ -74,7 +77,7 @@ def content_hashes(schema: DomainSchema, record: dict[str, Any]) -> dict[str, st
 class Indexer:
     """Applies record upserts and deletes to the vector store and keyword index."""
 
-    def __init__(self, store: QdrantStore, embedder: Embedder, keyword: KeywordIndex) -> None:
+    def __init__(self, store: VectorStore, embedder: Embedder, keyword: KeywordIndex) -> None:
         self.store = store
         self.embedder = embedder
         self.keyword = keyword
@@ -145,8 +148,8 @@ class Indexer:
             )
         )
 
-        inserts: list[qm.PointStruct] = []
-        vector_updates: list[qm.PointVectors] = []
+        inserts: list[PointWrite] = []
+        vector_updates: list[VectorUpdate] = []
         payload_updates: dict[str, dict[str, Any]] = {}
         for i, (rec, (kind, hashes, _)) in enumerate(zip(records, plans, strict=True)):
             rid = rec[schema.id_field]
@@ -161,21 +164,12 @@ class Indexer:
                 self.keyword.sparse_vector(keyword_text(schema, rec)) if keyword_changed else None
             )
             if kind == "insert":
-                vec: dict[str, Any] = dict(by_record[i])
-                if sparse is not None:
-                    vec[SPARSE_VECTOR] = sparse
-                inserts.append(
-                    qm.PointStruct(id=point_id(schema.name, rid), vector=vec, payload=payload)
-                )
+                inserts.append(PointWrite(rid, dict(by_record[i]), payload, sparse))
                 stats.inserted += 1
             elif kind in ("vectors", "payload"):
-                vec = dict(by_record.get(i, {}))
-                if sparse is not None:
-                    vec[SPARSE_VECTOR] = sparse
-                if vec:
-                    vector_updates.append(
-                        qm.PointVectors(id=point_id(schema.name, rid), vector=vec)
-                    )
+                vecs = dict(by_record.get(i, {}))
+                if vecs or sparse is not None:
+                    vector_updates.append(VectorUpdate(rid, vecs, sparse))
                 payload_updates[rid] = payload
                 if kind == "vectors":
                     stats.updated_vectors += 1

@@ -1,4 +1,8 @@
-"""Qdrant adapter: one collection per domain, one named dense vector per aspect.
+"""Qdrant adapter of the :class:`~agentic_search.ports.VectorStore` port: one collection per
+domain, one named dense vector per aspect.
+
+One class for the whole port (about 450 lines): the record cache, the dense matrix and every
+read and write share one client and one lock, and splitting them would spread that lock.
 
 Embedded default: qdrant-client local mode in a folder (``QDRANT_PATH``); production: a Qdrant
 server (``QDRANT_URL``, ``QDRANT_API_KEY``), where the collection also carries a sparse ``bm25``
@@ -14,7 +18,7 @@ from __future__ import annotations
 import threading
 import uuid
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -22,19 +26,26 @@ import numpy as np
 from qdrant_client import QdrantClient
 from qdrant_client import models as qm
 
+from agentic_search.adapters.qdrant.filters import to_qdrant
 from agentic_search.config import Settings
 from agentic_search.domain.schema import DomainSchema
-from agentic_search.state import HASHES_KEY, SPARSE_VECTOR, ScoredRecord
+from agentic_search.ports import VectorStoreError
+from agentic_search.state import (
+    HASHES_KEY,
+    SPARSE_VECTOR,
+    Filter,
+    PointWrite,
+    ScoredRecord,
+    SparseVector,
+    StoredRecord,
+    VectorUpdate,
+)
 
 #: Local mode answers unfiltered dense queries from its own matrix from this many points on.
 DENSE_MATRIX_MIN_POINTS = 1000
 #: Points whose records the local-mode store keeps after reading them (see read_records).
 RECORD_CACHE = 4096
 _NAMESPACE = uuid.UUID("6b1d0f5e-2f6e-4f0b-9c39-3c7a3e6a1f00")
-
-
-class VectorStoreError(RuntimeError):
-    """A Qdrant collection is missing, incompatible, or Qdrant failed."""
 
 
 @lru_cache(maxsize=65536)
@@ -75,7 +86,7 @@ class QdrantStore:
                 ) from exc
         self._lock: Any = _NullLock() if self.server_mode else threading.RLock()
         #: (collection, record id) -> record read back (local mode only, see read_records)
-        self._records: OrderedDict[tuple[str, str], qm.Record] = OrderedDict()
+        self._records: OrderedDict[tuple[str, str], StoredRecord] = OrderedDict()
         #: (collection, aspect) -> (unit vectors, record ids) (local mode only, query_dense)
         self._dense: dict[tuple[str, str], tuple[np.ndarray, list[str]]] = {}
 
@@ -174,7 +185,7 @@ class QdrantStore:
         record_ids: Sequence[str],
         with_vectors: bool = False,
         without: Sequence[str] = (),
-    ) -> dict[str, qm.Record]:
+    ) -> dict[str, StoredRecord]:
         """Existing points for ``record_ids`` keyed by record id (missing ids are absent);
         their payloads leave out the keys in ``without``."""
         if not record_ids:
@@ -187,11 +198,19 @@ class QdrantStore:
             points = self.client.retrieve(
                 self.collection(schema), ids=ids, with_payload=payload, with_vectors=with_vectors
             )
-        return {str(p.payload[schema.id_field]): p for p in points if p.payload}
+        return {
+            str(p.payload[schema.id_field]): StoredRecord(
+                str(p.payload[schema.id_field]),
+                p.payload,
+                p.vector if isinstance(p.vector, dict) else None,  # type: ignore[arg-type]
+            )
+            for p in points
+            if p.payload
+        }
 
     def read_records(
         self, schema: DomainSchema, record_ids: Sequence[str], with_vectors: bool = False
-    ) -> dict[str, qm.Record]:
+    ) -> dict[str, StoredRecord]:
         """:meth:`get_records` for the query side, through a record cache in local mode.
 
         Local mode deep-copies every payload it returns (``copy.deepcopy`` was a third of a
@@ -205,13 +224,13 @@ class QdrantStore:
         if self.server_mode or not record_ids:
             return self.get_records(schema, record_ids, with_vectors, without=[HASHES_KEY])
         name = self.collection(schema)
-        out: dict[str, qm.Record] = {}
+        out: dict[str, StoredRecord] = {}
         missing: list[str] = []
         with self._lock:
             cache = self._records
             for rid in dict.fromkeys(record_ids):
                 hit = cache.get((name, rid))
-                if hit is None or (with_vectors and hit.vector is None):
+                if hit is None or (with_vectors and hit.vectors is None):
                     missing.append(rid)
                 else:
                     cache.move_to_end((name, rid))
@@ -235,51 +254,50 @@ class QdrantStore:
         self._records.clear()
         self._dense.clear()
 
-    def upsert(self, schema: DomainSchema, points: Sequence[qm.PointStruct]) -> None:
-        """Insert or replace whole points."""
-        if points:
-            with self._lock:
-                self._written()
-                self.client.upsert(self.collection(schema), points=list(points), wait=True)
-
-    def update_vectors(self, schema: DomainSchema, updates: Sequence[qm.PointVectors]) -> None:
-        """Replace some named vectors of existing points, leaving the others as they are."""
-        if updates:
-            with self._lock:
-                self._written()
-                self.client.update_vectors(self.collection(schema), points=list(updates))
-
-    def overwrite_payloads(self, schema: DomainSchema, payloads: dict[str, dict]) -> None:
-        """Replace the payloads of existing points (record id -> payload), in one request."""
-        if not payloads:
-            return
-        ops = [
-            qm.OverwritePayloadOperation(
-                overwrite_payload=qm.SetPayload(
-                    payload=payload, points=[point_id(schema.name, rid)]
-                )
+    @staticmethod
+    def _vector(vectors: dict[str, list[float]], sparse: SparseVector | None) -> dict[str, Any]:
+        out: dict[str, Any] = dict(vectors)
+        if sparse is not None:
+            out[SPARSE_VECTOR] = qm.SparseVector(
+                indices=list(sparse.indices), values=list(sparse.values)
             )
-            for rid, payload in payloads.items()
+        return out
+
+    def upsert(self, schema: DomainSchema, points: Sequence[PointWrite]) -> None:
+        """Insert or replace whole points."""
+        if not points:
+            return
+        structs = [
+            qm.PointStruct(
+                id=point_id(schema.name, p.id),
+                vector=self._vector(p.vectors, p.sparse),
+                payload=p.payload,
+            )
+            for p in points
         ]
         with self._lock:
             self._written()
-            self.client.batch_update_points(self.collection(schema), update_operations=ops)
+            self.client.upsert(self.collection(schema), points=structs, wait=True)
 
     def update_points(
         self,
         schema: DomainSchema,
-        vectors: Sequence[qm.PointVectors],
-        payloads: dict[str, dict],
+        vectors: Sequence[VectorUpdate],
+        payloads: Mapping[str, dict[str, Any]],
     ) -> None:
         """Replace some named vectors and overwrite payloads in ONE request, vectors first.
 
         One request, so that a failed write cannot leave new vectors under old content hashes
         (a later change back to the old content would then keep the stale vector)."""
         ops: list[Any] = []
-        if vectors:
-            ops.append(
-                qm.UpdateVectorsOperation(update_vectors=qm.UpdateVectors(points=list(vectors)))
+        updates = [
+            qm.PointVectors(
+                id=point_id(schema.name, u.id), vector=self._vector(u.vectors, u.sparse)
             )
+            for u in vectors
+        ]
+        if updates:
+            ops.append(qm.UpdateVectorsOperation(update_vectors=qm.UpdateVectors(points=updates)))
         ops += [
             qm.OverwritePayloadOperation(
                 overwrite_payload=qm.SetPayload(
@@ -344,11 +362,13 @@ class QdrantStore:
         self,
         schema: DomainSchema,
         aspect: str,
-        vector: Sequence[float],
+        vector: Sequence[float] | np.ndarray,
         top_k: int,
-        flt: qm.Filter | None,
+        filters: Sequence[Filter] = (),
+        exclude_ids: Sequence[str] = (),
     ) -> list[ScoredRecord]:
-        """Nearest neighbours on one named vector (cosine), best first.
+        """Nearest neighbours on one named vector (cosine), best first; ``filters`` and
+        ``exclude_ids`` compile to a Qdrant payload filter (:func:`to_qdrant`).
 
         Unfiltered queries in local mode are answered from :meth:`_dense_matrix`: one
         ``(n, d) @ (d,)`` float32 product and a stable arg-sort (ties: scroll order). Local
@@ -360,6 +380,7 @@ class QdrantStore:
         is fast enough and rankings stay exactly as before, the bundled catalog among them),
         and every query on a server go to Qdrant.
         """
+        flt = to_qdrant(schema, filters, exclude_ids)
         matrix, ids = (
             self._dense_matrix(schema, aspect)
             if flt is None and not self.server_mode
@@ -390,13 +411,14 @@ class QdrantStore:
         return [ScoredRecord(str(p.payload[schema.id_field]), p.score, {}) for p in resp.points]
 
     def query_sparse(
-        self, schema: DomainSchema, vector: qm.SparseVector, top_k: int, flt: qm.Filter | None
+        self, schema: DomainSchema, vector: SparseVector, top_k: int, flt: qm.Filter | None
     ) -> list[ScoredRecord]:
         """Sparse (BM25 with IDF modifier) search on the server's ``bm25`` vector."""
+        query = qm.SparseVector(indices=list(vector.indices), values=list(vector.values))
         with self._lock:
             resp = self.client.query_points(
                 self.collection(schema),
-                query=vector,
+                query=query,
                 using=SPARSE_VECTOR,
                 query_filter=flt,
                 limit=top_k,
@@ -420,7 +442,7 @@ class QdrantStore:
         schema: DomainSchema,
         aspect: str,
         dense: Sequence[float],
-        sparse: qm.SparseVector,
+        sparse: SparseVector,
         top_k: int,
         rrf_k: int = 60,
         flt: qm.Filter | None = None,
@@ -439,7 +461,14 @@ class QdrantStore:
                     qm.Prefetch(
                         query=list(map(float, dense)), using=aspect, limit=top_k, filter=flt
                     ),
-                    qm.Prefetch(query=sparse, using=SPARSE_VECTOR, limit=top_k, filter=flt),
+                    qm.Prefetch(
+                        query=qm.SparseVector(
+                            indices=list(sparse.indices), values=list(sparse.values)
+                        ),
+                        using=SPARSE_VECTOR,
+                        limit=top_k,
+                        filter=flt,
+                    ),
                 ],
                 query=qm.RrfQuery(rrf=qm.Rrf(k=rrf_k + 1)),
                 limit=top_k,
@@ -451,9 +480,9 @@ class QdrantStore:
         """The stored vector of one aspect of a record (None when the record is absent)."""
         found = self.get_records(schema, [record_id], with_vectors=True)
         rec = found.get(record_id)
-        if rec is None or not isinstance(rec.vector, dict):
+        if rec is None or rec.vectors is None:
             return None
-        vec = rec.vector.get(aspect)
+        vec = rec.vectors.get(aspect)
         return list(vec) if vec is not None else None  # type: ignore[arg-type]
 
     def vectors_of(
@@ -482,11 +511,14 @@ class QdrantStore:
     def scroll(
         self,
         schema: DomainSchema,
+        payload: Sequence[str] | None = None,
+        *,
         flt: qm.Filter | None = None,
         batch: int = 512,
-        payload: bool | list[str] = True,
     ) -> Iterator[dict[str, Any]]:
-        """Every payload matching ``flt`` (all points when None), in point-id order."""
+        """Every payload (only the keys in ``payload`` when given) matching ``flt`` (all points
+        when None), in point-id order."""
+        selector: bool | list[str] = list(payload) if payload is not None else True
         offset = None
         while True:
             with self._lock:
@@ -495,7 +527,7 @@ class QdrantStore:
                     scroll_filter=flt,
                     limit=batch,
                     offset=offset,
-                    with_payload=payload,
+                    with_payload=selector,
                 )
             for p in points:
                 if p.payload:

@@ -1,0 +1,85 @@
+"""``agentic-search ingest``: a JSONL catalog or a BEIR corpus into a domain's index."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from agentic_search_cli.common import (
+    console,
+    open_service,
+    progress_bar,
+    usage_error,
+)
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``ingest``."""
+    i = sub.add_parser(
+        "ingest",
+        help="ingest a JSONL catalog (or a BEIR dataset folder) into the index",
+        description=(
+            "Validate each line against the domain schema, embed each aspect and upsert into the "
+            "domain's collection. Bad lines are reported with their line number; the rest go in. "
+            "Re-ingesting the same file changes nothing; changed records re-embed only the aspects "
+            "whose content changed."
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    i.add_argument(
+        "path", type=Path, help="JSONL file, or a BEIR dataset folder holding corpus.jsonl"
+    )
+    i.add_argument(
+        "--domain", default="tools", help="domain name or schema YAML path (default tools)"
+    )
+    i.add_argument(
+        "--batch-size", type=int, default=64, help="records per write batch (default 64)"
+    )
+    i.add_argument("--json", action="store_true", help="print the ingest report as JSON")
+    i.add_argument("--strict", action="store_true", help="exit 1 when any line was rejected")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``ingest``; returns the exit code (1 with ``--strict`` when a line was rejected)."""
+    from agentic_search.sync.files import read_beir_corpus, read_catalog
+    from agentic_search_cli.render import print_ingest
+
+    path: Path = args.path
+    if args.batch_size < 1:
+        usage_error("--batch-size must be at least 1")
+    if not path.exists():
+        usage_error(f"no such file or folder: {path}")
+    service = open_service(args.domain)
+    try:
+        if path.is_dir():
+            if not (path / "corpus.jsonl").is_file():
+                usage_error(f"{path} is a folder without corpus.jsonl (BEIR layout expected)")
+            read = read_beir_corpus(path, service.schema)
+            source = path / "corpus.jsonl"
+        else:
+            id_key = "_id" if service.schema.name == "documents" else None
+            read = read_catalog(path, service.schema, id_key=id_key)
+            source = path
+        err = console(stderr=True)
+        with progress_bar(err) as progress:
+            task = progress.add_task(
+                f"ingesting into {service.schema.name!r}", total=len(read.records)
+            )
+            report = service.ingest_file(
+                source,
+                batch_size=args.batch_size,
+                read=read,
+                on_progress=lambda n: progress.advance(task, n),
+            )
+        if args.json:
+            sys.stdout.write(json.dumps(report.wire(), indent=2) + "\n")
+        else:
+            print_ingest(console(), report)
+    finally:
+        service.close()
+    if args.strict and report.errors:
+        return 1
+    return 0

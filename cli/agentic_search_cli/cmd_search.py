@@ -1,0 +1,108 @@
+"""``agentic-search search``: ranked candidates with why each matched (first use ingests the
+bundled catalog)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from agentic_search_cli.common import (
+    EXAMPLES,
+    add_llm_flag,
+    console,
+    open_service,
+    positive_limit,
+    progress_bar,
+    rounds_arg,
+    settings_for,
+    usage_error,
+)
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``search``."""
+    s = sub.add_parser(
+        "search",
+        help="search the catalog (ingests the bundled catalog on first use)",
+        description="Search a domain and print ranked candidates with why each matched.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    s.add_argument("query", help="natural-language query, 1 to 1,000 characters")
+    s.add_argument(
+        "--limit", "-n", type=positive_limit, default=10, help="results, 1..100 (default 10)"
+    )
+    s.add_argument(
+        "--json",
+        action="store_true",
+        help="print the QueryExecutorOutput (plus intent and plan) as JSON",
+    )
+    s.add_argument(
+        "--explain",
+        action="store_true",
+        help="also show the intent, the plan, each executor round (queries, what it added, "
+        "coverage) and why it stopped, and stage timings",
+    )
+    s.add_argument(
+        "--rounds",
+        type=rounds_arg,
+        default=None,
+        metavar="N",
+        help="executor rounds at most, 1..5 (default MAX_ROUNDS or 3); 1 = one-shot hybrid "
+        "search without evidence selection",
+    )
+    s.add_argument(
+        "--domain",
+        default="tools",
+        help="domain name (tools, documents) or schema YAML path (default tools)",
+    )
+    add_llm_flag(s)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``search``; returns the exit code (1 when no source could answer)."""
+    query = args.query
+    if not query.strip():
+        usage_error("query is empty")
+    if len(query) > 1000:
+        usage_error(f"query is {len(query)} characters; the maximum is 1000")
+    from agentic_search.domain.availability import unanswered, unavailable_message
+    from agentic_search_cli.render import print_search
+
+    service = open_service(args.domain, settings_for(args))
+    try:
+        err = console(stderr=True)
+        if service.schema.name == "tools" and service.is_empty():
+            with progress_bar(err) as progress:
+                task = progress.add_task("first use: ingesting the bundled catalog", total=None)
+                report = service.ensure_bundled_catalog(
+                    on_start=lambda n: progress.update(task, total=n),
+                    on_progress=lambda n: progress.advance(task, n),
+                )
+            if report is not None:
+                err.print(
+                    f"indexed {report.valid} tools in {report.seconds:.1f} s into "
+                    f"{service.settings.resolved_qdrant_path}"
+                )
+        elif service.is_empty():
+            usage_error(
+                f"domain {service.schema.name!r} is empty: run "
+                f"`agentic-search ingest PATH --domain {service.schema.name}` first"
+            )
+        resp = service.search(query, limit=args.limit, rounds=args.rounds)
+        wire = resp.wire()
+        failed = unanswered(wire)
+        if failed:  # an empty list here would read as "nothing matches"
+            sys.stderr.write(
+                f"agentic-search: error: {unavailable_message(failed, wire['errors'])}\n"
+            )
+            return 1
+        if args.json:
+            sys.stdout.write(json.dumps(wire, indent=2, ensure_ascii=False) + "\n")
+        else:
+            print_search(console(), resp, args.explain)
+    finally:
+        service.close()
+    return 0

@@ -1,0 +1,75 @@
+"""``agentic-search serve``: the HTTP API on a local port, through the deployed handler."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any
+
+from agentic_search_cli.common import (
+    add_llm_flag,
+    console,
+    settings_for,
+    usage_error,
+)
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``serve``."""
+    v = sub.add_parser(
+        "serve",
+        help="serve the HTTP API locally (the deployed SearchApiFunction handler)",
+        description=(
+            "Serve POST /search, GET /health and GET /openapi.json on a local port. Each request\n"
+            "becomes an API Gateway HTTP API (v2) event and goes through the same handler that\n"
+            "template.yaml deploys, with the state machine replaced by the local runner.\n"
+            "With the embedded Qdrant (local mode) searches run one at a time; set QDRANT_URL\n"
+            "to serve concurrent searches from a Qdrant server."
+        ),
+        epilog=(
+            "examples:\n"
+            "  agentic-search serve --port 8080\n"
+            '  curl -s -X POST localhost:8080/search -d \'{"query": "free code editor"}\'\n'
+            "  curl -s localhost:8080/openapi.json\n"
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    v.add_argument("--host", default="127.0.0.1", help="interface to bind (default 127.0.0.1)")
+    v.add_argument("--port", type=int, default=8080, help="port (default 8080; 0 picks a free one)")
+    add_llm_flag(v)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``serve`` until interrupted; returns the exit code."""
+    if not 0 <= args.port <= 65535:
+        usage_error(f"--port {args.port}: must be between 0 and 65535")
+    try:
+        from agentic_search_cli.local_server import make_server
+    except ImportError as exc:  # pragma: no cover - powertools is a core dependency
+        sys.stderr.write(f"agentic-search: error: {exc}: pip install 'agentic-search'\n")
+        return 1
+    # Powertools' metrics go to CloudWatch in Lambda; locally they would only flood stdout.
+    os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
+    os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
+    from agentic_search.service import SearchService
+    from agentic_search_lambda.runtime import Runtime, use
+
+    rt = Runtime(settings_for(args))
+    use(rt)  # the handler serves from this runtime
+    service = SearchService(rt.components("tools"))
+    if service.is_empty():
+        err = console(stderr=True)
+        err.print("[dim]first use: ingesting the bundled catalog...[/dim]")
+        service.ensure_bundled_catalog()
+    service.warm_up()  # the first request does not pay the model load; no full-GC pauses
+    server = make_server(args.host, args.port)
+    host, port = server.server_address[:2]
+    sys.stderr.write(f"agentic-search: serving on http://{host}:{port} (Ctrl-C to stop)\n")
+    sys.stderr.flush()
+    try:
+        server.serve_forever()
+    finally:
+        server.server_close()
+        rt.components.close()  # type: ignore[attr-defined]
+    return 0

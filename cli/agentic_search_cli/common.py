@@ -1,0 +1,155 @@
+"""What every command shares: the one-line usage error (exit 2), argument types, the LLM flag,
+consoles and progress bars, and the settings a command runs with."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any, NoReturn
+
+from agentic_search.config import Settings
+
+EXAMPLES = """\
+examples:
+  agentic-search search "AI code completion tools that work locally"
+  agentic-search search "free alternative to Cursor" --json
+  agentic-search search "open source vector database I can self-host" --explain --limit 5
+  agentic-search ingest my-catalog.jsonl --domain tools
+  agentic-search ingest ../shared/datasets/scifact --domain documents
+  agentic-search eval --dataset ../shared/datasets/scifact --out benchmarks/scifact
+  agentic-search serve --port 8080     # then POST {"query": "..."} to localhost:8080/search
+  agentic-search sync events/sync/stream_mixed_batch.json   # apply catalog change events
+
+The first search ingests the bundled catalog (284 AI and developer tools) into the embedded
+store under ./.agentic-search (set AGENTIC_SEARCH_HOME or QDRANT_PATH to move it; set
+QDRANT_URL, MONGODB_URI, OPENAI_BASE_URL/EMBEDDING_MODEL to use servers instead).
+"""
+
+
+class Parser(argparse.ArgumentParser):
+    """ArgumentParser whose usage errors are one line on stderr and exit code 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
+def usage_error(message: str) -> NoReturn:
+    """Print ``agentic-search: error: <message>`` on stderr and exit 2."""
+    sys.stderr.write(f"agentic-search: error: {message}\n")
+    raise SystemExit(2)
+
+
+def positive_limit(text: str) -> int:
+    """argparse type: a result limit, 1..100."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid limit {text!r}: not an integer") from None
+    if not 1 <= value <= 100:
+        raise argparse.ArgumentTypeError(f"invalid limit {value}: must be between 1 and 100")
+    return value
+
+
+def positive_int(text: str) -> int:
+    """argparse type: a whole number >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid number {text!r}: not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"invalid number {value}: must be at least 1")
+    return value
+
+
+def non_negative_int(text: str) -> int:
+    """argparse type: a whole number >= 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid number {text!r}: not an integer") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"invalid number {value}: must be at least 0")
+    return value
+
+
+def rounds_arg(text: str) -> int:
+    """argparse type: executor rounds, 1..5."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
+    if not 1 <= value <= 5:
+        raise argparse.ArgumentTypeError(f"must be between 1 and 5, got {value}")
+    return value
+
+
+def add_llm_flag(p: argparse.ArgumentParser) -> None:
+    """``--llm`` / ``--no-llm`` on a command (read by :func:`settings_for`)."""
+    p.add_argument(
+        "--llm",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="intent and plan by the LLM of OPENAI_BASE_URL / OPENAI_API_KEY (model LLM_MODEL), "
+        "falling back to the rules on a timeout, an error or an answer outside the schema; "
+        "--no-llm: rules only (default: the LLM when an endpoint or key is set)",
+    )
+
+
+def settings_for(args: argparse.Namespace | None = None, **overrides: Any) -> Settings:
+    """The settings a command runs with: the environment, ``--llm`` / ``--no-llm`` when the
+    command has them, then ``overrides``.
+
+    Raises:
+        SystemExit: (2) for ``--llm`` without an endpoint.
+    """
+    flag = getattr(args, "llm", None) if args is not None else None
+    if flag is not None:
+        if flag and not (os.environ.get("OPENAI_BASE_URL") or os.environ.get("OPENAI_API_KEY")):
+            usage_error(
+                "--llm needs an endpoint: set OPENAI_BASE_URL (e.g. http://127.0.0.1:8000/v1 "
+                "for a local llama.cpp server) or OPENAI_API_KEY"
+            )
+        overrides.setdefault("llm", "on" if flag else "off")
+    return Settings(**overrides)
+
+
+def eval_llm() -> str:
+    """``eval`` and ``bench`` measure the rule-based path unless ``LLM`` is set explicitly."""
+    return os.environ.get("LLM") or "off"
+
+
+def console(stderr: bool = False) -> Any:
+    """A rich console on stdout (or stderr), no highlighting."""
+    from rich.console import Console
+
+    return Console(stderr=stderr, highlight=False)
+
+
+def progress_bar(out: Any) -> Any:
+    """A rich progress bar on ``out`` (description, bar, n/total, elapsed)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=out,
+        transient=False,
+    )
+
+
+def open_service(domain: str, settings: Settings | None = None) -> Any:
+    """The search service of ``domain`` (a name or a schema YAML path).
+
+    Raises:
+        SystemExit: (2) for an unknown domain.
+    """
+    from agentic_search.domain.schema import SchemaError
+    from agentic_search.service import SearchService
+
+    try:
+        return SearchService.create(settings or Settings(), domain)
+    except SchemaError as exc:
+        usage_error(str(exc))

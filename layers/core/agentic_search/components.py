@@ -1,0 +1,156 @@
+"""What one domain's search and sync work with: settings, schema, adapters by port, and the
+process's memo of derived data.
+
+:class:`Components` is built by :mod:`agentic_search.wiring` (the only module that names an
+adapter) and handed to every pipeline step and sync function, so a test hands in fakes as
+arguments instead of monkeypatching. Adapters are built on first use: a step that needs no
+embedder (GradeRound, CacheCheck) never loads the model or opens the store.
+
+:class:`Memo` holds what a warm process keeps between requests (query vectors, token counts,
+the catalog's names), as plain data; the pipeline owns the logic that fills and reads it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from agentic_search.config import Settings
+from agentic_search.domain.coverage import DeterministicGrader, EvidenceMatcher
+from agentic_search.domain.intent import CatalogLookup, RuleBasedIntentExtractor
+from agentic_search.domain.planner import RuleBasedPlanner
+from agentic_search.domain.schema import DomainSchema
+from agentic_search.domain.text import Analyzer, default_analyzer
+
+if TYPE_CHECKING:
+    from agentic_search.ports import (
+        Embedder,
+        HydeGenerator,
+        IntentPlanner,
+        KeywordIndex,
+        Reranker,
+        ResultCache,
+        StructuredStore,
+        VectorStore,
+    )
+
+#: The adapters a :class:`Components` provides, each built by its factory on first use.
+PORTS = ("store", "keyword", "structured", "embedder", "reranker", "hyde", "llm", "cache")
+
+Factory = Callable[["Components"], Any]
+
+
+@dataclass
+class Memo:
+    """A process's caches for one domain (plain data; locks guard the mutable maps).
+
+    ``query_vectors``: (embedder id, text) -> vector, LRU; ``in_flight``: texts being
+    embedded right now (futures), so sub-queries of one round share one embedding;
+    ``token_counts``: snippet text -> word-piece count, LRU; ``catalog``: the catalog's names
+    -> ids and the rule-based extractor built on them, both dropped after a write;
+    ``source_log``: when a list, every source run appends ``(results, stage ms)`` to it (what
+    ``agentic-search bench`` reads per stage).
+    """
+
+    query_vectors: OrderedDict[tuple[int, str], Any] = field(default_factory=OrderedDict)
+    in_flight: dict[tuple[int, str], Any] = field(default_factory=dict)
+    vectors_lock: threading.Lock = field(default_factory=threading.Lock)
+    token_counts: OrderedDict[str, int] = field(default_factory=OrderedDict)
+    tokens_lock: threading.Lock = field(default_factory=threading.Lock)
+    catalog: CatalogLookup | None = None
+    extractor: RuleBasedIntentExtractor | None = None
+    source_log: list[tuple[list[Any], dict[str, float]]] | None = None
+
+    def forget_catalog(self) -> None:
+        """Drop the names -> ids lookup and the extractor built on it (after a write)."""
+        self.catalog = None
+        self.extractor = None
+
+    def clear_query_vectors(self) -> None:
+        """Forget cached query vectors (benchmarks time searches cold)."""
+        with self.vectors_lock:
+            self.query_vectors.clear()
+
+    def clear_token_counts(self) -> None:
+        """Forget memoized token counts (benchmarks time searches cold)."""
+        with self.tokens_lock:
+            self.token_counts.clear()
+
+
+class Components:
+    """One domain's settings, schema, adapters (lazily built) and memo.
+
+    Adapters are the :data:`PORTS`, read as attributes (``components.store``); each is taken
+    from ``given`` or built once by ``factories[name](self)`` on first access. ``planner``,
+    ``analyzer``, ``matcher`` and ``grader`` are the domain's pure helpers, built here.
+
+    Raises (on access):
+        KeyError: for an adapter that is neither given nor has a factory.
+    """
+
+    store: VectorStore
+    keyword: KeywordIndex
+    structured: StructuredStore
+    embedder: Embedder
+    reranker: Reranker | None
+    hyde: HydeGenerator | None
+    llm: IntentPlanner | None
+    cache: ResultCache
+
+    def __init__(
+        self,
+        settings: Settings,
+        schema: DomainSchema,
+        factories: Mapping[str, Factory] | None = None,
+        memo: Memo | None = None,
+        **given: Any,
+    ) -> None:
+        unknown = set(given) - set(PORTS)
+        if unknown:
+            raise TypeError(f"unknown adapters {sorted(unknown)} (known: {', '.join(PORTS)})")
+        self.settings = settings
+        self.schema = schema
+        self.memo = memo or Memo()
+        self.analyzer: Analyzer = default_analyzer()
+        self.planner = RuleBasedPlanner(schema, rrf_k=settings.rrf_k)
+        self.matcher = EvidenceMatcher(schema, self.analyzer)
+        self.grader = DeterministicGrader(schema, self.matcher)
+        self._factories = dict(factories or {})
+        self._built: dict[str, Any] = dict(given)
+        self._lock = threading.RLock()
+
+    def __getattr__(self, name: str) -> Any:
+        # Only reached for attributes not set in __init__: the lazily built adapters.
+        if name not in PORTS:
+            raise AttributeError(name)
+        with self._lock:
+            if name not in self._built:
+                if name not in self._factories:
+                    raise KeyError(f"no {name!r} adapter given and no factory to build one")
+                self._built[name] = self._factories[name](self)
+            return self._built[name]
+
+    def built(self, name: str) -> bool:
+        """Whether adapter ``name`` exists already (given, or built by an earlier access)."""
+        return name in self._built
+
+    def derive(self, **given: Any) -> Components:
+        """The same components with some adapters replaced (``given``); everything built so
+        far, the factories and the memo are shared."""
+        out = Components(self.settings, self.schema, self._factories, self.memo)
+        out._built = {**self._built, **given}
+        return out
+
+    def close(self) -> None:
+        """Close what was built and can be closed (the store, a SQLite cache)."""
+        for name in PORTS:
+            adapter = self._built.get(name)
+            close = getattr(adapter, "close", None)
+            if callable(close):
+                close()
+
+
+__all__ = ["PORTS", "Components", "Factory", "Memo"]

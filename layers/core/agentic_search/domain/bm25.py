@@ -1,0 +1,51 @@
+"""BM25 as sparse vectors, with the shared analyzer (:mod:`agentic_search.domain.text`).
+
+A document's vector holds BM25 term-frequency weights,
+``tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl))`` (Robertson and Zaragoza, "The
+Probabilistic Relevance Framework: BM25 and Beyond", 2009); the IDF factor is applied by the
+engine (Qdrant's ``Modifier.IDF``). A query's vector weighs each distinct term 1. Terms are
+hashed to stable 31-bit indices (CRC-32), so a collection built anywhere ranks the same.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections import Counter
+
+from agentic_search.domain.text import Analyzer
+from agentic_search.state import SparseVector
+
+DEFAULT_K1 = 1.2
+DEFAULT_B = 0.75
+
+
+def term_index(term: str) -> int:
+    """Stable 31-bit index of a term for sparse vectors (CRC-32)."""
+    return zlib.crc32(term.encode("utf-8")) & 0x7FFFFFFF
+
+
+def document_vector(
+    analyzer: Analyzer,
+    text: str,
+    avg_doc_len: float,
+    k1: float = DEFAULT_K1,
+    b: float = DEFAULT_B,
+) -> SparseVector:
+    """BM25 TF weights of a document's terms (no IDF), indices ascending."""
+    terms = analyzer.terms(text)
+    if not terms:
+        return SparseVector(indices=[], values=[])
+    tf = Counter(term_index(t) for t in terms)
+    norm = k1 * (1 - b + b * len(terms) / avg_doc_len)
+    indices = sorted(tf)
+    values = [tf[i] * (k1 + 1) / (tf[i] + norm) for i in indices]
+    return SparseVector(indices=indices, values=values)
+
+
+def query_vector(analyzer: Analyzer, text: str) -> SparseVector:
+    """Query-side vector: weight 1 per distinct term, indices ascending."""
+    indices = sorted({term_index(t) for t in analyzer.terms(text)})
+    return SparseVector(indices=indices, values=[1.0] * len(indices))
+
+
+__all__ = ["DEFAULT_B", "DEFAULT_K1", "document_vector", "query_vector", "term_index"]

@@ -1,0 +1,74 @@
+"""Keys of the exact-match result and plan caches.
+
+A cached entry is a whole search response. The key is a SHA-256 over the normalized query, the
+request's limit and rounds, the domain, the domain schema's version and the catalog version, so
+an entry never outlives the catalog it was computed on: every write to the index bumps the
+catalog version. The match is exact on purpose: "free code editors" and "paid code editors"
+are one word apart and need opposite filters, so a semantic (nearest-neighbour) cache would
+serve the wrong answer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import unicodedata
+
+
+def normalize_query(query: str) -> str:
+    """NFKC, case-folded, whitespace collapsed: what makes two queries the same query."""
+    return " ".join(unicodedata.normalize("NFKC", query).casefold().split())
+
+
+def cache_key(
+    query: str,
+    *,
+    limit: int,
+    rounds: int | None,
+    domain: str,
+    schema_version: str,
+    catalog_version: int,
+) -> str:
+    """Hex SHA-256 of the normalized query and everything the response depends on."""
+    material = json.dumps(
+        {
+            "q": normalize_query(query),
+            "limit": limit,
+            "rounds": rounds,
+            "domain": domain,
+            "schema": schema_version,
+            "catalog": catalog_version,
+        },
+        sort_keys=True,
+    )
+    return hashlib.sha256(material.encode("utf-8")).hexdigest()
+
+
+def plan_cache_key(
+    query: str,
+    *,
+    domain: str,
+    limit: int,
+    schema_version: str,
+    catalog_version: int,
+    planner: str,
+) -> str:
+    """Key of the exact-match plan cache: ``plan:`` + hex SHA-256 of the normalized query, the
+    domain, the limit (topK follows it), the schema and catalog versions and the planner
+    (``llm:<model>``: another model may plan differently). Exact on purpose, as for results:
+    "free code editors" and "paid code editors" need opposite filters."""
+    material = json.dumps(
+        {
+            "q": normalize_query(query),
+            "domain": domain,
+            "limit": limit,
+            "schema": schema_version,
+            "catalog": catalog_version,
+            "planner": planner,
+        },
+        sort_keys=True,
+    )
+    return "plan:" + hashlib.sha256(material.encode("utf-8")).hexdigest()
+
+
+__all__ = ["cache_key", "normalize_query", "plan_cache_key"]

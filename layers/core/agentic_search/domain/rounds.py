@@ -1,0 +1,228 @@
+"""The executor's round policy, pure: the gate, the relaxation ladder, the stopping rule, the
+final ranking and the evidence pack (the nodes of ``seeds/executor-subgraph.md`` that do no
+I/O), and the split of a round's plan into one sub-query per source (the Map's items).
+
+The final ranking fuses each round's fused list by weighted RRF (Cormack, Clarke, Buettcher
+2009), round 1 with weight 1 and later rounds with ``later_round_weight`` (the RM3
+interpolation with the original query); with one round it is round 1's list unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from agentic_search.domain.coverage import CoverageGrader, coverage_targets
+from agentic_search.domain.fusion import rrf
+from agentic_search.domain.planner import validate_plan
+from agentic_search.domain.schema import DomainSchema
+from agentic_search.domain.text import Analyzer, default_analyzer
+from agentic_search.state import (
+    CoverageTarget,
+    Evidence,
+    EvidencePack,
+    ExecutorCaps,
+    ExecutorState,
+    Filter,
+    Fused,
+    IntentState,
+    QueryPlan,
+    RankedList,
+    SubQuery,
+)
+
+
+def executor_gate(
+    plan: QueryPlan,
+    intent: IntentState,
+    schema: DomainSchema,
+    caps: ExecutorCaps | None = None,
+    *,
+    reranker: str | None = None,
+    hyde: str | None = None,
+    analyzer: Analyzer | None = None,
+) -> ExecutorState:
+    """Validate the plan, fix the caps and start the state and report.
+
+    A plan without sources is a non-retrieval plan: ``continue_search`` is False and the
+    report says why. The caps are validated by :class:`ExecutorCaps` itself (bounded fields).
+
+    Raises:
+        PlanError: for any other plan violation (unknown aspect, bad fusion, ...).
+    """
+    caps = caps or ExecutorCaps()
+    state = ExecutorState(plan=plan, intent=intent, caps=caps)
+    state.report.caps = caps
+    state.report.reranker = reranker or "none (not configured)"
+    state.report.hyde = hyde or "off (no LLM configured)"
+    if plan.source_count == 0:
+        state.continue_search = False
+        state.report.stop_reason = "plan has no retrieval sources (non-retrieval strategy)"
+        return state
+    validate_plan(plan, schema)
+    state.targets = coverage_targets(intent, schema, analyzer or default_analyzer())
+    return state
+
+
+def relax_step(plan: QueryPlan, schema: DomainSchema) -> tuple[QueryPlan, Filter] | None:
+    """Drop the softest relaxable hard filter of ``plan``.
+
+    Softest = lowest ``relax_rank`` of its field in the schema (ties: the later filter).
+    Filters with ``must`` and fields without a ``relax_rank`` are never relaxed. Structured
+    sources lose the same filter. Returns None when nothing can be relaxed.
+    """
+    options = [
+        (schema.fields[f.field].relax_rank, -i, f)
+        for i, f in enumerate(plan.filters)
+        if not f.must and f.field in schema.fields and schema.fields[f.field].relax_rank
+    ]
+    if not options:
+        return None
+    _, neg_index, drop = min(options, key=lambda o: (o[0], o[1]))
+    # Removed by position and equality, never by label: a must filter with the same label
+    # (the same condition stated as non-negotiable) stays.
+    structured = [
+        s.model_copy(update={"filters": [f for f in s.filters if f != drop]})
+        for s in plan.structured_sources
+    ]
+    relaxed = plan.model_copy(
+        update={
+            "filters": [f for i, f in enumerate(plan.filters) if i != -neg_index],
+            "structured_sources": structured,
+        }
+    )
+    return relaxed, drop
+
+
+def should_continue(
+    state: ExecutorState, new_evidence: Sequence[str], round_ms: float, found_any: bool
+) -> tuple[bool, str]:
+    """The deterministic stopping policy after a round; updates ``no_new_streak``.
+
+    Stops (in this order of precedence) when: the round found no candidates at all; the
+    confidence reaches ``confidence_threshold``; ``max_rounds`` are done; ``max_no_new_rounds``
+    rounds in a row added no new evidence; the round took longer than ``round_budget_ms``.
+    """
+    caps = state.caps
+    report = state.report
+    report.no_new_streak = 0 if new_evidence else report.no_new_streak + 1
+    conf = state.coverage.confidence
+    if not found_any and state.round_index == 1:
+        return False, "no candidates: the sources found nothing for this query and filters"
+    if conf >= caps.confidence_threshold:
+        return False, f"confidence {conf:.2f} reached the threshold {caps.confidence_threshold:.2f}"
+    if state.round_index >= caps.max_rounds:
+        return False, f"max rounds reached ({caps.max_rounds})"
+    if report.no_new_streak >= caps.max_no_new_rounds:
+        return False, f"no new evidence for {report.no_new_streak} round(s)"
+    if round_ms > caps.round_budget_ms:
+        return (
+            False,
+            f"round latency budget exceeded ({round_ms:.0f} ms > {caps.round_budget_ms:.0f} ms)",
+        )
+    missing = state.coverage.missing
+    why = f"missing {', '.join(missing[:5])}" if missing else "evidence still below the threshold"
+    return True, f"continue: confidence {conf:.2f} < {caps.confidence_threshold:.2f}; {why}"
+
+
+def final_ranking(state: ExecutorState) -> list[Fused]:
+    """The candidate order: round 1's fused list alone after one round, else weighted RRF of
+    the rounds' fused lists (round 1 weight 1, later rounds ``later_round_weight``); then the
+    reranked ids (if any) ahead, in rerank order, within the first ``rerank_top_n``."""
+    lists = [
+        RankedList(f"round{i}", ids, (), 1.0 if i == 1 else state.caps.later_round_weight)
+        for i, ids in enumerate(state.round_rankings, start=1)
+        if ids
+    ]
+    if not lists:
+        return []
+    fused = rrf(lists, state.plan.rrf_k)
+    return rerank_order(fused, state.rerank_scores, state.caps.rerank_top_n)
+
+
+def rerank_order(fused: list[Fused], scores: dict[str, float], top_n: int) -> list[Fused]:
+    """Within the first ``top_n`` of ``fused``, reranked ids first in descending rerank
+    score (stable), then the head's unscored ids, then the rest unchanged."""
+    if not scores:
+        return fused
+    head = fused[:top_n]
+    scored = sorted((f for f in head if f.id in scores), key=lambda f: -scores[f.id])
+    rest = [f for f in head if f.id not in scores]
+    return scored + rest + fused[top_n:]
+
+
+def finalize_evidence_pack(
+    state: ExecutorState,
+    grader: CoverageGrader,
+    order: Sequence[str] = (),
+    supports: Callable[[CoverageTarget, Evidence], bool] | None = None,
+) -> EvidencePack:
+    """Sort pooled evidence by its best available score (rerank score when every piece has
+    one, else its position in ``order``, the final ranking, then relevance), trim to
+    ``max_total_docs`` and ``max_total_tokens``, grade the result and attach the report.
+
+    With ``supports``, trimming keeps coverage first: for each target the pool covers, the
+    best piece supporting it is kept (budget permitting) before the rest fill by order.
+    """
+    pos = {rid: i for i, rid in enumerate(order)}
+    pool = list(state.pool)
+    if pool and all(e.rerank_score is not None for e in pool):
+        pool.sort(key=lambda e: -(e.rerank_score or 0.0))
+    else:
+        pool.sort(key=lambda e: (pos.get(e.id, len(pos)), -e.relevance))
+    caps = state.caps
+    kept: list[Evidence] = []
+    used = 0
+
+    def keep(ev: Evidence) -> bool:
+        nonlocal used
+        if len(kept) >= caps.max_total_docs or used + ev.tokens > caps.max_total_tokens:
+            return False
+        kept.append(ev)
+        used += ev.tokens
+        return True
+
+    if supports is not None:
+        for target in sorted(state.targets, key=lambda t: -t.weight):
+            if any(supports(target, e) for e in kept):
+                continue
+            for ev in pool:
+                if ev not in kept and supports(target, ev) and keep(ev):
+                    break
+    for ev in pool:
+        if ev not in kept:
+            keep(ev)
+    kept.sort(key=lambda e: pool.index(e))
+    coverage = grader.grade(state.targets, kept)
+    return EvidencePack(evidence=kept, coverage=coverage, report=state.report, tokens=used)
+
+
+def split_plan(plan: QueryPlan, keyword_name: str, structured_system: str) -> list[SubQuery]:
+    """One single-source plan per source of ``plan`` (dense, sparse, structured), named as the
+    executor names its results, so the Map can run them in parallel."""
+    base = {"vector_sources": [], "sparse_source": None, "structured_sources": []}
+    subs: list[SubQuery] = []
+    for vs in plan.vector_sources:
+        subs.append(
+            SubQuery(
+                name=f"dense:{vs.aspect}:{vs.query_vector_source}",
+                kind="dense",
+                plan=plan.model_copy(update={**base, "vector_sources": [vs]}),
+            )
+        )
+    if plan.sparse_source is not None:
+        subs.append(
+            SubQuery(
+                name=f"sparse:{keyword_name}",
+                kind="sparse",
+                plan=plan.model_copy(update={**base, "sparse_source": plan.sparse_source}),
+            )
+        )
+    for i, st in enumerate(plan.structured_sources):
+        subs.append(
+            SubQuery(
+                name=f"structured:{structured_system}:{i}",
+                kind="structured",
+                plan=plan.model_copy(update={**base, "structured_sources": [st]}),
+            )
+        )
+    return subs

@@ -1,0 +1,57 @@
+"""CacheCheck and CacheStore: the exact-match result cache around a search.
+
+The key covers the normalized query, limit, rounds, domain, schema version and catalog version
+(:mod:`agentic_search.domain.cache_keys`); a failing cache is a miss, never a failed search.
+"""
+
+from __future__ import annotations
+
+from agentic_search.components import Components
+from agentic_search.domain.cache_keys import cache_key
+from agentic_search.ports import CacheError
+from agentic_search.state import CacheInfo, SearchState
+
+
+def cache_check(state: SearchState, c: Components) -> SearchState:
+    """CacheCheck: look the request up; a hit puts the cached response in the state.
+    A failing cache is a miss with ``cache.error`` set (never a failed search)."""
+    req = state.request
+    info = CacheInfo()
+    try:
+        cache = c.cache
+        info.backend = cache.name
+        info.key = cache_key(
+            req.query,
+            limit=req.limit,
+            rounds=req.rounds,
+            domain=req.domain,
+            schema_version=c.schema.version,
+            catalog_version=cache.catalog_version(req.domain),
+        )
+        hit = cache.get(info.key)
+    except CacheError as exc:
+        info.error = str(exc)
+        hit = None
+    if hit is not None:
+        info.hit = True
+        hit["cache"] = info.wire()
+        state.response = hit
+    state.cache = info
+    return state
+
+
+def cache_store(state: SearchState, c: Components) -> SearchState:
+    """CacheStore: keep the response unless it came from the cache, has no key, or lists
+    errors (a partial answer is not cached). A cache failure is noted, never raised."""
+    info, resp = state.cache, state.response
+    if info is None or resp is None or info.hit or not info.key or resp.get("errors"):
+        return state
+    try:
+        c.cache.put(info.key, resp, c.settings.cache_ttl_s)
+    except CacheError as exc:
+        info.error = str(exc)
+        resp["cache"] = info.wire()
+    return state
+
+
+__all__ = ["cache_check", "cache_store"]

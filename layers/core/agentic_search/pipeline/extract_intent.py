@@ -1,0 +1,138 @@
+"""ExtractIntent (and ExtractIntentRules after a Catch): the query's intent in the schema's
+vocabularies, by the LLM when one is configured (through the plan cache first), else by rules.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from agentic_search.components import Components
+from agentic_search.domain.cache_keys import plan_cache_key
+from agentic_search.domain.planner import validate_plan
+from agentic_search.pipeline.catalog import extract_by_rules
+from agentic_search.ports import Budget, CacheError, IntentPlanner, LLMFallback
+from agentic_search.state import (
+    CacheInfo,
+    ExtractorInfo,
+    IntentState,
+    QueryPlan,
+    SearchState,
+    elapsed_ms,
+)
+
+
+def extract_intent(state: SearchState, c: Components) -> SearchState:
+    """ExtractIntent (and ExtractIntentRules after a failure).
+
+    With an LLM configured, the plan cache is looked up first (a hit brings the intent and
+    the plan, and no LLM call is made), then the LLM extractor runs; any
+    :class:`~agentic_search.ports.LLMFallback` runs the rule-based extractor instead, with the
+    reason recorded in ``state.extractor``. Without an LLM, or after a Catch
+    (``intentError``), the rules run.
+
+    Raises:
+        ValueError: for an empty or over-long query.
+    """
+    t = time.perf_counter()
+    req = state.request
+    llm = c.llm if state.intent_error is None else None
+    if state.intent_error is not None:
+        reason = f"fallback after {state.intent_error.Error}: {state.intent_error.Cause}"
+        info = ExtractorInfo(path="rules", reason=reason[:300])
+    elif llm is None:
+        why = "LLM off" if c.settings.llm == "off" else "no LLM configured"
+        info = ExtractorInfo(
+            path="rules", reason=f"{why}: rule-based extractor over the schema vocabularies"
+        )
+    else:
+        info = _intent_by_llm(state, c, llm)
+    if info.path == "rules":
+        state.intent = extract_by_rules(c, req.query)
+    state.extractor = info
+    state.stage_ms["intent"] = round(elapsed_ms(t), 2)
+    return state
+
+
+def _intent_by_llm(state: SearchState, c: Components, llm: IntentPlanner) -> ExtractorInfo:
+    """Plan cache lookup, then the LLM extractor; sets ``state.intent`` (and ``state.plan`` on
+    a hit) and returns how the intent was made."""
+    req = state.request
+    cached = plan_cache_get(state, c, llm)
+    if cached is not None:
+        state.intent, state.plan = cached
+        key = state.plan_cache.key[:17] if state.plan_cache else ""
+        return ExtractorInfo(path="cache", reason=f"plan cache hit ({key}...)")
+    intent, info = ask_llm(
+        state, c, llm, lambda budget: llm.extract(req.query, budget), "answer within the schema"
+    )
+    if intent is not None:
+        state.intent = intent
+    return info
+
+
+def ask_llm(
+    state: SearchState,
+    c: Components,
+    llm: IntentPlanner,
+    call: Callable[[Budget], Any],
+    success: str,
+) -> tuple[Any, ExtractorInfo]:
+    """Run one LLM step on what is left of the request's budget (``state.llm_ms`` carries it
+    from step to step): its result and the path info, or None and the fallback's info."""
+    budget = Budget(llm.budget_s, (state.llm_ms or 0.0) / 1000.0)
+    result = None
+    try:
+        result = call(budget)
+        info = ExtractorInfo(path="llm", reason=f"{llm.name}: {success}")
+    except LLMFallback as exc:
+        info = ExtractorInfo(
+            path="rules",
+            reason=f"LLM fallback ({exc.kind}): {exc.reason}"[:300],
+            fallback=exc.kind,
+            transient=exc.transient,
+        )
+    info.llm_ms = round((budget.spent_s * 1000.0) - (state.llm_ms or 0.0), 2)
+    state.llm_ms = round(budget.spent_s * 1000.0, 2)
+    return result, info
+
+
+def plan_cache_get(
+    state: SearchState, c: Components, llm: IntentPlanner
+) -> tuple[IntentState, QueryPlan] | None:
+    """The cached intent and plan of this request on the LLM path (None on a miss, a cache
+    failure or an entry that no longer parses); the lookup is noted in ``state.plan_cache``."""
+    req = state.request
+    info = CacheInfo()
+    try:
+        cache = c.cache
+        info.backend = cache.name
+        info.key = plan_cache_key(
+            req.query,
+            domain=req.domain,
+            limit=req.limit,
+            schema_version=c.schema.version,
+            catalog_version=cache.catalog_version(req.domain),
+            planner=llm.name,
+        )
+        hit = cache.get(info.key)
+        found = None
+        if hit is not None:
+            found = (
+                IntentState.model_validate(hit["intent"]),
+                QueryPlan.model_validate(hit["plan"]),
+            )
+            validate_plan(found[1], c.schema)
+    except CacheError as exc:
+        info.error = str(exc)
+        found = None
+    except (ValueError, KeyError, TypeError) as exc:  # an entry that no longer parses
+        info.error = f"unusable plan cache entry: {str(exc)[:200]}"
+        found = None
+    info.hit = found is not None
+    state.plan_cache = info
+    return found
+
+
+__all__ = ["ask_llm", "extract_intent", "plan_cache_get"]

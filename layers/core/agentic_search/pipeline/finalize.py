@@ -1,0 +1,136 @@
+"""Finalize: the final ranking, hydrated candidates with provenance, the evidence pack and the
+round-by-round report, as the response; errors of failed steps are listed, never raised."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+from agentic_search.components import Components
+from agentic_search.domain.rounds import final_ranking, finalize_evidence_pack, rerank_order
+from agentic_search.pipeline.hydrate import execution_stats, hydrate
+from agentic_search.state import (
+    CacheInfo,
+    Candidate,
+    EvidencePack,
+    ExecutorState,
+    QueryExecutorOutput,
+    SearchResponse,
+    SearchState,
+    SourceError,
+    elapsed_ms,
+)
+
+
+def finalize(state: SearchState, c: Components) -> SearchState:
+    """Finalize: the response (candidates, evidence pack, report). A state that already
+    has a response (a cache hit) passes through. Errors of failed steps (``roundError``,
+    ``fuseError``, ``gradeError``) are listed; what earlier rounds found is returned.
+
+    Raises:
+        ValueError: when there is neither a response nor an executor state.
+    """
+    if state.response is not None:
+        return state
+    ex = state.need_executor()
+    req = state.request
+    errors = [
+        err.source_error(step)
+        for step, err in (
+            ("PrepareRound", state.round_error),
+            ("FuseRerank", state.fuse_error),
+            ("GradeRound", state.grade_error),
+        )
+        if err is not None
+    ]
+    if errors:
+        ex.continue_search = False
+        ex.report.stop_reason = f"{errors[0].source} failed: {errors[0].error}"
+    output, pack = finish(c, ex, errors)
+    stage = output.execution_stats.stage_ms
+    stage.update(state.stage_ms)
+    stage["pipeline_total"] = round(
+        (time.time() - ex.started_at) * 1000.0 + sum(state.stage_ms.values()), 2
+    )
+    assert state.intent is not None  # the executor state exists only after ExtractIntent
+    resp = SearchResponse(
+        query=req.query,
+        domain=c.schema.name,
+        intent=state.intent,
+        plan=ex.plan,
+        output=output,
+        evidence=pack,
+    )
+    wire = resp.wire()
+    wire["cache"] = (state.cache or CacheInfo()).wire()
+    if state.extractor is not None:
+        wire["extractor"] = state.extractor.wire()
+    if state.planner is not None:
+        wire["planner"] = state.planner.wire()
+    if state.plan_cache is not None:
+        wire["planCache"] = state.plan_cache.wire()
+    state.response = wire
+    state._built = resp
+    state.executor = None  # the response holds what is left of it
+    state.round = None
+    return state
+
+
+def finish(
+    c: Components, state: ExecutorState, errors: Sequence[SourceError] = ()
+) -> tuple[QueryExecutorOutput, EvidencePack]:
+    """The final ranking, hydrated candidates with provenance, and the evidence pack.
+    ``errors`` are failures outside the rounds (a failed step) to list with the rest."""
+    t = time.perf_counter()
+    plan, intent = state.plan, state.intent
+    if len(state.round_rankings) > 1:
+        ranking = final_ranking(state)
+    else:
+        first = [f.fused_entry() for f in state.first_fused]
+        ranking = rerank_order(first, state.rerank_scores, state.caps.rerank_top_n)
+    results = [r.result() for r in state.retrieved]
+    ok_all = [r for r in results if r.error is None]
+    candidates = hydrate(c, plan, intent, ok_all, ranking[: plan.limit])
+    mark_relaxed(state, candidates)
+    if state.rerank_scores:
+        candidates = [
+            c.model_copy(update={"rerank_score": state.rerank_scores.get(c.id)}) for c in candidates
+        ]
+    stage_total = dict(state.stage_totals)
+    stage_total["hydrate"] = elapsed_ms(t)
+    pack = finalize_evidence_pack(state, c.grader, [f.id for f in ranking], c.matcher.supports)
+    total = (time.time() - state.started_at) * 1000.0 if state.started_at else elapsed_ms(t)
+    stage_total["total"] = total
+    state.report.total_ms = round(total, 2)
+    stats = execution_stats(
+        results, ranking, state.fusion_used or plan.fusion, stage_total, intent, plan
+    )
+    stats.candidates_before_fusion = state.candidates_before
+    stats.candidates_after_fusion = max(state.candidates_after, len(ranking))
+    stats.rounds = state.round_index
+    all_errors = [e for r in state.report.rounds for e in r.errors] + list(errors)
+    output = QueryExecutorOutput(
+        candidates=candidates,
+        execution_stats=stats,
+        confidence=pack.coverage.confidence if pack.evidence else 0.0,
+        errors=all_errors,
+    )
+    return output, pack
+
+
+def mark_relaxed(state: ExecutorState, candidates: list[Candidate]) -> None:
+    """Mark the candidates found only after relaxing filters: ``relaxedFilters`` names the
+    dropped filters, which leave ``filtersApplied``."""
+    if not state.relaxed_ids:
+        return
+    relaxed = set(state.relaxed_ids)
+    labels = list(state.report.relaxed)
+    for c in candidates:
+        if c.id in relaxed:
+            c.provenance.relaxed_filters = labels
+            c.provenance.filters_applied = [
+                f for f in c.provenance.filters_applied if f not in labels
+            ]
+
+
+__all__ = ["finalize", "finish", "mark_relaxed"]

@@ -1,0 +1,236 @@
+"""FuseRerank: fuse the Map's results (relaxing filters in round 1 when too few), build and
+rerank evidence for the top of the fused list, and select new evidence into the pool (MMR)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+import numpy as np
+
+from agentic_search.components import Components
+from agentic_search.domain.fusion import minmax, rrf
+from agentic_search.domain.rounds import relax_step
+from agentic_search.domain.selection import select_evidence
+from agentic_search.pipeline.evidence import build_evidence, count_tokens
+from agentic_search.pipeline.sources import merge, run_sources
+from agentic_search.ports import Reranker, RerankerError
+from agentic_search.state import (
+    FUSED_REFS,
+    Evidence,
+    ExecutorState,
+    Fused,
+    QueryPlan,
+    RankedList,
+    RetrievedList,
+    RoundReport,
+    RoundWork,
+    SearchState,
+    SelectedRef,
+    SourceError,
+    SourceResult,
+    elapsed_ms,
+    error_message,
+)
+
+#: Each round's fused ranking is kept to this many ids in the state (the final ranking never
+#: returns more than 100).
+RANKING_KEEP = 300
+
+
+def fuse_rerank(state: SearchState, c: Components) -> SearchState:
+    """FuseRerank: fuse the Map's results of ``state.round`` into the executor state.
+
+    Raises:
+        ValueError: when the state has no executor state or no round.
+    """
+    ex, work = state.need_executor(), state.need_round()
+    for res in work.results:  # a RetrieveFailed result carries the Lambda error's cause
+        if res.error is not None:
+            res.error.message = error_message(res.error.message)
+    fuse_round(c, ex, work)
+    return state
+
+
+def fuse_round(c: Components, state: ExecutorState, work: RoundWork) -> RoundWork:
+    """Fuse the round's results (relaxing filters in round 1 when too few), build and
+    rerank evidence for the top of the fused list and select new evidence into the pool.
+    Keeps in the state only the hits of candidates that can still be returned."""
+    rnd = work.index
+    rep = work.report
+    stage = rep.stage_ms
+    if "retrieve" not in stage:
+        stage["retrieve"] = max((r.ms for r in work.results), default=0.0)
+    intent = state.intent
+    results = [r.result() for r in work.results]
+    t = time.perf_counter()
+    fused, used = merge(results, work.plan.fusion, work.plan.rrf_k)
+    if rnd == 1:
+        state.fusion_used = used
+        fused, results = relax(c, state, work.plan, fused, results, rep)
+    stage["fusion"] = elapsed_ms(t)
+    ok = [r for r in results if r.error is None]
+    rep.errors += [r.error for r in results if r.error is not None]
+    rep.candidates_before_fusion = sum(len(r.hits) for r in ok)
+    rep.candidates_after_fusion = len(fused)
+    state.candidates_before += rep.candidates_before_fusion
+    state.candidates_after = max(state.candidates_after, len(fused))
+    state.round_rankings.append([f.id for f in fused[:RANKING_KEEP]])
+    keep_n = max(state.plan.limit, state.caps.selection_pool, state.caps.rerank_top_n)
+    if rnd == 1:
+        state.first_fused = FUSED_REFS.validate_python(
+            [
+                {
+                    "id": f.id,
+                    "fused": f.fused,
+                    "score": f.score,
+                    "best_rank": f.best_rank,
+                    "contributions": f.contributions,
+                }
+                # only what can still be returned: the state crosses every step as JSON
+                for f in fused[:keep_n]
+            ]
+        )
+
+    t = time.perf_counter()
+    reranker = c.reranker
+    pool_n = max(state.caps.selection_pool, state.caps.rerank_top_n if reranker else 0)
+    evidence, vectors = build_evidence(
+        c, work.plan, intent, ok, fused[:pool_n], rnd, state.caps.snippet_chars
+    )
+    stage["evidence"] = elapsed_ms(t)
+    t = time.perf_counter()
+    evidence, err = rerank_candidates(reranker, intent.query, evidence, state.caps.rerank_top_n)
+    if reranker is not None:
+        stage["rerank"] = elapsed_ms(t)
+        if err is None:
+            rep.reranked = min(len(evidence), state.caps.rerank_top_n)
+            state.rerank_scores.update(
+                {e.id: e.rerank_score for e in evidence if e.rerank_score is not None}
+            )
+        else:
+            rep.errors.append(err)
+
+    t = time.perf_counter()
+    missing_targets = (
+        [
+            t_
+            for t_, item in zip(state.targets, state.coverage.items, strict=False)
+            if not item.covered
+        ]
+        if state.coverage.items
+        else list(state.targets)
+    )
+    seeds = [t_ for t_ in missing_targets if rnd > 1 or t_.kind in ("preference", "constraint")]
+    selected = select_evidence(
+        evidence,
+        vectors,
+        max_docs=state.caps.max_docs,
+        fill=rnd == 1,
+        max_tokens=state.caps.max_total_tokens,
+        max_chunks_per_doc=state.caps.max_chunks_per_doc,
+        mmr_lambda=state.caps.mmr_lambda,
+        must_phrases=intent.must_preserve_terms,
+        seed_targets=[(lambda e, t_=t_: c.matcher.supports(t_, e)) for t_ in seeds],
+        already=state.pool,
+        # Stored counts first; only candidates without one whose budget check matters
+        # get tokenized.
+        count_tokens=lambda e: e.tokens or count_tokens(c, [e.text])[0],
+    )
+    stage["select"] = elapsed_ms(t)
+    pooled = {e.id: e for e in state.pool}
+    work.new_ids = [e.id for e in selected if e.id not in pooled]
+    for e in selected:
+        if e.id in pooled:
+            old = pooled[e.id]
+            pooled[e.id] = old.model_copy(
+                update={
+                    "rounds": sorted({*old.rounds, rnd}),
+                    "queries": list(dict.fromkeys([*old.queries, *e.queries])),
+                }
+            )
+        else:
+            pooled[e.id] = e
+    state.pool = list(pooled.values())
+    rep.selected = [
+        SelectedRef(
+            id=e.id,
+            fused_score=e.fused_score,
+            rerank_score=e.rerank_score,
+            mmr_score=e.mmr_score,
+        )
+        for e in selected
+    ]
+    work.found_any = bool(fused)
+    keep = {f.id for f in fused[:keep_n]} | set(state.relaxed_ids)
+    state.retrieved += [RetrievedList.of(r, keep) for r in results]
+    work.results = []
+    return work
+
+
+def relax(
+    c: Components,
+    state: ExecutorState,
+    plan: QueryPlan,
+    fused: list[Fused],
+    results: list[SourceResult],
+    rep: RoundReport,
+) -> tuple[list[Fused], list[SourceResult]]:
+    """The relaxation ladder: while fewer than ``limit`` results, drop the softest
+    non-must filter and append what the relaxed plan finds (after the strict results)."""
+    current = plan
+    have = [f.id for f in fused]
+    relaxed_ids: list[str] = []
+    while len(have) < plan.limit:
+        step = relax_step(current, c.schema)
+        if step is None:
+            break
+        current, dropped = step
+        label = dropped.label()
+        state.report.relaxed.append(label)
+        rep.relaxed.append(label)
+        more, _ = run_sources(c, current)
+        results = [*results, *more]
+        extra, _ = merge(more, current.fusion, current.rrf_k)
+        for f in extra:
+            if f.id not in have:
+                have.append(f.id)
+                relaxed_ids.append(f.id)
+    if not relaxed_ids:
+        return fused, results
+    state.relaxed_ids = relaxed_ids
+    return rrf([RankedList("round1", have)], plan.rrf_k), results
+
+
+def rerank_candidates(
+    reranker: Reranker | None, query: str, evidence: Sequence[Evidence], top_n: int
+) -> tuple[list[Evidence], SourceError | None]:
+    """Rerank the top ``top_n`` (by fused order) with ``reranker``; the rest keep their order
+    after them. Scores go to ``rerank_score`` and ``relevance`` (min-max of the rerank
+    scores); ``fused_score`` is untouched. No reranker or a failing one: input unchanged (the
+    failure is returned as an error)."""
+    if reranker is None or not evidence:
+        return list(evidence), None
+    head, tail = list(evidence[:top_n]), list(evidence[top_n:])
+    try:
+        scores = reranker.score(query, [f"{e.title or ''}. {e.text}" for e in head])
+    except RerankerError as exc:
+        return list(evidence), SourceError(
+            source="reranker", error="RerankerError", message=str(exc)
+        )
+    real = [float(s) for s in scores if np.isfinite(s)]
+    floor = (min(real) - 1.0) if real else 0.0
+    finite = [float(s) if np.isfinite(s) else floor for s in scores]
+    norm = minmax(finite)
+    ranked = sorted(
+        (
+            e.model_copy(update={"rerank_score": round(float(s), 6), "relevance": round(n, 6)})
+            for e, s, n in zip(head, finite, norm, strict=True)
+        ),
+        key=lambda e: -(e.rerank_score or 0.0),
+    )
+    tail = [e.model_copy(update={"relevance": 0.0}) for e in tail]
+    return ranked + tail, None
+
+
+__all__ = ["RANKING_KEEP", "fuse_rerank", "fuse_round", "relax", "rerank_candidates"]

@@ -1,0 +1,50 @@
+"""GradeRound: grade the evidence pool's coverage, decide whether to go on (the stopping rule
+of :func:`agentic_search.domain.rounds.should_continue`) and close the round's report."""
+
+from __future__ import annotations
+
+import time
+
+from agentic_search.components import Components
+from agentic_search.domain.rounds import should_continue
+from agentic_search.state import ExecutorState, RoundWork, SearchState, elapsed_ms
+
+
+def grade_round(state: SearchState, c: Components) -> SearchState:
+    """GradeRound: coverage, the stopping decision, the round's report; the round is done.
+
+    Raises:
+        ValueError: when the state has no executor state or no round.
+    """
+    grade(c, state.need_executor(), state.need_round())
+    state.round = None
+    return state
+
+
+def grade(c: Components, state: ExecutorState, work: RoundWork) -> ExecutorState:
+    """Grade the pool's coverage, decide whether to go on and close the round's report."""
+    rep = work.report
+    t = time.perf_counter()
+    before_cov = set(state.coverage.covered)
+    state.coverage = c.grader.grade(state.targets, state.pool)
+    rep.stage_ms["grade"] = elapsed_ms(t)
+    state.round_index = work.index
+    round_ms = (time.time() - work.started_at) * 1000.0
+    rep.stage_ms["round_total"] = round_ms
+    go, reason = should_continue(state, work.new_ids, round_ms, work.found_any)
+    rep.new_evidence = list(work.new_ids)
+    rep.newly_covered = [c for c in state.coverage.covered if c not in before_cov]
+    rep.missing = state.coverage.missing
+    rep.confidence = state.coverage.confidence
+    rep.stage_ms = {k: round(v, 2) for k, v in rep.stage_ms.items()}
+    rep.decision = reason
+    state.report.rounds.append(rep)
+    for k, v in rep.stage_ms.items():
+        state.stage_totals[k] = round(state.stage_totals.get(k, 0.0) + v, 2)
+    state.continue_search = go
+    if not go:
+        state.report.stop_reason = reason
+    return state
+
+
+__all__ = ["grade", "grade_round"]

@@ -1,0 +1,208 @@
+"""Hydration: fused ids become candidates with payload metadata and full provenance.
+
+Candidates are deduplicated by record id and keep every source that found them (rank, raw and
+per-list min-max score, round and query text), the query terms they match and the intent's
+values they hold; :func:`execution_stats` counts what one execution did.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import TypeAdapter
+
+from agentic_search.components import Components
+from agentic_search.domain.fusion import minmax
+from agentic_search.domain.schema import DomainSchema
+from agentic_search.domain.text import field_text, keyword_text
+from agentic_search.state import (
+    INTERNAL_KEYS,
+    Candidate,
+    ExecutionStats,
+    Fused,
+    IntentState,
+    QueryPlan,
+    SourceResult,
+)
+
+#: Hydrated candidates validated in one call (see :func:`hydrate`).
+CANDIDATES = TypeAdapter(list[Candidate])
+
+
+def hydrate(
+    c: Components,
+    plan: QueryPlan,
+    intent: IntentState | None,
+    results: list[SourceResult],
+    fused: list[Fused],
+    query_text: str | None = None,
+    known_payloads: dict[str, dict[str, Any]] | None = None,
+) -> list[Candidate]:
+    """Candidates for ``fused`` (in its order) with payload metadata and provenance: every
+    source hit of ``results`` that found them, matched query terms, matched values.
+    ``query_text`` (default: the plan's sparse text) is what matched terms are taken from.
+    ``known_payloads`` (record id -> payload) already read by the caller are not fetched
+    again.
+    """
+    schema = c.schema
+    payloads: dict[str, dict[str, Any]] = dict(known_payloads or {})
+    # Plain dicts, validated once per call as a list of candidates (below): hundreds of
+    # SourceHit/Provenance/Candidate constructions one by one were a large share of it.
+    hits: dict[str, list[dict[str, Any]]] = {}
+    wanted = {f.id for f in fused}  # hits of other ids would be built and never read
+    for r in results:
+        norm = minmax([h.score for h in r.hits])
+        for rank, (h, n) in enumerate(zip(r.hits, norm, strict=True), start=1):
+            if h.id not in wanted:
+                continue
+            if h.payload:
+                payloads.setdefault(h.id, h.payload)
+            hits.setdefault(h.id, []).append(
+                {
+                    "source": r.name,
+                    "system": r.system,
+                    "aspect": r.aspect,
+                    "query_vector_source": r.query_vector_source,
+                    "rank": rank,
+                    "raw_score": round(float(h.score), 6),
+                    "normalized_score": round(n, 6),
+                    "round": r.round,
+                    "query": r.query,
+                }
+            )
+    missing = [f.id for f in fused if f.id not in payloads]
+    if missing:
+        for rid, rec in c.store.read_records(schema, missing).items():
+            payloads[rid] = rec.payload or {}
+    filters_applied = [f.label() for f in plan.filters]
+    if plan.exclude_ids:
+        filters_applied.append(f"{schema.id_field} not in [{', '.join(plan.exclude_ids)}]")
+    if query_text is None and plan.sparse_source is not None:
+        query_text = plan.sparse_source.text
+    query_terms = set(c.analyzer.terms(query_text)) if query_text else set()
+    # Which query terms each candidate contains, from the keyword index's postings when it
+    # can tell (bm25s): analysing 100 abstracts per search was most of this step's time.
+    presence: dict[str, set[str]] = {}
+    if query_terms:
+        presence = c.keyword.term_presence(schema, sorted(query_terms), [f.id for f in fused])
+    collection = c.store.collection(schema)
+    out: list[dict[str, Any]] = []
+    for f in fused:
+        payload = {k: v for k, v in payloads.get(f.id, {}).items() if k not in INTERNAL_KEYS}
+        own = sorted(
+            hits.get(f.id, []),
+            key=lambda h: (-f.contributions.get(h["source"], 0.0), h["round"] or 1, h["rank"]),
+        )
+        best = own[0] if own else None
+        dense = next((h for h in own if h["aspect"]), None)
+        if not query_terms:
+            matched_terms: list[str] = []
+        elif f.id in presence:
+            matched_terms = sorted(presence[f.id])
+        else:
+            matched_terms = sorted(
+                query_terms & set(c.analyzer.terms(keyword_text(schema, payload)))
+            )
+        out.append(
+            {
+                "id": f.id,
+                "source": best["system"] if best else "qdrant",
+                "score": round(f.score, 6),
+                "fused_score": round(f.fused, 6),
+                "metadata": metadata(schema, payload),
+                "provenance": {
+                    "collection": collection,
+                    "aspect": dense["aspect"] if dense else None,
+                    "query_vector_source": dense["query_vector_source"] if dense else None,
+                    "filters_applied": filters_applied,
+                    "hits": own,
+                    "matched_terms": matched_terms,
+                    "matched_values": matched_values(schema, intent, payload),
+                },
+            }
+        )
+    return CANDIDATES.validate_python(out)
+
+
+def metadata(schema: DomainSchema, payload: dict[str, Any]) -> dict[str, Any]:
+    """A candidate's ``metadata``: the schema's candidate fields of ``payload`` (platforms
+    joined, long descriptions cut at 600 characters)."""
+    meta: dict[str, Any] = {}
+    for key, fname in schema.candidate_metadata.items():
+        value = payload.get(fname)
+        if key == "platform" and isinstance(value, list):
+            value = ", ".join(value)
+        if key == "description" and isinstance(value, str) and len(value) > 600:
+            value = value[:597] + "..."
+        if value is not None:
+            meta[key] = value
+    return meta
+
+
+def matched_values(
+    schema: DomainSchema, intent: IntentState | None, payload: dict[str, Any]
+) -> dict[str, list[str]]:
+    """Which of the intent's vocabulary matches and constraint fields ``payload`` holds."""
+    if intent is None:
+        return {}
+    out: dict[str, list[str]] = {}
+    for vocab, values in intent.matches.items():
+        fname = schema.vocabulary_fields.get(vocab)
+        if not fname:
+            continue
+        have = payload.get(fname)
+        have_list = have if isinstance(have, list) else [have]
+        got = [v for v in values if v in have_list]
+        if got:
+            out[fname] = got
+    for flt in intent.constraints:
+        value = payload.get(flt.field)
+        if value is not None:
+            out.setdefault(flt.field, [field_text(value)])
+    return out
+
+
+def execution_stats(
+    results: list[SourceResult],
+    fused: list[Fused],
+    method: str,
+    stage: dict[str, float],
+    intent: IntentState | None,
+    plan: QueryPlan,
+) -> ExecutionStats:
+    """Counters of one execution (``stage`` in ms, with a ``total``)."""
+    ok = [r for r in results if r.error is None]
+    return ExecutionStats(
+        vector_queries_executed=sum(1 for r in ok if r.name.startswith("dense:")),
+        structured_queries_executed=sum(1 for r in ok if r.name.startswith("structured:")),
+        sparse_queries_executed=sum(1 for r in ok if r.name.startswith("sparse:")),
+        fusion_method=method,
+        latency_ms=round(stage.get("total", 0.0)),
+        candidates_before_fusion=sum(len(r.hits) for r in ok),
+        candidates_after_fusion=len(fused),
+        stage_ms={k: round(v, 2) for k, v in stage.items()},
+        source_ms={r.name: round(r.ms, 2) for r in results},
+        extractor=intent.extractor if intent else "none",
+        planner=plan.planner,
+    )
+
+
+def one_round_confidence(candidates: list[Candidate], intent: IntentState | None) -> float:
+    """Heuristic in [0, 1]: half the intent's confidence, half the share of the top 5
+    candidates that two or more sources agree on (0 without candidates)."""
+    if not candidates:
+        return 0.0
+    top = candidates[:5]
+    agree = sum(1 for c in top if len({h.source for h in c.provenance.hits}) >= 2) / len(top)
+    base = intent.confidence if intent else 0.5
+    return round(0.5 * base + 0.5 * agree, 3)
+
+
+__all__ = [
+    "CANDIDATES",
+    "execution_stats",
+    "hydrate",
+    "matched_values",
+    "metadata",
+    "one_round_confidence",
+]

@@ -1,0 +1,117 @@
+"""PlanQuery (and PlanQueryRules after a Catch): the plan, then the executor's gate."""
+
+from __future__ import annotations
+
+import time
+
+from agentic_search.components import Components
+from agentic_search.domain.round_queries import hyde_status
+from agentic_search.domain.rounds import executor_gate
+from agentic_search.pipeline.extract_intent import ask_llm
+from agentic_search.ports import CacheError
+from agentic_search.state import (
+    ExecutorCaps,
+    ExecutorState,
+    ExtractorInfo,
+    IntentState,
+    QueryPlan,
+    SearchState,
+    elapsed_ms,
+)
+
+
+def plan_query(state: SearchState, c: Components) -> SearchState:
+    """PlanQuery (and PlanQueryRules): the plan, then the executor's gate.
+
+    The plan comes from the plan cache (a hit in ExtractIntent), else the LLM planner when
+    one is configured and budget remains, else the rule-based planner (also after a Catch,
+    ``planError``, and after any LLM fallback, whose reason lands in ``state.planner``). An
+    LLM-path plan is stored in the plan cache unless a transient failure (timeout,
+    connection) shaped it.
+
+    Raises:
+        ValueError: when there is no intent in the state.
+        PlanError: when the rule-based plan is invalid.
+    """
+    if state.intent is None:
+        raise ValueError("PlanQuery needs an intent in the state")
+    t = time.perf_counter()
+    req = state.request
+    llm = c.llm if state.plan_error is None else None
+    plan: QueryPlan | None = None
+    if state.plan_error is not None:
+        reason = f"fallback after {state.plan_error.Error}: {state.plan_error.Cause}"
+        info = ExtractorInfo(path="rules", reason=reason[:300])
+    elif state.plan is not None:
+        plan = state.plan
+        info = ExtractorInfo(path="cache", reason="plan cache hit")
+    elif llm is None:
+        info = ExtractorInfo(path="rules", reason="rule-based planner")
+    else:
+        intent = state.intent
+        plan, info = ask_llm(
+            state,
+            c,
+            llm,
+            lambda budget: llm.plan(intent, req.limit, budget),
+            "plan within the rules",
+        )
+    if plan is None:
+        plan = c.planner.plan(state.intent, limit=req.limit)
+    state.planner = info
+    if llm is not None and info.path != "cache":
+        _plan_cache_put(state, c, plan)
+    rounds = req.rounds or c.settings.max_rounds
+    caps = ExecutorCaps(
+        max_rounds=rounds,
+        max_total_docs=min(req.limit, 100),
+        round_budget_ms=c.settings.round_budget_ms,
+    )
+    state.executor = start_executor(c, plan, state.intent, caps)
+    state.plan = None  # the executor state holds it now
+    state.stage_ms["plan"] = round(elapsed_ms(t), 2)
+    return state
+
+
+def start_executor(
+    c: Components, plan: QueryPlan, intent: IntentState, caps: ExecutorCaps | None = None
+) -> ExecutorState:
+    """The executor's gate: a validated plan and a fresh state (``started_at`` now).
+
+    Raises:
+        PlanError: when the plan is invalid.
+    """
+    reranker = c.reranker
+    state = executor_gate(
+        plan,
+        intent,
+        c.schema,
+        caps,
+        reranker=reranker.name if reranker else None,
+        hyde=hyde_status(intent, c.hyde),
+        analyzer=c.analyzer,
+    )
+    state.started_at = time.time()
+    return state
+
+
+def _plan_cache_put(state: SearchState, c: Components, plan: QueryPlan) -> None:
+    info = state.plan_cache
+    transient = any(
+        step is not None and step.transient for step in (state.extractor, state.planner)
+    )
+    if info is None or not info.key or info.hit or transient or state.intent is None:
+        return
+    try:
+        value = {
+            "intent": state.intent.wire(),
+            "plan": plan.wire(),
+            "extractor": state.extractor.wire() if state.extractor else None,
+            "planner": state.planner.wire() if state.planner else None,
+        }
+        c.cache.put(info.key, value, c.settings.plan_cache_ttl_s)
+    except CacheError as exc:
+        info.error = str(exc)
+
+
+__all__ = ["plan_query", "start_executor"]

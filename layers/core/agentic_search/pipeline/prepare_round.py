@@ -1,0 +1,60 @@
+"""PrepareRound: the next round's plan, split into one sub-query per source (the Map's items),
+or ``continueSearch`` false when the search is over or nothing new can be asked."""
+
+from __future__ import annotations
+
+import time
+
+from agentic_search.components import Components
+from agentic_search.domain.round_queries import hyde_status, prepare_round_queries
+from agentic_search.domain.rounds import split_plan
+from agentic_search.ports import HydeError
+from agentic_search.state import ExecutorState, RoundReport, RoundWork, SearchState, SourceError
+
+
+def prepare_round(state: SearchState, c: Components) -> SearchState:
+    """PrepareRound: ``state.round`` becomes the next round (or None, with the executor's
+    ``continueSearch`` false).
+
+    Raises:
+        ValueError: when the state has no executor state (PlanQuery did not run).
+    """
+    state.round = next_round(c, state.need_executor())
+    return state
+
+
+def next_round(c: Components, state: ExecutorState) -> RoundWork | None:
+    """The next round's plan and sub-queries; ``None`` (and ``continue_search`` False) when
+    the search is over or there is nothing new to ask. Round 1 asks the HyDE writer for a
+    passage when :func:`hyde_status` says on; its failure is the round's error, not the
+    search's."""
+    if not state.continue_search:
+        return None
+    started = time.time()
+    rnd = state.round_index + 1
+    passage: str | None = None
+    errors: list[SourceError] = []
+    hyde = c.hyde
+    if rnd == 1 and hyde is not None and hyde_status(state.intent, hyde).startswith("on"):
+        try:
+            passage = hyde.generate(state.intent.query)
+        except HydeError as exc:
+            errors.append(SourceError(source="hyde", error="HydeError", message=str(exc)))
+    round_plan, queries = prepare_round_queries(
+        state, c.schema, hyde_passage=passage, analyzer=c.analyzer
+    )
+    if round_plan is None:
+        state.continue_search = False
+        state.report.stop_reason = "nothing new to ask: no missing targets or feedback terms"
+        return None
+    subs = split_plan(round_plan, c.keyword.name, c.structured.system)
+    return RoundWork(
+        index=rnd,
+        plan=round_plan,
+        sub_queries=subs,
+        report=RoundReport(round=rnd, queries=queries, errors=errors),
+        started_at=started,
+    )
+
+
+__all__ = ["next_round", "prepare_round"]

@@ -1,0 +1,292 @@
+"""Running a plan's sources: embed once, every source in parallel under its deadline, fuse.
+
+1. **embed**: each distinct query text of the dense sources is embedded once, under the
+   source deadline (a failure fails only the dense sources that need that text; reference-tool
+   vectors are read from the store); vectors are kept in the memo (LRU), and a text another
+   thread is embedding right now is waited for, not embedded twice;
+2. **retrieve**: dense sources (one per aspect x query vector source), the BM25 source and the
+   structured sources run in a bounded thread pool, each with its own deadline
+   (``SOURCE_TIMEOUT_S``); hard filters are pushed down into every source; a source that
+   raises or times out carries the error and the others still answer;
+3. **fuse** (:func:`merge`): the plan's method over the successful ranked lists.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from agentic_search.components import Components
+from agentic_search.domain.expansion import rocchio_vector
+from agentic_search.domain.fusion import fuse
+from agentic_search.ports import Embedder, EmbedderError
+from agentic_search.state import (
+    Fused,
+    QueryPlan,
+    RankedList,
+    ScoredRecord,
+    SourceError,
+    SourceResult,
+    elapsed_ms,
+)
+
+#: Query texts whose vectors are kept (LRU): sub-queries of one round and repeated queries
+#: embed a text once.
+QUERY_VECTOR_CACHE = 256
+
+Task = tuple[SourceResult, Callable[[], list[ScoredRecord]]]
+
+
+class SourceTimeout(TimeoutError):
+    """A source did not answer before its deadline."""
+
+
+def embed_within(embedder: Embedder, texts: Sequence[str], timeout_s: float) -> Any:
+    """Search query vectors of ``texts`` (the embedder's ``embed_queries`` when it has one,
+    else ``embed_documents``; an ``(n, dim)`` array), given up after ``timeout_s`` (a search's
+    per-source deadline): a hanging embedding API must not hold the whole search. The call
+    goes on in a daemon thread and its result is dropped.
+
+    Raises:
+        EmbedderError: when the embedder does not answer in time (anything it raises is
+            re-raised as is).
+    """
+    box: dict[str, Any] = {}
+    done = threading.Event()
+
+    def call() -> None:
+        try:
+            embed = getattr(embedder, "embed_queries", None) or embedder.embed_documents
+            box["value"] = embed(texts)
+        except BaseException as exc:  # handed to the caller
+            box["error"] = exc
+        finally:
+            done.set()
+
+    threading.Thread(target=call, name="embed", daemon=True).start()
+    if not done.wait(timeout_s):
+        raise EmbedderError(f"no embedding within {timeout_s:.1f} s")
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+def embed_texts(c: Components, plan: QueryPlan) -> tuple[dict[str, Any], dict[str, str]]:
+    """Vectors of the plan's dense query texts (text -> vector) and the texts that failed
+    (text -> "Error: message"); see the module docstring."""
+    texts = list(
+        dict.fromkeys(
+            vs.text or ""
+            for vs in plan.vector_sources
+            if vs.query_vector_source != "reference_tool"
+        )
+    )
+    vectors: dict[str, Any] = {}
+    errors: dict[str, str] = {}
+    if not texts:
+        return vectors, errors
+    memo = c.memo
+    embedder = c.embedder
+    tag = id(embedder)  # a swapped embedder never sees another one's vectors
+    mine: list[str] = []  # texts this call embeds
+    waits: dict[str, cf.Future] = {}  # texts another thread is embedding right now
+    with memo.vectors_lock:
+        for t in texts:
+            key = (tag, t)
+            if key in memo.query_vectors:
+                memo.query_vectors.move_to_end(key)
+                vectors[t] = memo.query_vectors[key]
+            elif key in memo.in_flight:
+                waits[t] = memo.in_flight[key]
+            else:
+                memo.in_flight[key] = cf.Future()
+                mine.append(t)
+    if mine:
+        try:
+            # bounded by the source deadline: a hanging embedding API fails only dense
+            embedded = embed_within(embedder, mine, c.settings.source_timeout_s)
+            failure: Exception | None = None
+        except Exception as exc:  # any embedder failure fails only the dense sources
+            embedded, failure = [], exc
+        with memo.vectors_lock:
+            for i, t in enumerate(mine):
+                fut = memo.in_flight.pop((tag, t))
+                if failure is not None:
+                    fut.set_exception(failure)
+                    errors[t] = f"{type(failure).__name__}: {failure}"
+                    continue
+                vectors[t] = embedded[i]
+                fut.set_result(embedded[i])
+                memo.query_vectors[(tag, t)] = embedded[i]
+                while len(memo.query_vectors) > QUERY_VECTOR_CACHE:
+                    memo.query_vectors.popitem(last=False)
+    for t, fut in waits.items():  # sub-queries of one round share one embedding
+        try:
+            vectors[t] = fut.result()
+        except Exception as exc:
+            errors[t] = f"{type(exc).__name__}: {exc}"
+    return vectors, errors
+
+
+def source_tasks(
+    c: Components, plan: QueryPlan, vectors: dict[str, Any], embed_errors: dict[str, str]
+) -> tuple[list[Task], list[SourceResult]]:
+    """One task per source of ``plan`` (its result shell and the call that fills it), and the
+    dense sources that already failed because their text could not be embedded."""
+    schema = c.schema
+    store = c.store
+    filters, exclude = plan.filters, plan.exclude_ids
+    tasks: list[Task] = []
+    failed: list[SourceResult] = []
+    for vs in plan.vector_sources:
+        name = f"dense:{vs.aspect}:{vs.query_vector_source}"
+        res = SourceResult(
+            name,
+            "qdrant",
+            weight=vs.weight,
+            aspect=vs.aspect,
+            query_vector_source=vs.query_vector_source,
+            round=plan.round,
+            query=vs.text,
+        )
+        if vs.query_vector_source == "reference_tool":
+            ref = vs.text or ""
+
+            def run(vs=vs, ref=ref) -> list[ScoredRecord]:
+                vec = store.vector_of(schema, ref, vs.aspect)
+                if vec is None:
+                    raise LookupError(f"reference tool {ref!r} has no stored {vs.aspect!r} vector")
+                return store.query_dense(schema, vs.aspect, vec, vs.top_k, filters, exclude)
+
+            tasks.append((res, run))
+            continue
+        text = vs.text or ""
+        if text in embed_errors:
+            res.error = SourceError(source=name, error="EmbedderError", message=embed_errors[text])
+            failed.append(res)
+            continue
+        vec = vectors[text]
+        if vs.feedback_ids:
+
+            def run_feedback(vs=vs, vec=vec) -> list[ScoredRecord]:
+                stored = store.vectors_of(schema, vs.feedback_ids, vs.aspect)
+                moved = rocchio_vector(vec, list(stored.values()), vs.feedback_alpha)
+                return store.query_dense(schema, vs.aspect, moved, vs.top_k, filters, exclude)
+
+            tasks.append((res, run_feedback))
+            continue
+        tasks.append(
+            (
+                res,
+                lambda vs=vs, vec=vec: store.query_dense(
+                    schema, vs.aspect, vec, vs.top_k, filters, exclude
+                ),
+            )
+        )
+    if plan.sparse_source is not None:
+        sp = plan.sparse_source
+        keyword = c.keyword
+        res = SourceResult(
+            f"sparse:{keyword.name}", "qdrant", weight=sp.weight, round=plan.round, query=sp.text
+        )
+        tasks.append(
+            (res, lambda sp=sp: keyword.search(schema, sp.text, sp.top_k, filters, exclude))
+        )
+    if plan.structured_sources:
+        structured = c.structured
+        for i, st in enumerate(plan.structured_sources):
+            res = SourceResult(
+                f"structured:{structured.system}:{i}",
+                structured.system,
+                weight=st.weight,
+                round=plan.round,
+                query=", ".join(p.label() for p in st.preferences) or None,
+            )
+            tasks.append(
+                (
+                    res,
+                    lambda st=st: structured.find(
+                        schema, [*filters, *st.filters], st.preferences, st.top_k, exclude
+                    ),
+                )
+            )
+    return tasks, failed
+
+
+def run_sources(c: Components, plan: QueryPlan) -> tuple[list[SourceResult], dict[str, float]]:
+    """Embed, then run every source of ``plan`` in the bounded pool; returns the results and
+    the ``embed`` and ``retrieve`` stage times (ms). Never raises for a failing source: its
+    :class:`SourceResult` carries the error instead of hits."""
+    stage: dict[str, float] = {}
+    t = time.perf_counter()
+    vectors, embed_errors = embed_texts(c, plan)
+    stage["embed"] = elapsed_ms(t)
+
+    tasks, results = source_tasks(c, plan, vectors, embed_errors)
+    t = time.perf_counter()
+    settings = c.settings
+    timeout = settings.source_timeout_s
+    pool = cf.ThreadPoolExecutor(
+        max_workers=max(1, min(settings.max_parallel_sources, len(tasks) or 1)),
+        thread_name_prefix="source",
+    )
+    try:
+        futures = {pool.submit(_timed, fn): res for res, fn in tasks}
+        deadline = time.monotonic() + timeout
+        for fut, res in futures.items():
+            try:
+                hits, ms = fut.result(timeout=max(0.0, deadline - time.monotonic()))
+                res.hits, res.ms = hits, ms
+            except cf.TimeoutError:
+                res.ms = timeout * 1000
+                res.error = SourceError(
+                    source=res.name,
+                    error="SourceTimeout",
+                    message=f"no answer within {timeout:.1f} s",
+                )
+            except Exception as exc:
+                res.error = SourceError(
+                    source=res.name, error=type(exc).__name__, message=str(exc)[:500]
+                )
+            results.append(res)
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+    stage["retrieve"] = elapsed_ms(t)
+    log = c.memo.source_log
+    if log is not None:
+        log.append((list(results), dict(stage)))
+    return results, stage
+
+
+def merge(results: Sequence[SourceResult], method: str, rrf_k: int) -> tuple[list[Fused], str]:
+    """Fuse the successful sources' ranked lists (deduplicated by record id); returns the
+    fused list (best first) and the method actually used ("none" with several non-empty
+    lists becomes "rrf")."""
+    ok = [r for r in results if r.error is None]
+    lists = [
+        RankedList(r.name, [h.id for h in r.hits], [h.score for h in r.hits], r.weight) for r in ok
+    ]
+    non_empty = [lst for lst in lists if lst.ids]
+    if method == "none" and len(non_empty) > 1:
+        method = "rrf"
+    return (fuse(lists, method, rrf_k) if non_empty else []), method
+
+
+def _timed(fn: Callable[[], list[ScoredRecord]]) -> tuple[list[ScoredRecord], float]:
+    t = time.perf_counter()
+    result = fn()
+    return result, elapsed_ms(t)
+
+
+__all__ = [
+    "QUERY_VECTOR_CACHE",
+    "SourceTimeout",
+    "embed_texts",
+    "embed_within",
+    "merge",
+    "run_sources",
+    "source_tasks",
+]

@@ -1,0 +1,425 @@
+"""The ports: every external system the core talks to, as a Protocol, with the errors of its
+contract.
+
+The core (``domain``, ``pipeline``, ``sync``) depends only on these; ``adapters`` implement
+them (Qdrant local mode or server, bm25s, MongoDB, the local MiniLM or an OpenAI-compatible
+API, SQLite or DynamoDB); :mod:`agentic_search.wiring` is the only module that names an
+adapter. Nothing here imports an engine or numpy at import time.
+
+| port | production | embedded default |
+|---|---|---|
+| :class:`VectorStore` | Qdrant server (``QDRANT_URL``) | Qdrant local mode |
+| :class:`KeywordIndex` | Qdrant sparse BM25 vectors | bm25s beside the store |
+| :class:`StructuredStore` | MongoDB (``MONGODB_URI``) | Qdrant payload filter |
+| :class:`Embedder` | OpenAI-compatible API | all-MiniLM-L6-v2 int8 ONNX |
+| :class:`Reranker` | rerank API / ONNX cross-encoder | none |
+| :class:`HydeGenerator`, :class:`IntentPlanner` | OpenAI-compatible chat API | none (rules) |
+| :class:`ResultCache` | DynamoDB | SQLite |
+| :class:`SyncStatusStore` | DynamoDB | SQLite |
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+
+if TYPE_CHECKING:  # numpy and the schema only for annotations: no import cost here
+    import numpy as np
+
+    from agentic_search.domain.schema import DomainSchema
+    from agentic_search.state import (
+        Filter,
+        IntentState,
+        PointWrite,
+        QueryPlan,
+        ScoredRecord,
+        SparseVector,
+        StoredRecord,
+        VectorUpdate,
+    )
+    from agentic_search.sync.status import SyncEntry
+
+# ----- errors of the contracts ------------------------------------------------------------------
+
+
+class VectorStoreError(RuntimeError):
+    """A collection is missing, incompatible, or the vector store failed."""
+
+
+class EmbedderError(RuntimeError):
+    """The embedding model could not be loaded or failed on a batch."""
+
+
+class RerankerError(RuntimeError):
+    """A reranker could not be loaded or did not answer."""
+
+
+class HydeError(RuntimeError):
+    """The LLM did not produce a hypothetical document."""
+
+
+class CacheError(RuntimeError):
+    """The cache backend failed (a cache failure never fails a search)."""
+
+
+class SyncStatusError(RuntimeError):
+    """The sync status store could not be read or written."""
+
+
+class LLMFallback(Exception):
+    """The LLM path gave no usable answer; ``reason`` says why, ``kind`` names the class of
+    failure (timeout, error, invalid, low-confidence, budget) and ``transient`` whether the
+    same request may succeed later (then the fallback is not cached)."""
+
+    def __init__(self, kind: str, reason: str, *, transient: bool = False) -> None:
+        self.kind = kind
+        self.reason = reason[:500]
+        self.transient = transient
+        super().__init__(f"{kind}: {self.reason}")
+
+
+@dataclass
+class Budget:
+    """What is left of a request's LLM time (seconds), across the intent and plan calls."""
+
+    total_s: float
+    spent_s: float = 0.0
+
+    @property
+    def remaining_s(self) -> float:
+        """Seconds left (never negative)."""
+        return max(0.0, self.total_s - self.spent_s)
+
+
+# ----- stores -----------------------------------------------------------------------------------
+
+
+class VectorStore(Protocol):
+    """One collection per domain: a point per record with a named dense vector per aspect, an
+    optional sparse vector and the payload (see :mod:`agentic_search.state.records`)."""
+
+    def collection(self, schema: DomainSchema) -> str:
+        """The collection name of a domain."""
+        ...
+
+    def exists(self, schema: DomainSchema) -> bool:
+        """Whether the domain's collection exists."""
+        ...
+
+    def count(self, schema: DomainSchema) -> int:
+        """Records in the domain's collection (0 when it does not exist)."""
+        ...
+
+    def ensure_collection(self, schema: DomainSchema, dim: int) -> None:
+        """Create the collection, or check an existing one has ``dim`` and every aspect.
+
+        Raises:
+            VectorStoreError: when an existing collection does not match (the message says
+                which and how to fix it).
+        """
+        ...
+
+    def drop(self, schema: DomainSchema) -> None:
+        """Delete the domain's collection if it exists."""
+        ...
+
+    def get_records(
+        self,
+        schema: DomainSchema,
+        record_ids: Sequence[str],
+        with_vectors: bool = False,
+        without: Sequence[str] = (),
+    ) -> dict[str, StoredRecord]:
+        """Stored records by id (missing ids absent), payloads without the keys in
+        ``without``; the writer's view (never cached)."""
+        ...
+
+    def read_records(
+        self, schema: DomainSchema, record_ids: Sequence[str], with_vectors: bool = False
+    ) -> dict[str, StoredRecord]:
+        """The query side's :meth:`get_records` (may be cached; callers must not mutate the
+        records); payloads come without the content hashes."""
+        ...
+
+    def upsert(self, schema: DomainSchema, points: Sequence[PointWrite]) -> None:
+        """Insert or replace whole points."""
+        ...
+
+    def update_points(
+        self,
+        schema: DomainSchema,
+        vectors: Sequence[VectorUpdate],
+        payloads: Mapping[str, dict[str, Any]],
+    ) -> None:
+        """Replace some named vectors and overwrite payloads (record id -> payload) in one
+        request, vectors first, so a failed write cannot leave new vectors under old hashes."""
+        ...
+
+    def delete(self, schema: DomainSchema, record_ids: Sequence[str]) -> None:
+        """Delete records by id (missing ones are ignored)."""
+        ...
+
+    def scroll(
+        self, schema: DomainSchema, payload: Sequence[str] | None = None
+    ) -> Iterator[dict[str, Any]]:
+        """Every record's payload (only the keys in ``payload`` when given)."""
+        ...
+
+    def query_dense(
+        self,
+        schema: DomainSchema,
+        aspect: str,
+        vector: Sequence[float] | np.ndarray,
+        top_k: int,
+        filters: Sequence[Filter] = (),
+        exclude_ids: Sequence[str] = (),
+    ) -> list[ScoredRecord]:
+        """Nearest neighbours on one aspect's vector (cosine), best first, hard filters and
+        excluded ids pushed down; hits carry no payload."""
+        ...
+
+    def vector_of(self, schema: DomainSchema, record_id: str, aspect: str) -> list[float] | None:
+        """A record's stored vector of ``aspect`` (None when absent)."""
+        ...
+
+    def vectors_of(
+        self, schema: DomainSchema, record_ids: Sequence[str], aspect: str
+    ) -> dict[str, list[float]]:
+        """Stored vectors of ``aspect`` by record id (missing ids absent)."""
+        ...
+
+    def clear_record_cache(self) -> None:
+        """Forget records kept by :meth:`read_records` (benchmarks time searches cold)."""
+        ...
+
+    def close(self) -> None:
+        """Release the store."""
+        ...
+
+
+class KeywordIndex(Protocol):
+    """BM25 keyword retrieval with the shared analyzer (:mod:`agentic_search.domain.text`)."""
+
+    name: str
+
+    def sparse_vector(self, text: str) -> SparseVector | None:
+        """The document-side sparse vector stored with the point (None when the index keeps
+        its own data)."""
+        ...
+
+    def search(
+        self,
+        schema: DomainSchema,
+        text: str,
+        top_k: int,
+        filters: Sequence[Filter] = (),
+        exclude_ids: Sequence[str] = (),
+    ) -> list[ScoredRecord]:
+        """BM25 hits with a positive score, best first, filters pushed down."""
+        ...
+
+    def refresh(self, schema: DomainSchema) -> None:
+        """Bring the index level with the store after writes."""
+        ...
+
+    def term_presence(
+        self, schema: DomainSchema, terms: Sequence[str], record_ids: Sequence[str]
+    ) -> dict[str, set[str]]:
+        """Which of ``terms`` each record contains, where the index can tell (ids it cannot
+        tell about are absent)."""
+        ...
+
+
+class StructuredStore(Protocol):
+    """Filter-and-rank retrieval over structured fields."""
+
+    system: Literal["qdrant", "mongodb", "api"]
+
+    def find(
+        self,
+        schema: DomainSchema,
+        filters: Sequence[Filter],
+        preferences: Sequence[Filter],
+        top_k: int,
+        exclude_ids: Sequence[str] = (),
+    ) -> list[ScoredRecord]:
+        """Records admitted by ``filters``, at least one preference matched when any are
+        given, ranked by preferences matched then the schema's sort field, best first."""
+        ...
+
+
+# ----- models -----------------------------------------------------------------------------------
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into dense vectors (float32, shape ``(n, dim)``, L2-normalized).
+
+    Optional: ``embed_queries(texts)`` (a query-side session) and ``count_tokens(texts)`` (the
+    model's own tokenizer); :mod:`agentic_search.domain.tokens` falls back when absent.
+    """
+
+    name: str
+    dim: int
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed documents; returns ``(len(texts), dim)`` float32.
+
+        Raises:
+            EmbedderError: when the model or the API fails.
+        """
+        ...
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """Embed one query; returns ``(dim,)`` float32."""
+        ...
+
+
+class Reranker(Protocol):
+    """Scores how well each text answers the query (higher is better)."""
+
+    name: str
+
+    def score(self, query: str, texts: Sequence[str]) -> list[float]:
+        """One score per text, in input order.
+
+        Raises:
+            RerankerError: when the model or the API fails.
+        """
+        ...
+
+
+class HydeGenerator(Protocol):
+    """Writes a hypothetical document for a query (HyDE, Gao et al. 2022)."""
+
+    name: str
+
+    def generate(self, query: str) -> str:
+        """A short passage answering ``query``.
+
+        Raises:
+            HydeError: when the LLM fails or answers nothing.
+        """
+        ...
+
+
+class ChatJSONClient(Protocol):
+    """An OpenAI-compatible chat endpoint asked for JSON matching a schema."""
+
+    model: str
+
+    def complete_json(
+        self,
+        system: str,
+        user: str,
+        *,
+        schema_name: str,
+        json_schema: dict[str, Any],
+        timeout_s: float,
+        max_retries: int,
+        max_tokens: int,
+    ) -> str:
+        """The assistant's message text.
+
+        Raises:
+            LLMFallback: on a timeout, a connection or server error, or an empty answer.
+        """
+        ...
+
+
+class IntentPlanner(Protocol):
+    """Intent extraction and planning by an LLM, validated against the domain schema."""
+
+    @property
+    def name(self) -> str:
+        """``llm:<model>``, as recorded in IntentState.extractor and QueryPlan.planner."""
+        ...
+
+    @property
+    def budget_s(self) -> float:
+        """LLM time per request (s), intent and plan together."""
+        ...
+
+    def extract(self, query: str, budget: Budget) -> IntentState:
+        """The intent of ``query``.
+
+        Raises:
+            LLMFallback: when no usable answer came within ``budget``.
+        """
+        ...
+
+    def plan(self, intent: IntentState, limit: int, budget: Budget) -> QueryPlan:
+        """A validated plan for ``intent``.
+
+        Raises:
+            LLMFallback: when no usable answer came within ``budget``.
+        """
+        ...
+
+
+# ----- caches and status ------------------------------------------------------------------------
+
+
+class ResultCache(Protocol):
+    """Exact-match cache of JSON values with a TTL, plus a per-domain catalog version."""
+
+    name: str
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        """The live value under ``key`` or None. Raises :class:`CacheError`."""
+        ...
+
+    def put(self, key: str, value: dict[str, Any], ttl_s: int) -> None:
+        """Store ``value`` for ``ttl_s`` seconds. Raises :class:`CacheError`."""
+        ...
+
+    def catalog_version(self, domain: str) -> int:
+        """The domain's catalog version (0 when never bumped). Raises :class:`CacheError`."""
+        ...
+
+    def bump_catalog_version(self, domain: str) -> int:
+        """Increment and return the domain's catalog version. Raises :class:`CacheError`."""
+        ...
+
+
+class SyncStatusStore(Protocol):
+    """Per-record sync status (synced / pending / failed, versions, hashes, retries)."""
+
+    def get(self, domain: str, record_ids: Sequence[str]) -> dict[str, SyncEntry]:
+        """Entries by record id (missing ids absent). Raises :class:`SyncStatusError`."""
+        ...
+
+    def put(self, entries: Iterable[SyncEntry]) -> None:
+        """Write entries (replacing). Raises :class:`SyncStatusError`."""
+        ...
+
+    def list(self, domain: str, status: str, limit: int = 100) -> list[SyncEntry]:
+        """Entries with ``status``, oldest update first, at most ``limit``."""
+        ...
+
+    def counts(self, domain: str) -> dict[str, int]:
+        """Number of entries per status."""
+        ...
+
+
+__all__ = [
+    "Budget",
+    "CacheError",
+    "ChatJSONClient",
+    "Embedder",
+    "EmbedderError",
+    "HydeError",
+    "HydeGenerator",
+    "IntentPlanner",
+    "KeywordIndex",
+    "LLMFallback",
+    "Reranker",
+    "RerankerError",
+    "ResultCache",
+    "StructuredStore",
+    "SyncStatusError",
+    "SyncStatusStore",
+    "VectorStore",
+    "VectorStoreError",
+]

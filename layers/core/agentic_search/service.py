@@ -1,0 +1,141 @@
+"""The front door of one domain: search (the state machine's steps run in-process) and ingest.
+
+What the CLI, ``serve``, the evaluation and the tests call. It wires nothing itself: its
+:class:`~agentic_search.components.Components` come from :mod:`agentic_search.wiring`, searches
+run through :class:`~agentic_search.pipeline.runner.LocalRunner` and writes through
+:mod:`agentic_search.sync.ingest`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from agentic_search.components import Components
+from agentic_search.config import Settings
+from agentic_search.domain.schema import DomainSchema
+from agentic_search.pipeline.catalog import extract_by_rules
+from agentic_search.pipeline.inprocess import run_rounds
+from agentic_search.pipeline.runner import LocalRunner
+from agentic_search.process_tuning import freeze_long_lived
+from agentic_search.state import SearchRequest, SearchResponse
+from agentic_search.sync import ingest
+from agentic_search.sync.files import CatalogRead
+from agentic_search.sync.indexer import WriteStats
+from agentic_search.wiring import build_components
+
+
+class SearchService:
+    """Search and ingest over one domain's components (see the module docstring)."""
+
+    def __init__(self, components: Components) -> None:
+        self.components = components
+        self._runner: LocalRunner | None = None
+
+    @classmethod
+    def create(
+        cls,
+        settings: Settings | None = None,
+        domain: str | DomainSchema = "tools",
+        **adapters: Any,
+    ) -> SearchService:
+        """A service over freshly wired components (``adapters`` by port name are used as
+        given, e.g. ``embedder=...``).
+
+        Raises:
+            SchemaError: for a domain that has no schema.
+        """
+        return cls(build_components(settings, domain, **adapters))
+
+    @property
+    def schema(self) -> DomainSchema:
+        """The domain schema."""
+        return self.components.schema
+
+    @property
+    def settings(self) -> Settings:
+        """The settings the components were built from."""
+        return self.components.settings
+
+    # ----- search ----------------------------------------------------------------------------
+
+    def search(self, query: str, limit: int = 10, rounds: int | None = None) -> SearchResponse:
+        """Run the search state machine's steps in-process (the local runner): cache, intent,
+        plan, executor rounds, finalize. Failing sources are listed in ``output.errors``.
+
+        ``rounds`` (default ``MAX_ROUNDS``, 3) caps the executor rounds.
+
+        Raises:
+            ValueError: for an empty or over-long query, a limit outside 1..100 or rounds
+                outside 1..5 (a pydantic ``ValidationError`` naming the field).
+            agentic_search.pipeline.runner.SearchFailed: when no path could answer.
+        """
+        request = SearchRequest(query=query, limit=limit, rounds=rounds, domain=self.schema.name)
+        if self._runner is None:
+            self._runner = LocalRunner(
+                lambda _: self.components, self.settings.max_parallel_sources
+            )
+        result = self._runner.run(request)
+        assert result.state.response is not None  # Finalize always sets it or raises
+        # Finalize's own object when it ran here (parsing the JSON back took milliseconds);
+        # a cached response is parsed.
+        return result.state.built_response or SearchResponse.from_wire(result.state.response)
+
+    def warm_up(self, query: str = "warm up", freeze: bool = True) -> None:
+        """Load what a search needs (embedding model, keyword index, dense matrix, catalog
+        lookup) by running ``query`` through the executor without the result cache, then,
+        with ``freeze``, exclude everything alive from garbage collection
+        (:func:`agentic_search.process_tuning.freeze_long_lived`). For a long-running process
+        before its first request (``serve`` calls it). An empty collection only loads the
+        model."""
+        c = self.components
+        c.embedder.embed_query(query)
+        if not self.is_empty():
+            intent = extract_by_rules(c, query)
+            run_rounds(c, c.planner.plan(intent, limit=10), intent)
+        if freeze:
+            freeze_long_lived()
+
+    # ----- ingest ----------------------------------------------------------------------------
+
+    def ingest_records(
+        self,
+        records: Sequence[dict[str, Any]],
+        batch_size: int = ingest.DEFAULT_BATCH,
+        on_progress: Callable[[int], None] | None = None,
+    ) -> WriteStats:
+        """:func:`agentic_search.sync.ingest.ingest_records` on this domain."""
+        return ingest.ingest_records(self.components, records, batch_size, on_progress)
+
+    def ingest_file(
+        self,
+        path: Path,
+        batch_size: int = ingest.DEFAULT_BATCH,
+        on_start: Callable[[int], None] | None = None,
+        on_progress: Callable[[int], None] | None = None,
+        read: CatalogRead | None = None,
+    ) -> ingest.IngestReport:
+        """:func:`agentic_search.sync.ingest.ingest_file` on this domain."""
+        return ingest.ingest_file(self.components, path, batch_size, on_start, on_progress, read)
+
+    def is_empty(self) -> bool:
+        """Whether the domain's collection holds no records."""
+        return ingest.is_empty(self.components)
+
+    def ensure_bundled_catalog(
+        self,
+        on_start: Callable[[int], None] | None = None,
+        on_progress: Callable[[int], None] | None = None,
+    ) -> ingest.IngestReport | None:
+        """Ingest the bundled tools catalog when the tools collection is empty (first use)."""
+        return ingest.ensure_bundled_catalog(self.components, on_start, on_progress)
+
+    def close(self) -> None:
+        """Stop the runner's threads and close the components' adapters."""
+        if self._runner is not None:
+            self._runner.close()
+        self.components.close()
+
+
+__all__ = ["SearchService"]

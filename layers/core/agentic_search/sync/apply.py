@@ -1,0 +1,257 @@
+"""Applying a batch of catalog changes through the one writer (:class:`~agentic_search.sync.
+indexer.Indexer`) and recording each outcome in the sync status.
+
+Per record only the newest change counts; a change not newer than the version the status store
+says is applied is skipped (``stale``, or ``duplicate`` when equal: replaying an event changes
+nothing); upserts go through the Indexer in one batch (per-aspect SHA-256 hashes: only changed
+aspects are re-embedded, payload-only changes embed nothing) and, when the batch fails, record
+by record so that one bad record fails alone. The outcome of every change is reported; failures
+are left ``pending`` in the status store with the change to re-apply.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from agentic_search.components import Components
+from agentic_search.domain.schema import DomainSchema
+from agentic_search.ports import CacheError, SyncStatusStore
+from agentic_search.sync.changes import CatalogChange, ChangeOp
+from agentic_search.sync.indexer import Indexer, WriteStats, content_hashes
+from agentic_search.sync.status import TOMBSTONE_TTL_S, AspectStatus, SyncEntry
+
+Outcome = Literal["applied", "unchanged", "duplicate", "stale", "superseded", "failed"]
+
+
+@dataclass
+class ChangeOutcome:
+    """What became of one change: ``applied`` (something written), ``unchanged`` (the index
+    already held it), ``duplicate`` / ``stale`` (version already applied / older than applied),
+    ``superseded`` (a newer change of the record in the same batch), ``failed`` (``error``)."""
+
+    change: CatalogChange
+    outcome: Outcome
+    error: str | None = None
+    exception: BaseException | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def ok(self) -> bool:
+        """Whether the change needs nothing more (everything but ``failed``)."""
+        return self.outcome != "failed"
+
+    def wire(self) -> dict[str, Any]:
+        """JSON-able summary."""
+        out: dict[str, Any] = {
+            "recordId": self.change.record_id,
+            "op": str(self.change.op),
+            "version": self.change.version,
+            "outcome": self.outcome,
+        }
+        if self.error:
+            out["error"] = self.error
+        return out
+
+
+@dataclass
+class SyncReport:
+    """Outcomes of a batch (in input order), the writer's stats, and timing."""
+
+    outcomes: list[ChangeOutcome] = field(default_factory=list)
+    stats: WriteStats = field(default_factory=WriteStats)
+    seconds: float = 0.0
+    catalog_version: int | None = None
+
+    @property
+    def failed(self) -> list[ChangeOutcome]:
+        """The failed outcomes."""
+        return [o for o in self.outcomes if not o.ok]
+
+    def counts(self) -> dict[str, int]:
+        """Outcomes counted by kind."""
+        out: dict[str, int] = {}
+        for o in self.outcomes:
+            out[o.outcome] = out.get(o.outcome, 0) + 1
+        return out
+
+    def wire(self) -> dict[str, Any]:
+        """JSON-able summary."""
+        return {
+            "changes": len(self.outcomes),
+            "outcomes": self.counts(),
+            "embeddedTexts": self.stats.embedded_texts,
+            "deleted": self.stats.deleted,
+            "failed": [o.wire() for o in self.failed],
+            "catalogVersion": self.catalog_version,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+def _error_text(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"[:500]
+
+
+def _newer(a: int | None, b: int | None) -> bool:
+    """Whether version ``a`` should replace ``b`` (None = unversioned: always applies)."""
+    return a is None or b is None or a > b
+
+
+def apply_changes(
+    components: Components,
+    changes: Sequence[CatalogChange],
+    status: SyncStatusStore | None = None,
+    *,
+    refresh_keyword: bool = True,
+    bump_catalog: bool = True,
+    clock: Callable[[], float] = time.time,
+) -> SyncReport:
+    """Apply a batch of changes of ``components``' domain; see the module docstring.
+
+    Never raises for a change's failure (it is reported as ``failed``, and recorded ``pending``
+    in ``status``). A batch that wrote anything bumps the catalog version (the plan cache keys
+    on it) unless ``bump_catalog`` is False.
+
+    Raises:
+        SyncStatusError: when the status store cannot be read or written.
+        VectorStoreError: when the collection does not match the embedder.
+    """
+    t0 = time.perf_counter()
+    schema = components.schema
+    report = SyncReport()
+    outcomes: list[ChangeOutcome | None] = [None] * len(changes)
+    entries = status.get(schema.name, [c.record_id for c in changes]) if status else {}
+
+    # The newest change per record wins; the others are superseded, stale or duplicates.
+    latest: dict[str, int] = {}
+    for i, c in enumerate(changes):
+        if c.domain != schema.name:
+            outcomes[i] = ChangeOutcome(c, "failed", f"domain {c.domain!r} is not {schema.name!r}")
+            continue
+        j = latest.get(c.record_id)
+        if j is None or _newer(c.version, changes[j].version) or c.version == changes[j].version:
+            if j is not None:
+                outcomes[j] = ChangeOutcome(changes[j], "superseded")
+            latest[c.record_id] = i
+        else:
+            outcomes[i] = ChangeOutcome(c, "superseded")
+    for rid, i in list(latest.items()):
+        c = changes[i]
+        entry = entries.get(rid)
+        applied = entry.applied_version if entry else None
+        if c.version is not None and applied is not None and c.version <= applied:
+            outcomes[i] = ChangeOutcome(c, "duplicate" if c.version == applied else "stale")
+            del latest[rid]
+
+    upserts = [i for i in latest.values() if changes[i].op is not ChangeOp.REMOVE]
+    removes = [i for i in latest.values() if changes[i].op is ChangeOp.REMOVE]
+    indexer = Indexer(components.store, components.embedder, components.keyword)
+
+    def upsert(idx: list[int]) -> WriteStats:
+        return indexer.upsert(schema, [changes[i].record for i in idx], refresh_keyword=False)  # type: ignore[misc]
+
+    if upserts:
+        try:
+            stats = upsert(upserts)
+            report.stats.add(stats)
+            kind = "applied" if stats.changed else "unchanged"
+            for i in upserts:
+                outcomes[i] = ChangeOutcome(changes[i], kind)
+        except Exception:
+            for i in upserts:  # isolate the failing record(s)
+                try:
+                    stats = upsert([i])
+                    report.stats.add(stats)
+                    outcomes[i] = ChangeOutcome(
+                        changes[i], "applied" if stats.changed else "unchanged"
+                    )
+                except Exception as exc:
+                    outcomes[i] = ChangeOutcome(changes[i], "failed", _error_text(exc), exc)
+    for i in removes:
+        try:
+            stats = indexer.delete(schema, [changes[i].record_id], refresh_keyword=False)
+            report.stats.add(stats)
+            outcomes[i] = ChangeOutcome(changes[i], "applied" if stats.changed else "unchanged")
+        except Exception as exc:
+            outcomes[i] = ChangeOutcome(changes[i], "failed", _error_text(exc), exc)
+
+    report.outcomes = [o for o in outcomes if o is not None]
+    written = any(o.outcome in ("applied", "unchanged") for o in report.outcomes)
+    if refresh_keyword and written:
+        # Also after "unchanged": the retry of a change whose points were written before a
+        # failed refresh must still bring the keyword index up to date.
+        components.keyword.refresh(schema)
+    if status is not None:
+        _record(status, schema, report.outcomes, entries, clock())
+    if report.stats.changed:
+        components.memo.forget_catalog()
+        if bump_catalog:
+            # cached answers expire by TTL anyway: the sync must not fail for the cache
+            with contextlib.suppress(CacheError):
+                report.catalog_version = components.cache.bump_catalog_version(schema.name)
+    report.seconds = time.perf_counter() - t0
+    return report
+
+
+def _record(
+    status: SyncStatusStore,
+    schema: DomainSchema,
+    outcomes: Sequence[ChangeOutcome],
+    entries: dict[str, SyncEntry],
+    now: float,
+) -> None:
+    """Write each record's entry after a batch (the newest outcome per record decides)."""
+    updated: dict[str, SyncEntry] = {}
+    for o in outcomes:
+        c = o.change
+        if o.outcome in ("superseded", "stale", "duplicate") or c.domain != schema.name:
+            continue
+        entry = updated.get(c.record_id) or entries.get(c.record_id)
+        entry = (
+            entry.model_copy(deep=True)
+            if entry
+            else SyncEntry(domain=schema.name, record_id=c.record_id)
+        )
+        entry.updated_at = now
+        hashes = content_hashes(schema, c.record) if c.record is not None else {}
+        if o.ok:
+            entry.status = "synced"
+            if c.version is not None:
+                entry.applied_version = c.version
+            entry.deleted = c.op is ChangeOp.REMOVE
+            entry.aspects = {
+                a: AspectStatus(status="synced", content_hash=hashes.get(a), last_synced_at=now)
+                for a in schema.aspect_names
+                if not entry.deleted
+            }
+            entry.last_synced_at = now
+            entry.retry_count = 0
+            entry.last_error = None
+            entry.next_attempt_at = None
+            entry.change = None
+            entry.expires_at = int(now + TOMBSTONE_TTL_S) if entry.deleted else None
+        else:
+            pending = entry.change
+            if (
+                pending is not None
+                and not _newer(c.version, pending.get("version"))
+                and c.version != pending.get("version")
+            ):
+                continue  # an older change failed after a newer one: keep the newer
+            entry.status = "failed" if entry.status == "failed" else "pending"
+            entry.last_error = o.error
+            entry.change = c.wire()
+            entry.expires_at = None
+            for a in schema.aspect_names:
+                old = entry.aspects.get(a)
+                if c.op is ChangeOp.REMOVE or old is None or old.content_hash != hashes.get(a):
+                    entry.aspects[a] = AspectStatus(
+                        status="pending",
+                        content_hash=hashes.get(a),
+                        last_synced_at=old.last_synced_at if old else None,
+                    )
+        updated[c.record_id] = entry
+    if updated:
+        status.put(updated.values())

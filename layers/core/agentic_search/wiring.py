@@ -1,0 +1,271 @@
+"""Wiring: the only module that names adapters. It turns :class:`Settings` into
+:class:`~agentic_search.components.Components`, one per domain:
+
+* Qdrant server when ``QDRANT_URL`` is set, local mode otherwise;
+* BM25 as Qdrant sparse vectors on a server, bm25s beside the local store otherwise;
+* MongoDB as the structured source when ``MONGODB_URI`` is set, a Qdrant payload filter
+  otherwise;
+* OpenAI-compatible embeddings when ``EMBEDDING_MODEL`` is set, the local MiniLM otherwise;
+* a reranker when ``RERANKER_MODEL_PATH`` or ``RERANKER_URL`` is set; HyDE and the LLM
+  intent/planner when an OpenAI-compatible endpoint is configured;
+* the result cache ``CACHE_BACKEND`` selects; the sync status store (``SYNC_STATUS_TABLE``).
+
+Every adapter module is imported inside its factory, on first use, so a step that needs no
+store or model imports neither (the light Lambda handlers start fast).
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+from agentic_search.components import Components, Factory
+from agentic_search.config import Settings
+from agentic_search.domain.schema import DomainSchema, available_domains, load_schema
+from agentic_search.ports import (
+    Embedder,
+    HydeGenerator,
+    IntentPlanner,
+    KeywordIndex,
+    Reranker,
+    ResultCache,
+    StructuredStore,
+    SyncStatusStore,
+    VectorStore,
+)
+from agentic_search.process_tuning import limit_blas_threads
+
+
+def build_store(settings: Settings) -> VectorStore:
+    """The vector store: a Qdrant server (``QDRANT_URL``) or local mode in ``QDRANT_PATH``.
+
+    Raises:
+        VectorStoreError: when the local folder is held by another process.
+    """
+    from agentic_search.adapters.qdrant.store import QdrantStore
+
+    limit_blas_threads(settings.blas_threads)  # BLAS_THREADS: see process_tuning.py
+    return QdrantStore(settings)
+
+
+def build_embedder(settings: Settings) -> Embedder:
+    """The configured embedder: OpenAI-compatible when ``EMBEDDING_MODEL`` is set, else MiniLM.
+
+    Raises:
+        EmbedderError: when the local model cannot be assembled or loaded.
+    """
+    limit_blas_threads(settings.blas_threads)
+    if settings.embedding_model:
+        from agentic_search.adapters.embedders import OpenAIEmbedder
+
+        return OpenAIEmbedder(
+            model=settings.embedding_model,
+            base_url=settings.openai_base_url,
+            api_key=settings.openai_api_key.get_secret_value() if settings.openai_api_key else None,
+            batch_size=settings.embedding_batch_size,
+        )
+    from agentic_search.adapters.embedders import LocalMiniLMEmbedder
+
+    return LocalMiniLMEmbedder(
+        cache_dir=settings.model_cache,
+        max_length=settings.embedding_max_length,
+        batch_size=settings.embedding_batch_size,
+        threads=settings.embedding_threads,
+        query_threads=settings.embedding_query_threads,
+    )
+
+
+def build_reranker(settings: Settings) -> Reranker | None:
+    """The configured reranker: ``RERANKER_MODEL_PATH`` (cross-encoder) or ``RERANKER_URL``
+    (API); None when neither is set.
+
+    Raises:
+        RerankerError: when the configured cross-encoder folder cannot be loaded.
+    """
+    from agentic_search.adapters.rerank import ApiReranker, CrossEncoderReranker
+
+    if settings.reranker_model_path:
+        return CrossEncoderReranker(settings.reranker_model_path)
+    if settings.reranker_url:
+        key = settings.reranker_api_key.get_secret_value() if settings.reranker_api_key else None
+        return ApiReranker(settings.reranker_url, settings.reranker_model, key)
+    return None
+
+
+def build_hyde(settings: Settings) -> HydeGenerator | None:
+    """OpenAIHyde when ``LLM_MODEL`` and an endpoint or key are set, else None."""
+    if settings.llm_model and (settings.openai_base_url or settings.openai_api_key):
+        from agentic_search.adapters.hyde import OpenAIHyde
+
+        return OpenAIHyde(settings)
+    return None
+
+
+def build_cache(settings: Settings) -> ResultCache:
+    """The cache ``CACHE_BACKEND`` selects (auto: DynamoDB when ``CACHE_TABLE`` is set).
+
+    Raises:
+        ValueError: for ``dynamodb`` without ``CACHE_TABLE``.
+    """
+    from agentic_search.adapters.caches import DynamoDBCache, NullCache, SqliteCache
+
+    backend = settings.cache_backend
+    if backend == "auto":
+        backend = "dynamodb" if settings.cache_table else "sqlite"
+    if backend == "none":
+        return NullCache()
+    if backend == "dynamodb":
+        if not settings.cache_table:
+            raise ValueError("CACHE_BACKEND=dynamodb needs CACHE_TABLE")
+        return DynamoDBCache(settings.cache_table)
+    return SqliteCache(settings.cache_path)
+
+
+def build_sync_status(settings: Settings) -> SyncStatusStore:
+    """DynamoDB when ``SYNC_STATUS_TABLE`` is set, else SQLite under ``AGENTIC_SEARCH_HOME``."""
+    from agentic_search.adapters.sync_status import DynamoDBSyncStatus, SqliteSyncStatus
+
+    if settings.sync_status_table:
+        return DynamoDBSyncStatus(settings.sync_status_table)
+    return SqliteSyncStatus(Path(settings.agentic_search_home) / "sync.sqlite")
+
+
+def _keyword(c: Components) -> KeywordIndex:
+    from agentic_search.adapters.qdrant.store import QdrantStore
+
+    store = c.store
+    if isinstance(store, QdrantStore) and store.server_mode:
+        from agentic_search.adapters.qdrant.sparse import QdrantSparseKeywordIndex
+
+        return QdrantSparseKeywordIndex(store, avg_doc_len=c.settings.bm25_avg_doc_len)
+    from agentic_search.adapters.bm25s import Bm25sKeywordIndex
+
+    return Bm25sKeywordIndex(store, c.settings.bm25_path)
+
+
+def _structured(c: Components) -> StructuredStore:
+    settings = c.settings
+    if settings.mongodb_uri:
+        from pymongo import MongoClient
+
+        from agentic_search.adapters.mongo import MongoStructuredStore
+
+        client: Any = MongoClient(
+            settings.mongodb_uri.get_secret_value(), serverSelectionTimeoutMS=2000
+        )
+        return MongoStructuredStore(client[settings.mongodb_database], settings.collection_prefix)
+    from agentic_search.adapters.qdrant.structured import QdrantPayloadStructuredStore
+
+    return QdrantPayloadStructuredStore(c.store)  # type: ignore[arg-type]
+
+
+def _llm(c: Components) -> IntentPlanner | None:
+    """The LLM path when :attr:`Settings.llm_enabled`, else None."""
+    if not c.settings.llm_enabled:
+        return None
+    from agentic_search.adapters.llm_planner import LLMIntentPlanner
+    from agentic_search.adapters.openai_chat import OpenAIChatClient
+    from agentic_search.pipeline.catalog import catalog_lookup
+
+    return LLMIntentPlanner(
+        c.schema, c.settings, OpenAIChatClient(c.settings), lambda: catalog_lookup(c)
+    )
+
+
+#: How each adapter of a :class:`Components` is built from the settings.
+FACTORIES: dict[str, Factory] = {
+    "store": lambda c: build_store(c.settings),
+    "keyword": _keyword,
+    "structured": _structured,
+    "embedder": lambda c: build_embedder(c.settings),
+    "reranker": lambda c: build_reranker(c.settings),
+    "hyde": lambda c: build_hyde(c.settings),
+    "llm": _llm,
+    "cache": lambda c: build_cache(c.settings),
+}
+
+
+def build_components(
+    settings: Settings | None = None, domain: str | DomainSchema = "tools", **given: Any
+) -> Components:
+    """One domain's components over ``settings`` (from the environment when None); adapters
+    in ``given`` (by port name) are used as they are, the others built on first use.
+
+    Raises:
+        SchemaError: for a domain that has no schema (a name or a YAML path).
+    """
+    settings = settings or Settings()
+    schema = domain if isinstance(domain, DomainSchema) else load_schema(domain)
+    return Components(settings, schema, FACTORIES, **given)
+
+
+class DomainRegistry:
+    """One :class:`Components` per bundled domain, created on first use, sharing one store
+    and one embedder, each built on first use (Qdrant local mode allows one client per folder;
+    the model loads once).
+
+    Raises (from ``__call__``):
+        ValueError: for a domain that has no schema.
+    """
+
+    SHARED = ("store", "embedder")
+
+    def __init__(self, settings: Settings | None = None, **shared: Any) -> None:
+        self.settings = settings or Settings()
+        self._shared = dict(shared)
+        self._domains: dict[str, Components] = {}
+        self._lock = threading.Lock()
+        self._shared_lock = threading.Lock()
+        self._factories = {
+            **FACTORIES,
+            "store": lambda c: self._shared_adapter("store"),
+            "embedder": lambda c: self._shared_adapter("embedder"),
+        }
+
+    def _shared_adapter(self, name: str) -> Any:
+        with self._shared_lock:
+            if name not in self._shared:
+                build = build_store if name == "store" else build_embedder
+                self._shared[name] = build(self.settings)
+            return self._shared[name]
+
+    def add(self, components: Components) -> None:
+        """Serve ``components`` for its domain; its store and embedder become the shared ones
+        when none are yet (built ones only)."""
+        with self._lock:
+            self._domains[components.schema.name] = components
+            with self._shared_lock:
+                for name in self.SHARED:
+                    if name not in self._shared and components.built(name):
+                        self._shared[name] = getattr(components, name)
+
+    def __call__(self, domain: str) -> Components:
+        with self._lock:
+            if domain not in self._domains:
+                if domain not in available_domains():
+                    known = ", ".join(available_domains())
+                    raise ValueError(f"unknown domain {domain!r} (known: {known})")
+                self._domains[domain] = Components(
+                    self.settings, load_schema(domain), self._factories
+                )
+            return self._domains[domain]
+
+    def close(self) -> None:
+        """Close the shared store (if it was ever opened)."""
+        store = self._shared.get("store")
+        if store is not None:
+            store.close()
+
+
+__all__ = [
+    "FACTORIES",
+    "DomainRegistry",
+    "build_cache",
+    "build_components",
+    "build_embedder",
+    "build_hyde",
+    "build_reranker",
+    "build_store",
+    "build_sync_status",
+]

@@ -1,0 +1,115 @@
+"""How ``POST /search`` runs a search: :class:`StepFunctionsOrchestrator` in AWS
+(``StartSyncExecution`` on the Express state machine) or :class:`LocalOrchestrator` (the local
+runner; what ``agentic-search serve`` uses).
+
+A failed or timed-out synchronous execution still returns HTTP 200 from the Step Functions API
+with ``status`` FAILED / TIMED_OUT: the orchestrator turns it into :class:`SearchUnavailable`,
+answered as 502 (FAILED) or 504 (TIMED_OUT) with the error name.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from agentic_search.components import Components
+from agentic_search.pipeline.runner import LocalRunner, SearchFailed
+from agentic_search.state import RunConfig, SearchRequest, SearchState, error_message
+from agentic_search_lambda.settings import LambdaSettings
+
+
+class SearchUnavailable(RuntimeError):
+    """The search execution failed or timed out; ``status`` is 502 or 504."""
+
+    def __init__(self, status: int, error: str, cause: str) -> None:
+        super().__init__(f"{error}: {cause}")
+        self.status = status
+        self.error = error
+        self.cause = cause
+
+
+class Orchestrator(Protocol):
+    """Runs one search request end to end and returns the response dict."""
+
+    def search(self, request: SearchRequest, correlation_id: str) -> dict[str, Any]:
+        """The search response. Raises :class:`SearchUnavailable`."""
+        ...
+
+
+class LocalOrchestrator:
+    """The local runner in place of the state machine."""
+
+    def __init__(self, runner: LocalRunner) -> None:
+        self.runner = runner
+
+    def search(self, request: SearchRequest, correlation_id: str) -> dict[str, Any]:
+        """Run the graph in-process; a :class:`SearchFailed` becomes a 502."""
+        try:
+            result = self.runner.run(request)
+        except SearchFailed as exc:
+            raise SearchUnavailable(502, exc.error, exc.cause) from exc
+        assert result.state.response is not None
+        return result.state.response
+
+
+class StepFunctionsOrchestrator:
+    """``StartSyncExecution`` on the Express state machine ``state_machine_arn``."""
+
+    def __init__(self, state_machine_arn: str, client: Any | None = None, concurrency: int = 8):
+        if client is None:
+            import boto3
+
+            client = boto3.client("stepfunctions")
+        self.arn = state_machine_arn
+        self.client = client
+        self.concurrency = concurrency
+
+    def execution_input(self, request: SearchRequest, correlation_id: str) -> dict[str, Any]:
+        """The state machine's input: a fresh :class:`SearchState`."""
+        state = SearchState(
+            request=request,
+            config=RunConfig(map_max_concurrency=self.concurrency),
+            correlation_id=correlation_id,
+        )
+        return state.wire()
+
+    def search(self, request: SearchRequest, correlation_id: str) -> dict[str, Any]:
+        """Start, wait, and map the execution's status.
+
+        Raises:
+            SearchUnavailable: 502 for FAILED (with the Fail state's error name), 504 for
+                TIMED_OUT.
+        """
+        out = self.client.start_sync_execution(
+            stateMachineArn=self.arn,
+            name=correlation_id,
+            input=json.dumps(self.execution_input(request, correlation_id)),
+        )
+        status = out.get("status")
+        if status == "SUCCEEDED":
+            return json.loads(out["output"])
+        error = out.get("error") or f"Execution{str(status).title().replace('_', '')}"
+        cause = error_message(out.get("cause")) or f"the search execution ended {status}"
+        raise SearchUnavailable(504 if status == "TIMED_OUT" else 502, error, cause)
+
+
+def from_settings(
+    settings: LambdaSettings, components: Callable[[str], Components]
+) -> Orchestrator:
+    """Step Functions when ``STATE_MACHINE_ARN`` is set, else the local runner over
+    ``components``."""
+    if settings.state_machine_arn:
+        return StepFunctionsOrchestrator(
+            settings.state_machine_arn, concurrency=settings.map_max_concurrency
+        )
+    return LocalOrchestrator(LocalRunner(components, settings.map_max_concurrency))
+
+
+__all__ = [
+    "LocalOrchestrator",
+    "Orchestrator",
+    "SearchUnavailable",
+    "StepFunctionsOrchestrator",
+    "from_settings",
+]

@@ -1,0 +1,260 @@
+"""statemachine/search.asl.json executed by moto's Step Functions interpreter, with every Task's
+Lambda function run in-process by its real handler (functions/<step>/app.py).
+
+moto runs Lambda code in Docker, which this machine does not have; the one seam is moto's
+``LambdaFunction._invoke_lambda``, replaced by a dispatch to the handler the template names
+for that function (the Lambda runtime is the edge of the system). Everything else is real: the
+ASL, its Map, Retry/Catch routes, JSONPath, the handlers, the core and the embedded stores.
+
+GIVEN the bundled catalog, WHEN a search runs through the state machine, THEN it answers what
+the local runner answers, routes failures through the named Catch states, and every state's
+output stays under Step Functions' 256 KB limit.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import time
+import zipfile
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import boto3
+import pytest
+from moto import mock_aws
+from moto.awslambda.models import LambdaFunction
+from support.lambdas import STATE_FUNCTIONS, load_function, runtime_over, use_runtime
+from support.paths import STATEMACHINE
+
+from agentic_search.pipeline.runner import LocalRunner
+from agentic_search.service import SearchService
+from agentic_search.state import SearchRequest
+from agentic_search_cli.local_server import LocalContext
+
+ASL = STATEMACHINE / "search.asl.json"
+REGION = "us-east-1"
+STATE_LIMIT = 256 * 1024
+
+#: Template logical id -> code directory (docs/state-machine.md).
+FUNCTIONS = {logical: directory for directory, logical in STATE_FUNCTIONS.items()}
+
+
+class Faults:
+    """Failures to inject per function: name -> predicate(event) that raises when true."""
+
+    def __init__(self) -> None:
+        self.rules: dict[str, Callable[[dict], bool]] = {}
+        self.calls: dict[str, int] = {}
+
+    def check(self, function: str, event: dict) -> None:
+        self.calls[function] = self.calls.get(function, 0) + 1
+        rule = self.rules.get(function)
+        if rule is not None and rule(event):
+            raise RuntimeError(f"injected fault in {function}")
+
+
+@pytest.fixture(scope="module")
+def handlers() -> dict[str, Any]:
+    """The handler modules, by template logical id."""
+    return {name: load_function(d) for name, d in FUNCTIONS.items()}
+
+
+@pytest.fixture()
+def steps_over(tools_engine: SearchService) -> Iterator[Any]:
+    """The handlers run over the session service (one Qdrant local client per folder); yields
+    the container runtime they use."""
+    with use_runtime(runtime_over(tools_engine)) as rt:
+        yield rt
+
+
+@pytest.fixture()
+def sfn(handlers, steps_over, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Any, str, Faults]]:
+    faults = Faults()
+    names_to_logical: dict[str, str] = {}
+
+    def invoke(self: LambdaFunction, event: Any = None) -> tuple[str, bool, str]:
+        logical = names_to_logical[self.function_name]
+        payload = json.loads(event) if isinstance(event, str | bytes) else event
+        try:
+            faults.check(logical, payload)
+            out = handlers[logical].handler(payload, LocalContext(function_name=logical))
+            return json.dumps(out), False, ""
+        except Exception as exc:  # what the Lambda runtime reports for an unhandled error
+            body = {"errorType": type(exc).__name__, "errorMessage": str(exc)}
+            return json.dumps(body), True, ""
+
+    monkeypatch.setattr(LambdaFunction, "_invoke_lambda", invoke)
+    with mock_aws(config={"stepfunctions": {"execute_state_machine": True}}):
+        iam = boto3.client("iam", region_name=REGION)
+        role = iam.create_role(RoleName="sfn", AssumeRolePolicyDocument="{}")["Role"]["Arn"]
+        lam = boto3.client("lambda", region_name=REGION)
+        code = io.BytesIO()
+        with zipfile.ZipFile(code, "w") as zf:
+            zf.writestr("app.py", "def handler(event, context):\n    return event\n")
+        definition = ASL.read_text()
+        for logical in FUNCTIONS:
+            arn = lam.create_function(
+                FunctionName=f"test-{logical}",
+                Runtime="python3.11",
+                Role=role,
+                Handler="app.handler",
+                Code={"ZipFile": code.getvalue()},
+            )["FunctionArn"]
+            names_to_logical[f"test-{logical}"] = logical
+            definition = definition.replace("${" + logical + "Arn}", arn)
+        assert "${" not in definition, "every DefinitionSubstitution is a function ARN"
+        client = boto3.client("stepfunctions", region_name=REGION)
+        arn = client.create_state_machine(
+            name="search", definition=definition, roleArn=role, type="EXPRESS"
+        )["stateMachineArn"]
+        yield client, arn, faults
+
+
+def execute(sfn: tuple[Any, str, Faults], request: dict) -> tuple[dict, list[dict]]:
+    client, arn, _ = sfn
+    state = {"request": request, "correlationId": "test-1", "config": {"mapMaxConcurrency": 4}}
+    ex = client.start_execution(
+        stateMachineArn=arn, name=f"search-{time.monotonic_ns()}", input=json.dumps(state)
+    )["executionArn"]
+    deadline = time.monotonic() + 120
+    while True:
+        out = client.describe_execution(executionArn=ex)
+        if out["status"] != "RUNNING" or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    history = client.get_execution_history(executionArn=ex, maxResults=1000)["events"]
+    return out, history
+
+
+def entered(history: list[dict]) -> list[str]:
+    return [
+        e["stateEnteredEventDetails"]["name"] for e in history if "stateEnteredEventDetails" in e
+    ]
+
+
+def local(components: Any, request: dict) -> dict:
+    result = LocalRunner(lambda _: components, 4).run(SearchRequest.model_validate(request))
+    assert result.state.response is not None
+    return result.state.response
+
+
+def ranked(response: dict) -> list[tuple[str, float]]:
+    return [(c["id"], c["score"]) for c in response["candidates"]]
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["chatbot for healthcare", "open source video generator for iOS", "vector database"],
+)
+def test_the_state_machine_answers_what_the_local_runner_answers(sfn, steps_over, query):
+    request = {"query": query, "limit": 5}
+    out, history = execute(sfn, request)
+    assert out["status"] == "SUCCEEDED", out
+    response = json.loads(out["output"])
+    expected = local(steps_over.components("tools"), request)
+    assert ranked(response) == ranked(expected)
+    assert len(response["retrievalReport"]["rounds"]) == len(expected["retrievalReport"]["rounds"])
+    names = entered(history)
+    assert names[:5] == ["CacheCheck", "CacheHit", "ExtractIntent", "PlanQuery", "PrepareRound"]
+    assert names[-3:] == ["Finalize", "CacheStore", "Respond"]
+    # one Retrieve per sub-query of every round
+    rounds = response["retrievalReport"]["rounds"]
+    assert names.count("FuseRerank") == names.count("GradeRound") == len(rounds)
+    assert names.count("Retrieve") >= len(rounds)
+
+
+def test_a_round_two_search_loops_back_through_prepare_round(sfn):
+    out, history = execute(sfn, {"query": "chatbot for healthcare", "limit": 5})
+    names = entered(history)
+    response = json.loads(out["output"])
+    assert len(response["retrievalReport"]["rounds"]) == 2
+    assert names.count("PrepareRound") == 2 and names.count("Continue") == 2
+
+
+def test_a_failing_retrieve_is_listed_and_the_other_sources_still_answer(sfn, steps_over):
+    _, _, faults = sfn
+    faults.rules["RetrieveFunction"] = lambda e: e["subQuery"]["kind"] == "sparse"
+    out, history = execute(sfn, {"query": "vector database", "limit": 5})
+    assert out["status"] == "SUCCEEDED"
+    response = json.loads(out["output"])
+    failed = [e for e in response["errors"] if e["source"].startswith("sparse:")]
+    assert failed and failed[0]["error"] == "RuntimeError"
+    assert failed[0]["message"] == "injected fault in RetrieveFunction"  # no stack trace
+    assert response["candidates"], "dense and structured sources still answered"
+    assert "RetrieveFailed" in entered(history)
+
+
+def test_an_intent_failure_takes_the_rule_based_fallback_state(sfn):
+    _, _, faults = sfn
+    seen: list[dict] = []
+
+    def first_call_fails(event: dict) -> bool:
+        seen.append(event)
+        return len(seen) == 1
+
+    faults.rules["ExtractIntentFunction"] = first_call_fails
+    out, history = execute(sfn, {"query": "free code editor", "limit": 3})
+    assert out["status"] == "SUCCEEDED"
+    names = entered(history)
+    assert "ExtractIntentRules" in names
+    response = json.loads(out["output"])
+    assert "fallback after RuntimeError" in response["extractor"]["reason"]
+    assert "intentError" in seen[1]
+
+
+def test_a_fuse_failure_in_round_two_finalizes_with_round_one_and_lists_the_error(sfn):
+    _, _, faults = sfn
+    faults.rules["FuseRerankFunction"] = lambda e: e["round"]["index"] == 2
+    out, history = execute(sfn, {"query": "chatbot for healthcare", "limit": 5})
+    assert out["status"] == "SUCCEEDED"
+    response = json.loads(out["output"])
+    assert [e["source"] for e in response["errors"]] == ["FuseRerank"]
+    assert len(response["retrievalReport"]["rounds"]) == 1
+    assert response["candidates"]
+    assert entered(history)[-3:] == ["Finalize", "CacheStore", "Respond"]
+
+
+def test_a_prepare_failure_in_round_two_finalizes_with_round_one(sfn):
+    _, _, faults = sfn
+    faults.rules["PrepareRoundFunction"] = lambda e: e["executor"]["roundIndex"] == 1
+    out, _ = execute(sfn, {"query": "chatbot for healthcare", "limit": 5})
+    assert out["status"] == "SUCCEEDED"
+    response = json.loads(out["output"])
+    assert [e["source"] for e in response["errors"]] == ["PrepareRound"]
+    assert "injected fault" in response["errors"][0]["message"]
+    assert "stackTrace" not in response["errors"][0]["message"]
+    assert len(response["retrievalReport"]["rounds"]) == 1 and response["candidates"]
+
+
+def test_a_failing_finalize_fails_the_execution_with_a_named_error(sfn):
+    _, _, faults = sfn
+    faults.rules["FinalizeFunction"] = lambda e: True
+    out, history = execute(sfn, {"query": "vector database", "limit": 3})
+    assert out["status"] == "FAILED"
+    assert "SearchFailed" in entered(history)
+
+
+def test_a_cache_hit_skips_retrieval(sfn, steps_over, tmp_path):
+    from agentic_search.adapters.caches import SqliteCache
+
+    cached = steps_over.components("tools").derive(cache=SqliteCache(tmp_path / "cache.sqlite"))
+    steps_over.components = lambda _: cached
+    request = {"query": "vector database", "limit": 3}
+    first, _ = execute(sfn, request)
+    second, history = execute(sfn, request)
+    names = entered(history)
+    assert names == ["CacheCheck", "CacheHit", "Finalize", "CacheStore", "Respond"]
+    a, b = json.loads(first["output"]), json.loads(second["output"])
+    assert ranked(a) == ranked(b) and b["cache"]["hit"] is True and a["cache"]["hit"] is False
+
+
+def test_every_state_output_stays_under_256_kb(sfn):
+    out, history = execute(sfn, {"query": "chatbot for healthcare", "limit": 100, "rounds": 5})
+    assert out["status"] == "SUCCEEDED"
+    sizes = [
+        len(e["stateExitedEventDetails"].get("output", "").encode())
+        for e in history
+        if "stateExitedEventDetails" in e
+    ]
+    assert sizes and max(sizes) < STATE_LIMIT

@@ -1,0 +1,328 @@
+"""The multi-round executor end to end on the bundled catalog (Qdrant local mode, bm25s, MiniLM).
+
+The HyDE LLM and the rerank API are the edge of the system: they are served by a real HTTP
+server on loopback that speaks the OpenAI chat-completions and the rerank API shapes.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+from agentic_search.adapters.hyde import OpenAIHyde
+from agentic_search.adapters.rerank import ApiReranker
+from agentic_search.config import Settings
+from agentic_search.domain.filters import matches
+from agentic_search.pipeline.catalog import extract_by_rules
+from agentic_search.pipeline.inprocess import execute_once, run_rounds
+from agentic_search.pipeline.sources import run_sources
+from agentic_search.service import SearchService
+from agentic_search.state import ExecutorCaps, QueryPlan, VectorSource
+
+HYDE_PASSAGE = (
+    "A self-hosted vector database that stores embeddings and answers nearest neighbour "
+    "queries with metadata filtering."
+)
+
+
+class _Edge(BaseHTTPRequestHandler):
+    """/v1/chat/completions answers a fixed passage; /rerank scores by text length (longer =
+    higher) or fails with 500 when the server's ``fail_rerank`` is set."""
+
+    def log_message(self, *args: Any) -> None:  # keep pytest output clean
+        pass
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        self.server.requests.append((self.path, body))  # type: ignore[attr-defined]
+        if self.path.endswith("/chat/completions"):
+            answer = {
+                "id": "x",
+                "object": "chat.completion",
+                "created": 0,
+                "model": body["model"],
+                "choices": [
+                    {
+                        "index": 0,
+                        "finish_reason": "stop",
+                        "message": {"role": "assistant", "content": HYDE_PASSAGE},
+                    }
+                ],
+            }
+        elif self.path == "/rerank" and not self.server.fail_rerank:  # type: ignore[attr-defined]
+            docs = body["documents"]
+            answer = {
+                "results": [
+                    {"index": i, "relevance_score": float(len(d))} for i, d in enumerate(docs)
+                ]
+            }
+        else:
+            self.send_response(500)
+            self.end_headers()
+            return
+        data = json.dumps(answer).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+@pytest.fixture(scope="module")
+def edge() -> Iterator[ThreadingHTTPServer]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Edge)
+    server.requests = []  # type: ignore[attr-defined]
+    server.fail_rerank = False  # type: ignore[attr-defined]
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server
+    server.shutdown()
+
+
+def _url(server: ThreadingHTTPServer, path: str) -> str:
+    return f"http://127.0.0.1:{server.server_address[1]}{path}"
+
+
+def test_round_two_covers_a_preference_that_round_one_missed(tools_engine: SearchService):
+    # GIVEN a query whose soft preference (industry Healthcare) no chatbot in the first
+    # round's top candidates carries
+    resp = tools_engine.search("chatbot for healthcare", limit=10)
+    report = resp.evidence.report
+    # THEN round 1 reports it missing and asks round 2 a query aimed at it
+    r1, r2 = report.rounds[0], report.rounds[1]
+    assert "industries ~ Healthcare" in r1.missing
+    assert r1.decision.startswith("continue")
+    aimed = [q for q in r2.queries if q.target == "industries ~ Healthcare"]
+    assert {m for q in aimed for m in q.modes} >= {"structured"}
+    # AND round 2 adds evidence from the Healthcare industry and covers the preference
+    assert "industries ~ Healthcare" in r2.newly_covered
+    added = [e for e in resp.evidence.evidence if e.id in r2.new_evidence]
+    assert added and all("Healthcare" in e.fields["industries"] for e in added)
+    assert all(2 in e.rounds for e in added)
+    # AND the evidence pack kept that coverage and the run says why it stopped
+    assert "industries ~ Healthcare" in resp.evidence.coverage.covered
+    assert report.stop_reason == r2.decision and "threshold" in report.stop_reason
+
+
+def test_a_search_that_stops_after_round_one_ranks_exactly_like_the_one_shot_executor(
+    tools_engine: SearchService,
+):
+    query = "open source vector database I can self-host"
+    multi = tools_engine.search(query, limit=10)
+    one_round = tools_engine.search(query, limit=10, rounds=1)
+    intent = extract_by_rules(tools_engine.components, query)
+    c = tools_engine.components
+    one_shot = execute_once(c, c.planner.plan(intent, limit=10), intent)
+    assert len(multi.evidence.report.rounds) == 1
+    assert len(one_round.evidence.report.rounds) == 1
+    expected = [(c.id, c.score) for c in one_shot.candidates]
+    assert [(c.id, c.score) for c in multi.output.candidates] == expected
+    assert [(c.id, c.score) for c in one_round.output.candidates] == expected
+
+
+def test_evidence_pack_respects_caps_and_counts_tokens_with_the_embedder(
+    tools_engine: SearchService,
+):
+    caps = ExecutorCaps(max_rounds=3, max_total_docs=4, max_total_tokens=300, max_docs=6)
+    intent = extract_by_rules(tools_engine.components, "AI code completion tools that work locally")
+    plan = tools_engine.components.planner.plan(intent, limit=10)
+    _, pack = run_rounds(tools_engine.components, plan, intent, caps)
+    ev = pack.evidence
+    assert 0 < len(ev) <= 4
+    assert len({e.id for e in ev}) == len(ev)
+    counted = tools_engine.components.embedder.count_tokens([e.text for e in ev])
+    assert [e.tokens for e in ev] == counted
+    assert pack.tokens == sum(counted) <= 300
+    # every piece of evidence says which sources found it and with which query
+    for e in ev:
+        assert e.provenance is not None and e.provenance.hits
+        assert all(h.round is not None and h.query for h in e.provenance.hits)
+    # every round's selection respects the per-round cap
+    assert all(len(r.selected) <= caps.max_docs for r in pack.report.rounds)
+
+
+def test_relaxation_ladder_fills_up_with_the_softest_constraint_relaxed(
+    tools_engine: SearchService, catalog_by_id: dict[str, dict]
+):
+    # GIVEN two hard filters that together leave fewer than 10 tools
+    resp = tools_engine.search("open source video generator for iOS", limit=10)
+    labels = {f.label(): f for f in resp.intent.constraints}
+    assert set(labels) == {"open_source=True", "platforms in [iOS]"}
+    # THEN platforms (relax_rank 1) is relaxed, open_source (relax_rank 3) is kept
+    assert resp.evidence.report.relaxed == ["platforms in [iOS]"]
+    cands = resp.output.candidates
+    assert len(cands) == 10
+    strict = [c for c in cands if not c.provenance.relaxed_filters]
+    relaxed = [c for c in cands if c.provenance.relaxed_filters]
+    assert strict and relaxed
+    # strict results come first and satisfy every filter; relaxed ones still satisfy the
+    # filter that was kept, and say which one was relaxed
+    assert cands[: len(strict)] == strict
+    schema = tools_engine.schema
+    for c in strict:
+        assert all(matches(schema, f, catalog_by_id[c.id]) for f in labels.values())
+    for c in relaxed:
+        assert matches(schema, labels["open_source=True"], catalog_by_id[c.id])
+        assert c.provenance.relaxed_filters == ["platforms in [iOS]"]
+        assert "platforms in [iOS]" not in c.provenance.filters_applied
+
+
+def test_a_constraint_stated_as_must_is_never_relaxed(
+    tools_engine: SearchService, catalog_by_id: dict[str, dict]
+):
+    resp = tools_engine.search("open source video generator that must run on iOS", limit=10)
+    assert all(f.must for f in resp.intent.constraints)
+    assert resp.evidence.report.relaxed == []
+    assert len(resp.output.candidates) < 10
+    for c in resp.output.candidates:
+        assert "iOS" in catalog_by_id[c.id]["platforms"]
+
+
+def test_hyde_adds_a_dense_query_from_the_llm_and_is_off_for_exact_phrases(
+    tools_engine: SearchService, edge: ThreadingHTTPServer
+):
+    settings = Settings(
+        openai_base_url=_url(edge, "/v1"), openai_api_key="k", llm_model="tiny-chat"
+    )
+    c = tools_engine.components.derive(hyde=OpenAIHyde(settings))
+    intent = extract_by_rules(tools_engine.components, "a database for embeddings I can run myself")
+    plan = tools_engine.components.planner.plan(intent, limit=10)
+    out, pack = run_rounds(c, plan, intent, ExecutorCaps(max_rounds=1))
+    assert pack.report.hyde == "on (openai:tiny-chat)"
+    hyde_queries = [q for q in pack.report.rounds[0].queries if q.purpose == "hyde"]
+    assert [q.text for q in hyde_queries] == [HYDE_PASSAGE]
+    # the LLM got the user's query delimited as data
+    path, body = edge.requests[-1]
+    assert path == "/v1/chat/completions" and body["model"] == "tiny-chat"
+    assert "<request>a database for embeddings I can run myself</request>" in json.dumps(body)
+    # the hyde source ran and found candidates
+    assert any(h.query_vector_source == "hyde" for c in out.candidates for h in c.provenance.hits)
+    # GIVEN a quoted phrase THEN no LLM call is made and the report says why
+    n = len(edge.requests)
+    intent = extract_by_rules(tools_engine.components, '"vector database" for Python')
+    plan = tools_engine.components.planner.plan(intent, limit=10)
+    _, pack = run_rounds(c, plan, intent, ExecutorCaps(max_rounds=1))
+    assert pack.report.hyde.startswith("off (the query has literal constraints")
+    assert len(edge.requests) == n
+
+
+def test_rerank_scores_sit_beside_fused_scores_and_a_failing_reranker_is_reported(
+    tools_engine: SearchService, edge: ThreadingHTTPServer
+):
+    c = tools_engine.components.derive(reranker=ApiReranker(_url(edge, "/rerank"), model="m"))
+    intent = extract_by_rules(
+        tools_engine.components, "speech to text transcription that runs offline"
+    )
+    plan = tools_engine.components.planner.plan(intent, limit=10)
+    caps = ExecutorCaps(max_rounds=1, rerank_top_n=10)
+    out, pack = run_rounds(c, plan, intent, caps)
+    assert pack.report.reranker == "api:m" and pack.report.rounds[0].reranked == 10
+    reranked = [c for c in out.candidates if c.rerank_score is not None]
+    assert reranked and all(c.fused_score > 0 for c in reranked)
+    # the edge scores by text length: the reranked head is in descending rerank score
+    scores = [c.rerank_score for c in out.candidates[: len(reranked)]]
+    assert scores == sorted(scores, reverse=True)
+    # GIVEN the rerank API failing THEN the search still answers, unreranked, and says so
+    edge.fail_rerank = True  # type: ignore[attr-defined]
+    try:
+        out2, pack2 = run_rounds(c, plan, intent, caps)
+    finally:
+        edge.fail_rerank = False  # type: ignore[attr-defined]
+    assert out2.candidates and all(c.rerank_score is None for c in out2.candidates)
+    assert [e.source for e in out2.errors] == ["reranker"]
+    assert pack2.report.rounds[0].reranked is None
+    one = tools_engine.search("speech to text transcription that runs offline", rounds=1)
+    assert [c.id for c in out2.candidates] == [c.id for c in one.output.candidates]
+
+
+def test_long_documents_are_chunked_and_found_by_the_chunk_that_holds_the_words(tmp_path, embedder):
+    from agentic_search_cli.evaluation import indexed_ids
+
+    engine = SearchService.create(
+        Settings(agentic_search_home=tmp_path), "documents", embedder=embedder
+    )
+    try:
+        # GIVEN a 600-word document (windows of 400 words, overlap 50 -> starts 0 and 350)
+        # whose only mention of "zeolite catalysis" is in its last 100 words
+        filler = " ".join(f"alpha{i}" for i in range(500))
+        tail = " ".join(["zeolite catalysis"] * 50)
+        long_doc = {"id": "d1", "title": "Porous minerals", "text": f"{filler} {tail}"}
+        short = {"id": "d2", "title": "Bread", "text": "sourdough bread rises slowly overnight"}
+        stats = engine.ingest_records([long_doc, short])
+        assert stats.inserted == 3  # d1, d1::1, d2
+        assert indexed_ids(engine) == {"d1", "d2"}
+        # WHEN searching for the words of the tail
+        resp = engine.search("zeolite catalysis", limit=3)
+        # THEN the second chunk is the top candidate and its evidence names doc and chunk
+        assert resp.output.candidates[0].id == "d1::1"
+        top = next(e for e in resp.evidence.evidence if e.id == "d1::1")
+        assert (top.doc_id, top.chunk_id, top.title) == ("d1", 1, "Porous minerals")
+    finally:
+        engine.close()
+
+
+def _dense_plan(text: str, **feedback: Any) -> QueryPlan:
+    return QueryPlan(
+        domain="tools",
+        strategy="capability-focused",
+        vector_sources=[
+            VectorSource(
+                aspect="functionality",
+                top_k=20,
+                query_vector_source="feedback" if feedback else "query_text",
+                text=text,
+                **feedback,
+            )
+        ],
+        fusion="none",
+    )
+
+
+def test_rocchio_feedback_query_moves_toward_the_stored_vectors(tools_engine: SearchService):
+    # GIVEN a plain dense query and one of its lower hits X
+    text = "vector database for embeddings"
+    c = tools_engine.components
+    [plain], _ = run_sources(c, _dense_plan(text))
+    plain_ids = [h.id for h in plain.hits]
+    x = plain_ids[7]
+    # WHEN the feedback query leans fully on X's stored vector (alpha 0)
+    [only_x], _ = run_sources(c, _dense_plan(text, feedback_ids=[x], feedback_alpha=0.0))
+    # THEN X is its own nearest neighbour (cosine 1)
+    assert only_x.error is None
+    assert only_x.hits[0].id == x and only_x.hits[0].score == pytest.approx(1.0, abs=1e-5)
+    # AND a mix (alpha 0.5) lifts X above where the plain query ranked it
+    [mixed], _ = run_sources(c, _dense_plan(text, feedback_ids=[x], feedback_alpha=0.5))
+    assert [h.id for h in mixed.hits].index(x) < 7
+    # AND alpha 1, or feedback ids with no stored vector, rank exactly as the plain query
+    [same], _ = run_sources(c, _dense_plan(text, feedback_ids=[x], feedback_alpha=1.0))
+    [unknown], _ = run_sources(c, _dense_plan(text, feedback_ids=["no-such-tool"]))
+    assert [h.id for h in same.hits] == plain_ids
+    assert [h.id for h in unknown.hits] == plain_ids
+
+
+def test_feedback_round_dense_query_rocchio_reuses_round_one_vector_and_none_has_none(
+    tools_engine: SearchService,
+):
+    # GIVEN a query that goes to round 2 (see the healthcare test above)
+    intent = extract_by_rules(tools_engine.components, "chatbot for healthcare")
+    plan = tools_engine.components.planner.plan(intent, limit=10)
+    c = tools_engine.components
+    _, pack = run_rounds(c, plan, intent, ExecutorCaps(feedback_vector="rocchio"))
+    rounds = pack.report.rounds
+    assert len(rounds) >= 2
+    # THEN with Rocchio, round 2's dense feedback query is a text round 1 embedded (its
+    # vector is cached), moved toward evidence round 1 found
+    r1_texts = {q.text for q in rounds[0].queries if any(m.startswith("dense") for m in q.modes)}
+    [rocchio] = [q for q in rounds[1].queries if q.target == "Rocchio"]
+    text, named = rocchio.text.split(" (Rocchio toward ")
+    assert text in r1_texts
+    assert set(named.rstrip(")").split(", ")) <= set(rounds[0].new_evidence)
+    # AND by default (feedback_vector none) round 2 asks RM3 words of BM25 only
+    _, pack = run_rounds(c, plan, intent, ExecutorCaps())
+    feedback = [q for q in pack.report.rounds[1].queries if q.purpose == "feedback"]
+    assert feedback and all(q.modes == ["sparse"] for q in feedback)

@@ -1,0 +1,249 @@
+"""BEIR evaluation harness on a tiny synthetic dataset, with the real embedder and stores.
+
+The dataset is built here: 12 short documents on distinct topics, 4 judged test queries (plus
+a query judged only in train, and a test judgment for a query without text).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from support.datasets import DOCS, make_dataset
+
+from agentic_search.config import Settings
+from agentic_search.domain.fusion import rrf
+from agentic_search.pipeline.evidence import count_tokens
+from agentic_search.service import SearchService
+from agentic_search.state import RankedList
+from agentic_search_cli import evaluation as ev
+from agentic_search_cli.main import main
+
+
+@pytest.fixture(scope="module")
+def dataset_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_dataset(tmp_path_factory.mktemp("beir"))
+
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory: pytest.TempPathFactory, embedder) -> Iterator[SearchService]:
+    home = tmp_path_factory.mktemp("eval-home") / "home"
+    eng = SearchService.create(Settings(agentic_search_home=home), "documents", embedder=embedder)
+    yield eng
+    eng.close()
+
+
+@pytest.fixture(scope="module")
+def run(engine: SearchService, dataset_dir: Path):
+    """A stray document in the collection, then one sync and one evaluation of every system."""
+    stray = {"id": "stray", "title": "Stray", "text": "A document from another dataset."}
+    engine.ingest_records([stray])
+    dataset = ev.load_beir(dataset_dir, "test", engine.schema)
+    sync = ev.ensure_corpus(engine, dataset)
+    result = ev.evaluate(engine, dataset, sync=sync)
+    return dataset, sync, result
+
+
+def test_loader_keeps_only_queries_judged_in_the_split(engine, dataset_dir):
+    test = ev.load_beir(dataset_dir, "test", engine.schema)
+    assert list(test.queries) == ["q1", "q2", "q3", "q4"]
+    assert test.qrels["q2"] == {"d4": 2, "d1": 0}
+    assert test.judged_without_text == 1  # q99
+    assert len(test.corpus.records) == 12 and not test.corpus.errors
+    train = ev.load_beir(dataset_dir, "train", engine.schema)
+    assert list(train.queries) == ["q2", "q5"]
+    assert list(test.limit(2).queries) == ["q1", "q2"]
+
+
+def test_sync_removes_strays_ingests_once_then_leaves_the_collection_alone(engine, run):
+    dataset, sync, _ = run
+    # THEN the stray was removed and the 12 documents went in
+    assert sync.ingested and sync.removed == 1 and sync.inserted == 12
+    assert ev.indexed_ids(engine) == set(DOCS)
+    assert not engine.components.keyword.search(engine.schema, "another dataset", 5)
+    # AND a second sync finds exactly the corpus and writes nothing
+    again = ev.ensure_corpus(engine, dataset)
+    assert not again.ingested and again.removed == 0
+
+
+def test_every_metric_is_in_unit_interval_and_latencies_are_ordered(run):
+    _, _, result = run
+    assert result.query_ids == ["q1", "q2", "q3", "q4"]
+    for name in ev.SYSTEMS:
+        s = result.systems[name]
+        assert s.available and set(s.per_query) == set(result.query_ids)
+        for row in [*s.per_query.values(), s.means]:
+            for metric in ev.METRICS:
+                assert math.isfinite(row[metric]) and 0.0 <= row[metric] <= 1.0, (name, row)
+        assert all(ms > 0 for ms in s.latency_ms.values())
+        p = s.percentiles
+        assert 0 < p["p50"] <= p["p95"] <= p["p99"]
+        assert all(len(r) <= ev.TOP_K for r in s.rankings.values())
+    # The dense source ranks the whole (tiny) corpus, so every relevant doc is within top 100.
+    assert result.systems["dense"].means["recall@100"] == 1.0
+
+
+def test_a_single_lexical_match_gives_bm25_perfect_ndcg_and_mrr(run):
+    _, _, result = run
+    bm25 = result.systems["bm25"]
+    # GIVEN q1, whose words occur only in d7 WHEN bm25 ranks THEN d7 is its only hit
+    assert bm25.rankings["q1"] == ["d7"]
+    assert bm25.per_query["q1"]["ndcg@10"] == 1.0
+    assert bm25.per_query["q1"]["mrr@10"] == 1.0
+    assert bm25.per_query["q1"]["recall@100"] == 1.0
+
+
+def test_hybrid_rrf_is_plain_rrf_of_the_dense_and_bm25_lists(run):
+    _, _, result = run
+    for qid in result.query_ids:
+        dense = result.systems["dense"].rankings[qid]
+        bm25 = result.systems["bm25"].rankings[qid]
+        expected = [f.id for f in rrf([RankedList("d", dense), RankedList("b", bm25)], k=60)]
+        assert result.systems["hybrid-rrf"].rankings[qid] == expected[:100]
+    # d7 is bm25's only hit for q1 and in the dense list (the whole corpus): RRF puts it first
+    assert result.systems["hybrid-rrf"].rankings["q1"][0] == "d7"
+    assert len(result.systems["hybrid-rrf"].rankings["q1"]) == len(DOCS)
+
+
+def test_multi_round_executor_runs_and_keeps_the_one_round_candidates(run):
+    _, _, result = run
+    multi, one = result.systems["executor"], result.systems["executor-1round"]
+    # GIVEN the same index and queries WHEN both executors rank THEN the multi-round one
+    # is available, ranks every query, and keeps every document the one-round run found
+    # (later rounds only add lists to the fusion, and this corpus fits in the top 100)
+    assert multi.available and set(multi.rankings) == set(result.query_ids)
+    for qid in result.query_ids:
+        assert set(one.rankings[qid]) <= set(multi.rankings[qid]), qid
+
+
+def test_executor_systems_are_timed_cold_and_cold_start_forgets_every_cache(run, engine):
+    # GIVEN a search left a query vector, records read back and token counts behind
+    # (snippets carry their stored count, so a text without one is counted here)
+    engine.search("how does sunlight affect bone health", limit=5)
+    count_tokens(engine.components, ["a snippet without a stored count"])
+    memo = engine.components.memo
+    assert memo.query_vectors and engine.components.store._records
+    assert memo.token_counts
+    # WHEN cold_start runs THEN all three are empty (evaluate runs it, untimed, before every
+    # search of the executor systems; the baselines keep no such caches)
+    ev.cold_start(engine)
+    assert not memo.query_vectors and not engine.components.store._records
+    assert not memo.token_counts
+    assert {"executor-1round", "executor"} == ev.COLD
+
+
+def test_metric_function_matches_hand_computed_values():
+    qrels = {"a": {"rel": 1}, "b": {"x": 2, "y": 1}, "c": {"z": 1}, "d": {"w": 1}}
+    rankings = {
+        "a": ["n1", "rel"],  # relevant at rank 2
+        "b": ["y", "x"],  # graded, in the wrong order
+        "c": [f"n{i}" for i in range(10)] + ["z"],  # relevant at rank 11
+        # "d" has no ranking at all
+    }
+    got = ev.evaluate_rankings(qrels, rankings)
+    assert got["a"]["ndcg@10"] == pytest.approx(1 / math.log2(3))
+    assert got["a"]["mrr@10"] == pytest.approx(0.5)
+    assert got["a"]["recall@100"] == 1.0
+    dcg = 1 / math.log2(2) + 2 / math.log2(3)  # linear gains (trec_eval, BEIR)
+    idcg = 2 / math.log2(2) + 1 / math.log2(3)
+    assert got["b"]["ndcg@10"] == pytest.approx(dcg / idcg)
+    assert got["c"] == {"ndcg@10": 0.0, "recall@100": 1.0, "mrr@10": 0.0}
+    assert got["d"] == {"ndcg@10": 0.0, "recall@100": 0.0, "mrr@10": 0.0}
+    # As in BEIR, a ranked document with the query's own id is ignored
+    same = ev.evaluate_rankings({"q": {"r": 1}}, {"q": ["q", "r"]})
+    assert same["q"]["mrr@10"] == 1.0
+    kept = ev.evaluate_rankings({"q": {"r": 1}}, {"q": ["q", "r"]}, ignore_identical_ids=False)
+    assert kept["q"]["mrr@10"] == 0.5
+    assert ev.mean_metrics(got)["recall@100"] == pytest.approx(0.75)
+
+
+def test_latency_percentiles():
+    pct = ev.latency_percentiles([float(i) for i in range(1, 101)])
+    assert pct["p50"] == pytest.approx(50.5)
+    assert pct["p95"] == pytest.approx(95.05)
+    assert pct["p99"] == pytest.approx(99.01)
+
+
+def test_system_names_are_validated():
+    assert ev.parse_systems(None) == list(ev.SYSTEMS)
+    assert ev.parse_systems("dense, bm25,dense") == ["dense", "bm25"]
+    with pytest.raises(ValueError, match="unknown system"):
+        ev.parse_systems("bm25,splade")
+
+
+def test_cli_eval_prints_one_json_object_and_writes_results_and_plots(
+    dataset_dir, tmp_path, monkeypatch, capsys
+):
+    # GIVEN a fresh working folder WHEN eval runs with --json and --out
+    monkeypatch.setenv("AGENTIC_SEARCH_HOME", str(tmp_path / "home"))
+    out = tmp_path / "figures"
+    code = main(["eval", "--dataset", str(dataset_dir), "--json", "--out", str(out)])
+    assert code == 0
+    captured = capsys.readouterr()
+    # THEN stdout is exactly one JSON object of the documented shape
+    lines = captured.out.strip().splitlines()
+    assert len(lines) == 1, captured.out
+    obj = json.loads(lines[0])
+    assert set(obj) == {"dataset", "split", "queries", "systems"}
+    assert obj["dataset"] == "tiny" and obj["split"] == "test" and obj["queries"] == 4
+    assert list(obj["systems"]) == list(ev.SYSTEMS)
+    for name in ev.SYSTEMS:
+        s = obj["systems"][name]
+        assert set(s) == {"ndcg@10", "recall@100", "mrr@10", "latency_ms"}
+        assert set(s["latency_ms"]) == {"p50", "p95", "p99"}
+        assert all(0.0 <= s[m] <= 1.0 for m in ("ndcg@10", "recall@100", "mrr@10"))
+    # AND the progress went to stderr, the files to --out
+    assert "ingesting tiny corpus" in captured.err
+    results = json.loads((out / "results.json").read_text())
+    assert results["systems"]["bm25"]["per_query"]["q1"]["ndcg@10"] == 1.0
+    assert set(results["systems"]["dense"]["per_query"]) == {"q1", "q2", "q3", "q4"}
+    assert results["corpus"]["documents"] == 12
+    for png in (ev.QUALITY_PLOT, ev.LATENCY_PLOT):
+        data = (out / png).read_bytes()
+        assert data.startswith(b"\x89PNG") and len(data) > 5000
+
+
+def test_cli_eval_table_with_a_subset_of_systems(dataset_dir, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("AGENTIC_SEARCH_HOME", str(tmp_path / "home"))
+    code = main(
+        ["eval", "--dataset", str(dataset_dir), "--systems", "bm25,executor", "--max-queries", "2"]
+    )
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "tiny (test): 2 queries" in out
+    assert "bm25" in out and "executor" in out and "dense" not in out
+    assert "unavailable" not in out
+
+
+@pytest.mark.parametrize(
+    ("extra", "reason"),
+    [
+        (["--systems", "bm25,splade"], "unknown system(s) splade"),
+        (["--split", "dev"], "no qrels/dev.tsv (available splits: test, train)"),
+        (["--max-queries", "0"], "must be at least 1"),
+        (["--out", __file__], "exists and is not a folder"),
+    ],
+)
+def test_cli_eval_usage_errors_exit_2_with_one_line(
+    extra, reason, dataset_dir, tmp_path, monkeypatch, capsys
+):
+    monkeypatch.setenv("AGENTIC_SEARCH_HOME", str(tmp_path))
+    with pytest.raises(SystemExit) as exc:
+        main(["eval", "--dataset", str(dataset_dir), *extra])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert reason in err
+    assert len(err.splitlines()) == 1, err
+    assert not (tmp_path / "qdrant").exists(), "usage errors are found before opening the store"
+
+
+def test_cli_eval_missing_folder_exits_2(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("AGENTIC_SEARCH_HOME", str(tmp_path))
+    with pytest.raises(SystemExit) as exc:
+        main(["eval", "--dataset", str(tmp_path / "nope")])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert "no such dataset folder" in err and len(err.splitlines()) == 1

@@ -1,0 +1,1 @@
+"""Shared helpers of the test tiers: paths, handler loading, runtime injection, AWS fakes."""

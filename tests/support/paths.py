@@ -1,0 +1,11 @@
+"""Where things are in the repository."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+EVENTS = REPO / "events"
+FUNCTIONS = REPO / "functions"
+SCRIPTS = REPO / "scripts"
+STATEMACHINE = REPO / "statemachine"
