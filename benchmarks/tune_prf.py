@@ -38,8 +38,8 @@ from tune_fusion import collect  # same folder: the lists the one-round plan fus
 from agentic_search.config import Settings
 from agentic_search.domain.bm25 import DEFAULT_B, DEFAULT_K1
 from agentic_search.domain.chunking import chunk_records, doc_ranking
-from agentic_search.domain.expansion import rocchio_vector
 from agentic_search.domain.fusion import fuse
+from agentic_search.domain.rocchio import rocchio_vector
 from agentic_search.domain.text import default_analyzer, keyword_text
 from agentic_search.service import SearchService
 from agentic_search.state import RankedList

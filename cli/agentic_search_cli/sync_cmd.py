@@ -76,7 +76,7 @@ def add_parser(sub: Any) -> None:
 
 def _read_items(path: Path) -> list[tuple[str, Any]]:
     """(position label, item) pairs: JSON documents by item index, JSON Lines by line."""
-    from agentic_search.sync.changes import event_items
+    from agentic_search.sync.events import event_items
 
     text = path.read_text(encoding="utf-8")
     try:
@@ -115,7 +115,8 @@ def run_sync(args: argparse.Namespace, c: Components) -> int:
     from rich.console import Console
 
     from agentic_search.sync.apply import SyncReport, apply_changes
-    from agentic_search.sync.changes import ChangeError, parse_change, rejected_record_id
+    from agentic_search.sync.changes import ChangeError
+    from agentic_search.sync.events import parse_change, rejected_record_id
     from agentic_search.sync.redrive import (
         park_rejected,
         redrive_due,

@@ -3,7 +3,7 @@
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from agentic_search_lambda.observability import logger, metrics, tracer
-from agentic_search_lambda.sync import reindex_batch
+from agentic_search_lambda.reindex import reindex_batch
 
 
 @logger.inject_lambda_context

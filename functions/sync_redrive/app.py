@@ -3,7 +3,7 @@
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from agentic_search_lambda.observability import logger, metrics, tracer
-from agentic_search_lambda.sync import sync_redrive
+from agentic_search_lambda.redrive import sync_redrive
 
 
 @logger.inject_lambda_context

@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 from agentic_search.config import Settings
 from agentic_search.domain.coverage import DeterministicGrader, EvidenceMatcher
-from agentic_search.domain.intent import CatalogLookup, RuleBasedIntentExtractor
+from agentic_search.domain.intent import CatalogLookup
+from agentic_search.domain.intent_rules import RuleBasedIntentExtractor
 from agentic_search.domain.planner import RuleBasedPlanner
 from agentic_search.domain.schema import DomainSchema
 from agentic_search.domain.text import Analyzer, default_analyzer

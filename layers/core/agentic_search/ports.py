@@ -38,7 +38,7 @@ if TYPE_CHECKING:  # numpy and the schema only for annotations: no import cost h
         StoredRecord,
         VectorUpdate,
     )
-    from agentic_search.sync.status import SyncEntry
+    from agentic_search.state.sync import SyncEntry
 
 # ----- errors of the contracts ------------------------------------------------------------------
 

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from agentic_search.components import Components
-from agentic_search.pipeline.runner import LocalRunner, SearchFailed
 from agentic_search.state import RunConfig, SearchRequest, SearchState, error_message
 from agentic_search_lambda.settings import LambdaSettings
+
+if TYPE_CHECKING:  # the local runner only where it runs (serve): SearchApi in AWS never loads it
+    from agentic_search.pipeline.runner import LocalRunner
 
 
 class SearchUnavailable(RuntimeError):
@@ -45,6 +47,8 @@ class LocalOrchestrator:
 
     def search(self, request: SearchRequest, correlation_id: str) -> dict[str, Any]:
         """Run the graph in-process; a :class:`SearchFailed` becomes a 502."""
+        from agentic_search.pipeline.runner import SearchFailed
+
         try:
             result = self.runner.run(request)
         except SearchFailed as exc:
@@ -103,6 +107,8 @@ def from_settings(
         return StepFunctionsOrchestrator(
             settings.state_machine_arn, concurrency=settings.map_max_concurrency
         )
+    from agentic_search.pipeline.runner import LocalRunner
+
     return LocalOrchestrator(LocalRunner(components, settings.map_max_concurrency))
 
 

@@ -17,8 +17,8 @@ from aws_lambda_powertools.event_handler.openapi.params import Query
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 from pydantic import BaseModel
 
+from agentic_search.state.sync import SyncEntry
 from agentic_search.sync.redrive import retry_failed, status_summary
-from agentic_search.sync.status import SyncEntry
 from agentic_search_lambda.runtime import runtime
 
 router = APIGatewayHttpRouter()

@@ -38,7 +38,7 @@ def payload(engine, rid=RID) -> dict:
 
 
 def stream_images(name: str) -> list[dict]:
-    from agentic_search.sync.changes import deserialize_image
+    from agentic_search.sync.stream_records import deserialize_image
 
     return [deserialize_image(r["dynamodb"]["NewImage"]) for r in load_event(name)["Records"]]
 
@@ -228,7 +228,7 @@ class FakeStreams:
 
 def test_a_stream_failure_record_is_read_back_from_the_stream(wired, sync_engine):
     # GIVEN the on-failure record of a batch (records 100..300 of the stream, 400 after it)
-    glue, status = wired
+    _, status = wired
     records = load_event("stream_mixed_batch.json")["Records"][:3]
     records.append(load_event("stream_remove.json")["Records"][0])
     for r in records:
@@ -238,7 +238,9 @@ def test_a_stream_failure_record_is_read_back_from_the_stream(wired, sync_engine
     body = load_event("dlq_stream_batch_failure.json")
     sqs.send_message(QueueUrl=url, MessageBody=json.dumps(body))
     # WHEN the DLQ is drained and the redrive runs
-    drained = glue.drain_dlqs([url], sqs=sqs, streams=FakeStreams(records))
+    from agentic_search_lambda.redrive import drain_dlqs
+
+    drained = drain_dlqs([url], sqs=sqs, streams=FakeStreams(records))
     report = redrive_due(sync_engine.components, status)
     # THEN the batch's newest change (300) was read back and applied, not the later remove
     assert drained == {"messages": 1, "changes": 1, "rejected": 0, "unreadable": 0}

@@ -175,7 +175,6 @@ def test_a_bad_line_fails_its_batch_alone(reindex, sync_engine, catalog_records)
 
 
 def test_the_batch_handler_takes_the_item_batcher_shape(aws, sync_engine, monkeypatch):
-    from agentic_search_lambda import sync as glue
 
     monkeypatch.setattr(lambda_runtime, "_runtime", runtime_over(sync_engine))
     module = load_function("reindex_batch")
@@ -183,7 +182,9 @@ def test_the_batch_handler_takes_the_item_batcher_shape(aws, sync_engine, monkey
     assert out["records"] == 2 and out["outcomes"] == {"applied": 2}
     bad = load_event("reindex_batch.json")
     bad["Items"].append({"id": "broken"})
-    with pytest.raises(glue.ReindexBatchFailed, match="item 2"):
+    from agentic_search_lambda.reindex import ReindexBatchFailed
+
+    with pytest.raises(ReindexBatchFailed, match="item 2"):
         module.handler(bad, FakeContext())
 
 

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 from support.builders import unit
 
-from agentic_search.domain.expansion import rm3_terms, rocchio_vector
+from agentic_search.domain.expansion import rm3_terms
+from agentic_search.domain.rocchio import rocchio_vector
 from agentic_search.domain.text import default_analyzer
 
 # ----- 3. RM3 expansion terms --------------------------------------------------------------------

@@ -12,8 +12,10 @@ from typing import Any, NamedTuple
 
 import pytest
 
-from agentic_search.domain.intent import MAX_QUERY_CHARS, CatalogLookup, RuleBasedIntentExtractor
-from agentic_search.domain.planner import PlanError, RuleBasedPlanner, fusion_for, validate_plan
+from agentic_search.domain.intent import MAX_QUERY_CHARS, CatalogLookup
+from agentic_search.domain.intent_rules import RuleBasedIntentExtractor
+from agentic_search.domain.plan_rules import PlanError, fusion_for, validate_plan
+from agentic_search.domain.planner import RuleBasedPlanner
 from agentic_search.domain.schema import DomainSchema
 from agentic_search.state import TOP_K_MAX, TOP_K_MIN, Filter, QueryPlan, SparseSource, VectorSource
 

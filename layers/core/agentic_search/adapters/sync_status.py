@@ -1,5 +1,5 @@
 """Where sync entries live (the :class:`~agentic_search.ports.SyncStatusStore` port; the
-entries themselves are :mod:`agentic_search.sync.status`).
+entries themselves are :mod:`agentic_search.state.sync`).
 
 Backends: :class:`SqliteSyncStatus` (the embedded default, ``$AGENTIC_SEARCH_HOME/sync.sqlite``)
 and :class:`DynamoDBSyncStatus` (``SYNC_STATUS_TABLE``: key ``pk`` = ``<domain>#<id>``, a GSI
@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from agentic_search.ports import SyncStatusError
-from agentic_search.sync.status import STATUSES, Status, SyncEntry
+from agentic_search.state.sync import STATUSES, Status, SyncEntry
 
 
 class SqliteSyncStatus:

@@ -1,14 +1,11 @@
 """Pseudo-relevance feedback from the evidence found so far: RM3-style expansion terms for the
-keyword side, a Rocchio query vector for the dense side.
+keyword side (the Rocchio query vector for the dense side is :mod:`.rocchio`).
 
 Relevance model RM1 (Lavrenko and Croft, "Relevance-Based Language Models", SIGIR 2001), as
 used in RM3 (Abdul-Jaleel et al., "UMass at TREC 2004"): ``P(w|R) ~ sum_d P(w|d) * P(d|q)``
 with ``P(w|d) = tf(w, d) / |d|`` and ``P(d|q)`` the feedback document's normalized retrieval
 weight. RM3's interpolation with the original query is done by the executor's fusion (the
 feedback round's ranked lists get a lower weight than the original query's).
-
-Rocchio (J. J. Rocchio, "Relevance Feedback in Information Retrieval", in *The SMART
-Retrieval System*, 1971), positive feedback only: ``q' = a * q/|q| + (1 - a) * mean(d/|d|)``.
 """
 
 from __future__ import annotations
@@ -16,8 +13,6 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
-
-import numpy as np
 
 from agentic_search.domain.text import Analyzer
 
@@ -73,29 +68,3 @@ def rm3_terms(
         if len(words) == n_terms:
             break
     return words
-
-
-def rocchio_vector(
-    query: Sequence[float] | np.ndarray,
-    feedback: Sequence[Sequence[float] | np.ndarray],
-    alpha: float,
-) -> np.ndarray:
-    """Rocchio's positive-feedback query vector, as a unit float32 vector of the query's
-    dimension: ``alpha * q/|q| + (1 - alpha) * mean(d/|d|)`` over the ``feedback`` vectors
-    (each normalized first, so a long document does not outweigh a short one).
-
-    With no feedback vectors it is the normalized query. Raises ``ValueError`` when a
-    feedback vector's dimension differs from the query's or ``alpha`` is outside [0, 1].
-    """
-    if not 0.0 <= alpha <= 1.0:
-        raise ValueError(f"alpha must be in [0, 1], got {alpha}")
-    q = np.asarray(query, dtype=np.float32)
-    out = q / (np.linalg.norm(q) or 1.0)
-    if len(feedback):
-        docs = np.asarray(feedback, dtype=np.float32).reshape(len(feedback), -1)
-        if docs.shape[1] != q.shape[0]:
-            raise ValueError(f"feedback vectors have dimension {docs.shape[1]}, query {q.shape[0]}")
-        norms = np.linalg.norm(docs, axis=1, keepdims=True)
-        centroid = (docs / np.where(norms > 0, norms, 1.0)).mean(axis=0)
-        out = alpha * out + (1.0 - alpha) * centroid
-    return out / (np.linalg.norm(out) or 1.0)

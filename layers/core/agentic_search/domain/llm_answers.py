@@ -22,12 +22,8 @@ from agentic_search.domain.intent import (
     reference_profile,
 )
 from agentic_search.domain.llm_prompts import MAX_TEXT
-from agentic_search.domain.planner import (
-    PlanError,
-    excluded_ids,
-    structured_source_for,
-    validate_plan,
-)
+from agentic_search.domain.plan_rules import PlanError, validate_plan
+from agentic_search.domain.planner import excluded_ids, structured_source_for
 from agentic_search.domain.schema import DomainSchema
 from agentic_search.domain.text import default_analyzer
 from agentic_search.ports import LLMFallback

@@ -1,30 +1,19 @@
 """What each round asks: round 1 runs the plan as planned (plus HyDE when an LLM is configured
-and the query has no literal constraints); rounds 2+ ask new queries for what the coverage map
-still misses (soft preferences as structured sources plus a dense query, quoted phrases and
-uncovered terms in the BM25 query) and RM3 pseudo-relevance feedback terms from the evidence
-so far (Lavrenko and Croft 2001; Abdul-Jaleel et al. 2004), in the BM25 query.
-``ExecutorCaps.feedback_vector`` adds a dense feedback query (Rocchio on stored vectors, or
-the query plus the RM3 words embedded), off by default. Pure: the HyDE passage is written by
-the caller.
+and the query has no literal constraints); rounds 2+ are :mod:`.later_rounds`. Pure: the HyDE
+passage is written by the caller.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from agentic_search.domain.expansion import rm3_terms
-from agentic_search.domain.planner import fusion_for
+from agentic_search.domain.plan_rules import fusion_for
 from agentic_search.domain.schema import DomainSchema
-from agentic_search.domain.text import Analyzer, default_analyzer
 from agentic_search.state import (
-    Evidence,
     ExecutorState,
-    Filter,
     IntentState,
     QueryPlan,
     RoundQuery,
-    SparseSource,
-    StructuredSource,
     VectorSource,
 )
 
@@ -91,211 +80,38 @@ def describe_queries(plan: QueryPlan, purposes: dict[str, str] | None = None) ->
     return list(out.values())
 
 
-def prepare_round_queries(
-    state: ExecutorState,
-    schema: DomainSchema,
-    *,
-    hyde_passage: str | None = None,
-    analyzer: Analyzer | None = None,
-) -> tuple[QueryPlan | None, list[RoundQuery]]:
-    """The plan of the next round and the queries it asks (for the report).
-
-    Round 1: the plan itself; each must-preserve term is put verbatim into the sparse query if
-    missing; ``hyde_passage`` (written by the caller when :func:`hyde_status` says on) is added
-    as an extra dense query on the main aspect. Rounds 2+: see the module docstring. Returns
-    ``None`` as the plan when there is nothing new to ask.
-    """
-    analyzer = analyzer or default_analyzer()
+def round_one_plan(
+    state: ExecutorState, schema: DomainSchema, hyde_passage: str | None = None
+) -> tuple[QueryPlan, list[RoundQuery]]:
+    """Round 1's plan: the plan itself; each must-preserve term put verbatim into the sparse
+    query when missing; ``hyde_passage`` (when given) an extra dense query on the main aspect
+    (a plan that now fuses three or more lists switches to RRF)."""
     intent, plan = state.intent, state.plan
-    rnd = state.round_index + 1
-    if rnd == 1:
-        update: dict[str, Any] = {"round": 1}
-        if plan.sparse_source is not None:
-            text = plan.sparse_source.text
-            ref = (intent.reference_tool_name or "").lower()
-            lacking = [
-                t
-                for t in intent.must_preserve_terms
-                if t.lower() not in text.lower() and t.lower() != ref
-            ]
-            if lacking:
-                update["sparse_source"] = plan.sparse_source.model_copy(
-                    update={"text": " ".join([text, *lacking])}
-                )
-        purposes: dict[str, str] = {}
-        if hyde_passage is not None:
-            aspect = dense_aspect(plan, schema)
-            top_k = max((v.top_k for v in plan.vector_sources), default=plan.limit * 2)
-            sources = [
-                *plan.vector_sources,
-                VectorSource(
-                    aspect=aspect, top_k=top_k, query_vector_source="hyde", text=hyde_passage
-                ),
-            ]
-            update["vector_sources"] = sources
-            count = plan.source_count + 1
-            if plan.fusion != "rrf":
-                update["fusion"] = fusion_for(count)
-            purposes[hyde_passage] = "hyde"
-        round_plan = plan.model_copy(update=update)
-        return round_plan, describe_queries(round_plan, purposes)
-
-    base = base_text(intent)
-    aspect = dense_aspect(plan, schema)
-    dense_k = max((v.top_k for v in plan.vector_sources), default=max(20, plan.limit * 2))
-    sparse_k = plan.sparse_source.top_k if plan.sparse_source else max(50, plan.limit * 3)
-    queries: list[RoundQuery] = []
-    vector_sources: list[VectorSource] = []
-    structured: list[StructuredSource] = []
-    sparse_parts: list[str] = [intent.query]
-    missing = [
-        t for t, item in zip(state.targets, state.coverage.items, strict=False) if not item.covered
-    ]
-    missing.sort(key=lambda t: -t.weight)
-    asked = 0
-    relaxed = {f.label() for f in state.plan.filters} - {f.label() for f in current_filters(state)}
-    for target in missing:
-        if asked >= MAX_TARGET_QUERIES:
-            break
-        if target.label in state.asked:
-            continue  # asked before and still missing: the same query would not find it
-        state.asked.append(target.label)
-        if target.kind == "preference" and target.field:
-            flt = Filter(field=target.field, operator="in", value=list(target.values))
-            structured.append(
-                StructuredSource(
-                    filters=current_filters(state),
-                    preferences=[flt],
-                    top_k=min(200, max(30, plan.limit * 2)),
-                )
+    update: dict[str, Any] = {"round": 1}
+    if plan.sparse_source is not None:
+        text = plan.sparse_source.text
+        ref = (intent.reference_tool_name or "").lower()
+        lacking = [
+            t
+            for t in intent.must_preserve_terms
+            if t.lower() not in text.lower() and t.lower() != ref
+        ]
+        if lacking:
+            update["sparse_source"] = plan.sparse_source.model_copy(
+                update={"text": " ".join([text, *lacking])}
             )
-            text = " ".join([base, *map(str, target.values)])
-            vector_sources.append(
-                VectorSource(
-                    aspect=aspect, top_k=dense_k, query_vector_source="coverage", text=text
-                )
-            )
-            queries.append(
-                RoundQuery(
-                    text=text, purpose="coverage", target=target.label, modes=[f"dense:{aspect}"]
-                )
-            )
-            queries.append(
-                RoundQuery(
-                    text=flt.label(), purpose="coverage", target=target.label, modes=["structured"]
-                )
-            )
-            asked += 1
-        elif target.kind == "phrase" and target.text:
-            sparse_parts.append(f"{target.text} {target.text}")
-            queries.append(
-                RoundQuery(
-                    text=target.text, purpose="coverage", target=target.label, modes=["sparse"]
-                )
-            )
-            asked += 1
-        elif target.kind == "term" and target.text:
-            word = surface(intent.query, target.text, analyzer) or target.text
-            sparse_parts.append(f"{word} {word}")
-            queries.append(
-                RoundQuery(text=word, purpose="coverage", target=target.label, modes=["sparse"])
-            )
-            asked += 1
-        elif target.kind == "constraint" and target.label in relaxed:
-            continue  # relaxed on purpose: asking again would find nothing new
-    feedback_docs = feedback_evidence(state)
-    expansion = rm3_terms(
-        intent.keywords or analyzer.terms(intent.query),
-        [(f"{e.title or ''} {e.text}", max(e.relevance, 1e-3)) for e in feedback_docs],
-        state.caps.feedback_terms,
-        analyzer,
-    )
-    if expansion:
-        words = " ".join(expansion)
-        sparse_parts.append(words)
-        queries.append(
-            RoundQuery(text=words, purpose="feedback", target="RM3 expansion", modes=["sparse"])
-        )
-        if state.caps.feedback_vector == "embed":
-            text = f"{base} {words}"
-            vector_sources.append(
-                VectorSource(
-                    aspect=aspect, top_k=dense_k, query_vector_source="feedback", text=text
-                )
-            )
-            queries.append(RoundQuery(text=text, purpose="feedback", modes=[f"dense:{aspect}"]))
-    rocchio = state.caps.feedback_vector == "rocchio" and bool(expansion)
-    feedback_ids = [e.id for e in feedback_docs] if rocchio else []
-    if feedback_ids:
-        text = planned_dense_text(plan, aspect) or base
-        vector_sources.append(
-            VectorSource(
-                aspect=aspect,
-                top_k=dense_k,
-                query_vector_source="feedback",
-                text=text,
-                feedback_ids=feedback_ids,
-                feedback_alpha=state.caps.rocchio_alpha,
-            )
-        )
-        queries.append(
-            RoundQuery(
-                text=f"{text} (Rocchio toward {', '.join(feedback_ids)})",
-                purpose="feedback",
-                target="Rocchio",
-                modes=[f"dense:{aspect}"],
-            )
-        )
-    if not vector_sources and not structured and len(sparse_parts) == 1:
-        return None, []
-    sparse = SparseSource(text=" ".join(sparse_parts), top_k=sparse_k)
-    round_plan = QueryPlan(
-        domain=plan.domain,
-        strategy=plan.strategy,
-        vector_sources=vector_sources,
-        sparse_source=sparse,
-        structured_sources=structured,
-        filters=current_filters(state),
-        exclude_ids=list(plan.exclude_ids),
-        fusion="rrf",
-        rrf_k=plan.rrf_k,
-        limit=plan.limit,
-        confidence=plan.confidence,
-        rationale=[f"round {rnd}: coverage and feedback queries"],
-        planner=plan.planner,
-        round=rnd,
-    )
-    queries.insert(
-        0,
-        RoundQuery(
-            text=sparse.text, purpose="feedback" if expansion else "coverage", modes=["sparse"]
-        ),
-    )
-    return round_plan, queries
-
-
-def surface(text: str, stem: str, analyzer: Analyzer) -> str | None:
-    """The word of ``text`` whose stem is ``stem`` (first one), if any."""
-    for word in text.split():
-        if stem in analyzer.terms(word):
-            return word.strip(".,;:!?\"'()")
-    return None
-
-
-def current_filters(state: ExecutorState) -> list[Filter]:
-    """The plan's hard filters minus those the relaxation ladder dropped (musts stay)."""
-    gone = set(state.report.relaxed)
-    return [f for f in state.plan.filters if f.must or f.label() not in gone]
-
-
-def feedback_evidence(state: ExecutorState) -> list[Evidence]:
-    """The feedback documents: the ``feedback_docs`` most relevant evidence so far."""
-    return sorted(state.pool, key=lambda e: -e.relevance)[: state.caps.feedback_docs]
-
-
-def planned_dense_text(plan: QueryPlan, aspect: str) -> str | None:
-    """The text round 1 embedded for ``aspect`` (its query vector is cached by then)."""
-    for vs in plan.vector_sources:
-        if vs.aspect == aspect and vs.query_vector_source != "reference_tool" and vs.text:
-            return vs.text
-    return None
+    purposes: dict[str, str] = {}
+    if hyde_passage is not None:
+        aspect = dense_aspect(plan, schema)
+        top_k = max((v.top_k for v in plan.vector_sources), default=plan.limit * 2)
+        sources = [
+            *plan.vector_sources,
+            VectorSource(aspect=aspect, top_k=top_k, query_vector_source="hyde", text=hyde_passage),
+        ]
+        update["vector_sources"] = sources
+        count = plan.source_count + 1
+        if plan.fusion != "rrf":
+            update["fusion"] = fusion_for(count)
+        purposes[hyde_passage] = "hyde"
+    round_plan = plan.model_copy(update=update)
+    return round_plan, describe_queries(round_plan, purposes)

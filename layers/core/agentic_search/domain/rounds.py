@@ -1,6 +1,7 @@
-"""The executor's round policy, pure: the gate, the relaxation ladder, the stopping rule, the
-final ranking and the evidence pack (the nodes of ``seeds/executor-subgraph.md`` that do no
-I/O), and the split of a round's plan into one sub-query per source (the Map's items).
+"""The executor's round policy, pure: the gate, what the next round asks, the relaxation
+ladder, the stopping rule, the final ranking and the evidence pack (the nodes of
+``seeds/executor-subgraph.md`` that do no I/O), and the split of a round's plan into one sub-query
+per source (the Map's items).
 
 The final ranking fuses each round's fused list by weighted RRF (Cormack, Clarke, Buettcher
 2009), round 1 with weight 1 and later rounds with ``later_round_weight`` (the RM3
@@ -13,7 +14,9 @@ from collections.abc import Callable, Sequence
 
 from agentic_search.domain.coverage import CoverageGrader, coverage_targets
 from agentic_search.domain.fusion import rrf
-from agentic_search.domain.planner import validate_plan
+from agentic_search.domain.later_rounds import later_round_plan
+from agentic_search.domain.plan_rules import validate_plan
+from agentic_search.domain.round_queries import round_one_plan
 from agentic_search.domain.schema import DomainSchema
 from agentic_search.domain.text import Analyzer, default_analyzer
 from agentic_search.state import (
@@ -27,6 +30,7 @@ from agentic_search.state import (
     IntentState,
     QueryPlan,
     RankedList,
+    RoundQuery,
     SubQuery,
 )
 
@@ -61,6 +65,26 @@ def executor_gate(
     validate_plan(plan, schema)
     state.targets = coverage_targets(intent, schema, analyzer or default_analyzer())
     return state
+
+
+def prepare_round_queries(
+    state: ExecutorState,
+    schema: DomainSchema,
+    *,
+    hyde_passage: str | None = None,
+    analyzer: Analyzer | None = None,
+) -> tuple[QueryPlan | None, list[RoundQuery]]:
+    """The plan of the next round and the queries it asks (for the report).
+
+    Round 1: the plan itself; each must-preserve term is put verbatim into the sparse query if
+    missing; ``hyde_passage`` (written by the caller when
+    :func:`~agentic_search.domain.round_queries.hyde_status` says on) is added as an extra
+    dense query on the main aspect. Rounds 2+: :mod:`agentic_search.domain.later_rounds`.
+    Returns ``None`` as the plan when there is nothing new to ask.
+    """
+    if state.round_index == 0:
+        return round_one_plan(state, schema, hyde_passage)
+    return later_round_plan(state, schema, analyzer or default_analyzer())
 
 
 def relax_step(plan: QueryPlan, schema: DomainSchema) -> tuple[QueryPlan, Filter] | None:

@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from agentic_search.components import Components
-from agentic_search.domain.intent import CatalogLookup, RuleBasedIntentExtractor
+from agentic_search.domain.intent import CatalogLookup
+from agentic_search.domain.intent_rules import RuleBasedIntentExtractor
 from agentic_search.state import IntentState
 
 

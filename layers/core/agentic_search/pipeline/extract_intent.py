@@ -10,7 +10,7 @@ from typing import Any
 
 from agentic_search.components import Components
 from agentic_search.domain.cache_keys import plan_cache_key
-from agentic_search.domain.planner import validate_plan
+from agentic_search.domain.plan_rules import validate_plan
 from agentic_search.pipeline.catalog import extract_by_rules
 from agentic_search.ports import Budget, CacheError, IntentPlanner, LLMFallback
 from agentic_search.state import (

@@ -6,8 +6,8 @@ from __future__ import annotations
 import time
 
 from agentic_search.components import Components
-from agentic_search.domain.round_queries import hyde_status, prepare_round_queries
-from agentic_search.domain.rounds import split_plan
+from agentic_search.domain.round_queries import hyde_status
+from agentic_search.domain.rounds import prepare_round_queries, split_plan
 from agentic_search.ports import HydeError
 from agentic_search.state import ExecutorState, RoundReport, RoundWork, SearchState, SourceError
 

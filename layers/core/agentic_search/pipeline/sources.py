@@ -1,9 +1,8 @@
 """Running a plan's sources: embed once, every source in parallel under its deadline, fuse.
 
-1. **embed**: each distinct query text of the dense sources is embedded once, under the
-   source deadline (a failure fails only the dense sources that need that text; reference-tool
-   vectors are read from the store); vectors are kept in the memo (LRU), and a text another
-   thread is embedding right now is waited for, not embedded twice;
+1. **embed** (:mod:`agentic_search.pipeline.embedding`): each distinct query text of the dense
+   sources is embedded once, under the source deadline (a failure fails only the dense sources
+   that need that text; reference-tool vectors are read from the store);
 2. **retrieve**: dense sources (one per aspect x query vector source), the BM25 source and the
    structured sources run in a bounded thread pool, each with its own deadline
    (``SOURCE_TIMEOUT_S``); hard filters are pushed down into every source; a source that
@@ -14,15 +13,14 @@
 from __future__ import annotations
 
 import concurrent.futures as cf
-import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from agentic_search.components import Components
-from agentic_search.domain.expansion import rocchio_vector
 from agentic_search.domain.fusion import fuse
-from agentic_search.ports import Embedder, EmbedderError
+from agentic_search.domain.rocchio import rocchio_vector
+from agentic_search.pipeline.embedding import embed_texts
 from agentic_search.state import (
     Fused,
     QueryPlan,
@@ -33,102 +31,11 @@ from agentic_search.state import (
     elapsed_ms,
 )
 
-#: Query texts whose vectors are kept (LRU): sub-queries of one round and repeated queries
-#: embed a text once.
-QUERY_VECTOR_CACHE = 256
-
 Task = tuple[SourceResult, Callable[[], list[ScoredRecord]]]
 
 
 class SourceTimeout(TimeoutError):
     """A source did not answer before its deadline."""
-
-
-def embed_within(embedder: Embedder, texts: Sequence[str], timeout_s: float) -> Any:
-    """Search query vectors of ``texts`` (the embedder's ``embed_queries`` when it has one,
-    else ``embed_documents``; an ``(n, dim)`` array), given up after ``timeout_s`` (a search's
-    per-source deadline): a hanging embedding API must not hold the whole search. The call
-    goes on in a daemon thread and its result is dropped.
-
-    Raises:
-        EmbedderError: when the embedder does not answer in time (anything it raises is
-            re-raised as is).
-    """
-    box: dict[str, Any] = {}
-    done = threading.Event()
-
-    def call() -> None:
-        try:
-            embed = getattr(embedder, "embed_queries", None) or embedder.embed_documents
-            box["value"] = embed(texts)
-        except BaseException as exc:  # handed to the caller
-            box["error"] = exc
-        finally:
-            done.set()
-
-    threading.Thread(target=call, name="embed", daemon=True).start()
-    if not done.wait(timeout_s):
-        raise EmbedderError(f"no embedding within {timeout_s:.1f} s")
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
-
-
-def embed_texts(c: Components, plan: QueryPlan) -> tuple[dict[str, Any], dict[str, str]]:
-    """Vectors of the plan's dense query texts (text -> vector) and the texts that failed
-    (text -> "Error: message"); see the module docstring."""
-    texts = list(
-        dict.fromkeys(
-            vs.text or ""
-            for vs in plan.vector_sources
-            if vs.query_vector_source != "reference_tool"
-        )
-    )
-    vectors: dict[str, Any] = {}
-    errors: dict[str, str] = {}
-    if not texts:
-        return vectors, errors
-    memo = c.memo
-    embedder = c.embedder
-    tag = id(embedder)  # a swapped embedder never sees another one's vectors
-    mine: list[str] = []  # texts this call embeds
-    waits: dict[str, cf.Future] = {}  # texts another thread is embedding right now
-    with memo.vectors_lock:
-        for t in texts:
-            key = (tag, t)
-            if key in memo.query_vectors:
-                memo.query_vectors.move_to_end(key)
-                vectors[t] = memo.query_vectors[key]
-            elif key in memo.in_flight:
-                waits[t] = memo.in_flight[key]
-            else:
-                memo.in_flight[key] = cf.Future()
-                mine.append(t)
-    if mine:
-        try:
-            # bounded by the source deadline: a hanging embedding API fails only dense
-            embedded = embed_within(embedder, mine, c.settings.source_timeout_s)
-            failure: Exception | None = None
-        except Exception as exc:  # any embedder failure fails only the dense sources
-            embedded, failure = [], exc
-        with memo.vectors_lock:
-            for i, t in enumerate(mine):
-                fut = memo.in_flight.pop((tag, t))
-                if failure is not None:
-                    fut.set_exception(failure)
-                    errors[t] = f"{type(failure).__name__}: {failure}"
-                    continue
-                vectors[t] = embedded[i]
-                fut.set_result(embedded[i])
-                memo.query_vectors[(tag, t)] = embedded[i]
-                while len(memo.query_vectors) > QUERY_VECTOR_CACHE:
-                    memo.query_vectors.popitem(last=False)
-    for t, fut in waits.items():  # sub-queries of one round share one embedding
-        try:
-            vectors[t] = fut.result()
-        except Exception as exc:
-            errors[t] = f"{type(exc).__name__}: {exc}"
-    return vectors, errors
 
 
 def source_tasks(
@@ -282,10 +189,7 @@ def _timed(fn: Callable[[], list[ScoredRecord]]) -> tuple[list[ScoredRecord], fl
 
 
 __all__ = [
-    "QUERY_VECTOR_CACHE",
     "SourceTimeout",
-    "embed_texts",
-    "embed_within",
     "merge",
     "run_sources",
     "source_tasks",

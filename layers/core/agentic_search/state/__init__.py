@@ -9,7 +9,8 @@ entry) or an adapter port is defined in a submodule here and re-exported by this
 * :mod:`.evidence` - executor caps, evidence, coverage, round reports, the evidence pack;
 * :mod:`.executor` - the executor state between steps (sub-queries, retrieved lists);
 * :mod:`.search` - the search request and the state machine's state;
-* :mod:`.response` - the search response the front door returns.
+* :mod:`.response` - the search response the front door returns;
+* :mod:`.sync` - the sync status of a record.
 """
 
 from __future__ import annotations
@@ -96,6 +97,13 @@ from agentic_search.state.search import (
     StepError,
     error_message,
 )
+from agentic_search.state.sync import (
+    STATUSES,
+    TOMBSTONE_TTL_S,
+    AspectStatus,
+    Status,
+    SyncEntry,
+)
 
 __all__ = [
     "FUSED_REFS",
@@ -105,9 +113,12 @@ __all__ = [
     "QUERY_MAX_CHARS",
     "SNIPPET_CHARS",
     "SPARSE_VECTOR",
+    "STATUSES",
     "TOKENS_KEY",
+    "TOMBSTONE_TTL_S",
     "TOP_K_MAX",
     "TOP_K_MIN",
+    "AspectStatus",
     "CacheInfo",
     "Candidate",
     "Contradiction",
@@ -152,11 +163,13 @@ __all__ = [
     "SourceResult",
     "SparseSource",
     "SparseVector",
+    "Status",
     "StepError",
     "StoredRecord",
     "Strategy",
     "StructuredSource",
     "SubQuery",
+    "SyncEntry",
     "TargetKind",
     "VectorSource",
     "VectorUpdate",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from agentic_search.sync.changes import event_items
+from agentic_search.sync.events import event_items
 
 
 @dataclass(frozen=True)

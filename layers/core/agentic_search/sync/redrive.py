@@ -16,9 +16,9 @@ from typing import Any
 
 from agentic_search.components import Components
 from agentic_search.ports import SyncStatusStore
+from agentic_search.state.sync import SyncEntry
 from agentic_search.sync.apply import apply_changes
 from agentic_search.sync.changes import CatalogChange
-from agentic_search.sync.status import SyncEntry
 
 #: Attempts of a failed change through the redrive before it is parked as failed.
 MAX_ATTEMPTS = 5

@@ -1,0 +1,261 @@
+"""The rule-based intent extractor: a query read step by step over the schema's vocabularies
+and the catalog's names (the order is :mod:`agentic_search.domain.intent`'s docstring)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from agentic_search.domain import intent_patterns as P
+from agentic_search.domain.intent import (
+    MAX_QUERY_CHARS,
+    CatalogLookup,
+    normalize_query,
+    quoted_phrases,
+    reference_profile,
+)
+from agentic_search.domain.intent_patterns import QUOTED, phrase_pattern
+from agentic_search.domain.schema import DomainSchema
+from agentic_search.domain.text import default_analyzer
+from agentic_search.state import Filter, IntentState
+
+
+class RuleBasedIntentExtractor:
+    """Deterministic extractor over a domain's vocabularies (see module docstring)."""
+
+    name = "rules"
+
+    def __init__(self, schema: DomainSchema, catalog: CatalogLookup | None = None) -> None:
+        self.schema = schema
+        self.catalog = catalog or CatalogLookup.empty()
+        # (phrase, vocabulary, canonical), longest phrase first.
+        entries: list[tuple[str, str, str]] = []
+        for vocab, values in schema.vocabularies.items():
+            for canonical, synonyms in values.items():
+                for phrase in {canonical.lower(), *(s.lower() for s in synonyms)}:
+                    entries.append((phrase, vocab, canonical))
+        entries.sort(key=lambda e: (-len(e[0]), e[0]))
+        self.vocab = [(phrase_pattern(p, plural=True), v, c) for p, v, c in entries]
+        names = sorted(self.catalog.names.items(), key=lambda kv: -len(kv[0]))
+        self.names = [(phrase_pattern(n), n, rid) for n, rid in names if len(n) >= 2]
+
+    def extract(self, query: str) -> IntentState:
+        """Extract the intent of ``query`` (1..1000 characters), in the order of the module
+        docstring.
+
+        Raises:
+            ValueError: on an empty or over-long query.
+        """
+        if not query or not query.strip():
+            raise ValueError("query is empty")
+        if len(query) > MAX_QUERY_CHARS:
+            raise ValueError(f"query is over {MAX_QUERY_CHARS} characters")
+        reading = _Reading(self, query)
+        reading.products_and_reference()
+        reading.price_ceilings()
+        reading.pricing()
+        reading.deployment()
+        reading.vocabulary()
+        return reading.intent()
+
+
+class _Reading:
+    """One query being read: the normalized text, which characters a phrase already took, and
+    what was found so far (the state the steps of :meth:`RuleBasedIntentExtractor.extract`
+    share)."""
+
+    def __init__(self, extractor: RuleBasedIntentExtractor, query: str) -> None:
+        self.x = extractor
+        self.query = query
+        self.q = normalize_query(query)
+        self.consumed = [False] * len(self.q)
+        self.constraint_spans: list[tuple[int, int]] = []
+        self.must_preserve = quoted_phrases(query)
+        self.products: list[tuple[int, int, str, str]] = []
+        self.reference: tuple[str, str] | None = None
+        self.goal = "find"
+        self.excluded: list[str] = []
+        self.profile: dict[str, list[str]] = {}
+        self.constraints: list[Filter] = []
+        self.must = bool(P.MUST.search(self.q))
+        self.found: dict[str, list[str]] = {}
+
+    def take(self, span: tuple[int, int]) -> None:
+        for i in range(*span):
+            self.consumed[i] = True
+
+    def free(self, span: tuple[int, int]) -> bool:
+        return not any(self.consumed[span[0] : span[1]])
+
+    def add(self, field: str, op: str, value: Any, origin: str) -> None:
+        """A hard constraint, when the schema allows ``op`` on ``field``; duplicates once."""
+        fields = self.x.schema.fields
+        if field not in fields or op not in fields[field].filter:
+            return
+        flt = Filter(field=field, operator=op, value=value, must=self.must, origin=origin)
+        key = (field, op, repr(value))
+        if all((f.field, f.operator, repr(f.value)) != key for f in self.constraints):
+            self.constraints.append(flt)
+
+    def constraint(self, span: tuple[int, int]) -> None:
+        """``span`` stated a constraint: taken, and left out of the semantic variant."""
+        self.take(span)
+        self.constraint_spans.append(span)
+
+    def products_and_reference(self) -> None:
+        """Product names (longest first), the reference tool among them and the goal, the
+        excluded tools ("not Terraform"); every product name is a must-preserve term."""
+        q, query = self.q, self.query
+        for pattern, name, rid in self.x.names:
+            for m in pattern.finditer(q):
+                if self.free(m.span()) and P.is_product_mention(query, q, m.start(), m.end()):
+                    self.products.append((m.start(), m.end(), name, rid))
+                    self.take(m.span())
+        self.products.sort()
+        ref_phrase_span: tuple[int, int] | None = None
+        for start, end, _name, rid in self.products:
+            prefix = q[:start]
+            for pat, kind in P.REF_PATTERNS:
+                m = re.search(pat + r"$", prefix)
+                if m is not None:
+                    self.reference = (rid, q[start:end])
+                    self.goal = kind
+                    ref_phrase_span = (m.start(), end)
+                    break
+            if self.reference:
+                break
+        if self.reference is None:
+            for start, end, _name, rid in self.products:
+                after = re.match(r"(?:'s)?\s*(?:alternatives?|replacements?)\b", q[end:])
+                if after:
+                    self.reference, self.goal = (rid, q[start:end]), "alternative-to"
+                    ref_phrase_span = (start, end + len(after[0]))
+                    break
+        if ref_phrase_span:
+            self.constraint(ref_phrase_span)
+        for start, end, _name, rid in self.products:
+            neg = P.NEG_BEFORE.search(q[:start])
+            if neg and (self.reference is None or rid != self.reference[0]):
+                self.excluded.append(rid)
+                self.constraint_spans.append((neg.start(), end))
+        if self.reference:
+            record = self.x.catalog.record(self.reference[0]) or {}
+            self.profile = reference_profile(self.x.schema, record)
+        for _, _, name, _ in self.products:
+            original = re.search(re.escape(name), query, re.IGNORECASE)
+            term = original.group(0) if original else name
+            if term not in self.must_preserve:
+                self.must_preserve.append(term)
+        if self.goal == "find":
+            if P.EXPLAIN.search(q):
+                self.goal = "explain"
+            elif P.COMPARE.search(q) and len(self.products) >= 2:
+                self.goal = "compare"
+
+    def price_ceilings(self) -> None:
+        """ "under $20", "$15 or less", and "cheaper than <reference tool>" (its price)."""
+        q = self.q
+        for m in list(P.PRICE.finditer(q)) + list(P.PRICE_OR_LESS.finditer(q)):
+            amount = float(m.groupdict().get("amount") or m.groupdict().get("amount2"))
+            op_text = m.groupdict().get("op") or "or less"
+            op = "lte" if re.match(r"at most|max|up to|<=|no more|or less", op_text) else "lt"
+            self.add("price_monthly_usd", op, amount, m.group(0).strip())
+            self.constraint(m.span())
+        if self.reference and re.search(r"\bcheaper\b|\bless\s+expensive\b", q):
+            rec = self.x.catalog.record(self.reference[0]) or {}
+            price = rec.get("price_monthly_usd")
+            if isinstance(price, int | float) and price > 0:
+                self.add(
+                    "price_monthly_usd", "lt", float(price), f"cheaper than {self.reference[1]}"
+                )
+        # "cheap" / "affordable" alone stay soft: no reference price to compare against
+
+    def pricing(self) -> None:
+        """ "not paid", "open source" (or not), "free" (but not "free tier/trial/plan")."""
+        q = self.q
+        if m := P.NOT_PAID.search(q):
+            self.add("pricing_model", "nin", ["Paid"], m.group(0))
+            self.constraint(m.span())
+        if m := P.OPEN_SOURCE.search(q):
+            neg = P.NEG_BEFORE.search(q[: m.start()])
+            start = neg.start() if neg else m.start()
+            self.add("open_source", "eq", not neg, q[start : m.end()])
+            self.constraint((start, m.end()))
+        for m in P.FREE.finditer(q):
+            if self.free(m.span()) and not re.search(r"free\s+(?:tier|trial|plan)", q[m.start() :]):
+                self.add("pricing_model", "in", ["Free", "Freemium", "Open Source"], m.group(0))
+                self.constraint(m.span())
+
+    def deployment(self) -> None:
+        """ "not cloud", "self-hosted", "works locally" (and their negations)."""
+        q = self.q
+        if m := P.NOT_CLOUD.search(q):
+            self.add("deployment", "in", ["Local", "Self-hosted"], m.group(0))
+            self.constraint(m.span())
+        for pattern, value in ((P.SELF_HOSTED, "Self-hosted"), (P.LOCAL, "Local")):
+            for m in pattern.finditer(q):
+                if self.free(m.span()):
+                    neg = P.NEG_BEFORE.search(q[: m.start()])
+                    span = (neg.start() if neg else m.start(), m.end())
+                    self.add("deployment", "nin" if neg else "in", [value], q[span[0] : span[1]])
+                    self.constraint(span)
+
+    def vocabulary(self) -> None:
+        """Vocabulary values (soft matches), operating systems (hard), and "not <value>"
+        exclusions (hard)."""
+        q = self.q
+        vocab_field = self.x.schema.vocabulary_fields
+        vocab_spans: set[tuple[int, int]] = set()
+        for pattern, vocab, canonical in self.x.vocab:
+            for m in pattern.finditer(q):
+                # The same phrase may name values of several vocabularies ("tts" is a category
+                # synonym and a functionality synonym): an identical span may match again.
+                if not self.free(m.span()) and m.span() not in vocab_spans:
+                    continue
+                self.take(m.span())
+                vocab_spans.add(m.span())
+                neg = re.search(rf"\b{P.NEG}[\s-]+(?:an?\s+|the\s+)?$", q[: m.start()])
+                field = vocab_field.get(vocab)
+                if neg and field:
+                    self.add(field, "nin", [canonical], q[neg.start() : m.end()])
+                    self.constraint_spans.append((neg.start(), m.end()))
+                    continue
+                if vocab == "platforms" and canonical in P.OS_VALUES and field:
+                    self.add(field, "in", [canonical], m.group(0))
+                    self.constraint_spans.append(m.span())
+                if vocab in ("deployment", "pricing_models"):
+                    continue  # handled as hard constraints above when stated
+                bucket = self.found.setdefault(vocab, [])
+                if canonical not in bucket:
+                    bucket.append(canonical)
+
+    def intent(self) -> IntentState:
+        """The IntentState: keywords, the semantic variant and a confidence from what was
+        found (0.35 + 0.15 per vocabulary matched up to 3 + 0.1 for a reference tool + 0.05
+        per constraint up to 2, at most 0.95; 0.3 or 0.1 when nothing was recognised)."""
+        q, reference = self.q, self.reference
+        keywords = list(dict.fromkeys(default_analyzer().terms(q)))
+        variant = P.semantic_variant(q, self.constraint_spans)
+        confidence = 0.35
+        confidence += 0.15 * min(3, len(self.found))
+        confidence += 0.1 if reference else 0.0
+        confidence += 0.05 * min(2, len(self.constraints))
+        if not self.found and not reference and not self.constraints:
+            confidence = 0.3 if keywords else 0.1
+        return IntentState(
+            query=self.query,
+            normalized_query=q,
+            primary_goal=self.goal,  # type: ignore[arg-type]
+            reference_tool=reference[0] if reference else None,
+            reference_tool_name=reference[1] if reference else None,
+            reference_profile=self.profile,
+            excluded_tools=self.excluded,
+            matches=self.found,
+            constraints=self.constraints,
+            must_preserve_terms=self.must_preserve,
+            must_match_exactly=bool(QUOTED.search(self.query)),
+            keywords=keywords,
+            semantic_variants=[variant] if variant and variant != q else [],
+            confidence=round(min(0.95, confidence), 2),
+            extractor=self.x.name,
+        )

@@ -1,0 +1,112 @@
+"""Query embeddings for a round: each distinct text embedded once, under the source deadline.
+
+Vectors are kept in the memo (LRU of :data:`QUERY_VECTOR_CACHE` texts per embedder), and a text
+another thread is embedding right now is waited for, not embedded twice (the Map's sub-queries
+of one round share one embedding). A hanging embedding API is given up at the deadline and
+fails only the dense sources that need its vectors.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from agentic_search.components import Components
+from agentic_search.ports import Embedder, EmbedderError
+from agentic_search.state import QueryPlan
+
+#: Query texts whose vectors are kept (LRU): sub-queries of one round and repeated queries
+#: embed a text once.
+QUERY_VECTOR_CACHE = 256
+
+
+def embed_within(embedder: Embedder, texts: Sequence[str], timeout_s: float) -> Any:
+    """Search query vectors of ``texts`` (the embedder's ``embed_queries`` when it has one,
+    else ``embed_documents``; an ``(n, dim)`` array), given up after ``timeout_s`` (a search's
+    per-source deadline): a hanging embedding API must not hold the whole search. The call
+    goes on in a daemon thread and its result is dropped.
+
+    Raises:
+        EmbedderError: when the embedder does not answer in time (anything it raises is
+            re-raised as is).
+    """
+    box: dict[str, Any] = {}
+    done = threading.Event()
+
+    def call() -> None:
+        try:
+            embed = getattr(embedder, "embed_queries", None) or embedder.embed_documents
+            box["value"] = embed(texts)
+        except BaseException as exc:  # handed to the caller
+            box["error"] = exc
+        finally:
+            done.set()
+
+    threading.Thread(target=call, name="embed", daemon=True).start()
+    if not done.wait(timeout_s):
+        raise EmbedderError(f"no embedding within {timeout_s:.1f} s")
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+def embed_texts(c: Components, plan: QueryPlan) -> tuple[dict[str, Any], dict[str, str]]:
+    """Vectors of the plan's dense query texts (text -> vector) and the texts that failed
+    (text -> "Error: message"); see the module docstring."""
+    texts = list(
+        dict.fromkeys(
+            vs.text or ""
+            for vs in plan.vector_sources
+            if vs.query_vector_source != "reference_tool"
+        )
+    )
+    vectors: dict[str, Any] = {}
+    errors: dict[str, str] = {}
+    if not texts:
+        return vectors, errors
+    memo = c.memo
+    embedder = c.embedder
+    tag = id(embedder)  # a swapped embedder never sees another one's vectors
+    mine: list[str] = []  # texts this call embeds
+    waits: dict[str, cf.Future] = {}  # texts another thread is embedding right now
+    with memo.vectors_lock:
+        for t in texts:
+            key = (tag, t)
+            if key in memo.query_vectors:
+                memo.query_vectors.move_to_end(key)
+                vectors[t] = memo.query_vectors[key]
+            elif key in memo.in_flight:
+                waits[t] = memo.in_flight[key]
+            else:
+                memo.in_flight[key] = cf.Future()
+                mine.append(t)
+    if mine:
+        try:
+            # bounded by the source deadline: a hanging embedding API fails only dense
+            embedded = embed_within(embedder, mine, c.settings.source_timeout_s)
+            failure: Exception | None = None
+        except Exception as exc:  # any embedder failure fails only the dense sources
+            embedded, failure = [], exc
+        with memo.vectors_lock:
+            for i, t in enumerate(mine):
+                fut = memo.in_flight.pop((tag, t))
+                if failure is not None:
+                    fut.set_exception(failure)
+                    errors[t] = f"{type(failure).__name__}: {failure}"
+                    continue
+                vectors[t] = embedded[i]
+                fut.set_result(embedded[i])
+                memo.query_vectors[(tag, t)] = embedded[i]
+                while len(memo.query_vectors) > QUERY_VECTOR_CACHE:
+                    memo.query_vectors.popitem(last=False)
+    for t, fut in waits.items():  # sub-queries of one round share one embedding
+        try:
+            vectors[t] = fut.result()
+        except Exception as exc:
+            errors[t] = f"{type(exc).__name__}: {exc}"
+    return vectors, errors
+
+
+__all__ = ["QUERY_VECTOR_CACHE", "embed_texts", "embed_within"]
