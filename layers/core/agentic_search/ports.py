@@ -1,6 +1,9 @@
 """The ports: every external system the core talks to, as a Protocol, with the errors of its
 contract.
 
+Long: every port and its errors in one file, so the contract the core depends on reads in one
+place; it holds only Protocols, two small types and docstrings.
+
 The core (``domain``, ``pipeline``, ``sync``) depends only on these; ``adapters`` implement
 them (Qdrant local mode or server, bm25s, MongoDB, the local MiniLM or an OpenAI-compatible
 API, SQLite or DynamoDB); :mod:`agentic_search.wiring` is the only module that names an

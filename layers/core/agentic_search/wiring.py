@@ -12,6 +12,9 @@
 
 Every adapter module is imported inside its factory, on first use, so a step that needs no
 store or model imports neither (the light Lambda handlers start fast).
+
+Long: one factory per adapter plus the domain registry; split, adapter names would live in a
+second module, which this one exists to prevent.
 """
 
 from __future__ import annotations

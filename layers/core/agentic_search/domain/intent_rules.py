@@ -21,7 +21,7 @@ from agentic_search.state import Filter, IntentState
 
 
 class RuleBasedIntentExtractor:
-    """Deterministic extractor over a domain's vocabularies (see module docstring)."""
+    """Deterministic extractor over a domain's vocabularies (see the module docstring)."""
 
     name = "rules"
 
@@ -89,8 +89,7 @@ class _Reading:
 
     def add(self, field: str, op: str, value: Any, origin: str) -> None:
         """A hard constraint, when the schema allows ``op`` on ``field``; duplicates once."""
-        fields = self.x.schema.fields
-        if field not in fields or op not in fields[field].filter:
+        if op not in getattr(self.x.schema.fields.get(field), "filter", ()):
             return
         flt = Filter(field=field, operator=op, value=value, must=self.must, origin=origin)
         key = (field, op, repr(value))

@@ -1,5 +1,8 @@
 """Domain schemas: vocabularies with synonyms, record fields, aspects and intent fields.
 
+Long: one pydantic model family whose validators check the schema's consistency across
+fields, aspects and vocabularies together, and the loader of the bundled and user schemas.
+
 A domain schema is the foundation of the pipeline: it says which fields become which named
 dense vector (an *aspect*), which fields the BM25 keyword index reads, which fields may be
 filtered on and with which operators (the allowlist every filter compiler enforces), and which

@@ -1,8 +1,8 @@
 """Qdrant adapter of the :class:`~agentic_search.ports.VectorStore` port: one collection per
 domain, one named dense vector per aspect.
 
-One class for the whole port (about 450 lines): the record cache, the dense matrix and every
-read and write share one client and one lock, and splitting them would spread that lock.
+Long: one class for the whole port; the record cache, the dense matrix and every read and
+write share one client and one lock, and splitting them would spread that lock.
 
 Embedded default: qdrant-client local mode in a folder (``QDRANT_PATH``); production: a Qdrant
 server (``QDRANT_URL``, ``QDRANT_API_KEY``), where the collection also carries a sparse ``bm25``
