@@ -215,7 +215,7 @@ def main() -> int:
     result: dict[str, Any] = {
         "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "seconds": round(time.perf_counter() - t_start, 1),
-        "machine": {**machine, "loadavg_at_end": bench._loadavg()},
+        "machine": {**machine, "loadavg_at_end": bench.loadavg()},
         "embedder": "all-MiniLM-L6-v2 int8 (fastembed), max length 256, local",
         "throughput": {
             "records": len(records),

@@ -110,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
             )
             return 1
     from agentic_search.service import SearchService
-    from agentic_search_cli.render import print_evaluation
+    from agentic_search_cli.evaluation.table import print_evaluation
 
     name = re.sub(r"[^a-z0-9-]+", "-", args.dataset.resolve().name.lower()).strip("-") or "dataset"
     prefix = args.collection_prefix if args.collection_prefix is not None else f"eval-{name}-"

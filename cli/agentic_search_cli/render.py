@@ -1,4 +1,7 @@
-"""Human-readable rendering of search responses and ingest reports (rich)."""
+"""Human-readable rendering of search responses and ingest reports (rich).
+
+An evaluation's table lives with the evaluation (:mod:`agentic_search_cli.evaluation.table`).
+"""
 
 from __future__ import annotations
 
@@ -15,7 +18,7 @@ from agentic_search.state import Candidate, SearchResponse
 from agentic_search.sync.ingest import IngestReport
 
 if TYPE_CHECKING:
-    from agentic_search_cli.evaluation import EvaluationResult
+    pass
 
 
 def why(candidate: Candidate, query: str) -> str:
@@ -217,47 +220,3 @@ def print_ingest(console: Console, report: IngestReport) -> None:
             console.print(Text(f"  {e}", style="yellow"))
         if len(report.errors) > 50:
             console.print(f"  ... and {len(report.errors) - 50} more")
-
-
-def evaluation_table(result: EvaluationResult) -> Table:
-    """One row per system: mean nDCG@10, Recall@100, MRR@10 and latency p50/p95/p99 (ms)."""
-    table = Table(
-        title=(
-            f"{result.dataset} ({result.split}): {len(result.query_ids)} queries, "
-            "top-100 per system"
-        )
-    )
-    table.add_column("system", no_wrap=True)
-    for name in ("nDCG@10", "Recall@100", "MRR@10", "p50 ms", "p95 ms", "p99 ms"):
-        table.add_column(name, justify="right", no_wrap=True)
-    for name, s in result.systems.items():
-        if not s.available:
-            table.add_row(name, *[Text("n/a", style="dim")] * 6)
-            continue
-        m, p = s.means, s.percentiles
-        table.add_row(
-            name,
-            f"{m['ndcg@10']:.4f}",
-            f"{m['recall@100']:.4f}",
-            f"{m['mrr@10']:.4f}",
-            f"{p['p50']:.1f}",
-            f"{p['p95']:.1f}",
-            f"{p['p99']:.1f}",
-        )
-    return table
-
-
-def print_evaluation(console: Console, result: EvaluationResult) -> None:
-    """Print the evaluation table, why a system is unavailable, and per-system error counts."""
-    console.print(evaluation_table(result))
-    for name, s in result.systems.items():
-        if not s.available:
-            console.print(Text(f"{name}: unavailable: {s.reason}", style="dim"))
-        if s.errors:
-            first = next(iter(s.errors.items()))
-            console.print(
-                Text(
-                    f"{name}: {len(s.errors)} query(ies) with errors, e.g. {first[0]}: {first[1]}",
-                    style="yellow",
-                )
-            )

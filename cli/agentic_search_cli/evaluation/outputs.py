@@ -1,0 +1,67 @@
+"""Evaluation outputs: ``results.json`` and the quality/latency plots."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from agentic_search_cli.evaluation.run import EvaluationResult
+
+if TYPE_CHECKING:
+    pass
+
+
+RESULTS_FILE = "results.json"
+QUALITY_PLOT = "quality_vs_latency.png"
+LATENCY_PLOT = "latency.png"
+
+
+def write_outputs(result: EvaluationResult, out_dir: Path) -> list[Path]:
+    """Write ``results.json`` (with per-query metrics) and two PNG plots into ``out_dir``.
+
+    * ``quality_vs_latency.png``: nDCG@10 (y) against p95 latency in ms (x) per available
+      system;
+    * ``latency.png``: p50/p95/p99 latency bars (ms) per available system.
+
+    Returns the written paths.
+    """
+    from matplotlib.figure import Figure
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = [out_dir / RESULTS_FILE, out_dir / QUALITY_PLOT, out_dir / LATENCY_PLOT]
+    paths[0].write_text(json.dumps(result.detail(), indent=2, ensure_ascii=False) + "\n")
+    shown = [s for s in result.systems.values() if s.available]
+    subtitle = f"{result.dataset} ({result.split}, {len(result.query_ids)} queries)"
+
+    fig = Figure(figsize=(7, 4.5), layout="constrained")
+    ax = fig.subplots()
+    markers = "osD^vP*X"
+    for i, s in enumerate(shown):
+        x, y = max(s.percentiles["p95"], 1e-3), s.means["ndcg@10"]
+        ax.scatter([x], [y], s=70, marker=markers[i % len(markers)], label=s.name)
+        ax.annotate(f"{y:.3f}", (x, y), textcoords="offset points", xytext=(6, 4), fontsize=8)
+    if shown:
+        ax.legend(loc="best")
+    ax.set_xlim(left=0)
+    ax.set_xlabel("p95 latency per query (ms)")
+    ax.set_ylabel("nDCG@10")
+    ax.set_title(f"Quality vs latency: {subtitle}")
+    ax.grid(True, alpha=0.3)
+    fig.savefig(paths[1], dpi=120)
+
+    fig = Figure(figsize=(7, 4.5), layout="constrained")
+    ax = fig.subplots()
+    width = 0.26
+    xs = np.arange(len(shown))
+    for i, p in enumerate(("p50", "p95", "p99")):
+        ax.bar(xs + (i - 1) * width, [s.percentiles[p] for s in shown], width, label=p)
+    ax.set_xticks(xs, [s.name for s in shown])
+    ax.set_ylabel("latency per query (ms)")
+    ax.set_title(f"Latency per system: {subtitle}")
+    ax.legend()
+    ax.grid(True, axis="y", alpha=0.3)
+    fig.savefig(paths[2], dpi=120)
+    return paths

@@ -1,0 +1,211 @@
+"""One evaluation run: every system over the same queries, metrics and latencies.
+
+Latency is wall-clock time per query per system in milliseconds (``time.perf_counter``),
+in-process, measured after a warm-up of a few queries through every system, reported as
+p50/p95/p99 (numpy's linear-interpolation percentiles) over the evaluated queries.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from agentic_search.domain.chunking import doc_ranking
+from agentic_search.process_tuning import freeze_long_lived
+from agentic_search_cli.evaluation.corpus import CorpusSync
+from agentic_search_cli.evaluation.datasets import BeirDataset
+from agentic_search_cli.evaluation.metrics import (
+    evaluate_rankings,
+    latency_percentiles,
+    mean_metrics,
+)
+from agentic_search_cli.evaluation.systems import (
+    COLD,
+    DENSE_ASPECT,
+    RRF_K,
+    RUNNERS,
+    SYSTEMS,
+    TOP_K,
+    cold_start,
+    unavailable_reason,
+)
+
+if TYPE_CHECKING:
+    from agentic_search.service import SearchService
+
+
+DEFAULT_WARMUP = 3
+
+
+@dataclass
+class SystemResult:
+    """One system's outcome: rankings, per-query metrics and latencies (ms), or why it is absent.
+
+    ``rankings``: {query id: doc ids, best first, at most 100}; ``per_query``: {query id:
+    {metric: value in [0, 1]}}; ``latency_ms``: {query id: wall-clock ms}; ``errors``: {query
+    id: message} for queries where the system failed or reported failing sources.
+    """
+
+    name: str
+    available: bool = True
+    reason: str | None = None
+    rankings: dict[str, list[str]] = field(default_factory=dict)
+    per_query: dict[str, dict[str, float]] = field(default_factory=dict)
+    latency_ms: dict[str, float] = field(default_factory=dict)
+    errors: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def means(self) -> dict[str, float]:
+        """Mean of each metric over the evaluated queries."""
+        return mean_metrics(self.per_query)
+
+    @property
+    def percentiles(self) -> dict[str, float]:
+        """Latency p50/p95/p99/mean in ms."""
+        return latency_percentiles(list(self.latency_ms.values()))
+
+    def summary(self) -> dict[str, Any]:
+        """``{"ndcg@10", "recall@100", "mrr@10", "latency_ms": {"p50", "p95", "p99"}}``, or
+        ``{"available": false, "reason"}``."""
+        if not self.available:
+            return {"available": False, "reason": self.reason}
+        pct = self.percentiles
+        return {
+            **{m: round(v, 4) for m, v in self.means.items()},
+            "latency_ms": {p: round(pct[p], 2) for p in ("p50", "p95", "p99")},
+        }
+
+    def detail(self) -> dict[str, Any]:
+        """The summary plus mean latency, error count and per-query metrics and latency."""
+        if not self.available:
+            return self.summary()
+        out = self.summary()
+        out["latency_ms"]["mean"] = round(self.percentiles["mean"], 2)
+        out["errors"] = len(self.errors)
+        out["per_query"] = {
+            q: {
+                **{m: round(v, 4) for m, v in row.items()},
+                "latency_ms": round(self.latency_ms.get(q, 0.0), 2),
+                **({"error": self.errors[q]} if q in self.errors else {}),
+            }
+            for q, row in self.per_query.items()
+        }
+        return out
+
+
+@dataclass
+class EvaluationResult:
+    """All systems of one run on one dataset split."""
+
+    dataset: str
+    dataset_path: str
+    split: str
+    query_ids: list[str]
+    systems: dict[str, SystemResult]
+    info: dict[str, Any] = field(default_factory=dict)
+
+    def summary(self) -> dict[str, Any]:
+        """The ``--json`` object: ``{"dataset", "split", "queries", "systems": {NAME: ...}}``."""
+        return {
+            "dataset": self.dataset,
+            "split": self.split,
+            "queries": len(self.query_ids),
+            "systems": {name: s.summary() for name, s in self.systems.items()},
+        }
+
+    def detail(self) -> dict[str, Any]:
+        """``results.json``: the summary with per-query metrics, settings, corpus and machine."""
+        out = self.summary()
+        out["dataset_path"] = self.dataset_path
+        out["systems"] = {name: s.detail() for name, s in self.systems.items()}
+        out.update(self.info)
+        return out
+
+
+def evaluate(
+    engine: SearchService,
+    dataset: BeirDataset,
+    systems: Sequence[str] = SYSTEMS,
+    warmup: int = DEFAULT_WARMUP,
+    on_start: Callable[[int], None] | None = None,
+    on_progress: Callable[[int], None] | None = None,
+    ignore_identical_ids: bool = True,
+    sync: CorpusSync | None = None,
+) -> EvaluationResult:
+    """Run every available system on every judged query and score them.
+
+    The engine's collection must already hold the corpus (see :func:`ensure_corpus`). Systems
+    run query by query, interleaved (each query through every system in turn), after
+    ``warmup`` untimed queries through every system. ``on_start(n)`` receives the number of
+    timed system-queries, ``on_progress(1)`` is called after each.
+    """
+    reasons = {name: unavailable_reason(engine, name) for name in systems}
+    results = {
+        name: SystemResult(name, available=False, reason=reasons[name])
+        if reasons[name]
+        else SystemResult(name)
+        for name in systems
+    }
+    runnable = [name for name in systems if name in RUNNERS and not reasons[name]]
+    qids = list(dataset.queries)
+    for qid in qids[: max(0, warmup)]:
+        for name in runnable:
+            RUNNERS[name](engine, dataset.queries[qid])
+    freeze_long_lived()  # the engine's state after warm-up: no full-GC pauses (process_tuning.py)
+    if on_start:
+        on_start(len(qids) * len(runnable))
+    for qid in qids:
+        text = dataset.queries[qid]
+        for name in runnable:
+            if name in COLD:
+                cold_start(engine)
+            t = time.perf_counter()
+            ranking, error = RUNNERS[name](engine, text)
+            ms = (time.perf_counter() - t) * 1000
+            res = results[name]
+            res.rankings[qid] = doc_ranking(ranking)[:TOP_K]
+            res.latency_ms[qid] = ms
+            if error:
+                res.errors[qid] = error
+            if on_progress:
+                on_progress(1)
+    for name in runnable:
+        results[name].per_query = evaluate_rankings(
+            dataset.qrels, results[name].rankings, ignore_identical_ids
+        )
+    info = {
+        "corpus": (sync.wire() if sync else {"documents": len(dataset.corpus.records)}),
+        "judged_queries_without_text": dataset.judged_without_text,
+        "settings": {
+            "top_k": TOP_K,
+            "rrf_k": RRF_K,
+            "dense_aspect": DENSE_ASPECT,
+            "warmup_queries": min(max(0, warmup), len(qids)),
+            "ignore_identical_ids": ignore_identical_ids,
+            "embedder": getattr(
+                engine.components.embedder, "name", type(engine.components.embedder).__name__
+            ),
+            "keyword_index": engine.components.keyword.name,
+            "collection": engine.components.store.collection(engine.schema),
+        },
+        "machine": {
+            "platform": platform.platform(),
+            "machine": platform.machine(),
+            "cpus": os.cpu_count(),
+            "python": platform.python_version(),
+        },
+        "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
+    return EvaluationResult(
+        dataset=dataset.name,
+        dataset_path=str(dataset.path),
+        split=dataset.split,
+        query_ids=qids,
+        systems=results,
+        info=info,
+    )

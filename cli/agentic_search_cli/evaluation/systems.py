@@ -1,0 +1,149 @@
+"""The evaluated systems: each maps (engine, query text) to doc ids, best first.
+
+Systems (all over the same collection, each asked for its top ``TOP_K`` = 100):
+
+* ``bm25``: the keyword index alone (:meth:`KeywordIndex.search` on the query text);
+* ``dense``: the ``content`` named vector alone, queried with the embedded query text;
+* ``hybrid-rrf``: the two lists above fused in one step by plain RRF, k = 60
+  (:func:`agentic_search.domain.fusion.rrf`; Cormack, Clarke, Buettcher, SIGIR 2009);
+* ``executor-1round``: the engine's own pipeline, ``engine.search(query, limit=100)``
+  (rule-based intent, plan, executor with one round, fusion, hydration);
+* ``executor``: the multi-round executor (``engine.search(query, limit=100)`` with
+  ``MAX_ROUNDS`` rounds at most);
+* ``hybrid-rrf-qdrant`` (optional, ``--systems``): the same fusion done by Qdrant itself, one
+  ``query_points`` call with a dense and a sparse prefetch (top 100 each) fused by Qdrant's
+  RRF with k = 60. It needs the collection's sparse ``bm25`` vector, i.e. a Qdrant server
+  (``QDRANT_URL``); in local mode BM25 lives in bm25s and the system is reported unavailable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+from agentic_search.domain.fusion import DEFAULT_RRF_K, rrf
+from agentic_search.state import RankedList
+
+if TYPE_CHECKING:
+    from agentic_search.service import SearchService
+
+
+TOP_K = 100
+RRF_K = DEFAULT_RRF_K  # plain RRF, k = 60, whatever RRF_K the engine is configured with
+DENSE_ASPECT = "content"
+
+SYSTEMS: tuple[str, ...] = ("bm25", "dense", "hybrid-rrf", "executor-1round", "executor")
+#: Systems run only when asked for by name (``--systems``).
+OPTIONAL_SYSTEMS: tuple[str, ...] = ("hybrid-rrf-qdrant",)
+#: Systems that cannot run in this build, with the reason shown in the output.
+UNAVAILABLE: dict[str, str] = {}
+
+
+def bm25_ranking(engine: SearchService, text: str, top_k: int = TOP_K) -> list[str]:
+    """Doc ids from the keyword index alone, best first (at most ``top_k``)."""
+    return [h.id for h in engine.components.keyword.search(engine.schema, text, top_k)]
+
+
+def dense_ranking(engine: SearchService, text: str, top_k: int = TOP_K) -> list[str]:
+    """Doc ids from the ``content`` named vector with the embedded query, best first."""
+    vec = engine.components.embedder.embed_query(text)
+    return [
+        h.id for h in engine.components.store.query_dense(engine.schema, DENSE_ASPECT, vec, top_k)
+    ]
+
+
+def hybrid_rrf_ranking(
+    dense: Sequence[str], bm25: Sequence[str], top_k: int = TOP_K, k: int = RRF_K
+) -> list[str]:
+    """Plain RRF (k = 60, equal weights) of a dense and a BM25 ranking, top ``top_k`` ids."""
+    fused = rrf([RankedList("dense", list(dense)), RankedList("bm25", list(bm25))], k)
+    return [f.id for f in fused[:top_k]]
+
+
+def _run_hybrid(engine: SearchService, text: str) -> tuple[list[str], str | None]:
+    return hybrid_rrf_ranking(dense_ranking(engine, text), bm25_ranking(engine, text)), None
+
+
+def hybrid_rrf_qdrant_ranking(engine: SearchService, text: str, top_k: int = TOP_K) -> list[str]:
+    """Doc ids of Qdrant's server-side RRF (k = 60) of a dense and a sparse prefetch."""
+    from agentic_search.adapters.qdrant.sparse import QdrantSparseKeywordIndex
+
+    vec = engine.components.embedder.embed_query(text)
+    sparse = QdrantSparseKeywordIndex(engine.components.store).query_vector(text)
+    hits = engine.components.store.query_hybrid_rrf(
+        engine.schema, DENSE_ASPECT, vec, sparse, top_k, RRF_K
+    )
+    return [h.id for h in hits]
+
+
+def unavailable_reason(engine: SearchService, name: str) -> str | None:
+    """Why ``name`` cannot run on ``engine``'s collection (None: it can)."""
+    if name in UNAVAILABLE:
+        return UNAVAILABLE[name]
+    if name == "hybrid-rrf-qdrant" and not engine.components.store.has_sparse(engine.schema):
+        return (
+            "needs the collection's sparse bm25 vector (a Qdrant server, QDRANT_URL); "
+            "local mode keeps BM25 in bm25s"
+        )
+    return None
+
+
+def cold_start(engine: SearchService) -> None:
+    """Forget what earlier searches left behind (query vectors, records read back, token
+    counts of snippets), so the next search gets no head start from another system's run of
+    the same query or from earlier queries. Not timed (:func:`evaluate` calls it first)."""
+    engine.components.memo.clear_query_vectors()
+    engine.components.store.clear_record_cache()
+    engine.components.memo.clear_token_counts()
+
+
+def _run_executor(engine: SearchService, text: str, rounds: int) -> tuple[list[str], str | None]:
+    try:
+        resp = engine.search(text, limit=TOP_K, rounds=rounds)
+    except ValueError as exc:  # empty or over-long query: no ranking, counted as an error
+        return [], str(exc)
+    errors = resp.output.errors
+    note = "; ".join(f"{e.source}: {e.error}" for e in errors) if errors else None
+    return [c.id for c in resp.output.candidates], note
+
+
+def _run_executor_1round(engine: SearchService, text: str) -> tuple[list[str], str | None]:
+    return _run_executor(engine, text, 1)
+
+
+def _run_executor_multi(engine: SearchService, text: str) -> tuple[list[str], str | None]:
+    return _run_executor(engine, text, max(2, engine.settings.max_rounds))
+
+
+SystemFn = Callable[["SearchService", str], tuple[list[str], str | None]]
+
+RUNNERS: dict[str, SystemFn] = {
+    "bm25": lambda e, t: (bm25_ranking(e, t), None),
+    "dense": lambda e, t: (dense_ranking(e, t), None),
+    "hybrid-rrf": _run_hybrid,
+    "hybrid-rrf-qdrant": lambda e, t: (hybrid_rrf_qdrant_ranking(e, t), None),
+    "executor-1round": _run_executor_1round,
+    "executor": _run_executor_multi,
+}
+
+#: Systems timed cold (:func:`cold_start` before each of their searches).
+COLD = frozenset({"executor-1round", "executor"})
+
+
+def parse_systems(text: str | None) -> list[str]:
+    """Comma-separated system names -> list in the given order (None or empty: every one of
+    ``SYSTEMS``; ``OPTIONAL_SYSTEMS`` run only when named).
+
+    Raises:
+        ValueError: naming the unknown systems and the known ones.
+    """
+    if not text or not text.strip():
+        return list(SYSTEMS)
+    names = list(dict.fromkeys(n.strip() for n in text.split(",") if n.strip()))
+    known = (*SYSTEMS, *OPTIONAL_SYSTEMS)
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise ValueError(f"unknown system(s) {', '.join(unknown)}; choose from {', '.join(known)}")
+    if not names:
+        raise ValueError(f"no system given; choose from {', '.join(known)}")
+    return names
