@@ -6,7 +6,7 @@ An evaluation's table lives with the evaluation (:mod:`agentic_search_cli.evalua
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rich.console import Console, Group
 from rich.panel import Panel
@@ -16,9 +16,6 @@ from rich.text import Text
 from agentic_search.domain.text import default_analyzer
 from agentic_search.state import Candidate, SearchResponse
 from agentic_search.sync.ingest import IngestReport
-
-if TYPE_CHECKING:
-    pass
 
 
 def why(candidate: Candidate, query: str) -> str:

@@ -63,6 +63,7 @@ def machine_info() -> dict[str, Any]:
 
 
 def loadavg() -> list[float] | None:
+    """The 1, 5 and 15 minute load averages (2 decimals), or None where the OS has none."""
     try:
         return [round(x, 2) for x in os.getloadavg()]
     except OSError:
