@@ -95,6 +95,9 @@ class FailingKeywordIndex:
     def term_presence(self, *args: Any) -> dict[str, set[str]]:
         return {}
 
+    def known_terms(self, *args: Any) -> set[str] | None:
+        return None
+
 
 class FailingEmbedder:
     """An embedder with the real one's name and dimension whose calls always raise."""

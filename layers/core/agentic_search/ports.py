@@ -233,6 +233,11 @@ class KeywordIndex(Protocol):
         tell about are absent)."""
         ...
 
+    def known_terms(self, schema: DomainSchema, terms: Sequence[str]) -> set[str] | None:
+        """The analysed ``terms`` that occur in some indexed document (None when the index
+        cannot tell): a query word whose terms the corpus does not know may be a typo."""
+        ...
+
 
 class StructuredStore(Protocol):
     """Filter-and-rank retrieval over structured fields."""

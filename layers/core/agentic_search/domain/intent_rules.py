@@ -12,9 +12,10 @@ from agentic_search.domain.intent import (
     CatalogLookup,
     normalize_query,
     quoted_phrases,
-    reference_profile,
 )
+from agentic_search.domain.intent_names import read_names
 from agentic_search.domain.intent_patterns import QUOTED, phrase_pattern
+from agentic_search.domain.linking import apply_corrections
 from agentic_search.domain.schema import DomainSchema
 from agentic_search.domain.text import default_analyzer
 from agentic_search.state import Filter, IntentState
@@ -67,7 +68,10 @@ class _Reading:
     def __init__(self, extractor: RuleBasedIntentExtractor, query: str) -> None:
         self.x = extractor
         self.query = query
-        self.q = normalize_query(query)
+        linker = extractor.catalog.linker
+        self.linking = linker.link(query) if linker is not None else None
+        corrected = apply_corrections(query, self.linking.corrections) if self.linking else query
+        self.q = normalize_query(corrected)
         self.consumed = [False] * len(self.q)
         self.constraint_spans: list[tuple[int, int]] = []
         self.must_preserve = quoted_phrases(query)
@@ -102,54 +106,9 @@ class _Reading:
         self.constraint_spans.append(span)
 
     def products_and_reference(self) -> None:
-        """Product names (longest first), the reference tool among them and the goal, the
-        excluded tools ("not Terraform"); every product name is a must-preserve term."""
-        q, query = self.q, self.query
-        for pattern, name, rid in self.x.names:
-            for m in pattern.finditer(q):
-                if self.free(m.span()) and P.is_product_mention(query, q, m.start(), m.end()):
-                    self.products.append((m.start(), m.end(), name, rid))
-                    self.take(m.span())
-        self.products.sort()
-        ref_phrase_span: tuple[int, int] | None = None
-        for start, end, _name, rid in self.products:
-            prefix = q[:start]
-            for pat, kind in P.REF_PATTERNS:
-                m = re.search(pat + r"$", prefix)
-                if m is not None:
-                    self.reference = (rid, q[start:end])
-                    self.goal = kind
-                    ref_phrase_span = (m.start(), end)
-                    break
-            if self.reference:
-                break
-        if self.reference is None:
-            for start, end, _name, rid in self.products:
-                after = re.match(r"(?:'s)?\s*(?:alternatives?|replacements?)\b", q[end:])
-                if after:
-                    self.reference, self.goal = (rid, q[start:end]), "alternative-to"
-                    ref_phrase_span = (start, end + len(after[0]))
-                    break
-        if ref_phrase_span:
-            self.constraint(ref_phrase_span)
-        for start, end, _name, rid in self.products:
-            neg = P.NEG_BEFORE.search(q[:start])
-            if neg and (self.reference is None or rid != self.reference[0]):
-                self.excluded.append(rid)
-                self.constraint_spans.append((neg.start(), end))
-        if self.reference:
-            record = self.x.catalog.record(self.reference[0]) or {}
-            self.profile = reference_profile(self.x.schema, record)
-        for _, _, name, _ in self.products:
-            original = re.search(re.escape(name), query, re.IGNORECASE)
-            term = original.group(0) if original else name
-            if term not in self.must_preserve:
-                self.must_preserve.append(term)
-        if self.goal == "find":
-            if P.EXPLAIN.search(q):
-                self.goal = "explain"
-            elif P.COMPARE.search(q) and len(self.products) >= 2:
-                self.goal = "compare"
+        """Product names, the reference tool and the goal, the excluded tools
+        (:func:`agentic_search.domain.intent_names.read_names`)."""
+        read_names(self)
 
     def price_ceilings(self) -> None:
         """ "under $20", "$15 or less", and "cheaper than <reference tool>" (its price)."""
@@ -241,6 +200,11 @@ class _Reading:
         confidence += 0.05 * min(2, len(self.constraints))
         if not self.found and not reference and not self.constraints:
             confidence = 0.3 if keywords else 0.1
+        linked = self.linking.links if self.linking is not None else []
+        fuzzy_names = [lk.name for lk in linked if lk.kind == "entity" and lk.method == "fuzzy"]
+        for name in fuzzy_names:  # "copilt" is asked as "GitHub Copilot"
+            if name not in self.must_preserve:
+                self.must_preserve.append(name)
         return IntentState(
             query=self.query,
             normalized_query=q,
@@ -257,4 +221,8 @@ class _Reading:
             semantic_variants=[variant] if variant and variant != q else [],
             confidence=round(min(0.95, confidence), 2),
             extractor=self.x.name,
+            entities=[lk for lk in linked if lk.kind != "entity" or lk.id in self._named()],
         )
+
+    def _named(self) -> set[str]:
+        return {rid for *_, rid in self.products}

@@ -7,7 +7,13 @@ import time
 from collections.abc import Sequence
 
 from agentic_search.components import Components
-from agentic_search.domain.rounds import final_ranking, finalize_evidence_pack, rerank_order
+from agentic_search.domain.entity_rounds import place
+from agentic_search.domain.rounds import (
+    final_ranking,
+    finalize_evidence_pack,
+    ranked_rounds,
+    rerank_order,
+)
 from agentic_search.pipeline.hydrate import execution_stats, hydrate
 from agentic_search.state import (
     CacheInfo,
@@ -83,11 +89,12 @@ def finish(
     ``errors`` are failures outside the rounds (a failed step) to list with the rest."""
     t = time.perf_counter()
     plan, intent = state.plan, state.intent
-    if len(state.round_rankings) > 1:
+    if ranked_rounds(state) > 1:
         ranking = final_ranking(state)
     else:
         first = [f.fused_entry() for f in state.first_fused]
         ranking = rerank_order(first, state.rerank_scores, state.caps.rerank_top_n)
+    ranking = place(ranking, state.pins, state.bridges)
     results = [r.result() for r in state.retrieved]
     ok_all = [r for r in results if r.error is None]
     candidates = hydrate(c, plan, intent, ok_all, ranking[: plan.limit])

@@ -17,7 +17,7 @@ from agentic_search.state.results import Provenance, SourceError
 #: Default evidence snippet length in characters (``ExecutorCaps.snippet_chars``).
 SNIPPET_CHARS = 1200
 
-QueryPurpose = Literal["plan", "coverage", "feedback", "hyde", "relaxed"]
+QueryPurpose = Literal["plan", "coverage", "feedback", "hyde", "relaxed", "bridge"]
 TargetKind = Literal["constraint", "preference", "phrase", "term"]
 
 
@@ -168,6 +168,16 @@ class SelectedRef(WireModel):
     mmr_score: float | None = None
 
 
+class Bridge(WireModel):
+    """A record reached from the evidence along the entity graph, placed right after the
+    record it was reached from (``after``): ``via`` is ``<edge kind>:<from id>``."""
+
+    id: str
+    after: str
+    via: str
+    score: float = 0.0
+
+
 class RoundReport(WireModel):
     """What one round asked, found, selected and concluded."""
 
@@ -184,6 +194,10 @@ class RoundReport(WireModel):
     relaxed: list[str] = Field(default_factory=list)
     stage_ms: dict[str, float] = Field(default_factory=dict)
     errors: list[SourceError] = Field(default_factory=list)
+    bridges: list[Bridge] = Field(
+        default_factory=list, description="records placed after the evidence that names them"
+    )
+    pinned: list[str] = Field(default_factory=list, description="named records placed first")
     decision: str = ""
 
 
