@@ -7,9 +7,10 @@ cue, from the extracted intent; they set how much work the executor does.
   round may walk from the evidence to the entities it mentions (HotpotQA's bridge questions).
 * **complex**: a comparison, a bridge question, or four or more stated conditions (constraints
   and vocabulary values): every round the caps allow, graph hops for bridges.
-* **simple**: a lookup: no constraint, no vocabulary value, not a question, and either a single
-  named record with at most two other words ("ollama", "cursor pricing") or at most two
-  content words in all. One round, no coverage grading.
+* **simple**: a lookup: no constraint, not a question, and either a single named record with
+  at most two other words ("ollama", "cursor pricing", "windsurf ide") or, naming nothing and
+  matching no vocabulary value, at most two content words in all. One round, no coverage
+  grading.
 * **moderate**: everything else (the coverage rounds as before).
 """
 
@@ -67,7 +68,7 @@ def complexity(intent: IntentState, analyzer: Analyzer) -> Complexity:
     conditions = len(intent.constraints) + sum(len(v) for v in intent.matches.values())
     if intent.primary_goal == "compare" or is_bridge(intent) or conditions >= 4:
         return "complex"
-    if conditions or intent.reference_tool or is_question(intent.query):
+    if intent.constraints or intent.reference_tool or is_question(intent.query):
         return "moderate"
     words = [w for w in analyzer.terms(intent.normalized_query)]
     linked = intent.linked
@@ -77,7 +78,7 @@ def complexity(intent: IntentState, analyzer: Analyzer) -> Complexity:
         rest = [w for w in words if w not in name_terms and w not in facets]
         if len(rest) <= 2:
             return "simple"
-    if not linked and len(set(words)) <= 2:
+    if not linked and not conditions and len(set(words)) <= 2:
         return "simple"
     return "moderate"
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from agentic_search.domain.plan_rules import fusion_for
 from agentic_search.state import (
     Bridge,
     EntitySource,
@@ -28,6 +29,7 @@ from agentic_search.state import (
     GraphSource,
     IntentState,
     QueryPlan,
+    VectorSource,
 )
 
 #: Links weaker than this are reported but never fetched.
@@ -65,12 +67,27 @@ def entity_source_for(intent: IntentState) -> EntitySource | None:
 
 
 def with_entity_source(plan: QueryPlan, intent: IntentState) -> QueryPlan:
-    """``plan`` with the entity fetch of ``intent`` (unchanged when it names no record)."""
+    """``plan`` with the entity fetch of ``intent`` (unchanged when it names no record). A
+    comparison's dense sources become the named records' own stored vectors (query by
+    example: their closest competitors follow them), on the aspects the plan searched."""
     source = entity_source_for(intent)
     if source is None or plan.entity_source is not None:
         return plan
     rationale = [*plan.rationale, f"entity_state: {', '.join(source.names)} fetched by id"]
-    return plan.model_copy(update={"entity_source": source, "rationale": rationale})
+    update: dict[str, object] = {"entity_source": source, "rationale": rationale}
+    if intent.primary_goal == "compare" and plan.vector_sources:
+        aspects = list(dict.fromkeys(vs.aspect for vs in plan.vector_sources))[:2]
+        top_k = max(vs.top_k for vs in plan.vector_sources)
+        update["vector_sources"] = [
+            VectorSource(aspect=a, top_k=top_k, query_vector_source="reference_tool", text=rid)
+            for rid in source.ids
+            for a in aspects
+        ]
+        count = len(update["vector_sources"]) + (1 if plan.sparse_source else 0)  # type: ignore[arg-type]
+        count += len(plan.structured_sources)
+        update["fusion"] = fusion_for(count)
+        rationale.append("comparison: the named records' own vectors find their competitors")
+    return plan.model_copy(update=update)
 
 
 def graph_source_for(state: ExecutorState, aspect: str, text: str) -> GraphSource | None:
@@ -114,9 +131,15 @@ def place(ranking: Sequence[Fused], pins: Sequence[str], bridges: Sequence[Bridg
         return list(ranking)
     by_id = {f.id: f for f in ranking}
     top = max((f.fused for f in ranking), default=1.0)
+    best = max((f.score for f in ranking), default=1.0)
 
     def entry(rid: str, source: str) -> Fused:
-        return by_id.get(rid) or Fused(rid, top, 1.0, 1, {source: 1.0})
+        """A placed record: its own fused entry lifted to the top score (it is placed above
+        records that scored more), or a new one."""
+        have = by_id.get(rid)
+        if have is None:
+            return Fused(rid, top, best, 1, {source: 1.0})
+        return Fused(rid, max(have.fused, top), max(have.score, best), 1, dict(have.contributions))
 
     pinned = [entry(rid, "entity") for rid in dict.fromkeys(pins)]
     moved = {b.id for b in bridges} | {f.id for f in pinned}
@@ -133,8 +156,8 @@ def place(ranking: Sequence[Fused], pins: Sequence[str], bridges: Sequence[Bridg
 
 __all__ = [
     "BRIDGES_PLACED",
-    "BRIDGE_WINDOW",
     "BRIDGE_SEEDS",
+    "BRIDGE_WINDOW",
     "GRAPH_TOP_K",
     "MIN_LINK_SCORE",
     "bridges_from",

@@ -55,6 +55,9 @@ class CatalogLookup:
     names: Mapping[str, str]
     record: Callable[[str], dict[str, Any] | None]
     linker: QueryLinker | None = None
+    dated: bool = True
+    """Whether some record carries the schema's date field (temporal filters on a corpus
+    without dates would filter everything out, so they are read only when it does)."""
 
     @staticmethod
     def empty() -> CatalogLookup:
@@ -105,7 +108,9 @@ class CatalogLookup:
                 analyzer,
             )
         names = {title.lower(): rid for rid, title in titles.items()}
-        return CatalogLookup(names=names, record=record or by_id.get, linker=linker)
+        temporal = schema.temporal
+        dated = temporal is not None and any(p.get(temporal.field) is not None for p in rows)
+        return CatalogLookup(names=names, record=record or by_id.get, linker=linker, dated=dated)
 
 
 def normalize_query(query: str) -> str:

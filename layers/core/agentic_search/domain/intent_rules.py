@@ -4,6 +4,8 @@ and the catalog's names (the order is :mod:`agentic_search.domain.intent`'s docs
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from datetime import date
 from typing import Any
 
 from agentic_search.domain import intent_patterns as P
@@ -17,6 +19,7 @@ from agentic_search.domain.intent_names import read_names
 from agentic_search.domain.intent_patterns import QUOTED, phrase_pattern
 from agentic_search.domain.linking import apply_corrections
 from agentic_search.domain.schema import DomainSchema
+from agentic_search.domain.temporal import year_ranges
 from agentic_search.domain.text import default_analyzer
 from agentic_search.state import Filter, IntentState
 
@@ -26,9 +29,15 @@ class RuleBasedIntentExtractor:
 
     name = "rules"
 
-    def __init__(self, schema: DomainSchema, catalog: CatalogLookup | None = None) -> None:
+    def __init__(
+        self,
+        schema: DomainSchema,
+        catalog: CatalogLookup | None = None,
+        today: Callable[[], date] = date.today,
+    ) -> None:
         self.schema = schema
         self.catalog = catalog or CatalogLookup.empty()
+        self.today = today
         # (phrase, vocabulary, canonical), longest phrase first.
         entries: list[tuple[str, str, str]] = []
         for vocab, values in schema.vocabularies.items():
@@ -54,6 +63,7 @@ class RuleBasedIntentExtractor:
         reading = _Reading(self, query)
         reading.products_and_reference()
         reading.price_ceilings()
+        reading.temporal()
         reading.pricing()
         reading.deployment()
         reading.vocabulary()
@@ -127,6 +137,21 @@ class _Reading:
                     "price_monthly_usd", "lt", float(price), f"cheaper than {self.reference[1]}"
                 )
         # "cheap" / "affordable" alone stay soft: no reference price to compare against
+
+    def temporal(self) -> None:
+        """ "since 2023", "released in 2024", "in the last 6 months", "before 2020": range
+        filters on the schema's date field (:mod:`agentic_search.domain.temporal`)."""
+        spec = self.x.schema.temporal
+        if spec is None or not self.x.catalog.dated:
+            return
+        for rng in year_ranges(self.q, self.x.today()):
+            if not self.free(rng.span):
+                continue
+            if rng.start is not None:
+                self.add(spec.field, "gte", float(rng.start), rng.phrase)
+            if rng.end is not None:
+                self.add(spec.field, "lt", float(rng.end), rng.phrase)
+            self.constraint(rng.span)
 
     def pricing(self) -> None:
         """ "not paid", "open source" (or not), "free" (but not "free tier/trial/plan")."""

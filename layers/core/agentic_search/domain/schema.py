@@ -144,6 +144,29 @@ class TemporalSpec(BaseModel):
     label: str = Field(default="released", description="how answers name the date")
 
 
+class ComparisonSpec(BaseModel):
+    """What a comparison's answer puts side by side: ``fields`` shown per record, and
+    ``sets`` (list fields) split into the values every compared record has and those only
+    some have."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    fields: list[str] = Field(default_factory=list)
+    sets: list[str] = Field(default_factory=list)
+
+
+class QualitySpec(BaseModel):
+    """When an answer is "no good match" (see :mod:`agentic_search.domain.quality`): the best
+    candidate's cosine to the query below ``min_relevance`` *and* the evidence's coverage
+    confidence below ``min_coverage``. Calibrated per domain (the bundled values say on what
+    data in the schema files)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    min_relevance: float = Field(default=0.0, ge=-1.0, le=1.0)
+    min_coverage: float = Field(default=0.0, ge=0.0, le=1.0)
+
+
 class DomainSchema(BaseModel):
     """A domain: vocabularies, record fields, aspects, keyword fields and intent fields.
 
@@ -169,6 +192,8 @@ class DomainSchema(BaseModel):
     intent_fields: list[IntentFieldDef] = Field(default_factory=list)
     entities: EntitySpec | None = None
     temporal: TemporalSpec | None = None
+    comparison: ComparisonSpec = Field(default_factory=ComparisonSpec)
+    quality: QualitySpec = Field(default_factory=QualitySpec)
 
     @model_validator(mode="after")
     def _consistent(self) -> DomainSchema:
@@ -231,6 +256,12 @@ class DomainSchema(BaseModel):
                 problems.append(f"relations.similar_aspect {rel.similar_aspect!r} is no aspect")
             if rel.integrates_field and rel.integrates_field not in known:
                 problems.append(f"relations.integrates_field {rel.integrates_field!r} is unknown")
+        for f in [*self.comparison.fields, *self.comparison.sets]:
+            if f not in known:
+                problems.append(f"comparison names unknown field {f!r}")
+        for f in self.comparison.sets:
+            if f in self.fields and self.fields[f].type != "list":
+                problems.append(f"comparison set {f!r} must be a list field")
         if self.temporal is not None:
             fdef = self.fields.get(self.temporal.field)
             if fdef is None or fdef.type != "number":

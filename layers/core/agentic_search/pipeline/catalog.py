@@ -24,6 +24,8 @@ def catalog_lookup(c: Components) -> CatalogLookup:
 
         if schema.entities is not None and c.store.exists(schema):
             keys = [schema.id_field, *schema.name_fields, ENTITY_KEY]
+            if schema.temporal is not None:
+                keys.append(schema.temporal.field)
             if schema.entities.aliases:
                 keys.append(schema.entities.aliases)
             payloads = list(c.store.scroll(schema, payload=keys))
@@ -35,7 +37,7 @@ def catalog_lookup(c: Components) -> CatalogLookup:
                 c.analyzer,
             )
         else:
-            c.memo.catalog = CatalogLookup(names={}, record=record)
+            c.memo.catalog = CatalogLookup(names={}, record=record, dated=False)
         c.memo.extractor = None
     return c.memo.catalog
 

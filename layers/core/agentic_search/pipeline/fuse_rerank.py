@@ -11,6 +11,7 @@ from agentic_search.domain.fusion import rrf
 from agentic_search.domain.rounds import relax_step
 from agentic_search.domain.selection import select_evidence
 from agentic_search.pipeline.evidence import build_evidence, count_tokens
+from agentic_search.pipeline.relevance import query_relevance
 from agentic_search.pipeline.rerank import rerank_candidates
 from agentic_search.pipeline.sources import merge, run_sources
 from agentic_search.state import (
@@ -75,6 +76,9 @@ def fuse_round(c: Components, state: ExecutorState, work: RoundWork) -> RoundWor
     state.candidates_after = max(state.candidates_after, len(fused))
     state.round_rankings.append([f.id for f in fused[:RANKING_KEEP]])
     placed = place_round(state, work, results, fused)
+    if rnd == 1:  # the absolute match of what can be returned (answer quality reads it)
+        head = [f.id for f in placed[: state.plan.limit]]
+        state.relevance = query_relevance(c, work.plan, results, head)
     keep_n = max(state.plan.limit, state.caps.selection_pool, state.caps.rerank_top_n)
     if rnd == 1:
         state.first_fused = FUSED_REFS.validate_python(

@@ -82,9 +82,12 @@ from agentic_search.state.records import (
 )
 from agentic_search.state.response import (
     PATH_KEYS,
+    ComparedRecord,
+    Comparison,
     SearchResponse,
 )
 from agentic_search.state.results import (
+    AnswerQuality,
     Candidate,
     ExecutionStats,
     Fused,
@@ -131,10 +134,13 @@ __all__ = [
     "TOP_K_MAX",
     "TOP_K_MIN",
     "VIA_KEY",
+    "AnswerQuality",
     "AspectStatus",
     "Bridge",
     "CacheInfo",
     "Candidate",
+    "ComparedRecord",
+    "Comparison",
     "Complexity",
     "Contradiction",
     "Coverage",

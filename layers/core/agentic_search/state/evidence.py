@@ -18,7 +18,7 @@ from agentic_search.state.results import Provenance, SourceError
 SNIPPET_CHARS = 1200
 
 QueryPurpose = Literal["plan", "coverage", "feedback", "hyde", "relaxed", "bridge"]
-TargetKind = Literal["constraint", "preference", "phrase", "term"]
+TargetKind = Literal["constraint", "preference", "phrase", "term", "entity"]
 
 
 class ExecutorCaps(WireModel):
@@ -64,8 +64,9 @@ class ExecutorCaps(WireModel):
 
 class CoverageTarget(WireModel):
     """Something the evidence should support: a hard constraint, a soft preference (any of
-    ``values`` in ``field``), a quoted phrase (verbatim, case-insensitive) or an analysed
-    query term (Snowball stem)."""
+    ``values`` in ``field``), a quoted phrase (verbatim, case-insensitive), an analysed
+    query term (Snowball stem), or a named record (``entity``: only that record's own
+    evidence covers it, ``values`` = its ids)."""
 
     kind: TargetKind
     label: str
@@ -77,9 +78,10 @@ class CoverageTarget(WireModel):
 
     @property
     def weight(self) -> float:
-        """Weight in the coverage confidence: constraints and phrases 3, preferences 2,
-        terms 1."""
-        return {"constraint": 3.0, "phrase": 3.0, "preference": 2.0, "term": 1.0}[self.kind]
+        """Weight in the coverage confidence: constraints, phrases and named records 3,
+        preferences 2, terms 1."""
+        weights = {"constraint": 3.0, "phrase": 3.0, "entity": 3.0, "preference": 2.0}
+        return weights.get(self.kind, 1.0)
 
 
 class Evidence(WireModel):

@@ -178,6 +178,10 @@ class ExecutorState(WireModel):
         default_factory=list, description="records placed after the evidence that names them"
     )
     walked: bool = Field(default=False, description="a graph walk (bridge round) has run")
+    relevance: dict[str, float] = Field(
+        default_factory=dict,
+        description="cosine to the query of round 1's first candidates (pipeline/relevance.py)",
+    )
 
 
 class RoundWork(WireModel):
