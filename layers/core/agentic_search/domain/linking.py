@@ -3,10 +3,11 @@ phrases it misspells.
 
 1. **Exact** (:meth:`EntityIndex.scan` on the folded query: case- and accent-insensitive,
    longest name first). A plain one-word name the corpus also uses as an ordinary word
-   ("continue", "void") links only when written with a capital letter or in a naming context:
-   after a reference phrase ("alternative to", "like"), next to "vs", "versus", "and", "or" or
-   a comma between names, or before "vs" / "alternatives". Score 1.0 (0.9 for such a word
-   linked by context).
+   ("whisper") links only when written with a capital letter or in a naming context: after a
+   reference phrase ("alternative to", "like"), next to "vs", "versus", "and", "or" or a comma
+   between names, or before "vs" / "alternatives" (score 0.9). Any plain one-word name right
+   after a pronoun, modal or "to" ("I can continue using", "want to make a video") is read as
+   the ordinary word unless capitalized or in a naming context. Score 1.0 otherwise.
 2. **Fuzzy** (rapidfuzz's Levenshtein distance over the names and the schema's vocabulary
    phrases): only for query words the corpus does not know (no analysed term in the keyword
    index, no word of a name or phrase), 4+ letters, not stopwords; the n-gram of one to three
@@ -35,6 +36,12 @@ _NAMING_BEFORE = re.compile(
 )
 _NAMING_AFTER = re.compile(
     r"^\s*(?:'s\b|alternatives?\b|replacements?\b|vs\b|versus\b|,|or\b|and\b)"
+)
+#: Words before a plain word that make it a verb or an ordinary word ("I can continue using",
+#: "want to make a video"), not a name.
+_ORDINARY_BEFORE = re.compile(
+    r"\b(?:to|can|could|will|would|should|must|may|might|i|we|you|they|please|let's|lets|"
+    r"don't|dont|not|never|also)\s*$"
 )
 #: Minimum score of a fuzzy link (1 - distance / length).
 FUZZY_MIN_SCORE = 0.7
@@ -112,16 +119,18 @@ class QueryLinker:
     def _exact_score(
         self, query: str, toks: Sequence[Token], first: int, last: int, name: str
     ) -> float | None:
-        if not (is_plain_word(name) and name in self.index.common):
+        if not is_plain_word(name):
             return 1.0
         surface = toks[first].surface
-        if surface[:1].isupper():
-            return 0.9
         before = query[: toks[first].start].casefold()
         after = query[toks[last - 1].end :].casefold()
+        if surface[:1].isupper():
+            return 1.0 if name not in self.index.common else 0.9
         if _NAMING_BEFORE.search(before) or _NAMING_AFTER.match(after):
-            return 0.9
-        return None
+            return 1.0 if name not in self.index.common else 0.9
+        if name in self.index.common or _ORDINARY_BEFORE.search(before):
+            return None  # an ordinary word here ("I can continue using", "to make a video")
+        return 1.0
 
     def _unknown(self, toks: Sequence[Token], taken: Sequence[bool]) -> list[int]:
         cands = [

@@ -5,8 +5,11 @@ candidates (their cosine to the query; fused scores are relative and always star
 * ``good``: the query named records and they were found, or the best candidate clears the
   domain's ``min_relevance`` and the coverage its ``min_coverage``;
 * ``weak``: one of the two falls short: everything is returned, flagged;
-* ``none`` ("no good match"): both fall short: only the candidates whose own relevance clears
-  ``min_relevance`` are returned (usually none), instead of padding the top k.
+* ``none`` ("no good match"): both fall short and no candidate contains every word of the
+  query: only the candidates whose own relevance clears ``min_relevance`` are returned
+  (usually none), instead of padding the top k. A candidate holding every query word (a
+  lexical match the embedding may not see: a rare term, a long document's later passage)
+  keeps the answer ``weak`` and is returned.
 
 ``score`` in [0, 1] is the mean of ``relevance / min_relevance`` and ``coverage /
 min_coverage``, each capped at 1 (1.0 for named records found); the thresholds are the
@@ -31,9 +34,11 @@ def answer_quality(
     relevance: Mapping[str, float],
     coverage: float,
     named_found: Sequence[str] = (),
+    lexical: Sequence[str] = (),
 ) -> AnswerQuality:
     """The verdict for a ranking whose candidates have ``relevance`` (id -> cosine) and whose
-    evidence has ``coverage`` confidence; ``named_found``: named records that were found."""
+    evidence has ``coverage`` confidence; ``named_found``: named records that were found;
+    ``lexical``: candidates that contain every word of the query."""
     if named_found:
         return AnswerQuality(
             verdict="good", score=1.0, reason=f"named records found: {', '.join(named_found)}"
@@ -58,6 +63,12 @@ def answer_quality(
         return AnswerQuality(verdict="good", score=round(score, 3), reason=detail)
     if rel_ok or cov_ok:
         return AnswerQuality(verdict="weak", score=round(score, 3), reason=detail)
+    if lexical:
+        return AnswerQuality(
+            verdict="weak",
+            score=round(score, 3),
+            reason=f"{detail}; but {len(lexical)} result(s) contain every query word",
+        )
     return AnswerQuality(verdict="none", score=round(score, 3), reason=detail)
 
 

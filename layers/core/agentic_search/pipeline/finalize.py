@@ -144,7 +144,13 @@ def judge(
     found = {cand.id for cand in candidates}
     named = [rid for rid in state.pins if rid in found]
     relevance = {k: v for k, v in state.relevance.items() if k in found}
-    quality = answer_quality(spec, relevance, coverage, named)
+    words = set(c.analyzer.terms(state.intent.normalized_query))
+    lexical = [
+        cand.id
+        for cand in candidates
+        if words and words <= set(cand.provenance.matched_terms)
+    ]
+    quality = answer_quality(spec, relevance, coverage, named, lexical)
     keep = set(clearing(quality, [cand.id for cand in candidates], relevance, spec))
     kept = [cand for cand in candidates if cand.id in keep]
     quality.withheld = len(candidates) - len(kept)
