@@ -34,6 +34,14 @@ QUESTION_WORDS = [
     "other",
     "same",
     "one",
+    # which of two came first ("Which magazine was started first, X or Y?")
+    "first",
+    "older",
+    "oldest",
+    "younger",
+    "youngest",
+    "earlier",
+    "earliest",
 ]
 #: Words that say what the user wants done, not what the evidence must contain.
 GOAL_WORDS = [

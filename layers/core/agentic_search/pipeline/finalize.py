@@ -146,9 +146,7 @@ def judge(
     relevance = {k: v for k, v in state.relevance.items() if k in found}
     words = set(c.analyzer.terms(state.intent.normalized_query))
     lexical = [
-        cand.id
-        for cand in candidates
-        if words and words <= set(cand.provenance.matched_terms)
+        cand.id for cand in candidates if words and words <= set(cand.provenance.matched_terms)
     ]
     quality = answer_quality(spec, relevance, coverage, named, lexical)
     keep = set(clearing(quality, [cand.id for cand in candidates], relevance, spec))

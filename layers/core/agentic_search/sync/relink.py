@@ -70,7 +70,6 @@ def relink_changed(c: Components, changed: Sequence[str], removed: Sequence[str]
     for rid in changed_recs:
         if doc_id_of(rid) != rid:
             continue
-        mini = EntityIndex({n: (rid,) for n in index.names_of(rid)}, index.common)
         for name in index.names_of(rid):
             for hit in c.keyword.search(schema, name, MENTION_SEARCH_K):
                 src = doc_id_of(hit.id)
@@ -79,7 +78,13 @@ def relink_changed(c: Components, changed: Sequence[str], removed: Sequence[str]
                 rec = c.store.get_records(schema, [hit.id]).get(hit.id)
                 if rec is None:
                     continue
-                found = out_edges(schema, mini, rec.payload or {}, hit.id)
+                # the full index, so that the longest name wins ("Meet Corliss Archer" names
+                # the show, not "Corliss Archer"); only the edges to this record are new
+                found = {
+                    kind: [t for t in targets if t == rid]
+                    for kind, targets in out_edges(schema, index, rec.payload or {}, hit.id).items()
+                }
+                found = {k: v for k, v in found.items() if v}
                 if found:
                     have = (rec.payload or {}).get(LINKS_KEY) or {}
                     old_out.setdefault(src, dict(have))
