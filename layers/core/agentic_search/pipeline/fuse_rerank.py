@@ -188,9 +188,10 @@ def place_round(
         work.report.pinned = list(state.pins)
     bridges: list[Bridge] = []
     graph = by_name.get("graph")
-    if graph is not None and work.plan.graph_source is not None:
+    walk = work.plan.graph_source
+    if graph is not None and walk is not None and walk.placement == "bridge":
         hits = [(h.id, h.score, h.payload.get(VIA_KEY)) for h in graph.hits]
-        bridges = bridges_from(hits, work.plan.graph_source.seeds)
+        bridges = bridges_from(hits, walk.seeds)
         state.bridges += bridges
         work.report.bridges = bridges
     return place(fused, state.pins, state.bridges if bridges or state.pins else [])

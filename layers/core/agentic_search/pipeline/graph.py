@@ -51,10 +51,14 @@ def fetch_entities(
     return out
 
 
-def _neighbours(payload: Mapping[str, Any], kinds: Sequence[str]) -> list[tuple[str, str]]:
-    """(neighbour id, edge kind) of a record, out-edges first, each neighbour once."""
+def _neighbours(
+    payload: Mapping[str, Any], kinds: Sequence[str], direction: str = "both"
+) -> list[tuple[str, str]]:
+    """(neighbour id, edge kind) of a record, out-edges first (none with ``direction`` "in"),
+    each neighbour once."""
     seen: dict[str, str] = {}
-    for key in (LINKS_KEY, LINKED_FROM_KEY):
+    keys = (LINKED_FROM_KEY,) if direction == "in" else (LINKS_KEY, LINKED_FROM_KEY)
+    for key in keys:
         edges = payload.get(key) or {}
         for kind, targets in edges.items():
             if kinds and kind not in kinds:
@@ -82,7 +86,8 @@ def walk(c: Components, source: GraphSource, filters: Sequence[Filter] = ()) -> 
             rec = records.get(rid)
             if rec is None:
                 continue
-            for nb, kind in _neighbours(rec.payload or {}, source.kinds)[: source.fanout]:
+            edges = _neighbours(rec.payload or {}, source.kinds, source.direction)
+            for nb, kind in edges[: source.fanout]:
                 graph.add_edge(rid, nb)
                 if nb not in seen:
                     seen.add(nb)
@@ -115,20 +120,29 @@ def walk(c: Components, source: GraphSource, filters: Sequence[Filter] = ()) -> 
 
 
 def _cosines(c: Components, source: GraphSource, ids: Sequence[str]) -> dict[str, float]:
-    """Cosine of each record's stored vector on the source's aspect to the query text
-    (stored vectors are unit length; the query vector is the embedder's, cached)."""
+    """Cosine of each record's stored vector on the source's aspect to the query text's
+    vector (the embedder's, cached), or to the reference record's stored vector (stored
+    vectors are unit length). Without either, every record scores 1 (PageRank alone)."""
     import numpy as np
 
-    probe = QueryPlan(
-        domain=c.schema.name,
-        strategy="identity-focused",
-        vector_sources=[VectorSource(aspect=source.aspect, top_k=1, text=source.text)],
-        fusion="none",
-    )
-    vectors, errors = embed_texts(c, probe)
-    if source.text in errors or source.text not in vectors:
-        return {}
-    q = np.asarray(vectors[source.text], dtype=np.float32)
+    if source.text:
+        probe = QueryPlan(
+            domain=c.schema.name,
+            strategy="identity-focused",
+            vector_sources=[VectorSource(aspect=source.aspect, top_k=1, text=source.text)],
+            fusion="none",
+        )
+        vectors, errors = embed_texts(c, probe)
+        if source.text in errors or source.text not in vectors:
+            return {}
+        query = vectors[source.text]
+    elif source.reference:
+        query = c.store.vector_of(c.schema, source.reference, source.aspect)
+        if query is None:
+            return {}
+    else:
+        return dict.fromkeys(ids, 1.0)
+    q = np.asarray(query, dtype=np.float32)
     q = q / (np.linalg.norm(q) or 1.0)
     stored = c.store.vectors_of(c.schema, list(ids), source.aspect)
     return {rid: float(np.dot(q, np.asarray(v, dtype=np.float32))) for rid, v in stored.items()}

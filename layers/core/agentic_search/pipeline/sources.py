@@ -33,8 +33,14 @@ from agentic_search.state import (
 )
 
 Task = tuple[SourceResult, Callable[[], list[ScoredRecord]]]
-#: Results placed in the ranking (pins, bridges), never fused.
-PLACED = frozenset({"entity", "graph"})
+
+
+def placed(result: SourceResult) -> bool:
+    """Whether a result is placed in the ranking (the pins of an entity fetch, a bridge
+    walk's best record), not fused."""
+    return result.name == "entity" or (
+        result.name == "graph" and result.query_vector_source != "fused"
+    )
 
 
 class SourceTimeout(TimeoutError):
@@ -111,7 +117,15 @@ def source_tasks(
         tasks.append((res, lambda es=es: fetch_entities(c, es, filters)))
     if plan.graph_source is not None:
         gs = plan.graph_source
-        res = SourceResult("graph", "qdrant", aspect=gs.aspect, round=plan.round, query=gs.text)
+        res = SourceResult(
+            "graph",
+            "qdrant",
+            weight=gs.weight,
+            aspect=gs.aspect,
+            query_vector_source=gs.placement,
+            round=plan.round,
+            query=gs.text or (f"neighbours of {gs.reference}" if gs.reference else None),
+        )
         tasks.append((res, lambda gs=gs: walk(c, gs, filters)))
     if plan.structured_sources:
         structured = c.structured
@@ -183,7 +197,7 @@ def merge(results: Sequence[SourceResult], method: str, rrf_k: int) -> tuple[lis
     """Fuse the successful sources' ranked lists (deduplicated by record id); returns the
     fused list (best first) and the method actually used ("none" with several non-empty
     lists becomes "rrf")."""
-    ok = [r for r in results if r.error is None and r.name not in PLACED]
+    ok = [r for r in results if r.error is None and not placed(r)]
     lists = [
         RankedList(r.name, [h.id for h in r.hits], [h.score for h in r.hits], r.weight) for r in ok
     ]
@@ -200,9 +214,9 @@ def _timed(fn: Callable[[], list[ScoredRecord]]) -> tuple[list[ScoredRecord], fl
 
 
 __all__ = [
-    "PLACED",
     "SourceTimeout",
     "merge",
+    "placed",
     "run_sources",
     "source_tasks",
 ]

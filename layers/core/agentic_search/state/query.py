@@ -180,14 +180,29 @@ class GraphSource(WireModel):
 
     seeds: list[str] = Field(min_length=1, max_length=10)
     weights: list[float] = Field(default_factory=list)
+    placement: Literal["bridge", "fused"] = Field(
+        default="bridge",
+        description="bridge: the best walked record is placed after its seed; fused: the "
+        "walk is one more ranked list of the round (query by example along the graph)",
+    )
     hops: int = Field(default=1, ge=1, le=2)
+    direction: Literal["both", "in"] = Field(
+        default="both",
+        description="walk out- and in-edges, or in-edges only (the records that name the seed)",
+    )
     fanout: int = Field(default=50, ge=1, le=200)
     kinds: list[str] = Field(default_factory=list)
-    text: str
+    text: str | None = Field(
+        default=None, description="query text whose vector the walked records are scored by"
+    )
+    reference: str | None = Field(
+        default=None, description="else a record whose stored vector scores them"
+    )
     aspect: str
     top_k: int = Field(default=10, ge=1, le=TOP_K_MAX)
     alpha: float = Field(default=0.85, gt=0.0, lt=1.0)
     exclude: list[str] = Field(default_factory=list)
+    weight: float = Field(default=1.0, gt=0, description="RRF weight of a fused walk")
 
 
 class QueryPlan(WireModel):
