@@ -142,7 +142,8 @@ class VectorStore(Protocol):
         self, schema: DomainSchema, record_ids: Sequence[str], with_vectors: bool = False
     ) -> dict[str, StoredRecord]:
         """The query side's :meth:`get_records` (may be cached; callers must not mutate the
-        records); payloads come without the content hashes."""
+        records); payloads come without the content hashes and the entity graph's keys
+        (``_entity``, ``_links``, ``_linked_from``: read them with :meth:`get_records`)."""
         ...
 
     def upsert(self, schema: DomainSchema, points: Sequence[PointWrite]) -> None:

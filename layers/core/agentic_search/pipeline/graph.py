@@ -21,6 +21,7 @@ from agentic_search.components import Components
 from agentic_search.domain.filters import matches
 from agentic_search.pipeline.embedding import embed_texts
 from agentic_search.state import (
+    HASHES_KEY,
     LINKED_FROM_KEY,
     LINKS_KEY,
     VIA_KEY,
@@ -80,7 +81,8 @@ def walk(c: Components, source: GraphSource, filters: Sequence[Filter] = ()) -> 
     graph.add_nodes_from(frontier)
     seen = set(frontier)
     for _ in range(source.hops):
-        records = c.store.read_records(schema, frontier)
+        # the writer's view: the query side's cached reads leave the graph's keys out
+        records = c.store.get_records(schema, frontier, without=[HASHES_KEY])
         nxt: list[str] = []
         for rid in frontier:
             rec = records.get(rid)
