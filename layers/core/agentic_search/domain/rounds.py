@@ -128,8 +128,10 @@ def should_continue(
 ) -> tuple[bool, str]:
     """The deterministic stopping policy after a round; updates ``no_new_streak``.
 
-    Stops (in this order of precedence) when: the round found no candidates at all; the
-    confidence reaches ``confidence_threshold``; ``max_rounds`` are done; ``max_no_new_rounds``
+    Stops (in this order of precedence) when: the round found no candidates at all; the round
+    placed a bridge (a bridge question's second hop); goes on when a bridge question has not
+    walked the graph yet (budget and rounds permitting); stops when the confidence reaches
+    ``confidence_threshold``; ``max_rounds`` are done; ``max_no_new_rounds``
     rounds in a row added no new evidence; the round took longer than ``round_budget_ms``.
     """
     caps = state.caps
@@ -138,6 +140,11 @@ def should_continue(
     conf = state.coverage.confidence
     if not found_any and state.round_index == 1:
         return False, "no candidates: the sources found nothing for this query and filters"
+    placed_now = bool(state.bridges) and not any(r.bridges for r in report.rounds)
+    if placed_now:
+        # this round (its report is appended after this decision) placed the bridge: the
+        # question's second hop is the record the evidence names; later rounds only re-rank
+        return False, "bridge placed: the record the evidence names answers the second hop"
     if (
         state.intent.bridge
         and not state.walked

@@ -140,6 +140,11 @@ def fuse_round(c: Components, state: ExecutorState, work: RoundWork) -> RoundWor
         # get tokenized.
         count_tokens=lambda e: e.tokens or count_tokens(c, [e.text])[0],
     )
+    # a record the round placed (a pin, a bridge) is evidence whatever MMR chose: it is why
+    # the round ran, and what an answer step must read
+    chosen = {e.id for e in selected}
+    placed_ids = set(work.report.pinned) | {b.id for b in work.report.bridges}
+    selected += [e for e in evidence if e.id in placed_ids and e.id not in chosen]
     stage["select"] = elapsed_ms(t)
     pooled = {e.id: e for e in state.pool}
     work.new_ids = [e.id for e in selected if e.id not in pooled]
