@@ -1,7 +1,8 @@
 """The entity sources a Retrieve runs besides the ranked ones: the entity_state fetch (named
 records by id) and the graph walk (walk_seeds / predicate_walk) with its personalized
 PageRank (Page, Brin, Motwani, Winograd, "The PageRank Citation Ranking", 1999; personalized:
-Haveliwala, "Topic-Sensitive PageRank", WWW 2002), computed by networkx.
+Haveliwala, "Topic-Sensitive PageRank", WWW 2002), computed by igraph (its C core: networkx's
+PageRank needs scipy, over 100 MB, which would not fit the Lambda layer).
 
 The walk reads each frontier record's stored edges (``_links`` out, ``_linked_from`` in; see
 :mod:`agentic_search.sync.links`), at most ``fanout`` neighbours per record per hop, and
@@ -72,13 +73,10 @@ def _neighbours(
 def walk(c: Components, source: GraphSource, filters: Sequence[Filter] = ()) -> list[ScoredRecord]:
     """The graph walk of ``source`` (see the module docstring): walked records that pass the
     hard ``filters`` and are not excluded, best first, at most ``top_k``."""
-    import networkx as nx
-
     schema = c.schema
-    graph = nx.Graph()
+    edges: list[tuple[str, str]] = []
     via: dict[str, str] = {}
     frontier = list(dict.fromkeys(source.seeds))
-    graph.add_nodes_from(frontier)
     seen = set(frontier)
     for _ in range(source.hops):
         # the writer's view: the query side's cached reads leave the graph's keys out
@@ -88,9 +86,9 @@ def walk(c: Components, source: GraphSource, filters: Sequence[Filter] = ()) -> 
             rec = records.get(rid)
             if rec is None:
                 continue
-            edges = _neighbours(rec.payload or {}, source.kinds, source.direction)
-            for nb, kind in edges[: source.fanout]:
-                graph.add_edge(rid, nb)
+            neighbours = _neighbours(rec.payload or {}, source.kinds, source.direction)
+            for nb, kind in neighbours[: source.fanout]:
+                edges.append((rid, nb))
                 if nb not in seen:
                     seen.add(nb)
                     via[nb] = f"{kind}:{rid}"
@@ -101,10 +99,8 @@ def walk(c: Components, source: GraphSource, filters: Sequence[Filter] = ()) -> 
     candidates = [n for n in via if n not in set(source.exclude) and n not in source.seeds]
     if not candidates:
         return []
-    weights = source.weights or [1.0] * len(source.seeds)
-    personalization = {s: w for s, w in zip(source.seeds, weights, strict=False) if s in graph}
-    ppr = nx.pagerank(graph, alpha=source.alpha, personalization=personalization)
-    top = max(ppr[n] for n in candidates) or 1.0
+    ppr = personalized_pagerank(edges, source.seeds, source.weights, source.alpha)
+    top = max(ppr.get(n, 0.0) for n in candidates) or 1.0
     cosine = _cosines(c, source, candidates)
     payloads = c.store.read_records(schema, candidates)
     scored: list[ScoredRecord] = []
@@ -115,10 +111,35 @@ def walk(c: Components, source: GraphSource, filters: Sequence[Filter] = ()) -> 
         payload = rec.payload or {}
         if not all(matches(schema, f, payload) for f in filters):
             continue
-        score = ppr[n] / top * max(0.0, cosine.get(n, 0.0))
+        score = ppr.get(n, 0.0) / top * max(0.0, cosine.get(n, 0.0))
         scored.append(ScoredRecord(n, round(score, 6), {**payload, VIA_KEY: via[n]}))
     scored.sort(key=lambda h: (-h.score, h.id))
     return scored[: source.top_k]
+
+
+def personalized_pagerank(
+    edges: Sequence[tuple[str, str]],
+    seeds: Sequence[str],
+    weights: Sequence[float] = (),
+    alpha: float = 0.85,
+) -> dict[str, float]:
+    """Personalized PageRank of the simple undirected graph given by ``edges`` (an edge and
+    its reverse are one edge; self-loops dropped): the random walk restarts on ``seeds`` with
+    probability ``1 - alpha``, in proportion to ``weights`` (1 each by default). Returns
+    {node: score}, the scores summing to 1 (empty without edges or seeds in the graph)."""
+    import igraph
+
+    edges = list(dict.fromkeys(tuple(sorted(e)) for e in edges if e[0] != e[1]))
+    nodes = list(dict.fromkeys([*seeds, *(n for e in edges for n in e)]))
+    index = {n: i for i, n in enumerate(nodes)}
+    restart = [0.0] * len(nodes)
+    for s, w in zip(seeds, list(weights) or [1.0] * len(seeds), strict=False):
+        restart[index[s]] += w
+    if not edges or not any(restart):
+        return {}
+    graph = igraph.Graph(n=len(nodes), edges=[(index[a], index[b]) for a, b in edges])
+    scores = graph.personalized_pagerank(directed=False, damping=alpha, reset=restart)
+    return dict(zip(nodes, scores, strict=True))
 
 
 def _cosines(c: Components, source: GraphSource, ids: Sequence[str]) -> dict[str, float]:
@@ -150,4 +171,4 @@ def _cosines(c: Components, source: GraphSource, ids: Sequence[str]) -> dict[str
     return {rid: float(np.dot(q, np.asarray(v, dtype=np.float32))) for rid, v in stored.items()}
 
 
-__all__ = ["fetch_entities", "walk"]
+__all__ = ["fetch_entities", "personalized_pagerank", "walk"]
