@@ -20,6 +20,7 @@ from support.fakes import CountingEmbedder
 from agentic_search.config import Settings
 from agentic_search.domain.intent import CatalogLookup
 from agentic_search.domain.schema import DomainSchema, load_schema
+from agentic_search.domain.text import default_analyzer
 from agentic_search.sync.files import bundled_catalog_path, read_catalog
 
 # Tests search without the result cache unless a test opts in: a fault-injection test must not
@@ -65,11 +66,19 @@ def catalog_by_id(catalog_records: list[dict]) -> dict[str, dict]:
 
 
 @pytest.fixture(scope="session")
-def catalog_lookup(catalog_records: list[dict]) -> CatalogLookup:
-    """A CatalogLookup over the bundled catalog without any store (for intent tests)."""
-    by_id = {r["id"]: r for r in catalog_records}
-    names = {r["name"].lower(): r["id"] for r in catalog_records}
-    return CatalogLookup(names=names, record=by_id.get)
+def catalog_lookup(tools_schema: DomainSchema, catalog_records: list[dict]) -> CatalogLookup:
+    """A CatalogLookup over the bundled catalog without any store (for intent tests): the
+    query linker over its names and aliases, "known" words those of the catalog's texts."""
+    analyzer = default_analyzer()
+    vocabulary = {
+        t for r in catalog_records for t in analyzer.terms(" ".join(map(str, r.values())))
+    }
+    return CatalogLookup.of(
+        tools_schema,
+        catalog_records,
+        known=lambda terms: {t for t in terms if t in vocabulary},
+        analyzer=analyzer,
+    )
 
 
 # ----- the real embedded things (component, aws, e2e) ---------------------------------------------

@@ -16,6 +16,12 @@ from rich.text import Text
 from agentic_search.domain.text import default_analyzer
 from agentic_search.state import Candidate, SearchResponse
 from agentic_search.sync.ingest import IngestReport
+from agentic_search_cli.render_entities import (
+    comparison_table,
+    link_lines,
+    plan_lines,
+    round_lines,
+)
 
 
 def why(candidate: Candidate, query: str) -> str:
@@ -42,6 +48,12 @@ def why(candidate: Candidate, query: str) -> str:
             parts.append("keywords " + ", ".join(words[:5]))
     if any(h.source.startswith("structured:") for h in prov.hits):
         parts.append("structured match")
+    named = [h.source.split(":", 1)[1] for h in prov.hits if h.source.startswith("entity:")]
+    if named:
+        parts.insert(0, f"named in the query ({named[0]})")
+    via = [h.source.split(":", 2) for h in prov.hits if h.source.startswith("graph:")]
+    if via and len(via[0]) == 3:
+        parts.insert(0, f"{via[0][1]} edge from {via[0][2]}")
     if prov.matched_values:
         vals = "; ".join(f"{k}={', '.join(map(str, v))}" for k, v in prov.matched_values.items())
         parts.append(vals)
@@ -88,6 +100,7 @@ def explain_panel(resp: SearchResponse) -> Panel:
     lines = [
         f"goal: {it.primary_goal}   confidence: {it.confidence:.2f}   extractor: {it.extractor}",
     ]
+    lines += link_lines(it)
     lines += path_lines(resp.paths)
     if it.reference_tool:
         lines.append(f"reference tool: {it.reference_tool_name} ({it.reference_tool})")
@@ -116,6 +129,7 @@ def explain_panel(resp: SearchResponse) -> Panel:
     for st in plan.structured_sources:
         prefs = ", ".join(p.label() for p in st.preferences)
         lines.append(f"  structured            top-{st.top_k:<4} prefer {prefs}")
+    lines += plan_lines(plan)
     if plan.exclude_ids:
         lines.append(f"  excluded: {', '.join(plan.exclude_ids)}")
     lines += [f"  why: {r}" for r in plan.rationale]
@@ -147,7 +161,7 @@ def rounds_panel(resp: SearchResponse) -> Panel | None:
     lines = [f"reranker: {rep.reranker}   HyDE: {rep.hyde}"]
     if rep.relaxed:
         lines.append("relaxed (too few results): " + ", ".join(rep.relaxed))
-    for r in rep.rounds:
+    for i, r in enumerate(rep.rounds):
         lines.append("")
         lines.append(
             f"round {r.round}: {r.candidates_before_fusion} hits -> "
@@ -159,6 +173,7 @@ def rounds_panel(resp: SearchResponse) -> Panel | None:
         for q in r.queries:
             target = f"  (for {q.target})" if q.target else ""
             lines.append(f"  {q.purpose:<8} {'+'.join(q.modes):<28} {q.text[:70]!r}{target}")
+        lines += round_lines(rep, i)
         if r.new_evidence:
             lines.append("  added: " + ", ".join(r.new_evidence))
         if r.newly_covered:
@@ -195,7 +210,18 @@ def print_search(console: Console, resp: SearchResponse, explain: bool) -> None:
         rounds = rounds_panel(resp)
         if rounds is not None:
             items.append(rounds)
-    items.append(results_table(resp))
+    if resp.comparison is not None:
+        items.append(comparison_table(resp.comparison))
+    quality = resp.output.answer_quality
+    if quality is not None and quality.verdict == "none":
+        held = f"; {quality.withheld} weak result(s) withheld" if quality.withheld else ""
+        items.append(
+            Text(f"No good match for {resp.query!r}: {quality.reason}{held}", style="yellow")
+        )
+    elif quality is not None and quality.verdict == "weak":
+        items.append(Text(f"weak match: {quality.reason}", style="yellow"))
+    if resp.output.candidates or quality is None or quality.verdict != "none":
+        items.append(results_table(resp))
     err = errors_panel(resp)
     if err is not None:
         items.append(err)

@@ -150,8 +150,9 @@ def test_metric_function_matches_hand_computed_values():
     dcg = 1 / math.log2(2) + 2 / math.log2(3)  # linear gains (trec_eval, BEIR)
     idcg = 2 / math.log2(2) + 1 / math.log2(3)
     assert got["b"]["ndcg@10"] == pytest.approx(dcg / idcg)
-    assert got["c"] == {"ndcg@10": 0.0, "recall@100": 1.0, "mrr@10": 0.0}
-    assert got["d"] == {"ndcg@10": 0.0, "recall@100": 0.0, "mrr@10": 0.0}
+    zero = dict.fromkeys(ev.METRICS, 0.0)
+    assert got["c"] == {**zero, "recall@100": 1.0}
+    assert got["d"] == zero
     # As in BEIR, a ranked document with the query's own id is ignored
     same = ev.evaluate_rankings({"q": {"r": 1}}, {"q": ["q", "r"]})
     assert same["q"]["mrr@10"] == 1.0
@@ -192,7 +193,8 @@ def test_cli_eval_prints_one_json_object_and_writes_results_and_plots(
     assert list(obj["systems"]) == list(ev.SYSTEMS)
     for name in ev.SYSTEMS:
         s = obj["systems"][name]
-        assert set(s) == {"ndcg@10", "recall@100", "mrr@10", "latency_ms"}
+        # (no query has two relevant documents, so no both@k; no query type, no by_type)
+        assert set(s) == {"ndcg@10", "recall@10", "recall@100", "mrr@10", "latency_ms"}
         assert set(s["latency_ms"]) == {"p50", "p95", "p99"}
         assert all(0.0 <= s[m] <= 1.0 for m in ("ndcg@10", "recall@100", "mrr@10"))
     # AND the progress went to stderr, the files to --out
@@ -204,6 +206,14 @@ def test_cli_eval_prints_one_json_object_and_writes_results_and_plots(
     for png in (ev.QUALITY_PLOT, ev.LATENCY_PLOT):
         data = (out / png).read_bytes()
         assert data.startswith(b"\x89PNG") and len(data) > 5000
+    # AND one TREC run file per system whose lines give back its ranking
+    for name in ev.SYSTEMS:
+        lines = (out / "runs" / f"{name}.run").read_text().splitlines()
+        cols = [line.split() for line in lines]
+        assert all(len(c) == 6 and c[1] == "Q0" and c[5] == name for c in cols)
+        q1 = [c[2] for c in cols if c[0] == "q1"]
+        assert [int(c[3]) for c in cols if c[0] == "q1"] == list(range(1, len(q1) + 1))
+        assert q1 == results_rankings(out, name, "q1")
 
 
 def test_cli_eval_table_with_a_subset_of_systems(dataset_dir, tmp_path, monkeypatch, capsys):
@@ -247,3 +257,14 @@ def test_cli_eval_missing_folder_exits_2(tmp_path, monkeypatch, capsys):
     assert exc.value.code == 2
     err = capsys.readouterr().err.strip()
     assert "no such dataset folder" in err and len(err.splitlines()) == 1
+
+
+def results_rankings(out: Path, system: str, query: str) -> list[str]:
+    """The ranking of ``query`` by ``system`` as trec_eval would sort the run file (score
+    descending): the system's own order when the scores are n, n-1, ..., 1."""
+    rows = [
+        line.split()
+        for line in (out / "runs" / f"{system}.run").read_text().splitlines()
+        if line.split()[0] == query
+    ]
+    return [r[2] for r in sorted(rows, key=lambda r: -float(r[4]))]

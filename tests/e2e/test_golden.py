@@ -32,10 +32,10 @@ GOLDEN_BY_QUERY = {g["query"]: g for g in GOLDEN}
 
 LIMIT = 10
 TOP = 5
-# Measured mean Recall@5 over the 42 golden queries: 0.821 (rule-based intent, local MiniLM,
-# bm25s, RRF; benchmarks/golden.py). The threshold sits a little below it so a ranking
-# regression fails.
-RECALL_AT_5_THRESHOLD = 0.78
+# Measured mean Recall@5 over the 55 golden queries: 0.867 (rule-based intent, local MiniLM,
+# bm25s, RRF, the entity-aware rounds; benchmarks/golden.py, 2026-11-24). The threshold sits a
+# little below it so a ranking regression fails.
+RECALL_AT_5_THRESHOLD = 0.83
 
 # Golden queries the engine is known to get wrong on hard constraints (strict: once the engine is
 # fixed the XPASS fails, and the entry must be removed).
@@ -95,6 +95,9 @@ class FailingKeywordIndex:
     def term_presence(self, *args: Any) -> dict[str, set[str]]:
         return {}
 
+    def known_terms(self, *args: Any) -> set[str] | None:
+        return None
+
 
 class FailingEmbedder:
     """An embedder with the real one's name and dimension whose calls always raise."""
@@ -129,7 +132,8 @@ def test_golden_set_is_well_formed(catalog_by_id: dict[str, dict]) -> None:
     assert len({g["id"] for g in GOLDEN}) == len(GOLDEN)
     assert len(GOLDEN_BY_QUERY) == len(GOLDEN)
     for g in GOLDEN:
-        assert 2 <= len(g["relevant"]) <= 8, g["id"]
+        # a lookup or a typo of a name has one relevant tool: the one it names
+        assert 1 <= len(g["relevant"]) <= 8, g["id"]
         unknown = [i for i in [*g["relevant"], *g.get("must_not", [])] if i not in catalog_by_id]
         assert not unknown, (g["id"], unknown)
         assert not set(g["relevant"]) & set(g.get("must_not", [])), g["id"]
@@ -154,6 +158,20 @@ def test_mean_recall_at_5_meets_threshold(golden_responses: dict[str, SearchResp
     assert mean >= RECALL_AT_5_THRESHOLD, (
         f"mean Recall@5 {mean:.3f} < {RECALL_AT_5_THRESHOLD}\n{table}"
     )
+
+
+@pytest.mark.parametrize(
+    "golden",
+    [g for g in GOLDEN if g.get("note", "").startswith(("comparison", "navigational", "typo of"))],
+    ids=lambda g: g["id"],
+)
+def test_named_tools_come_first_in_the_order_named(
+    golden: dict, golden_responses: dict[str, SearchResponse]
+) -> None:
+    # GIVEN a golden query that names its tools (a comparison, a lookup, a typo of a name)
+    # THEN those tools are ranks 1..n, in the order named
+    n = len(golden["relevant"])
+    assert top_ids(golden_responses[golden["id"]])[:n] == golden["relevant"]
 
 
 # ----- hard constraints --------------------------------------------------------------------------

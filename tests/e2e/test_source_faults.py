@@ -94,6 +94,9 @@ class RaisingKeywordIndex:
     def term_presence(self, *args: Any) -> dict[str, set[str]]:
         return {}
 
+    def known_terms(self, *args: Any) -> set[str] | None:
+        return None
+
 
 class RaisingStructured:
     system = "qdrant"

@@ -77,6 +77,7 @@ def ensure_corpus(
         ingested=False,
     )
     if have == want:
+        engine.ensure_links()  # a collection indexed before the entity graph existed
         return sync
     stray = sorted(have - want)
     if stray:

@@ -4,7 +4,8 @@ A dataset folder holds (BEIR, Thakur et al., "BEIR: A Heterogeneous Benchmark fo
 Evaluation of Information Retrieval Models", NeurIPS Datasets and Benchmarks 2021):
 
 * ``corpus.jsonl``: one ``{"_id", "title", "text"}`` object per line (the ``documents`` domain);
-* ``queries.jsonl``: one ``{"_id", "text"}`` object per line;
+* ``queries.jsonl``: one ``{"_id", "text"}`` object per line, optionally with a ``type``
+  (HotpotQA: ``bridge`` or ``comparison``) by which every metric is also broken down;
 * ``qrels/<split>.tsv``: a header line ``query-id corpus-id score`` then one judgment per line,
   tab-separated; ``score`` is an integer graded relevance (0 = judged not relevant).
 
@@ -14,15 +15,11 @@ Only queries with at least one judgment in the split are evaluated.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from agentic_search.domain.schema import DomainSchema
 from agentic_search.sync.files import CatalogRead, read_beir_corpus
-
-if TYPE_CHECKING:
-    pass
 
 
 class DatasetError(ValueError):
@@ -35,7 +32,7 @@ class BeirDataset:
 
     ``queries`` maps query id -> text in ``queries.jsonl`` order; ``qrels`` maps query id ->
     {corpus id -> integer relevance}; ``corpus`` holds the validated ``documents`` records and
-    the rejected corpus lines.
+    the rejected corpus lines; ``types`` maps query id -> its ``type`` where queries carry one.
     """
 
     path: Path
@@ -44,6 +41,7 @@ class BeirDataset:
     queries: dict[str, str]
     qrels: dict[str, dict[str, int]]
     judged_without_text: int = 0
+    types: dict[str, str] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -67,6 +65,7 @@ class BeirDataset:
             queries={q: self.queries[q] for q in keep},
             qrels={q: self.qrels[q] for q in keep},
             judged_without_text=self.judged_without_text,
+            types={q: self.types[q] for q in keep if q in self.types},
         )
 
 
@@ -99,7 +98,17 @@ def read_queries(path: Path) -> dict[str, str]:
     Raises:
         DatasetError: for a line that is not a JSON object with ``_id`` and ``text``.
     """
+    return read_query_file(path)[0]
+
+
+def read_query_file(path: Path) -> tuple[dict[str, str], dict[str, str]]:
+    """``queries.jsonl`` -> ({query id: text}, {query id: type} for queries with a ``type``).
+
+    Raises:
+        DatasetError: for a line that is not a JSON object with ``_id`` and ``text``.
+    """
     out: dict[str, str] = {}
+    types: dict[str, str] = {}
     with path.open(encoding="utf-8") as fh:
         for number, line in enumerate(fh, start=1):
             if not line.strip():
@@ -107,11 +116,13 @@ def read_queries(path: Path) -> dict[str, str]:
             try:
                 obj = json.loads(line)
                 out[str(obj["_id"])] = str(obj.get("text") or "")
+                if obj.get("type"):
+                    types[str(obj["_id"])] = str(obj["type"])
             except (json.JSONDecodeError, KeyError, TypeError) as exc:
                 raise DatasetError(
                     f"{path} line {number}: not a query object with _id and text ({exc})"
                 ) from None
-    return out
+    return out, types
 
 
 def read_qrels(path: Path) -> dict[str, dict[str, int]]:
@@ -154,7 +165,7 @@ def load_beir(path: Path, split: str, schema: DomainSchema) -> BeirDataset:
             ``queries.jsonl`` judged in the split, or no valid corpus document.
     """
     check_dataset(path, split)
-    queries = read_queries(path / "queries.jsonl")
+    queries, types = read_query_file(path / "queries.jsonl")
     qrels = read_qrels(path / "qrels" / f"{split}.tsv")
     judged = {q: t for q, t in queries.items() if q in qrels}
     if not judged:
@@ -169,4 +180,5 @@ def load_beir(path: Path, split: str, schema: DomainSchema) -> BeirDataset:
         queries=judged,
         qrels={q: qrels[q] for q in judged},
         judged_without_text=sum(1 for q in qrels if q not in queries),
+        types={q: types[q] for q in judged if q in types},
     )

@@ -6,9 +6,13 @@ as BEIR computes them, per query and as the mean over the evaluated queries:
 * ``ndcg@10`` (trec_eval ``ndcg_cut_10``): DCG@10 / IDCG@10 with
   ``DCG@k = sum_{i=1..k} rel_i / log2(i + 1)`` (linear gains, as trec_eval and BEIR; Järvelin
   and Kekäläinen, "Cumulated gain-based evaluation of IR techniques", ACM TOIS 20(4), 2002);
-* ``recall@100`` (``recall_100``): relevant documents in the top 100 / relevant documents;
+* ``recall@10`` and ``recall@100`` (``recall_10``, ``recall_100``): relevant documents in the
+  top k / relevant documents;
 * ``mrr@10``: ``recip_rank`` (1 / rank of the first relevant document, 0 if none) computed on
-  each ranking truncated to its top 10.
+  each ranking truncated to its top 10;
+* ``both@2``, ``both@5``, ``both@10``: 1 when *every* relevant document is in the top k, else 0
+  (the multi-hop measure of HotpotQA: both supporting paragraphs retrieved; for a query with
+  one relevant document it is that document's hit@k). Computed here, not by trec_eval.
 
 Rankings are handed to trec_eval with scores ``n, n-1, ..., 1`` so that its sort (by score,
 ties by document id) keeps each system's own order exactly. As BEIR does by default, a ranked
@@ -18,16 +22,21 @@ document whose id equals the query id is dropped before scoring (``ignore_identi
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
 
 import numpy as np
 
-if TYPE_CHECKING:
-    pass
-
-
-METRICS: tuple[str, ...] = ("ndcg@10", "recall@100", "mrr@10")
-_TREC_FULL = {"ndcg_cut_10": "ndcg@10", "recall_100": "recall@100"}
+METRICS: tuple[str, ...] = (
+    "ndcg@10",
+    "recall@10",
+    "recall@100",
+    "mrr@10",
+    "both@2",
+    "both@5",
+    "both@10",
+)
+#: The cut-offs of both@k.
+BOTH_K: tuple[int, ...] = (2, 5, 10)
+_TREC_FULL = {"ndcg_cut_10": "ndcg@10", "recall_10": "recall@10", "recall_100": "recall@100"}
 _TREC_TOP10 = {"recip_rank": "mrr@10"}
 
 
@@ -42,7 +51,7 @@ def evaluate_rankings(
     rankings: Mapping[str, Sequence[str]],
     ignore_identical_ids: bool = True,
 ) -> dict[str, dict[str, float]]:
-    """Per-query ``ndcg@10``, ``recall@100`` and ``mrr@10`` (each in [0, 1]) via pytrec_eval.
+    """Per-query metrics of :data:`METRICS` (each in [0, 1]; trec_eval's via pytrec_eval).
 
     ``qrels``: {query id: {doc id: relevance}}; ``rankings``: {query id: doc ids, best first}.
     Every query of ``qrels`` gets a row; a query without a ranking (or an empty one) scores 0.
@@ -67,6 +76,14 @@ def evaluate_rankings(
             row[name] = float(full.get(q, {}).get(trec, 0.0))
         for trec, name in _TREC_TOP10.items():
             row[name] = float(top10.get(q, {}).get(trec, 0.0))
+        relevant = {d for d, r in qrels_d[q].items() if r > 0}
+        ranked = [
+            d
+            for d in dict.fromkeys(rankings.get(q, ()))
+            if d != (q if ignore_identical_ids else None)
+        ]
+        for k in BOTH_K:
+            row[f"both@{k}"] = float(bool(relevant) and relevant <= set(ranked[:k]))
         out[q] = row
     return out
 
@@ -75,6 +92,23 @@ def mean_metrics(per_query: Mapping[str, Mapping[str, float]]) -> dict[str, floa
     """Arithmetic mean of each metric over the queries (0.0 for no queries)."""
     n = len(per_query)
     return {m: (sum(row[m] for row in per_query.values()) / n if n else 0.0) for m in METRICS}
+
+
+def multi_relevant(qrels: Mapping[str, Mapping[str, int]]) -> bool:
+    """Whether some query has two or more relevant documents (both@k is then reported)."""
+    return any(sum(1 for r in rels.values() if r > 0) >= 2 for rels in qrels.values())
+
+
+def means_by_type(
+    per_query: Mapping[str, Mapping[str, float]], types: Mapping[str, str]
+) -> dict[str, dict[str, float]]:
+    """{query type: mean of each metric over that type's queries}, types in first-seen order
+    (empty when no query carries a type)."""
+    groups: dict[str, dict[str, Mapping[str, float]]] = {}
+    for q, row in per_query.items():
+        if q in types:
+            groups.setdefault(types[q], {})[q] = row
+    return {typ: mean_metrics(rows) for typ, rows in groups.items()}
 
 
 def latency_percentiles(latencies_ms: Sequence[float]) -> dict[str, float]:

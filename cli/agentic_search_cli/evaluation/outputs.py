@@ -1,26 +1,36 @@
-"""Evaluation outputs: ``results.json`` and the quality/latency plots."""
+"""Evaluation outputs: ``results.json``, one TREC run file per system and the plots."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from agentic_search_cli.evaluation.run import EvaluationResult
 
-if TYPE_CHECKING:
-    pass
-
-
 RESULTS_FILE = "results.json"
 QUALITY_PLOT = "quality_vs_latency.png"
 LATENCY_PLOT = "latency.png"
+RUNS_DIR = "runs"
+
+
+def trec_run_lines(result: EvaluationResult, system: str) -> list[str]:
+    """One system's rankings in TREC run format, one line per ranked document:
+    ``query-id Q0 doc-id rank score run-name`` (rank from 1; score ``n - rank + 1`` so that
+    trec_eval's sort by score keeps the system's order)."""
+    lines: list[str] = []
+    rankings = result.systems[system].rankings
+    for q in result.query_ids:
+        ranking = list(dict.fromkeys(rankings.get(q, ())))
+        n = len(ranking)
+        lines += [f"{q} Q0 {d} {i} {n - i + 1} {system}" for i, d in enumerate(ranking, 1)]
+    return lines
 
 
 def write_outputs(result: EvaluationResult, out_dir: Path) -> list[Path]:
-    """Write ``results.json`` (with per-query metrics) and two PNG plots into ``out_dir``.
+    """Write into ``out_dir``: ``results.json`` (with per-query metrics), ``runs/<system>.run``
+    (TREC run files, see :func:`trec_run_lines`) and two PNG plots:
 
     * ``quality_vs_latency.png``: nDCG@10 (y) against p95 latency in ms (x) per available
       system;
@@ -33,6 +43,12 @@ def write_outputs(result: EvaluationResult, out_dir: Path) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = [out_dir / RESULTS_FILE, out_dir / QUALITY_PLOT, out_dir / LATENCY_PLOT]
     paths[0].write_text(json.dumps(result.detail(), indent=2, ensure_ascii=False) + "\n")
+    (out_dir / RUNS_DIR).mkdir(exist_ok=True)
+    for name, system in result.systems.items():
+        if system.available:
+            run = out_dir / RUNS_DIR / f"{name}.run"
+            run.write_text("\n".join(trec_run_lines(result, name)) + "\n")
+            paths.append(run)
     shown = [s for s in result.systems.values() if s.available]
     subtitle = f"{result.dataset} ({result.split}, {len(result.query_ids)} queries)"
 
@@ -50,7 +66,7 @@ def write_outputs(result: EvaluationResult, out_dir: Path) -> list[Path]:
     ax.set_ylabel("nDCG@10")
     ax.set_title(f"Quality vs latency: {subtitle}")
     ax.grid(True, alpha=0.3)
-    fig.savefig(paths[1], dpi=120)
+    fig.savefig(out_dir / QUALITY_PLOT, dpi=120)
 
     fig = Figure(figsize=(7, 4.5), layout="constrained")
     ax = fig.subplots()
@@ -63,5 +79,5 @@ def write_outputs(result: EvaluationResult, out_dir: Path) -> list[Path]:
     ax.set_title(f"Latency per system: {subtitle}")
     ax.legend()
     ax.grid(True, axis="y", alpha=0.3)
-    fig.savefig(paths[2], dpi=120)
+    fig.savefig(out_dir / LATENCY_PLOT, dpi=120)
     return paths

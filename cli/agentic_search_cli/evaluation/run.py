@@ -20,9 +20,12 @@ from agentic_search.process_tuning import freeze_long_lived
 from agentic_search_cli.evaluation.corpus import CorpusSync
 from agentic_search_cli.evaluation.datasets import BeirDataset
 from agentic_search_cli.evaluation.metrics import (
+    METRICS,
     evaluate_rankings,
     latency_percentiles,
     mean_metrics,
+    means_by_type,
+    multi_relevant,
 )
 from agentic_search_cli.evaluation.systems import (
     COLD,
@@ -69,22 +72,32 @@ class SystemResult:
         """Latency p50/p95/p99/mean in ms."""
         return latency_percentiles(list(self.latency_ms.values()))
 
-    def summary(self) -> dict[str, Any]:
-        """``{"ndcg@10", "recall@100", "mrr@10", "latency_ms": {"p50", "p95", "p99"}}``, or
+    def summary(
+        self, metrics: Sequence[str] = METRICS, types: dict[str, str] | None = None
+    ) -> dict[str, Any]:
+        """``{metric: mean for each of metrics, "latency_ms": {"p50", "p95", "p99"}}`` plus
+        ``"by_type": {type: {metric: mean}}`` when ``types`` is given, or
         ``{"available": false, "reason"}``."""
         if not self.available:
             return {"available": False, "reason": self.reason}
         pct = self.percentiles
-        return {
-            **{m: round(v, 4) for m, v in self.means.items()},
-            "latency_ms": {p: round(pct[p], 2) for p in ("p50", "p95", "p99")},
-        }
+        means = self.means
+        out: dict[str, Any] = {m: round(means[m], 4) for m in metrics}
+        out["latency_ms"] = {p: round(pct[p], 2) for p in ("p50", "p95", "p99")}
+        if types:
+            out["by_type"] = {
+                typ: {m: round(row[m], 4) for m in metrics}
+                for typ, row in means_by_type(self.per_query, types).items()
+            }
+        return out
 
-    def detail(self) -> dict[str, Any]:
+    def detail(
+        self, metrics: Sequence[str] = METRICS, types: dict[str, str] | None = None
+    ) -> dict[str, Any]:
         """The summary plus mean latency, error count and per-query metrics and latency."""
         if not self.available:
             return self.summary()
-        out = self.summary()
+        out = self.summary(metrics, types)
         out["latency_ms"]["mean"] = round(self.percentiles["mean"], 2)
         out["errors"] = len(self.errors)
         out["per_query"] = {
@@ -108,21 +121,45 @@ class EvaluationResult:
     query_ids: list[str]
     systems: dict[str, SystemResult]
     info: dict[str, Any] = field(default_factory=dict)
+    types: dict[str, str] = field(default_factory=dict)
+    multi_relevant: bool = False
+
+    @property
+    def metrics(self) -> tuple[str, ...]:
+        """The metrics reported: both@k only where some query has 2+ relevant documents."""
+        return tuple(m for m in METRICS if self.multi_relevant or not m.startswith("both@"))
+
+    @property
+    def type_counts(self) -> dict[str, int]:
+        """Queries per type, in first-seen order (empty when queries carry no type)."""
+        counts: dict[str, int] = {}
+        for q in self.query_ids:
+            if q in self.types:
+                counts[self.types[q]] = counts.get(self.types[q], 0) + 1
+        return counts
 
     def summary(self) -> dict[str, Any]:
-        """The ``--json`` object: ``{"dataset", "split", "queries", "systems": {NAME: ...}}``."""
-        return {
+        """The ``--json`` object: ``{"dataset", "split", "queries", ["types"], "systems":
+        {NAME: ...}}``."""
+        out: dict[str, Any] = {
             "dataset": self.dataset,
             "split": self.split,
             "queries": len(self.query_ids),
-            "systems": {name: s.summary() for name, s in self.systems.items()},
         }
+        if self.types:
+            out["types"] = self.type_counts
+        out["systems"] = {
+            name: s.summary(self.metrics, self.types) for name, s in self.systems.items()
+        }
+        return out
 
     def detail(self) -> dict[str, Any]:
         """``results.json``: the summary with per-query metrics, settings, corpus and machine."""
         out = self.summary()
         out["dataset_path"] = self.dataset_path
-        out["systems"] = {name: s.detail() for name, s in self.systems.items()}
+        out["systems"] = {
+            name: s.detail(self.metrics, self.types) for name, s in self.systems.items()
+        }
         out.update(self.info)
         return out
 
@@ -208,4 +245,6 @@ def evaluate(
         query_ids=qids,
         systems=results,
         info=info,
+        types=dict(dataset.types),
+        multi_relevant=multi_relevant(dataset.qrels),
     )

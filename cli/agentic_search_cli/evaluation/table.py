@@ -6,11 +6,25 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from agentic_search_cli.evaluation.metrics import means_by_type
 from agentic_search_cli.evaluation.run import EvaluationResult
+
+_LABELS = {
+    "ndcg@10": "nDCG@10",
+    "recall@10": "R@10",
+    "recall@100": "R@100",
+    "mrr@10": "MRR@10",
+    "both@2": "both@2",
+    "both@5": "both@5",
+    "both@10": "both@10",
+}
 
 
 def evaluation_table(result: EvaluationResult) -> Table:
-    """One row per system: mean nDCG@10, Recall@100, MRR@10 and latency p50/p95/p99 (ms)."""
+    """One row per system: the reported metrics' means (nDCG@10, Recall@10, Recall@100,
+    MRR@10, and both@2/5/10 where queries have 2+ relevant documents) and latency
+    p50/p95/p99 (ms); with query types, one more row per system and type (metrics only)."""
+    metrics = result.metrics
     table = Table(
         title=(
             f"{result.dataset} ({result.split}): {len(result.query_ids)} queries, "
@@ -18,22 +32,29 @@ def evaluation_table(result: EvaluationResult) -> Table:
         )
     )
     table.add_column("system", no_wrap=True)
-    for name in ("nDCG@10", "Recall@100", "MRR@10", "p50 ms", "p95 ms", "p99 ms"):
+    for name in [*(_LABELS[m] for m in metrics), "p50 ms", "p95 ms", "p99 ms"]:
         table.add_column(name, justify="right", no_wrap=True)
+    counts = result.type_counts
     for name, s in result.systems.items():
         if not s.available:
-            table.add_row(name, *[Text("n/a", style="dim")] * 6)
+            table.add_row(name, *[Text("n/a", style="dim")] * (len(metrics) + 3))
             continue
         m, p = s.means, s.percentiles
         table.add_row(
             name,
-            f"{m['ndcg@10']:.4f}",
-            f"{m['recall@100']:.4f}",
-            f"{m['mrr@10']:.4f}",
+            *(f"{m[k]:.4f}" for k in metrics),
             f"{p['p50']:.1f}",
             f"{p['p95']:.1f}",
             f"{p['p99']:.1f}",
         )
+        for typ, row in means_by_type(s.per_query, result.types).items():
+            table.add_row(
+                Text(f"  {typ} ({counts.get(typ, 0)})", style="dim"),
+                *(f"{row[k]:.4f}" for k in metrics),
+                "",
+                "",
+                "",
+            )
     return table
 
 

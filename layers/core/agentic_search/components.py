@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentic_search.config import Settings
 from agentic_search.domain.coverage import DeterministicGrader, EvidenceMatcher
+from agentic_search.domain.entities import EntityIndex
 from agentic_search.domain.intent import CatalogLookup
 from agentic_search.domain.intent_rules import RuleBasedIntentExtractor
 from agentic_search.domain.planner import RuleBasedPlanner
@@ -52,6 +53,7 @@ class Memo:
     embedded right now (futures), so sub-queries of one round share one embedding;
     ``token_counts``: snippet text -> word-piece count, LRU; ``catalog``: the catalog's names
     -> ids and the rule-based extractor built on them, both dropped after a write;
+    ``entities``: the collection's entity index (names -> ids), dropped after a write;
     ``source_log``: when a list, every source run appends ``(results, stage ms)`` to it (what
     ``agentic-search bench`` reads per stage).
     """
@@ -63,12 +65,18 @@ class Memo:
     tokens_lock: threading.Lock = field(default_factory=threading.Lock)
     catalog: CatalogLookup | None = None
     extractor: RuleBasedIntentExtractor | None = None
+    entities: EntityIndex | None = None
     source_log: list[tuple[list[Any], dict[str, float]]] | None = None
 
     def forget_catalog(self) -> None:
         """Drop the names -> ids lookup and the extractor built on it (after a write)."""
         self.catalog = None
         self.extractor = None
+        self.entities = None
+
+    def forget_entities(self) -> None:
+        """Drop the entity index and what is built on it (after the graph changed)."""
+        self.forget_catalog()
 
     def clear_query_vectors(self) -> None:
         """Forget cached query vectors (benchmarks time searches cold)."""

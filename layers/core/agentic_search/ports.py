@@ -142,7 +142,8 @@ class VectorStore(Protocol):
         self, schema: DomainSchema, record_ids: Sequence[str], with_vectors: bool = False
     ) -> dict[str, StoredRecord]:
         """The query side's :meth:`get_records` (may be cached; callers must not mutate the
-        records); payloads come without the content hashes."""
+        records); payloads come without the content hashes and the entity graph's keys
+        (``_entity``, ``_links``, ``_linked_from``: read them with :meth:`get_records`)."""
         ...
 
     def upsert(self, schema: DomainSchema, points: Sequence[PointWrite]) -> None:
@@ -231,6 +232,11 @@ class KeywordIndex(Protocol):
     ) -> dict[str, set[str]]:
         """Which of ``terms`` each record contains, where the index can tell (ids it cannot
         tell about are absent)."""
+        ...
+
+    def known_terms(self, schema: DomainSchema, terms: Sequence[str]) -> set[str] | None:
+        """The analysed ``terms`` that occur in some indexed document (None when the index
+        cannot tell): a query word whose terms the corpus does not know may be a typo."""
         ...
 
 

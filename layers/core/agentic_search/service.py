@@ -131,6 +131,11 @@ class SearchService:
         """Ingest the bundled tools catalog when the tools collection is empty (first use)."""
         return ingest.ensure_bundled_catalog(self.components, on_start, on_progress)
 
+    def ensure_links(self) -> ingest.LinkStats | None:
+        """Build the entity graph of a collection indexed before it existed (None when it is
+        there or the schema has no entities); see :mod:`agentic_search.sync.links`."""
+        return ingest.ensure_links(self.components)
+
     def close(self) -> None:
         """Stop the runner's threads and close the components' adapters."""
         if self._runner is not None:

@@ -26,7 +26,7 @@ from support.paths import EVENTS, REPO
 
 from agentic_search.adapters.caches import SqliteCache
 from agentic_search.domain.fusion import rrf
-from agentic_search.domain.rounds import split_plan
+from agentic_search.domain.subqueries import split_plan
 from agentic_search.pipeline.catalog import extract_by_rules
 from agentic_search.pipeline.retrieve import retrieve_sub_query
 from agentic_search.state import RankedList, SubQuery

@@ -15,7 +15,7 @@ import pytest
 from support.builders import rerank_input
 
 from agentic_search.adapters.rerank import ApiReranker, CrossEncoderReranker
-from agentic_search.pipeline.fuse_rerank import rerank_candidates
+from agentic_search.pipeline.rerank import rerank_candidates
 from agentic_search.ports import RerankerError
 
 # ----- 8. ApiReranker / CrossEncoderReranker -----------------------------------------------------

@@ -28,12 +28,14 @@ from agentic_search.adapters.caches import NullCache
 from agentic_search.adapters.qdrant.store import QdrantStore
 from agentic_search.adapters.sync_status import SqliteSyncStatus
 from agentic_search.config import Settings
+from agentic_search.domain.entities import record_names
+from agentic_search.domain.graph_edges import invert
 from agentic_search.domain.schema import load_schema
 from agentic_search.domain.snippets import snippet_token_entries
 from agentic_search.domain.text import aspect_text
 from agentic_search.domain.tokens import token_counter, token_counter_name
 from agentic_search.service import SearchService
-from agentic_search.state import HASHES_KEY, TOKENS_KEY
+from agentic_search.state import ENTITY_KEY, HASHES_KEY, LINKED_FROM_KEY, LINKS_KEY, TOKENS_KEY
 from agentic_search.sync.apply import apply_changes
 from agentic_search.sync.changes import CatalogChange, ChangeOp
 from agentic_search.sync.redrive import enqueue_failed, redrive_due, retry_failed
@@ -223,9 +225,18 @@ def test_after_redrive_the_index_equals_the_catalog(case):
         return
     points = engine.components.store.get_records(SCHEMA, IDS, with_vectors=True)
     assert set(points) == set(catalog)
+    # the entity graph is consistent: every record's in-edges are the others' out-edges to it
+    out = {rid: points[rid].payload.get(LINKS_KEY) or {} for rid in points}
+    assert {rid: points[rid].payload.get(LINKED_FROM_KEY) or {} for rid in points} == {
+        rid: invert(out).get(rid, {}) for rid in points
+    }
     for rid, rec in catalog.items():
         payload = dict(points[rid].payload)
         payload.pop(HASHES_KEY)
+        payload.pop(LINKS_KEY, None)
+        payload.pop(LINKED_FROM_KEY, None)
+        # its names follow the record through every change
+        assert payload.pop(ENTITY_KEY)["names"] == record_names(SCHEMA, rec), rid
         # the snippet token count follows the record's text through every change
         counter = token_counter(engine.components.embedder)
         entry = snippet_token_entries(

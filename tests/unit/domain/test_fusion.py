@@ -372,32 +372,64 @@ def test_weighted_sum_requires_scores() -> None:
 # ----- DBSF ------------------------------------------------------------------------------------
 
 
+def qdrant_distr_norm(scores: list[float]) -> list[float]:
+    """A line-by-line transcription of Qdrant's ``distr_norm`` (lib/segment/src/common/
+    score_fusion.rs): Welford's one-pass mean and sample variance, extremes mean -/+ 3 std,
+    ``norm`` to (s - min) / (max - min), 0.5 when min == max or for a single point."""
+    if len(scores) < 2:
+        return [0.5] * len(scores)
+    mean, aggregate = 0.0, 0.0
+    for k, s in enumerate(scores, start=1):
+        old_delta = s - mean
+        mean += old_delta / k
+        aggregate += old_delta * (s - mean)
+    std = math.sqrt(aggregate / (len(scores) - 1))
+    lo, hi = mean - 3 * std, mean + 3 * std
+    if lo == hi:
+        return [0.5] * len(scores)
+    return [(s - lo) / (hi - lo) for s in scores]
+
+
 def test_dbsf_normalize_hand_computed() -> None:
-    """GIVEN [1, 2, 3] THEN mu = 2, population sigma = sqrt(2/3) = 0.81650, 6 sigma = 4.89898,
-    lo = mu - 3 sigma = -0.44949; (s - lo) / (6 sigma) = 0.5 + (s - mu)/(6 sigma):
-    [0.5 - 1/sqrt(24), 0.5, 0.5 + 1/sqrt(24)] = [0.295876, 0.5, 0.704124].
-    (Sample sigma, sqrt(1) = 1, would give 0.5 +/- 1/6 = 0.3333 / 0.6667 instead.)
-    """
+    """GIVEN [1, 2, 3] THEN mu = 2, sample sigma = sqrt(2/2) = 1, lo = -1, 6 sigma = 6:
+    (s + 1) / 6 = [1/3, 1/2, 2/3] (the population sigma would give 0.2959 / 0.7041)."""
     got = dbsf_normalize([1.0, 2.0, 3.0])
-    assert got == pytest.approx([0.5 - 1 / math.sqrt(24), 0.5, 0.5 + 1 / math.sqrt(24)])
-    assert got == pytest.approx([0.2958758548, 0.5, 0.7041241452])
+    assert got == pytest.approx([1 / 3, 0.5, 2 / 3])
 
 
-def test_dbsf_normalize_clips_outliers() -> None:
-    """GIVEN ten 0s and one 100 THEN mu = 100/11, sigma = sqrt(1000)/11 = 2.87479... * 10 / 11.
-
-    z(100) = (100 - 100/11) / sigma = sqrt(10) = 3.162 > 3 -> clipped to 1.0;
-    z(0) = -1/sqrt(10) -> 0.5 - 1/(6 sqrt(10)) = 0.447296...
-    """
+def test_dbsf_normalize_does_not_clip_outliers() -> None:
+    """GIVEN ten 0s and one 100 THEN mu = 100/11, sample sigma = sqrt(100^2*10/11/10) =
+    100/sqrt(11) = 30.15; z(100) = (100 - 9.0909)/30.15 = 3.015 > 3, so its value is
+    0.5 + 3.015/6 = 1.0025: above 1, as in Qdrant (no clipping)."""
     got = dbsf_normalize([0.0] * 10 + [100.0])
-    assert got[-1] == 1.0
-    assert got[0] == pytest.approx(0.5 - 1 / (6 * math.sqrt(10)))
-    assert all(0.0 <= v <= 1.0 for v in got)
+    sigma = 100 / math.sqrt(11)
+    assert got[-1] == pytest.approx(0.5 + (100 - 100 / 11) / (6 * sigma))
+    assert got[-1] > 1.0
+    assert got[0] == pytest.approx(0.5 - (100 / 11) / (6 * sigma))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.floats(min_value=-1e3, max_value=1e3, allow_nan=False, allow_infinity=False),
+        min_size=0,
+        max_size=60,
+    )
+)
+def test_dbsf_normalize_equals_qdrant_transcription(scores: list[float]) -> None:
+    """GIVEN any list of scores THEN the values equal the transcription of Qdrant's formula
+    (to 1e-9), so the order of every fused list is Qdrant's."""
+    got = dbsf_normalize(scores)
+    want = qdrant_distr_norm(scores)
+    if len({round(s, 9) for s in scores}) <= 1:
+        assert got == [0.5] * len(scores)
+    else:
+        assert got == pytest.approx(want, abs=1e-9, rel=1e-9)
 
 
 @pytest.mark.parametrize("scores", [[5.0, 5.0], [0.3], [-2.0, -2.0, -2.0]])
 def test_dbsf_normalize_zero_sigma_gives_half(scores: list[float]) -> None:
-    """GIVEN sigma = 0 THEN 0.5 each (no division by zero)."""
+    """GIVEN sigma = 0 (or one score) THEN 0.5 each (no division by zero)."""
     assert dbsf_normalize(scores) == [0.5] * len(scores)
 
 
@@ -409,12 +441,12 @@ def test_dbsf_normalize_empty() -> None:
 def test_dbsf_two_lists() -> None:
     """GIVEN A=[a,b,c] [3,2,1] and B=[c,d] [10,0], equal weights
 
-    A: 0.5 + (s-2)/(6 sqrt(2/3)) -> a 0.704124, b 0.5, c 0.295876
-    B: mu 5, sigma 5, lo = -10, 6 sigma = 30 -> c 20/30 = 0.666667, d 10/30 = 0.333333
-    fused: c = 0.295876 + 0.666667 = 0.962543, a = 0.704124, b = 0.5, d = 0.333333
-    order c, a, b, d; scale 2 -> score c = 0.481271.
+    A: mu 2, sample sigma 1 -> (s + 1)/6: a 2/3, b 1/2, c 1/3
+    B: mu 5, sample sigma sqrt(50), lo = 5 - 3 sqrt(50) -> c 0.5 + 5/(6 sqrt(50)) = 0.617851,
+       d 0.382149
+    fused: c = 1/3 + 0.617851 = 0.951184, a = 0.666667, b = 0.5, d = 0.382149; scale 2.
     """
-    half_step = 1 / math.sqrt(24)
+    b_step = 5 / (6 * math.sqrt(50))
     out = dbsf(
         [
             RankedList("A", ["a", "b", "c"], [3.0, 2.0, 1.0]),
@@ -422,20 +454,19 @@ def test_dbsf_two_lists() -> None:
         ]
     )
     assert _ids(out) == ["c", "a", "b", "d"]
-    assert [f.fused for f in out] == pytest.approx(
-        [0.5 - half_step + 2 / 3, 0.5 + half_step, 0.5, 1 / 3]
-    )
-    assert out[0].score == pytest.approx((0.5 - half_step + 2 / 3) / 2)
-    assert out[0].contributions == pytest.approx({"A": 0.5 - half_step, "B": 2 / 3})
+    assert [f.fused for f in out] == pytest.approx([1 / 3 + 0.5 + b_step, 2 / 3, 0.5, 0.5 - b_step])
+    assert out[0].score == pytest.approx((1 / 3 + 0.5 + b_step) / 2)
+    assert out[0].contributions == pytest.approx({"A": 1 / 3, "B": 0.5 + b_step})
 
 
 def test_dbsf_weights_and_three_lists() -> None:
     """GIVEN A=[a,b] [1,0] w=2, B=[b,a] [1,0] w=1, C=[c] [7] w=1
 
-    A: mu 0.5, sigma 0.5, lo -1, 6 sigma 3 -> a 2/3, b 1/3; B likewise b 2/3, a 1/3.
-    C: one score, sigma 0 -> c 0.5.
-    a = 2*(2/3) + 1/3 = 5/3, b = 2*(1/3) + 2/3 = 4/3, c = 0.5. scale 4.
+    A: mu 0.5, sample sigma sqrt(0.5), 6 sigma = 4.242641 -> a 0.5 + 0.5/4.242641 = 0.617851,
+    b 0.382149; B likewise b 0.617851, a 0.382149. C: one score -> c 0.5.
+    a = 2*0.617851 + 0.382149 = 1.617851, b = 2*0.382149 + 0.617851 = 1.382149, c = 0.5.
     """
+    step = 0.5 / (6 * math.sqrt(0.5))
     out = dbsf(
         [
             RankedList("A", ["a", "b"], [1.0, 0.0], weight=2.0),
@@ -444,8 +475,9 @@ def test_dbsf_weights_and_three_lists() -> None:
         ]
     )
     assert _ids(out) == ["a", "b", "c"]
-    assert [f.fused for f in out] == pytest.approx([5 / 3, 4 / 3, 0.5])
-    assert [f.score for f in out] == pytest.approx([5 / 12, 1 / 3, 0.125])
+    want = [2 * (0.5 + step) + 0.5 - step, 2 * (0.5 - step) + 0.5 + step, 0.5]
+    assert [f.fused for f in out] == pytest.approx(want)
+    assert [f.score for f in out] == pytest.approx([w / 4 for w in want])
 
 
 def test_dbsf_all_equal_scores_give_half() -> None:

@@ -408,8 +408,6 @@ INTENT_CASES = [
         ref="github-copilot",
         must=("Copilot",),
         strategy=IDENTITY,
-        bug="'Copilot' (the module docstring's own example) resolves to no tool: the goal stays "
-        "'find' and only category Code Assistant is matched",
     ),
     # --- compare and explain -----------------------------------------------------------------
     case(

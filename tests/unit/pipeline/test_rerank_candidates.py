@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import pytest
 from support.builders import rerank_input
 
-from agentic_search.pipeline.fuse_rerank import rerank_candidates
+from agentic_search.pipeline.rerank import rerank_candidates
 from agentic_search.ports import RerankerError
 
 # ----- 7. rerank_candidates ----------------------------------------------------------------------

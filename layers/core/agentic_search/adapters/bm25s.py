@@ -145,6 +145,15 @@ class Bm25sKeywordIndex:
             present[posting] = False
         return out
 
+    def known_terms(self, schema: DomainSchema, terms: Sequence[str]) -> set[str] | None:
+        """The ``terms`` in the index's vocabulary (every vocabulary term occurs in some
+        document); None when the index is not built."""
+        loaded = self._get(schema)
+        if loaded is None:
+            return None
+        vocab = loaded[0].vocab_dict
+        return {t for t in terms if t in vocab}
+
     def search(
         self,
         schema: DomainSchema,

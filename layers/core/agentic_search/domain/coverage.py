@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from agentic_search.domain.filters import matches
+from agentic_search.domain.function_words import GOAL_WORDS, QUESTION_WORDS
 from agentic_search.domain.schema import DomainSchema
 from agentic_search.domain.text import Analyzer, contains_phrase, field_text
 from agentic_search.state import (
@@ -23,29 +24,6 @@ from agentic_search.state import (
     Evidence,
     IntentState,
 )
-
-#: Words that say what the user wants done, not what the evidence must contain.
-GOAL_WORDS = [
-    "alternative",
-    "alternatives",
-    "like",
-    "similar",
-    "instead",
-    "replacement",
-    "replace",
-    "versus",
-    "compare",
-    "comparison",
-    "best",
-    "top",
-    "good",
-    "recommend",
-    "recommended",
-    "find",
-    "looking",
-    "need",
-    "want",
-]
 
 
 class CoverageGrader(Protocol):
@@ -66,11 +44,27 @@ def coverage_targets(
     * each hard constraint (``kind="constraint"``, ``must`` as stated);
     * each soft vocabulary match mapped to a record field (``preference``: any of the values);
     * each quoted phrase / must-preserve term (``phrase``, must);
+    * each record the query names (``entity``, must): covered only by that record's own
+      evidence, never by another record that mentions it;
     * each remaining analysed query term (``term``), leaving out terms of constraint phrases,
-      of the reference and excluded tools, and of the preference values already targeted.
+      of the reference and excluded tools, of the named records, of the preference values
+      already targeted, and question and function words (:data:`QUESTION_WORDS`).
     """
     targets: list[CoverageTarget] = []
     skip: set[str] = set()
+    ref_id = intent.reference_tool if intent.primary_goal == "alternative-to" else None
+    named: dict[str, list[str]] = {}
+    surfaces: dict[str, str] = {}
+    for link in intent.linked:
+        if link.id in intent.excluded_tools or link.id == ref_id:
+            continue
+        named.setdefault(link.name, []).append(link.id)
+        surfaces.setdefault(link.name, link.surface)
+    for name, ids in named.items():
+        targets.append(
+            CoverageTarget(kind="entity", label=name, values=list(ids), text=name, must=True)
+        )
+        skip.update(analyzer.terms(f"{name} {surfaces[name]}"))
     for flt in intent.constraints:
         targets.append(
             CoverageTarget(kind="constraint", label=flt.label(), filter=flt, must=flt.must)
@@ -96,9 +90,12 @@ def coverage_targets(
             for syn in synonyms.get(str(v), []):
                 skip.update(analyzer.terms(syn))
     ref = (intent.reference_tool_name or "").lower()
+    named_surfaces = {s.lower() for s in surfaces.values()} | {n.lower() for n in named}
     for phrase in intent.must_preserve_terms:
         if phrase.lower() == ref:
             continue  # "alternative to Cursor": evidence about Cursor itself is not wanted
+        if phrase.lower() in named_surfaces:
+            continue  # a named record: its own target above
         targets.append(CoverageTarget(kind="phrase", label=f'"{phrase}"', text=phrase, must=True))
         skip.update(analyzer.terms(phrase))
     for name in [intent.reference_tool_name or "", intent.reference_tool or ""]:
@@ -106,6 +103,7 @@ def coverage_targets(
     for tool in intent.excluded_tools:
         skip.update(analyzer.terms(tool.replace("-", " ")))
     skip.update(analyzer.terms(" ".join(GOAL_WORDS)))
+    skip.update(analyzer.terms(" ".join(QUESTION_WORDS)))
     for term in dict.fromkeys(intent.keywords):
         if term not in skip and len(term) >= 3:
             targets.append(CoverageTarget(kind="term", label=term, text=term))
@@ -142,6 +140,8 @@ class EvidenceMatcher:
             return contains_phrase(f"{ev.title or ''} {ev.text}", target.text)
         if target.kind == "term" and target.text:
             return target.text in self.terms(ev)
+        if target.kind == "entity":
+            return ev.doc_id in target.values or ev.id in target.values
         return False
 
 

@@ -8,9 +8,12 @@ Pure functions over ranked lists; no I/O. Definitions (DESIGN.md):
 * **Weighted sum**: ``score(d) = sum_l w_l * minmax_l(d)`` where ``minmax`` maps a list's
   scores to [0, 1]; a list whose scores are all equal maps every item to 1.0 (no division by
   zero).
-* **DBSF** (distribution-based score fusion, as Qdrant defines it): each list is normalized
-  with ``(s - (mu - 3 sigma)) / (6 sigma)`` clipped to [0, 1] (population sigma), then summed;
-  a list with sigma = 0 maps every item to 0.5.
+* **DBSF** (distribution-based score fusion, exactly as Qdrant defines it: ``distr_norm`` in
+  ``lib/segment/src/common/score_fusion.rs``): each list is normalized with
+  ``(s - (mu - 3 sigma)) / (6 sigma)`` where sigma is the *sample* standard deviation
+  (n - 1 in the denominator), **not clipped** (a score beyond 3 sigma falls outside [0, 1]),
+  then the weighted values are summed; a list of one score maps it to 0.5, and a list whose
+  scores are all equal maps every item to 0.5.
 
 Documents missing from a list contribute nothing from it. Ties are broken by the best rank the
 document reached in any list, then by id, so the output order is deterministic (fused values
@@ -38,16 +41,17 @@ def minmax(scores: Sequence[float]) -> list[float]:
 
 
 def dbsf_normalize(scores: Sequence[float]) -> list[float]:
-    """Normalize by mean +/- 3 population std, clipped to [0, 1]; sigma = 0 gives 0.5 each."""
-    if not scores:
-        return []
+    """Qdrant's ``distr_norm``: ``(s - (mu - 3 sigma)) / (6 sigma)`` with the sample standard
+    deviation, unclipped; one score, or all-equal scores, give 0.5 each; no scores, none."""
     n = len(scores)
+    if n < 2:
+        return [0.5] * n
     mu = sum(scores) / n
-    sigma = math.sqrt(sum((s - mu) ** 2 for s in scores) / n)
+    sigma = math.sqrt(sum((s - mu) ** 2 for s in scores) / (n - 1))
     if sigma <= 1e-12:
         return [0.5] * n
     lo = mu - 3 * sigma
-    return [min(1.0, max(0.0, (s - lo) / (6 * sigma))) for s in scores]
+    return [(s - lo) / (6 * sigma) for s in scores]
 
 
 def _finish(

@@ -16,13 +16,23 @@ extractor sits behind the same :class:`IntentExtractor` protocol). It finds, in 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from agentic_search.domain.chunking import doc_id_of
+from agentic_search.domain.entities import (
+    EntityIndex,
+    common_words,
+    link_text,
+    lowercase_names,
+    record_names,
+)
 from agentic_search.domain.intent_patterns import QUOTED
+from agentic_search.domain.linking import QueryLinker, vocabulary_phrases
 from agentic_search.domain.schema import DomainSchema
-from agentic_search.state import IntentState
+from agentic_search.domain.text import Analyzer
+from agentic_search.state import ENTITY_KEY, IntentState
 
 MAX_QUERY_CHARS = 1000
 
@@ -39,15 +49,68 @@ class IntentExtractor(Protocol):
 
 @dataclass(frozen=True)
 class CatalogLookup:
-    """What the extractor may know of the catalog: names -> ids, and records by id."""
+    """What the extractor may know of the collection: display names (lowercased) -> ids,
+    records by id, and the query linker over its entity index (None: no entities)."""
 
     names: Mapping[str, str]
     record: Callable[[str], dict[str, Any] | None]
+    linker: QueryLinker | None = None
+    dated: bool = True
+    """Whether some record carries the schema's date field (temporal filters on a corpus
+    without dates would filter everything out, so they are read only when it does)."""
 
     @staticmethod
     def empty() -> CatalogLookup:
-        """A lookup that knows no tools."""
+        """A lookup that knows no records."""
         return CatalogLookup(names={}, record=lambda _id: None)
+
+    @staticmethod
+    def of(
+        schema: DomainSchema,
+        payloads: Iterable[Mapping[str, Any]],
+        record: Callable[[str], dict[str, Any] | None] | None = None,
+        known: Callable[[Sequence[str]], set[str] | None] | None = None,
+        analyzer: Analyzer | None = None,
+    ) -> CatalogLookup:
+        """A lookup over records (payloads with the id, name and alias fields, and the
+        ``_entity`` key the link pass writes: its ``common`` words; without any, the common
+        words are found in the payloads' link fields when given). ``record`` reads a record
+        by id (default: the given payloads); ``known`` is the keyword index's
+        :meth:`~agentic_search.ports.KeywordIndex.known_terms` for fuzzy linking."""
+        rows = [
+            p
+            for p in payloads
+            if doc_id_of(str(p.get(schema.id_field, ""))) == str(p.get(schema.id_field, ""))
+        ]
+        by_id = {str(p[schema.id_field]): dict(p) for p in rows}
+        named = [(rid, record_names(schema, p)) for rid, p in by_id.items()]
+        titles = {rid: str(p.get(schema.name_fields[0]) or rid) for rid, p in by_id.items()}
+        stored = [p.get(ENTITY_KEY) for p in rows]
+        if any(isinstance(e, dict) for e in stored):
+            common = {w for e in stored if isinstance(e, dict) for w in e.get("common", [])}
+        else:
+            plain = EntityIndex.from_records(named)
+            lower = {n for p in rows for n in lowercase_names(schema, p)}
+            common = common_words(plain.names, (link_text(schema, p) for p in rows), lower)
+        index = EntityIndex.from_records(named, common)
+        linker = None
+        if schema.entities is not None:
+
+            def known_terms(terms: Sequence[str]) -> set[str]:
+                got = known(terms) if known is not None else None
+                return set(terms) if got is None else got
+
+            linker = QueryLinker(
+                index,
+                titles,
+                vocabulary_phrases(schema.vocabularies),
+                known_terms if known is not None else None,
+                analyzer,
+            )
+        names = {title.lower(): rid for rid, title in titles.items()}
+        temporal = schema.temporal
+        dated = temporal is not None and any(p.get(temporal.field) is not None for p in rows)
+        return CatalogLookup(names=names, record=record or by_id.get, linker=linker, dated=dated)
 
 
 def normalize_query(query: str) -> str:

@@ -31,6 +31,13 @@ PRICE_OR_LESS = re.compile(r"\$\s*(?P<amount>\d+(?:\.\d+)?)\s*(?:/\s*mo(?:nth)?)
 MUST = re.compile(r"\b(?:must|only|strictly|required|has\s+to|have\s+to|needs?\s+to)\b")
 EXPLAIN = re.compile(r"^\s*(?:what\s+is|what\s+are|how\s+does|how\s+do|explain|why)\b")
 COMPARE = re.compile(r"\b(?:compare|comparison|difference\s+between|versus|vs\.?)\b")
+#: With two or more named records, words that ask to weigh them against each other
+#: ("X or Y for ...", "is X better than Y", "which is older, X or Y", "both X and Y").
+COMPARE_CUE = re.compile(
+    r"\b(?:or|both|same|either|neither|than|better|worse|more|most|less|least|older|oldest|"
+    r"younger|first|earlier|later|larger|longer|higher|bigger|smaller|faster|slower|"
+    r"cheaper|different|differ|common)\b"
+)
 OS_VALUES = {"Windows", "macOS", "Linux", "iOS", "Android"}
 FREE = re.compile(r"(?<![\w-])(?:free|free\s+of\s+charge|no\s+cost|gratis|costs?\s+nothing)\b")
 NOT_PAID = re.compile(rf"\b{NEG}[\s-]+(?:paid|commercial|subscription)\b")

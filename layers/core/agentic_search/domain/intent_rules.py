@@ -4,6 +4,8 @@ and the catalog's names (the order is :mod:`agentic_search.domain.intent`'s docs
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from datetime import date
 from typing import Any
 
 from agentic_search.domain import intent_patterns as P
@@ -12,10 +14,12 @@ from agentic_search.domain.intent import (
     CatalogLookup,
     normalize_query,
     quoted_phrases,
-    reference_profile,
 )
+from agentic_search.domain.intent_names import read_names
 from agentic_search.domain.intent_patterns import QUOTED, phrase_pattern
+from agentic_search.domain.linking import apply_corrections
 from agentic_search.domain.schema import DomainSchema
+from agentic_search.domain.temporal import year_ranges
 from agentic_search.domain.text import default_analyzer
 from agentic_search.state import Filter, IntentState
 
@@ -25,9 +29,15 @@ class RuleBasedIntentExtractor:
 
     name = "rules"
 
-    def __init__(self, schema: DomainSchema, catalog: CatalogLookup | None = None) -> None:
+    def __init__(
+        self,
+        schema: DomainSchema,
+        catalog: CatalogLookup | None = None,
+        today: Callable[[], date] = date.today,
+    ) -> None:
         self.schema = schema
         self.catalog = catalog or CatalogLookup.empty()
+        self.today = today
         # (phrase, vocabulary, canonical), longest phrase first.
         entries: list[tuple[str, str, str]] = []
         for vocab, values in schema.vocabularies.items():
@@ -53,6 +63,7 @@ class RuleBasedIntentExtractor:
         reading = _Reading(self, query)
         reading.products_and_reference()
         reading.price_ceilings()
+        reading.temporal()
         reading.pricing()
         reading.deployment()
         reading.vocabulary()
@@ -67,7 +78,10 @@ class _Reading:
     def __init__(self, extractor: RuleBasedIntentExtractor, query: str) -> None:
         self.x = extractor
         self.query = query
-        self.q = normalize_query(query)
+        linker = extractor.catalog.linker
+        self.linking = linker.link(query) if linker is not None else None
+        corrected = apply_corrections(query, self.linking.corrections) if self.linking else query
+        self.q = normalize_query(corrected)
         self.consumed = [False] * len(self.q)
         self.constraint_spans: list[tuple[int, int]] = []
         self.must_preserve = quoted_phrases(query)
@@ -102,54 +116,9 @@ class _Reading:
         self.constraint_spans.append(span)
 
     def products_and_reference(self) -> None:
-        """Product names (longest first), the reference tool among them and the goal, the
-        excluded tools ("not Terraform"); every product name is a must-preserve term."""
-        q, query = self.q, self.query
-        for pattern, name, rid in self.x.names:
-            for m in pattern.finditer(q):
-                if self.free(m.span()) and P.is_product_mention(query, q, m.start(), m.end()):
-                    self.products.append((m.start(), m.end(), name, rid))
-                    self.take(m.span())
-        self.products.sort()
-        ref_phrase_span: tuple[int, int] | None = None
-        for start, end, _name, rid in self.products:
-            prefix = q[:start]
-            for pat, kind in P.REF_PATTERNS:
-                m = re.search(pat + r"$", prefix)
-                if m is not None:
-                    self.reference = (rid, q[start:end])
-                    self.goal = kind
-                    ref_phrase_span = (m.start(), end)
-                    break
-            if self.reference:
-                break
-        if self.reference is None:
-            for start, end, _name, rid in self.products:
-                after = re.match(r"(?:'s)?\s*(?:alternatives?|replacements?)\b", q[end:])
-                if after:
-                    self.reference, self.goal = (rid, q[start:end]), "alternative-to"
-                    ref_phrase_span = (start, end + len(after[0]))
-                    break
-        if ref_phrase_span:
-            self.constraint(ref_phrase_span)
-        for start, end, _name, rid in self.products:
-            neg = P.NEG_BEFORE.search(q[:start])
-            if neg and (self.reference is None or rid != self.reference[0]):
-                self.excluded.append(rid)
-                self.constraint_spans.append((neg.start(), end))
-        if self.reference:
-            record = self.x.catalog.record(self.reference[0]) or {}
-            self.profile = reference_profile(self.x.schema, record)
-        for _, _, name, _ in self.products:
-            original = re.search(re.escape(name), query, re.IGNORECASE)
-            term = original.group(0) if original else name
-            if term not in self.must_preserve:
-                self.must_preserve.append(term)
-        if self.goal == "find":
-            if P.EXPLAIN.search(q):
-                self.goal = "explain"
-            elif P.COMPARE.search(q) and len(self.products) >= 2:
-                self.goal = "compare"
+        """Product names, the reference tool and the goal, the excluded tools
+        (:func:`agentic_search.domain.intent_names.read_names`)."""
+        read_names(self)
 
     def price_ceilings(self) -> None:
         """ "under $20", "$15 or less", and "cheaper than <reference tool>" (its price)."""
@@ -168,6 +137,21 @@ class _Reading:
                     "price_monthly_usd", "lt", float(price), f"cheaper than {self.reference[1]}"
                 )
         # "cheap" / "affordable" alone stay soft: no reference price to compare against
+
+    def temporal(self) -> None:
+        """ "since 2023", "released in 2024", "in the last 6 months", "before 2020": range
+        filters on the schema's date field (:mod:`agentic_search.domain.temporal`)."""
+        spec = self.x.schema.temporal
+        if spec is None or not self.x.catalog.dated:
+            return
+        for rng in year_ranges(self.q, self.x.today()):
+            if not self.free(rng.span):
+                continue
+            if rng.start is not None:
+                self.add(spec.field, "gte", float(rng.start), rng.phrase)
+            if rng.end is not None:
+                self.add(spec.field, "lt", float(rng.end), rng.phrase)
+            self.constraint(rng.span)
 
     def pricing(self) -> None:
         """ "not paid", "open source" (or not), "free" (but not "free tier/trial/plan")."""
@@ -241,6 +225,11 @@ class _Reading:
         confidence += 0.05 * min(2, len(self.constraints))
         if not self.found and not reference and not self.constraints:
             confidence = 0.3 if keywords else 0.1
+        linked = self.linking.links if self.linking is not None else []
+        fuzzy_names = [lk.name for lk in linked if lk.kind == "entity" and lk.method == "fuzzy"]
+        for name in fuzzy_names:  # "copilt" is asked as "GitHub Copilot"
+            if name not in self.must_preserve:
+                self.must_preserve.append(name)
         return IntentState(
             query=self.query,
             normalized_query=q,
@@ -257,4 +246,8 @@ class _Reading:
             semantic_variants=[variant] if variant and variant != q else [],
             confidence=round(min(0.95, confidence), 2),
             extractor=self.x.name,
+            entities=[lk for lk in linked if lk.kind != "entity" or lk.id in self._named()],
         )
+
+    def _named(self) -> set[str]:
+        return {rid for *_, rid in self.products}

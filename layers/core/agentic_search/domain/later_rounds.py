@@ -8,6 +8,7 @@ documents' stored vectors, or the query plus the RM3 words embedded; off by defa
 
 from __future__ import annotations
 
+from agentic_search.domain.entity_rounds import graph_source_for
 from agentic_search.domain.expansion import rm3_terms
 from agentic_search.domain.round_queries import MAX_TARGET_QUERIES, base_text, dense_aspect
 from agentic_search.domain.schema import DomainSchema
@@ -163,6 +164,43 @@ def later_round_plan(
         ),
     )
     return round_plan, queries
+
+
+def bridge_round_plan(
+    state: ExecutorState, schema: DomainSchema
+) -> tuple[QueryPlan | None, list[RoundQuery]]:
+    """The bridge round of a bridge question: only a walk of the entity graph from round 1's
+    best records (see :mod:`agentic_search.domain.entity_rounds`); None when round 1 found
+    nothing to walk from."""
+    plan = state.plan
+    aspect = dense_aspect(plan, schema)
+    text = planned_dense_text(plan, aspect) or base_text(state.intent)
+    graph = graph_source_for(state, aspect, text)
+    state.walked = True
+    if graph is None:
+        return None, []
+    rnd = state.round_index + 1
+    round_plan = QueryPlan(
+        domain=plan.domain,
+        strategy=plan.strategy,
+        filters=current_filters(state),
+        exclude_ids=list(plan.exclude_ids),
+        fusion="none",
+        rrf_k=plan.rrf_k,
+        limit=plan.limit,
+        confidence=plan.confidence,
+        rationale=[f"round {rnd}: bridge hops from {', '.join(graph.seeds)}"],
+        planner=plan.planner,
+        round=rnd,
+        graph_source=graph,
+    )
+    query = RoundQuery(
+        text=f"entities named by or naming {', '.join(graph.seeds)}",
+        purpose="bridge",
+        target="bridge",
+        modes=["graph"],
+    )
+    return round_plan, [query]
 
 
 def surface(text: str, stem: str, analyzer: Analyzer) -> str | None:

@@ -31,8 +31,10 @@ def validate_plan(plan: QueryPlan, schema: DomainSchema) -> None:
     if plan.domain != schema.name:
         reasons.append(f"plan is for domain {plan.domain!r}, schema is {schema.name!r}")
     n = plan.source_count
-    if n == 0:
+    if not plan.any_source:
         reasons.append("plan has no sources")
+    if plan.graph_source is not None and plan.graph_source.aspect not in schema.aspect_names:
+        reasons.append(f"unknown aspect {plan.graph_source.aspect!r} for the graph walk")
     for vs in plan.vector_sources:
         if vs.aspect not in schema.aspect_names:
             reasons.append(f"unknown aspect {vs.aspect!r} (known: {schema.aspect_names})")

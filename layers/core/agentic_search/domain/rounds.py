@@ -1,7 +1,8 @@
 """The executor's round policy, pure: the gate, what the next round asks, the relaxation
 ladder, the stopping rule, the final ranking and the evidence pack (the nodes of
-``seeds/executor-subgraph.md`` that do no I/O), and the split of a round's plan into one sub-query
-per source (the Map's items).
+``seeds/executor-subgraph.md`` that do no I/O). The split of a round's plan into the Map's
+items is :mod:`.subqueries`; what entity-aware rounds fetch, walk and place is
+:mod:`.entity_rounds`.
 
 The final ranking fuses each round's fused list by weighted RRF (Cormack, Clarke, Buettcher
 2009), round 1 with weight 1 and later rounds with ``later_round_weight`` (the RM3
@@ -13,8 +14,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from agentic_search.domain.coverage import CoverageGrader, coverage_targets
+from agentic_search.domain.entity_rounds import with_entity_source
 from agentic_search.domain.fusion import rrf
-from agentic_search.domain.later_rounds import later_round_plan
+from agentic_search.domain.later_rounds import bridge_round_plan, later_round_plan
 from agentic_search.domain.plan_rules import validate_plan
 from agentic_search.domain.round_queries import round_one_plan
 from agentic_search.domain.schema import DomainSchema
@@ -31,7 +33,6 @@ from agentic_search.state import (
     QueryPlan,
     RankedList,
     RoundQuery,
-    SubQuery,
 )
 
 
@@ -54,11 +55,14 @@ def executor_gate(
         PlanError: for any other plan violation (unknown aspect, bad fusion, ...).
     """
     caps = caps or ExecutorCaps()
+    if intent.complexity == "simple" and caps.max_rounds > 1:
+        caps = caps.model_copy(update={"max_rounds": 1})  # a lookup: one round, no grading
+    plan = with_entity_source(plan, intent)
     state = ExecutorState(plan=plan, intent=intent, caps=caps)
     state.report.caps = caps
     state.report.reranker = reranker or "none (not configured)"
     state.report.hyde = hyde or "off (no LLM configured)"
-    if plan.source_count == 0:
+    if not plan.any_source:
         state.continue_search = False
         state.report.stop_reason = "plan has no retrieval sources (non-retrieval strategy)"
         return state
@@ -84,6 +88,8 @@ def prepare_round_queries(
     """
     if state.round_index == 0:
         return round_one_plan(state, schema, hyde_passage)
+    if state.intent.bridge and not state.walked:
+        return bridge_round_plan(state, schema)
     return later_round_plan(state, schema, analyzer or default_analyzer())
 
 
@@ -122,8 +128,10 @@ def should_continue(
 ) -> tuple[bool, str]:
     """The deterministic stopping policy after a round; updates ``no_new_streak``.
 
-    Stops (in this order of precedence) when: the round found no candidates at all; the
-    confidence reaches ``confidence_threshold``; ``max_rounds`` are done; ``max_no_new_rounds``
+    Stops (in this order of precedence) when: the round found no candidates at all; the round
+    placed a bridge (a bridge question's second hop); goes on when a bridge question has not
+    walked the graph yet (budget and rounds permitting); stops when the confidence reaches
+    ``confidence_threshold``; ``max_rounds`` are done; ``max_no_new_rounds``
     rounds in a row added no new evidence; the round took longer than ``round_budget_ms``.
     """
     caps = state.caps
@@ -132,6 +140,18 @@ def should_continue(
     conf = state.coverage.confidence
     if not found_any and state.round_index == 1:
         return False, "no candidates: the sources found nothing for this query and filters"
+    placed_now = bool(state.bridges) and not any(r.bridges for r in report.rounds)
+    if placed_now:
+        # this round (its report is appended after this decision) placed the bridge: the
+        # question's second hop is the record the evidence names; later rounds only re-rank
+        return False, "bridge placed: the record the evidence names answers the second hop"
+    if (
+        state.intent.bridge
+        and not state.walked
+        and state.round_index < caps.max_rounds
+        and round_ms <= caps.round_budget_ms
+    ):
+        return True, "continue: a bridge question; walk from the evidence to what it names"
     if conf >= caps.confidence_threshold:
         return False, f"confidence {conf:.2f} reached the threshold {caps.confidence_threshold:.2f}"
     if state.round_index >= caps.max_rounds:
@@ -161,6 +181,11 @@ def final_ranking(state: ExecutorState) -> list[Fused]:
         return []
     fused = rrf(lists, state.plan.rrf_k)
     return rerank_order(fused, state.rerank_scores, state.caps.rerank_top_n)
+
+
+def ranked_rounds(state: ExecutorState) -> int:
+    """How many rounds produced a fused ranking (a bridge round places, it does not rank)."""
+    return sum(1 for ids in state.round_rankings if ids)
 
 
 def rerank_order(fused: list[Fused], scores: dict[str, float], top_n: int) -> list[Fused]:
@@ -218,35 +243,3 @@ def finalize_evidence_pack(
     kept.sort(key=lambda e: pool.index(e))
     coverage = grader.grade(state.targets, kept)
     return EvidencePack(evidence=kept, coverage=coverage, report=state.report, tokens=used)
-
-
-def split_plan(plan: QueryPlan, keyword_name: str, structured_system: str) -> list[SubQuery]:
-    """One single-source plan per source of ``plan`` (dense, sparse, structured), named as the
-    executor names its results, so the Map can run them in parallel."""
-    base = {"vector_sources": [], "sparse_source": None, "structured_sources": []}
-    subs: list[SubQuery] = []
-    for vs in plan.vector_sources:
-        subs.append(
-            SubQuery(
-                name=f"dense:{vs.aspect}:{vs.query_vector_source}",
-                kind="dense",
-                plan=plan.model_copy(update={**base, "vector_sources": [vs]}),
-            )
-        )
-    if plan.sparse_source is not None:
-        subs.append(
-            SubQuery(
-                name=f"sparse:{keyword_name}",
-                kind="sparse",
-                plan=plan.model_copy(update={**base, "sparse_source": plan.sparse_source}),
-            )
-        )
-    for i, st in enumerate(plan.structured_sources):
-        subs.append(
-            SubQuery(
-                name=f"structured:{structured_system}:{i}",
-                kind="structured",
-                plan=plan.model_copy(update={**base, "structured_sources": [st]}),
-            )
-        )
-    return subs

@@ -100,6 +100,73 @@ class ChunkSpec(BaseModel):
         return self
 
 
+class RelationSpec(BaseModel):
+    """Declared relations between records, built at ingest beside the mention edges.
+
+    ``similar_aspect``: each record's ``similar_k`` nearest neighbours on that aspect's stored
+    vector (cosine at least ``similar_min``) become ``similar`` edges. ``integrates_field``:
+    records named in that field's "integrates with ...", "plugin for ...", "works with ..."
+    phrases become ``integrates`` edges (the rest of that field's mentions stay ``mention``).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    similar_aspect: str | None = None
+    similar_k: int = Field(default=5, ge=1, le=50)
+    similar_min: float = Field(default=0.6, ge=-1.0, le=1.0)
+    integrates_field: str | None = None
+
+
+class EntitySpec(BaseModel):
+    """Records as named entities: which fields name a record, which fields mention others.
+
+    ``names``: fields whose value is the record's name (the title by default); ``aliases``: a
+    list field of other names ("VS Code" for "Visual Studio Code"); ``link_fields``: fields
+    scanned at ingest for mentions of other records' names (the mention edges of the entity
+    graph); ``relations``: declared edges (see :class:`RelationSpec`).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    names: list[str] = Field(default_factory=list)
+    aliases: str | None = None
+    link_fields: list[str] = Field(default_factory=list)
+    relations: RelationSpec = Field(default_factory=RelationSpec)
+
+
+class TemporalSpec(BaseModel):
+    """The record field that dates a record, for "since 2023", "released in 2024", "in the last
+    6 months", "before 2020": a number field holding a (possibly fractional) year."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    field: str
+    label: str = Field(default="released", description="how answers name the date")
+
+
+class ComparisonSpec(BaseModel):
+    """What a comparison's answer puts side by side: ``fields`` shown per record, and
+    ``sets`` (list fields) split into the values every compared record has and those only
+    some have."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    fields: list[str] = Field(default_factory=list)
+    sets: list[str] = Field(default_factory=list)
+
+
+class QualitySpec(BaseModel):
+    """When an answer is "no good match" (see :mod:`agentic_search.domain.quality`): the best
+    candidate's cosine to the query below ``min_relevance`` *and* the evidence's coverage
+    confidence below ``min_coverage``. Calibrated per domain (the bundled values say on what
+    data in the schema files)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    min_relevance: float = Field(default=0.0, ge=-1.0, le=1.0)
+    min_coverage: float = Field(default=0.0, ge=0.0, le=1.0)
+
+
 class DomainSchema(BaseModel):
     """A domain: vocabularies, record fields, aspects, keyword fields and intent fields.
 
@@ -123,6 +190,10 @@ class DomainSchema(BaseModel):
     chunking: ChunkSpec | None = None
     candidate_metadata: dict[str, str] = Field(default_factory=dict)
     intent_fields: list[IntentFieldDef] = Field(default_factory=list)
+    entities: EntitySpec | None = None
+    temporal: TemporalSpec | None = None
+    comparison: ComparisonSpec = Field(default_factory=ComparisonSpec)
+    quality: QualitySpec = Field(default_factory=QualitySpec)
 
     @model_validator(mode="after")
     def _consistent(self) -> DomainSchema:
@@ -162,11 +233,51 @@ class DomainSchema(BaseModel):
         ]
         if self.structured_sort.field not in known:
             problems.append(f"structured_sort field {self.structured_sort.field!r} is unknown")
+        problems += self._entity_problems(known)
         if problems:
             raise ValueError("; ".join(problems))
         return self
 
+    def _entity_problems(self, known: set[str]) -> list[str]:
+        problems: list[str] = []
+        spec = self.entities
+        if spec is not None:
+            for f in [*spec.names, *spec.link_fields, *([spec.aliases] if spec.aliases else [])]:
+                if f not in known:
+                    problems.append(f"entities names unknown field {f!r}")
+            if (
+                spec.aliases
+                and spec.aliases in self.fields
+                and self.fields[spec.aliases].type != "list"
+            ):
+                problems.append(f"entities.aliases field {spec.aliases!r} must be a list")
+            rel = spec.relations
+            if rel.similar_aspect and rel.similar_aspect not in {a.name for a in self.aspects}:
+                problems.append(f"relations.similar_aspect {rel.similar_aspect!r} is no aspect")
+            if rel.integrates_field and rel.integrates_field not in known:
+                problems.append(f"relations.integrates_field {rel.integrates_field!r} is unknown")
+        for f in [*self.comparison.fields, *self.comparison.sets]:
+            if f not in known:
+                problems.append(f"comparison names unknown field {f!r}")
+        for f in self.comparison.sets:
+            if f in self.fields and self.fields[f].type != "list":
+                problems.append(f"comparison set {f!r} must be a list field")
+        if self.temporal is not None:
+            fdef = self.fields.get(self.temporal.field)
+            if fdef is None or fdef.type != "number":
+                problems.append(f"temporal field {self.temporal.field!r} must be a number field")
+            elif not {"gte", "lt"} <= set(fdef.filter):
+                problems.append(f"temporal field {self.temporal.field!r} must allow gte and lt")
+        return problems
+
     # ----- derived views -------------------------------------------------------------------
+
+    @property
+    def name_fields(self) -> list[str]:
+        """The fields that name a record (the entity spec's, else the title field)."""
+        if self.entities is not None and self.entities.names:
+            return list(self.entities.names)
+        return [self.title_field]
 
     @property
     def aspect_names(self) -> list[str]:

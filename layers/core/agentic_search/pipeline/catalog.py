@@ -8,27 +8,36 @@ from typing import Any
 from agentic_search.components import Components
 from agentic_search.domain.intent import CatalogLookup
 from agentic_search.domain.intent_rules import RuleBasedIntentExtractor
-from agentic_search.state import IntentState
+from agentic_search.state import ENTITY_KEY, IntentState
 
 
 def catalog_lookup(c: Components) -> CatalogLookup:
-    """Names -> ids of the indexed records (reference tools are resolved through it), read
-    once from the store and kept until a write (``memo.forget_catalog``). Only the tools
-    domain has named records to refer to."""
+    """The collection's names, records by id and query linker (reference tools and named
+    entities are resolved through it), read once from the store and kept until a write
+    (``memo.forget_catalog``). A schema without ``entities`` has no named records."""
     if c.memo.catalog is None:
         schema = c.schema
-        names: dict[str, str] = {}
-        if schema.name == "tools" and c.store.exists(schema):
-            title = schema.title_field
-            for p in c.store.scroll(schema, payload=[schema.id_field, title]):
-                if p.get(title):
-                    names[str(p[title]).lower()] = str(p[schema.id_field])
 
         def record(rid: str) -> dict[str, Any] | None:
             rec = c.store.get_records(schema, [rid]).get(rid)
             return dict(rec.payload or {}) if rec else None
 
-        c.memo.catalog = CatalogLookup(names=names, record=record)
+        if schema.entities is not None and c.store.exists(schema):
+            keys = [schema.id_field, *schema.name_fields, ENTITY_KEY]
+            if schema.temporal is not None:
+                keys.append(schema.temporal.field)
+            if schema.entities.aliases:
+                keys.append(schema.entities.aliases)
+            payloads = list(c.store.scroll(schema, payload=keys))
+            c.memo.catalog = CatalogLookup.of(
+                schema,
+                payloads,
+                record,
+                lambda terms: c.keyword.known_terms(schema, terms),
+                c.analyzer,
+            )
+        else:
+            c.memo.catalog = CatalogLookup(names={}, record=record, dated=False)
         c.memo.extractor = None
     return c.memo.catalog
 

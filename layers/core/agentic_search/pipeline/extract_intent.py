@@ -10,6 +10,7 @@ from typing import Any
 
 from agentic_search.components import Components
 from agentic_search.domain.cache_keys import plan_cache_key
+from agentic_search.domain.complexity import with_complexity
 from agentic_search.domain.plan_rules import validate_plan
 from agentic_search.pipeline.catalog import extract_by_rules
 from agentic_search.ports import Budget, CacheError, IntentPlanner, LLMFallback
@@ -50,6 +51,8 @@ def extract_intent(state: SearchState, c: Components) -> SearchState:
         info = _intent_by_llm(state, c, llm)
     if info.path == "rules":
         state.intent = extract_by_rules(c, req.query)
+    if state.intent is not None:  # complexity and the bridge cue, whoever extracted it
+        state.intent = with_complexity(state.intent, c.analyzer)
     state.extractor = info
     state.stage_ms["intent"] = round(elapsed_ms(t), 2)
     return state

@@ -7,11 +7,21 @@ import time
 from collections.abc import Sequence
 
 from agentic_search.components import Components
-from agentic_search.domain.rounds import final_ranking, finalize_evidence_pack, rerank_order
+from agentic_search.domain.comparison import compare
+from agentic_search.domain.entity_rounds import place
+from agentic_search.domain.quality import answer_quality, clearing
+from agentic_search.domain.rounds import (
+    final_ranking,
+    finalize_evidence_pack,
+    ranked_rounds,
+    rerank_order,
+)
 from agentic_search.pipeline.hydrate import execution_stats, hydrate
 from agentic_search.state import (
+    AnswerQuality,
     CacheInfo,
     Candidate,
+    Comparison,
     EvidencePack,
     ExecutorState,
     QueryExecutorOutput,
@@ -60,6 +70,7 @@ def finalize(state: SearchState, c: Components) -> SearchState:
         plan=ex.plan,
         output=output,
         evidence=pack,
+        comparison=comparison_of(c, ex),
     )
     wire = resp.wire()
     wire["cache"] = (state.cache or CacheInfo()).wire()
@@ -83,14 +94,17 @@ def finish(
     ``errors`` are failures outside the rounds (a failed step) to list with the rest."""
     t = time.perf_counter()
     plan, intent = state.plan, state.intent
-    if len(state.round_rankings) > 1:
+    if ranked_rounds(state) > 1:
         ranking = final_ranking(state)
     else:
         first = [f.fused_entry() for f in state.first_fused]
         ranking = rerank_order(first, state.rerank_scores, state.caps.rerank_top_n)
+    ranking = place(ranking, state.pins, state.bridges)
     results = [r.result() for r in state.retrieved]
     ok_all = [r for r in results if r.error is None]
     candidates = hydrate(c, plan, intent, ok_all, ranking[: plan.limit])
+    for cand in candidates:
+        cand.relevance = state.relevance.get(cand.id)
     mark_relaxed(state, candidates)
     if state.rerank_scores:
         candidates = [
@@ -109,13 +123,45 @@ def finish(
     stats.candidates_after_fusion = max(state.candidates_after, len(ranking))
     stats.rounds = state.round_index
     all_errors = [e for r in state.report.rounds for e in r.errors] + list(errors)
+    coverage = pack.coverage.confidence if pack.evidence else 0.0
+    candidates, quality = judge(c, state, candidates, coverage)
     output = QueryExecutorOutput(
         candidates=candidates,
         execution_stats=stats,
-        confidence=pack.coverage.confidence if pack.evidence else 0.0,
+        confidence=coverage,
         errors=all_errors,
+        answer_quality=quality,
     )
     return output, pack
+
+
+def judge(
+    c: Components, state: ExecutorState, candidates: list[Candidate], coverage: float
+) -> tuple[list[Candidate], AnswerQuality]:
+    """The answer quality of ``candidates`` and the candidates that clear it (all but on "no
+    good match"; see :mod:`agentic_search.domain.quality`)."""
+    spec = c.schema.quality
+    found = {cand.id for cand in candidates}
+    named = [rid for rid in state.pins if rid in found]
+    relevance = {k: v for k, v in state.relevance.items() if k in found}
+    words = set(c.analyzer.terms(state.intent.normalized_query))
+    lexical = [
+        cand.id for cand in candidates if words and words <= set(cand.provenance.matched_terms)
+    ]
+    quality = answer_quality(spec, relevance, coverage, named, lexical)
+    keep = set(clearing(quality, [cand.id for cand in candidates], relevance, spec))
+    kept = [cand for cand in candidates if cand.id in keep]
+    quality.withheld = len(candidates) - len(kept)
+    return kept, quality
+
+
+def comparison_of(c: Components, state: ExecutorState) -> Comparison | None:
+    """The comparison block of a comparison query: its pinned (named) records side by side
+    (None for other queries, or when fewer than two named records were found)."""
+    if state.intent.primary_goal != "compare" or len(state.pins) < 2:
+        return None
+    records = c.store.read_records(c.schema, state.pins)
+    return compare(c.schema, state.pins, {rid: rec.payload or {} for rid, rec in records.items()})
 
 
 def mark_relaxed(state: ExecutorState, candidates: list[Candidate]) -> None:
@@ -133,4 +179,4 @@ def mark_relaxed(state: ExecutorState, candidates: list[Candidate]) -> None:
             ]
 
 
-__all__ = ["finalize", "finish", "mark_relaxed"]
+__all__ = ["comparison_of", "finalize", "finish", "judge", "mark_relaxed"]

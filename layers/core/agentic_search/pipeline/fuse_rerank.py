@@ -4,20 +4,20 @@ rerank evidence for the top of the fused list, and select new evidence into the 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
-
-import numpy as np
 
 from agentic_search.components import Components
-from agentic_search.domain.fusion import minmax, rrf
+from agentic_search.domain.entity_rounds import bridges_from, place
+from agentic_search.domain.fusion import rrf
 from agentic_search.domain.rounds import relax_step
 from agentic_search.domain.selection import select_evidence
 from agentic_search.pipeline.evidence import build_evidence, count_tokens
+from agentic_search.pipeline.relevance import query_relevance
+from agentic_search.pipeline.rerank import rerank_candidates
 from agentic_search.pipeline.sources import merge, run_sources
-from agentic_search.ports import Reranker, RerankerError
 from agentic_search.state import (
     FUSED_REFS,
-    Evidence,
+    VIA_KEY,
+    Bridge,
     ExecutorState,
     Fused,
     QueryPlan,
@@ -27,7 +27,6 @@ from agentic_search.state import (
     RoundWork,
     SearchState,
     SelectedRef,
-    SourceError,
     SourceResult,
     elapsed_ms,
     error_message,
@@ -76,6 +75,10 @@ def fuse_round(c: Components, state: ExecutorState, work: RoundWork) -> RoundWor
     state.candidates_before += rep.candidates_before_fusion
     state.candidates_after = max(state.candidates_after, len(fused))
     state.round_rankings.append([f.id for f in fused[:RANKING_KEEP]])
+    placed = place_round(state, work, results, fused)
+    if rnd == 1:  # the absolute match of what can be returned (answer quality reads it)
+        head = [f.id for f in placed[: state.plan.limit]]
+        state.relevance = query_relevance(c, work.plan, results, head)
     keep_n = max(state.plan.limit, state.caps.selection_pool, state.caps.rerank_top_n)
     if rnd == 1:
         state.first_fused = FUSED_REFS.validate_python(
@@ -96,7 +99,7 @@ def fuse_round(c: Components, state: ExecutorState, work: RoundWork) -> RoundWor
     reranker = c.reranker
     pool_n = max(state.caps.selection_pool, state.caps.rerank_top_n if reranker else 0)
     evidence, vectors = build_evidence(
-        c, work.plan, intent, ok, fused[:pool_n], rnd, state.caps.snippet_chars
+        c, work.plan, intent, ok, placed[:pool_n], rnd, state.caps.snippet_chars
     )
     stage["evidence"] = elapsed_ms(t)
     t = time.perf_counter()
@@ -137,6 +140,11 @@ def fuse_round(c: Components, state: ExecutorState, work: RoundWork) -> RoundWor
         # get tokenized.
         count_tokens=lambda e: e.tokens or count_tokens(c, [e.text])[0],
     )
+    # a record the round placed (a pin, a bridge) is evidence whatever MMR chose: it is why
+    # the round ran, and what an answer step must read
+    chosen = {e.id for e in selected}
+    placed_ids = set(work.report.pinned) | {b.id for b in work.report.bridges}
+    selected += [e for e in evidence if e.id in placed_ids and e.id not in chosen]
     stage["select"] = elapsed_ms(t)
     pooled = {e.id: e for e in state.pool}
     work.new_ids = [e.id for e in selected if e.id not in pooled]
@@ -161,11 +169,37 @@ def fuse_round(c: Components, state: ExecutorState, work: RoundWork) -> RoundWor
         )
         for e in selected
     ]
-    work.found_any = bool(fused)
-    keep = {f.id for f in fused[:keep_n]} | set(state.relaxed_ids)
+    work.found_any = bool(placed)
+    keep = (
+        {f.id for f in fused[:keep_n]}
+        | set(state.relaxed_ids)
+        | set(state.pins)
+        | {b.id for b in state.bridges}
+    )
     state.retrieved += [RetrievedList.of(r, keep) for r in results]
     work.results = []
     return work
+
+
+def place_round(
+    state: ExecutorState, work: RoundWork, results: list[SourceResult], fused: list[Fused]
+) -> list[Fused]:
+    """The round's fused list with what its entity fetch pins and its graph walk bridges
+    placed (see :mod:`agentic_search.domain.entity_rounds`); the pins and bridges are kept
+    in the state for the final ranking and listed in the round's report."""
+    by_name = {r.name: r for r in results if r.error is None}
+    if (entity := by_name.get("entity")) is not None and not state.pins:
+        state.pins = [h.id for h in entity.hits]
+        work.report.pinned = list(state.pins)
+    bridges: list[Bridge] = []
+    graph = by_name.get("graph")
+    walk = work.plan.graph_source
+    if graph is not None and walk is not None and walk.placement == "bridge":
+        hits = [(h.id, h.score, h.payload.get(VIA_KEY)) for h in graph.hits]
+        bridges = bridges_from(hits, walk.seeds)
+        state.bridges += bridges
+        work.report.bridges = bridges
+    return place(fused, state.pins, state.bridges if bridges or state.pins else [])
 
 
 def relax(
@@ -202,35 +236,4 @@ def relax(
     return rrf([RankedList("round1", have)], plan.rrf_k), results
 
 
-def rerank_candidates(
-    reranker: Reranker | None, query: str, evidence: Sequence[Evidence], top_n: int
-) -> tuple[list[Evidence], SourceError | None]:
-    """Rerank the top ``top_n`` (by fused order) with ``reranker``; the rest keep their order
-    after them. Scores go to ``rerank_score`` and ``relevance`` (min-max of the rerank
-    scores); ``fused_score`` is untouched. No reranker or a failing one: input unchanged (the
-    failure is returned as an error)."""
-    if reranker is None or not evidence:
-        return list(evidence), None
-    head, tail = list(evidence[:top_n]), list(evidence[top_n:])
-    try:
-        scores = reranker.score(query, [f"{e.title or ''}. {e.text}" for e in head])
-    except RerankerError as exc:
-        return list(evidence), SourceError(
-            source="reranker", error="RerankerError", message=str(exc)
-        )
-    real = [float(s) for s in scores if np.isfinite(s)]
-    floor = (min(real) - 1.0) if real else 0.0
-    finite = [float(s) if np.isfinite(s) else floor for s in scores]
-    norm = minmax(finite)
-    ranked = sorted(
-        (
-            e.model_copy(update={"rerank_score": round(float(s), 6), "relevance": round(n, 6)})
-            for e, s, n in zip(head, finite, norm, strict=True)
-        ),
-        key=lambda e: -(e.rerank_score or 0.0),
-    )
-    tail = [e.model_copy(update={"relevance": 0.0}) for e in tail]
-    return ranked + tail, None
-
-
-__all__ = ["RANKING_KEEP", "fuse_rerank", "fuse_round", "relax", "rerank_candidates"]
+__all__ = ["RANKING_KEEP", "fuse_rerank", "fuse_round", "place_round", "relax"]

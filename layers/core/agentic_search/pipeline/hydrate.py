@@ -17,6 +17,7 @@ from agentic_search.domain.schema import DomainSchema
 from agentic_search.domain.text import field_text, keyword_text
 from agentic_search.state import (
     INTERNAL_KEYS,
+    VIA_KEY,
     Candidate,
     ExecutionStats,
     Fused,
@@ -55,11 +56,12 @@ def hydrate(
         for rank, (h, n) in enumerate(zip(r.hits, norm, strict=True), start=1):
             if h.id not in wanted:
                 continue
-            if h.payload:
+            if h.payload and (len(h.payload) > 1 or VIA_KEY not in h.payload):
                 payloads.setdefault(h.id, h.payload)
+            via = h.payload.get(VIA_KEY) if h.payload else None
             hits.setdefault(h.id, []).append(
                 {
-                    "source": r.name,
+                    "source": f"{r.name}:{via}" if via else r.name,
                     "system": r.system,
                     "aspect": r.aspect,
                     "query_vector_source": r.query_vector_source,

@@ -7,7 +7,8 @@ import time
 
 from agentic_search.components import Components
 from agentic_search.domain.round_queries import hyde_status
-from agentic_search.domain.rounds import prepare_round_queries, split_plan
+from agentic_search.domain.rounds import prepare_round_queries
+from agentic_search.domain.subqueries import split_plan
 from agentic_search.ports import HydeError
 from agentic_search.state import ExecutorState, RoundReport, RoundWork, SearchState, SourceError
 

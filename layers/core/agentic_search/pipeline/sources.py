@@ -21,6 +21,7 @@ from agentic_search.components import Components
 from agentic_search.domain.fusion import fuse
 from agentic_search.domain.rocchio import rocchio_vector
 from agentic_search.pipeline.embedding import embed_texts
+from agentic_search.pipeline.graph import fetch_entities, walk
 from agentic_search.state import (
     Fused,
     QueryPlan,
@@ -32,6 +33,14 @@ from agentic_search.state import (
 )
 
 Task = tuple[SourceResult, Callable[[], list[ScoredRecord]]]
+
+
+def placed(result: SourceResult) -> bool:
+    """Whether a result is placed in the ranking (the pins of an entity fetch, a bridge
+    walk's best record), not fused."""
+    return result.name == "entity" or (
+        result.name == "graph" and result.query_vector_source != "fused"
+    )
 
 
 class SourceTimeout(TimeoutError):
@@ -102,6 +111,22 @@ def source_tasks(
         tasks.append(
             (res, lambda sp=sp: keyword.search(schema, sp.text, sp.top_k, filters, exclude))
         )
+    if plan.entity_source is not None:
+        es = plan.entity_source
+        res = SourceResult("entity", "qdrant", round=plan.round, query=", ".join(es.names) or None)
+        tasks.append((res, lambda es=es: fetch_entities(c, es, filters)))
+    if plan.graph_source is not None:
+        gs = plan.graph_source
+        res = SourceResult(
+            "graph",
+            "qdrant",
+            weight=gs.weight,
+            aspect=gs.aspect,
+            query_vector_source=gs.placement,
+            round=plan.round,
+            query=gs.text or (f"neighbours of {gs.reference}" if gs.reference else None),
+        )
+        tasks.append((res, lambda gs=gs: walk(c, gs, filters)))
     if plan.structured_sources:
         structured = c.structured
         for i, st in enumerate(plan.structured_sources):
@@ -172,7 +197,7 @@ def merge(results: Sequence[SourceResult], method: str, rrf_k: int) -> tuple[lis
     """Fuse the successful sources' ranked lists (deduplicated by record id); returns the
     fused list (best first) and the method actually used ("none" with several non-empty
     lists becomes "rrf")."""
-    ok = [r for r in results if r.error is None]
+    ok = [r for r in results if r.error is None and not placed(r)]
     lists = [
         RankedList(r.name, [h.id for h in r.hits], [h.score for h in r.hits], r.weight) for r in ok
     ]
@@ -191,6 +216,7 @@ def _timed(fn: Callable[[], list[ScoredRecord]]) -> tuple[list[ScoredRecord], fl
 __all__ = [
     "SourceTimeout",
     "merge",
+    "placed",
     "run_sources",
     "source_tasks",
 ]

@@ -22,6 +22,7 @@ from agentic_search.state.base import (
 )
 from agentic_search.state.evidence import (
     SNIPPET_CHARS,
+    Bridge,
     Contradiction,
     Coverage,
     CoverageItem,
@@ -48,8 +49,12 @@ from agentic_search.state.executor import (
 from agentic_search.state.query import (
     TOP_K_MAX,
     TOP_K_MIN,
+    Complexity,
+    EntityLink,
+    EntitySource,
     Filter,
     FusionMethod,
+    GraphSource,
     IntentState,
     Operator,
     PrimaryGoal,
@@ -61,10 +66,14 @@ from agentic_search.state.query import (
     VectorSource,
 )
 from agentic_search.state.records import (
+    ENTITY_KEY,
     HASHES_KEY,
     INTERNAL_KEYS,
+    LINKED_FROM_KEY,
+    LINKS_KEY,
     SPARSE_VECTOR,
     TOKENS_KEY,
+    VIA_KEY,
     PointWrite,
     ScoredRecord,
     SparseVector,
@@ -73,9 +82,12 @@ from agentic_search.state.records import (
 )
 from agentic_search.state.response import (
     PATH_KEYS,
+    ComparedRecord,
+    Comparison,
     SearchResponse,
 )
 from agentic_search.state.results import (
+    AnswerQuality,
     Candidate,
     ExecutionStats,
     Fused,
@@ -106,9 +118,12 @@ from agentic_search.state.sync import (
 )
 
 __all__ = [
+    "ENTITY_KEY",
     "FUSED_REFS",
     "HASHES_KEY",
     "INTERNAL_KEYS",
+    "LINKED_FROM_KEY",
+    "LINKS_KEY",
     "PATH_KEYS",
     "QUERY_MAX_CHARS",
     "SNIPPET_CHARS",
@@ -118,13 +133,21 @@ __all__ = [
     "TOMBSTONE_TTL_S",
     "TOP_K_MAX",
     "TOP_K_MIN",
+    "VIA_KEY",
+    "AnswerQuality",
     "AspectStatus",
+    "Bridge",
     "CacheInfo",
     "Candidate",
+    "ComparedRecord",
+    "Comparison",
+    "Complexity",
     "Contradiction",
     "Coverage",
     "CoverageItem",
     "CoverageTarget",
+    "EntityLink",
+    "EntitySource",
     "Evidence",
     "EvidencePack",
     "ExecutionStats",
@@ -135,6 +158,7 @@ __all__ = [
     "Fused",
     "FusedRef",
     "FusionMethod",
+    "GraphSource",
     "Hit",
     "IntentState",
     "Operator",

@@ -17,8 +17,8 @@ from agentic_search.state.results import Provenance, SourceError
 #: Default evidence snippet length in characters (``ExecutorCaps.snippet_chars``).
 SNIPPET_CHARS = 1200
 
-QueryPurpose = Literal["plan", "coverage", "feedback", "hyde", "relaxed"]
-TargetKind = Literal["constraint", "preference", "phrase", "term"]
+QueryPurpose = Literal["plan", "coverage", "feedback", "hyde", "relaxed", "bridge"]
+TargetKind = Literal["constraint", "preference", "phrase", "term", "entity"]
 
 
 class ExecutorCaps(WireModel):
@@ -64,8 +64,9 @@ class ExecutorCaps(WireModel):
 
 class CoverageTarget(WireModel):
     """Something the evidence should support: a hard constraint, a soft preference (any of
-    ``values`` in ``field``), a quoted phrase (verbatim, case-insensitive) or an analysed
-    query term (Snowball stem)."""
+    ``values`` in ``field``), a quoted phrase (verbatim, case-insensitive), an analysed
+    query term (Snowball stem), or a named record (``entity``: only that record's own
+    evidence covers it, ``values`` = its ids)."""
 
     kind: TargetKind
     label: str
@@ -77,9 +78,10 @@ class CoverageTarget(WireModel):
 
     @property
     def weight(self) -> float:
-        """Weight in the coverage confidence: constraints and phrases 3, preferences 2,
-        terms 1."""
-        return {"constraint": 3.0, "phrase": 3.0, "preference": 2.0, "term": 1.0}[self.kind]
+        """Weight in the coverage confidence: constraints, phrases and named records 3,
+        preferences 2, terms 1."""
+        weights = {"constraint": 3.0, "phrase": 3.0, "entity": 3.0, "preference": 2.0}
+        return weights.get(self.kind, 1.0)
 
 
 class Evidence(WireModel):
@@ -168,6 +170,16 @@ class SelectedRef(WireModel):
     mmr_score: float | None = None
 
 
+class Bridge(WireModel):
+    """A record reached from the evidence along the entity graph, placed right after the
+    record it was reached from (``after``): ``via`` is ``<edge kind>:<from id>``."""
+
+    id: str
+    after: str
+    via: str
+    score: float = 0.0
+
+
 class RoundReport(WireModel):
     """What one round asked, found, selected and concluded."""
 
@@ -184,6 +196,10 @@ class RoundReport(WireModel):
     relaxed: list[str] = Field(default_factory=list)
     stage_ms: dict[str, float] = Field(default_factory=dict)
     errors: list[SourceError] = Field(default_factory=list)
+    bridges: list[Bridge] = Field(
+        default_factory=list, description="records placed after the evidence that names them"
+    )
+    pinned: list[str] = Field(default_factory=list, description="named records placed first")
     decision: str = ""
 
 

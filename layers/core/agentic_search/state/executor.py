@@ -12,6 +12,7 @@ from pydantic import Field, TypeAdapter
 
 from agentic_search.state.base import WireModel
 from agentic_search.state.evidence import (
+    Bridge,
     Coverage,
     CoverageTarget,
     Evidence,
@@ -20,16 +21,18 @@ from agentic_search.state.evidence import (
     RoundReport,
 )
 from agentic_search.state.query import IntentState, QueryPlan
-from agentic_search.state.records import ScoredRecord
+from agentic_search.state.records import VIA_KEY, ScoredRecord
 from agentic_search.state.results import Fused, SourceError, SourceResult
 
 
 class Hit(WireModel):
-    """One source hit as the state carries it: id, raw score and 1-based rank (no payload)."""
+    """One source hit as the state carries it: id, raw score and 1-based rank (no payload);
+    ``via`` for a graph hit: the edge it was reached by, ``<edge kind>:<from id>``."""
 
     id: str
     score: float
     rank: int = Field(ge=1)
+    via: str | None = None
 
 
 class RetrievedList(WireModel):
@@ -67,7 +70,9 @@ class RetrievedList(WireModel):
                 "round": res.round,
                 "query": res.query,
                 "hits": [
-                    {"id": h.id, "score": h.score, "rank": i}
+                    {"id": h.id, "score": h.score, "rank": i, "via": h.payload.get(VIA_KEY)}
+                    if h.payload and VIA_KEY in h.payload
+                    else {"id": h.id, "score": h.score, "rank": i}
                     for i, h in enumerate(res.hits, 1)
                     if keep is None or h.id in keep
                 ],
@@ -82,7 +87,10 @@ class RetrievedList(WireModel):
         return SourceResult(
             name=self.name,
             system=self.system,
-            hits=[ScoredRecord(h.id, h.score, {}) for h in sorted(self.hits, key=lambda h: h.rank)],
+            hits=[
+                ScoredRecord(h.id, h.score, {VIA_KEY: h.via} if h.via else {})
+                for h in sorted(self.hits, key=lambda h: h.rank)
+            ],
             weight=self.weight,
             aspect=self.aspect,
             query_vector_source=self.query_vector_source,
@@ -97,7 +105,7 @@ class SubQuery(WireModel):
     """One source of a round's plan, as its own single-source plan (one Map item)."""
 
     name: str
-    kind: Literal["dense", "sparse", "structured"]
+    kind: Literal["dense", "sparse", "structured", "entity", "graph"]
     plan: QueryPlan
 
 
@@ -163,6 +171,17 @@ class ExecutorState(WireModel):
         default_factory=list, description="every round's source hits, pruned to candidates"
     )
     stage_totals: dict[str, float] = Field(default_factory=dict)
+    pins: list[str] = Field(
+        default_factory=list, description="named records placed first, in the order named"
+    )
+    bridges: list[Bridge] = Field(
+        default_factory=list, description="records placed after the evidence that names them"
+    )
+    walked: bool = Field(default=False, description="a graph walk (bridge round) has run")
+    relevance: dict[str, float] = Field(
+        default_factory=dict,
+        description="cosine to the query of round 1's first candidates (pipeline/relevance.py)",
+    )
 
 
 class RoundWork(WireModel):

@@ -50,6 +50,26 @@ class Filter(WireModel):
         return f"{self.field}{op}{value}"
 
 
+Complexity = Literal["simple", "moderate", "complex"]
+
+
+class EntityLink(WireModel):
+    """A name in the query linked to a record (``kind="entity"``: ``id`` is the record id) or
+    a misspelled vocabulary phrase (``kind="vocabulary"``: ``id`` is the canonical value).
+
+    ``surface`` is the text as written, ``name`` the record's display name (or the phrase),
+    ``score`` in [0, 1] (1 exact; fuzzy ``1 - edit distance / length``), ``method`` how it was
+    found (see :mod:`agentic_search.domain.linking`).
+    """
+
+    id: str
+    name: str
+    surface: str
+    score: float = Field(ge=0.0, le=1.0)
+    method: Literal["exact", "fuzzy"] = "exact"
+    kind: Literal["entity", "vocabulary"] = "entity"
+
+
 class IntentState(WireModel):
     """What the user asked for, in the schema's controlled vocabularies.
 
@@ -77,6 +97,25 @@ class IntentState(WireModel):
     )
     confidence: float = Field(ge=0.0, le=1.0, default=0.5)
     extractor: str = "rules"
+    entities: list[EntityLink] = Field(
+        default_factory=list,
+        description="records the query names (exact or fuzzy) and misspelled vocabulary",
+    )
+    complexity: Complexity = Field(
+        default="moderate",
+        description="simple: one round, no grading; moderate: coverage rounds; complex: "
+        "comparisons and bridge questions (domain/complexity.py)",
+    )
+    bridge: bool = Field(
+        default=False,
+        description="a question about something it describes rather than names: later rounds "
+        "may walk from the evidence to the entities it mentions",
+    )
+
+    @property
+    def linked(self) -> list[EntityLink]:
+        """The entity links (not the vocabulary corrections), in query order."""
+        return [e for e in self.entities if e.kind == "entity"]
 
 
 class VectorSource(WireModel):
@@ -121,6 +160,51 @@ class StructuredSource(WireModel):
     weight: float = Field(default=1.0, gt=0)
 
 
+class EntitySource(WireModel):
+    """entity_state: named records fetched by id, not by similarity (the seed design note's
+    ``entity_state`` sub-query). Hard filters still apply. With ``pin`` they are placed first
+    in the final ranking, in the order named (comparisons, lookups)."""
+
+    ids: list[str] = Field(min_length=1, max_length=20)
+    names: list[str] = Field(default_factory=list, description="display names, same order")
+    pin: bool = True
+
+
+class GraphSource(WireModel):
+    """walk_seeds / predicate_walk over the entity graph (the seed design note's sub-query
+    types): from ``seeds`` along the stored edges (``kinds``; empty: every kind) for
+    ``hops`` hops, at most ``fanout`` neighbours per node; expanded nodes are ranked by
+    personalized PageRank over the walked neighbourhood (restart on the seeds, weighted by
+    ``weights``, damping ``alpha``) times their cosine to ``text`` on ``aspect``. Nodes in
+    ``exclude`` (already candidates) are walked through but never returned."""
+
+    seeds: list[str] = Field(min_length=1, max_length=10)
+    weights: list[float] = Field(default_factory=list)
+    placement: Literal["bridge", "fused"] = Field(
+        default="bridge",
+        description="bridge: the best walked record is placed after its seed; fused: the "
+        "walk is one more ranked list of the round (query by example along the graph)",
+    )
+    hops: int = Field(default=1, ge=1, le=2)
+    direction: Literal["both", "in"] = Field(
+        default="both",
+        description="walk out- and in-edges, or in-edges only (the records that name the seed)",
+    )
+    fanout: int = Field(default=50, ge=1, le=200)
+    kinds: list[str] = Field(default_factory=list)
+    text: str | None = Field(
+        default=None, description="query text whose vector the walked records are scored by"
+    )
+    reference: str | None = Field(
+        default=None, description="else a record whose stored vector scores them"
+    )
+    aspect: str
+    top_k: int = Field(default=10, ge=1, le=TOP_K_MAX)
+    alpha: float = Field(default=0.85, gt=0.0, lt=1.0)
+    exclude: list[str] = Field(default_factory=list)
+    weight: float = Field(default=1.0, gt=0, description="RRF weight of a fused walk")
+
+
 class QueryPlan(WireModel):
     """How to retrieve: sources, pushed-down filters and the fusion method."""
 
@@ -138,10 +222,22 @@ class QueryPlan(WireModel):
     rationale: list[str] = Field(default_factory=list)
     planner: str = "rules"
     round: int = Field(default=1, ge=1, description="executor round this plan belongs to")
+    entity_source: EntitySource | None = Field(
+        default=None, description="named records fetched by id (pinned, not fused)"
+    )
+    graph_source: GraphSource | None = Field(
+        default=None, description="a walk of the entity graph (bridge hops, not fused)"
+    )
+
+    @property
+    def any_source(self) -> bool:
+        """Whether the plan retrieves anything (fused lists, an entity fetch or a walk)."""
+        return bool(self.source_count or self.entity_source or self.graph_source)
 
     @property
     def source_count(self) -> int:
-        """Number of ranked lists the plan fuses."""
+        """Number of ranked lists the plan fuses (entity fetches and graph walks are placed,
+        not fused)."""
         return (
             len(self.vector_sources)
             + (1 if self.sparse_source else 0)

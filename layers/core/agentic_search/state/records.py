@@ -18,8 +18,16 @@ from typing import Any
 HASHES_KEY = "_hashes"
 #: Payload key of the evidence snippet's token count, written by the indexer (snippets.py).
 TOKENS_KEY = "_snippet_tokens"
+#: Payload keys of the entity graph (names, out-edges, in-edges), written by the link pass
+#: (agentic_search.sync.links).
+ENTITY_KEY = "_entity"
+LINKS_KEY = "_links"
+LINKED_FROM_KEY = "_linked_from"
+#: Payload key of a hit found by name or along the graph: the name asked for, or the edge it
+#: was reached by (``<edge kind>:<from id>``); set on hits only, never stored.
+VIA_KEY = "_via"
 #: Payload keys the writers add to a record's fields: never shown as record data.
-INTERNAL_KEYS = frozenset({HASHES_KEY, TOKENS_KEY})
+INTERNAL_KEYS = frozenset({HASHES_KEY, TOKENS_KEY, ENTITY_KEY, LINKS_KEY, LINKED_FROM_KEY, VIA_KEY})
 #: Name of the BM25 sparse vector where the engine stores one (a Qdrant server).
 SPARSE_VECTOR = "bm25"
 
@@ -73,10 +81,14 @@ class VectorUpdate:
 
 
 __all__ = [
+    "ENTITY_KEY",
     "HASHES_KEY",
     "INTERNAL_KEYS",
+    "LINKED_FROM_KEY",
+    "LINKS_KEY",
     "SPARSE_VECTOR",
     "TOKENS_KEY",
+    "VIA_KEY",
     "PointWrite",
     "ScoredRecord",
     "SparseVector",

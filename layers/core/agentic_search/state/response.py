@@ -5,10 +5,31 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentic_search.state.base import wire_keys
+from pydantic import Field
+
+from agentic_search.state.base import WireModel, wire_keys
 from agentic_search.state.evidence import EvidencePack
 from agentic_search.state.query import IntentState, QueryPlan
 from agentic_search.state.results import QueryExecutorOutput
+
+
+class ComparedRecord(WireModel):
+    """One compared record: id, display name and the compared fields' values."""
+
+    id: str
+    name: str
+    values: dict[str, Any] = Field(default_factory=dict)
+
+
+class Comparison(WireModel):
+    """A comparison's answer: the named records side by side (``fields`` in order), and for
+    each set field the values all of them share (``common``) and those only some have
+    (``distinct``: record id -> values)."""
+
+    records: list[ComparedRecord]
+    fields: list[str] = Field(default_factory=list)
+    common: dict[str, list[Any]] = Field(default_factory=dict)
+    distinct: dict[str, dict[str, list[Any]]] = Field(default_factory=dict)
 
 
 @dataclass
@@ -21,6 +42,7 @@ class SearchResponse:
     plan: QueryPlan
     output: QueryExecutorOutput
     evidence: EvidencePack | None = None
+    comparison: Comparison | None = None
     timings_ms: dict[str, float] = field(default_factory=dict)
     paths: dict[str, Any] = field(default_factory=dict)
     """How the answer was made, as the steps noted it: ``cache`` (the result cache lookup),
@@ -39,6 +61,8 @@ class SearchResponse:
             pack = self.evidence.wire()
             out["retrievalReport"] = pack.pop("report")
             out["evidencePack"] = pack
+        if self.comparison is not None:
+            out["comparison"] = self.comparison.wire()
         out.update(self.paths)
         return out
 
@@ -66,6 +90,9 @@ class SearchResponse:
                 {k: v for k, v in wire.items() if k in out_keys}
             ),
             evidence=pack,
+            comparison=Comparison.model_validate(wire["comparison"])
+            if wire.get("comparison")
+            else None,
             paths={k: wire[k] for k in PATH_KEYS if k in wire},
         )
 
@@ -74,4 +101,4 @@ class SearchResponse:
 PATH_KEYS = ("cache", "extractor", "planner", "planCache")
 
 
-__all__ = ["PATH_KEYS", "SearchResponse"]
+__all__ = ["PATH_KEYS", "ComparedRecord", "Comparison", "SearchResponse"]

@@ -91,6 +91,22 @@ class Candidate(WireModel):
     metadata: dict[str, Any]
     embedding_vector: list[float] | None = None
     provenance: Provenance
+    relevance: float | None = Field(
+        default=None,
+        description="cosine of the candidate's stored vector (main aspect) to the query: "
+        "how well it matches at all, not relative to the others",
+    )
+
+
+class AnswerQuality(WireModel):
+    """Whether the answer fits (:mod:`agentic_search.domain.quality`): ``verdict`` good,
+    weak or none ("no good match"), ``score`` in [0, 1], the ``reason`` in one line, and how
+    many candidates were held back for not clearing it."""
+
+    verdict: Literal["good", "weak", "none"]
+    score: float = Field(ge=0.0, le=1.0)
+    reason: str
+    withheld: int = Field(default=0, ge=0)
 
 
 class SourceError(WireModel):
@@ -125,6 +141,7 @@ class QueryExecutorOutput(WireModel):
     execution_stats: ExecutionStats
     confidence: float = Field(ge=0.0, le=1.0)
     errors: list[SourceError] = Field(default_factory=list)
+    answer_quality: AnswerQuality | None = None
 
 
 @dataclass

@@ -23,6 +23,7 @@ from agentic_search.ports import CacheError, SyncStatusStore
 from agentic_search.state.sync import TOMBSTONE_TTL_S, AspectStatus, SyncEntry
 from agentic_search.sync.changes import CatalogChange, ChangeOp
 from agentic_search.sync.indexer import Indexer, WriteStats, content_hashes
+from agentic_search.sync.relink import relink_changed
 
 Outcome = Literal["applied", "unchanged", "duplicate", "stale", "superseded", "failed"]
 
@@ -183,6 +184,8 @@ def apply_changes(
         # Also after "unchanged": the retry of a change whose points were written before a
         # failed refresh must still bring the keyword index up to date.
         components.keyword.refresh(schema)
+        if report.stats.changed:  # the entity graph follows (it reads the keyword index)
+            relink_changed(components, report.stats.written_ids, report.stats.deleted_ids)
     if status is not None:
         _record(status, schema, report.outcomes, entries, clock())
     if report.stats.changed:

@@ -26,7 +26,10 @@ from agentic_search.domain.text import aspect_hash, aspect_text, keyword_text, r
 from agentic_search.domain.tokens import token_counter, token_counter_name
 from agentic_search.ports import Embedder, KeywordIndex, VectorStore
 from agentic_search.state import (
+    ENTITY_KEY,
     HASHES_KEY,
+    LINKED_FROM_KEY,
+    LINKS_KEY,
     SNIPPET_CHARS,
     TOKENS_KEY,
     PointWrite,
@@ -34,6 +37,8 @@ from agentic_search.state import (
 )
 
 KEYWORD_HASH = "_keyword"
+#: Payload keys of the entity graph, carried over when a record's payload is rewritten.
+GRAPH_KEYS = (ENTITY_KEY, LINKS_KEY, LINKED_FROM_KEY)
 RECORD_HASH = "_record"
 
 
@@ -48,6 +53,8 @@ class WriteStats:
     deleted: int = 0
     embedded_texts: int = 0
     embedded_aspects: dict[str, int] = field(default_factory=dict)
+    written_ids: list[str] = field(default_factory=list)
+    deleted_ids: list[str] = field(default_factory=list)
 
     def add(self, other: WriteStats) -> None:
         """Accumulate another batch's stats into this one."""
@@ -59,6 +66,8 @@ class WriteStats:
         self.embedded_texts += other.embedded_texts
         for k, v in other.embedded_aspects.items():
             self.embedded_aspects[k] = self.embedded_aspects.get(k, 0) + v
+        self.written_ids += other.written_ids
+        self.deleted_ids += other.deleted_ids
 
     @property
     def changed(self) -> bool:
@@ -163,6 +172,11 @@ class Indexer:
             sparse = (
                 self.keyword.sparse_vector(keyword_text(schema, rec)) if keyword_changed else None
             )
+            if kind != "same":
+                stats.written_ids.append(rid)
+                # the entity graph's keys survive a rewrite (the link pass updates them)
+                old_payload = (old.payload or {}) if old else {}
+                payload.update({k: old_payload[k] for k in GRAPH_KEYS if k in old_payload})
             if kind == "insert":
                 inserts.append(PointWrite(rid, dict(by_record[i]), payload, sparse))
                 stats.inserted += 1
@@ -196,6 +210,7 @@ class Indexer:
         present = self.store.get_records(schema, list(record_ids))
         self.store.delete(schema, list(present))
         stats.deleted = len(present)
+        stats.deleted_ids = list(present)
         if refresh_keyword and stats.changed:
             self.keyword.refresh(schema)
         return stats

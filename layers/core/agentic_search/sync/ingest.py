@@ -15,12 +15,15 @@ from pathlib import Path
 from typing import Any
 
 from agentic_search.components import Components
-from agentic_search.domain.chunking import chunk_records
+from agentic_search.domain.chunking import chunk_records, doc_id_of
 from agentic_search.ports import CacheError
+from agentic_search.state import ENTITY_KEY
 from agentic_search.sync.apply import apply_changes
 from agentic_search.sync.changes import insert_changes
 from agentic_search.sync.files import CatalogRead, LineError, bundled_catalog_path, read_catalog
 from agentic_search.sync.indexer import WriteStats
+from agentic_search.sync.links import LinkStats, relink
+from agentic_search.sync.relink import relink_changed
 
 #: Records per write batch.
 DEFAULT_BATCH = 64
@@ -99,6 +102,7 @@ def ingest_records(
             on_progress(sum(1 for r in batch if not r.get("chunk_id")))
     if total.changed:
         c.keyword.refresh(schema)
+        relink_changed(c, total.written_ids, total.deleted_ids)
         # Cached answers were computed on the old catalog: a new version retires them. An
         # unreachable cache must not fail the ingest (its entries expire by TTL).
         with contextlib.suppress(CacheError):
@@ -136,6 +140,19 @@ def ingest_file(
     )
 
 
+def ensure_links(c: Components) -> LinkStats | None:
+    """Build the entity graph of a collection written before it existed (a record without
+    its ``_entity`` key); None when the graph is there or the schema has no entities."""
+    schema = c.schema
+    if schema.entities is None or not c.store.exists(schema):
+        return None
+    for payload in c.store.scroll(schema, payload=[schema.id_field, ENTITY_KEY]):
+        rid = str(payload.get(schema.id_field))
+        if ENTITY_KEY not in payload and doc_id_of(rid) == rid:
+            return relink(c)
+    return None
+
+
 def is_empty(c: Components) -> bool:
     """Whether the domain's collection holds no records."""
     return c.store.count(c.schema) == 0
@@ -146,8 +163,12 @@ def ensure_bundled_catalog(
     on_start: Callable[[int], None] | None = None,
     on_progress: Callable[[int], None] | None = None,
 ) -> IngestReport | None:
-    """Ingest the bundled tools catalog when the tools collection is empty (first use)."""
-    if c.schema.name != "tools" or not is_empty(c):
+    """Ingest the bundled tools catalog when the tools collection is empty (first use); a
+    tools collection indexed before the entity graph existed gets its graph."""
+    if c.schema.name != "tools":
+        return None
+    if not is_empty(c):
+        ensure_links(c)
         return None
     return ingest_file(c, bundled_catalog_path(), on_start=on_start, on_progress=on_progress)
 
@@ -156,6 +177,7 @@ __all__ = [
     "DEFAULT_BATCH",
     "IngestReport",
     "ensure_bundled_catalog",
+    "ensure_links",
     "ingest_file",
     "ingest_records",
     "is_empty",

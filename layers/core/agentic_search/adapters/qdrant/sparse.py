@@ -8,7 +8,13 @@ from collections.abc import Sequence
 
 from agentic_search.adapters.qdrant.filters import to_qdrant
 from agentic_search.adapters.qdrant.store import QdrantStore
-from agentic_search.domain.bm25 import DEFAULT_B, DEFAULT_K1, document_vector, query_vector
+from agentic_search.domain.bm25 import (
+    DEFAULT_B,
+    DEFAULT_K1,
+    document_vector,
+    query_vector,
+    term_index,
+)
 from agentic_search.domain.schema import DomainSchema
 from agentic_search.domain.text import Analyzer, default_analyzer
 from agentic_search.state import Filter, ScoredRecord, SparseVector
@@ -63,3 +69,14 @@ class QdrantSparseKeywordIndex:
     ) -> dict[str, set[str]]:
         """Unknown here (the server holds hashed term indexes): every id is absent."""
         return {}
+
+    def known_terms(self, schema: DomainSchema, terms: Sequence[str]) -> set[str] | None:
+        """The ``terms`` some point's sparse vector holds: one single-term sparse query each
+        (top 1), on the CRC-32 index the documents were written with."""
+        out: set[str] = set()
+        for term in dict.fromkeys(terms):
+            idx = term_index(term)
+            vec = SparseVector(indices=[idx], values=[1.0])
+            if self.store.query_sparse(schema, vec, 1, None):
+                out.add(term)
+        return out

@@ -31,7 +31,10 @@ from agentic_search.config import Settings
 from agentic_search.domain.schema import DomainSchema
 from agentic_search.ports import VectorStoreError
 from agentic_search.state import (
+    ENTITY_KEY,
     HASHES_KEY,
+    LINKED_FROM_KEY,
+    LINKS_KEY,
     SPARSE_VECTOR,
     Filter,
     PointWrite,
@@ -45,6 +48,8 @@ from agentic_search.state import (
 DENSE_MATRIX_MIN_POINTS = 1000
 #: Points whose records the local-mode store keeps after reading them (see read_records).
 RECORD_CACHE = 4096
+#: Payload keys the query side's reads leave out (see :meth:`QdrantStore.read_records`).
+READ_WITHOUT = [HASHES_KEY, ENTITY_KEY, LINKS_KEY, LINKED_FROM_KEY]
 _NAMESPACE = uuid.UUID("6b1d0f5e-2f6e-4f0b-9c39-3c7a3e6a1f00")
 
 
@@ -218,11 +223,12 @@ class QdrantStore:
         store, so read records are kept (LRU, ``RECORD_CACHE`` points) and the cache is
         dropped on any write (upsert, vector update, payload overwrite, delete, drop). On a
         server other writers exist, so nothing is cached there. The records returned are
-        shared: callers must not mutate them. Payloads come without the content hashes
-        (writers' bookkeeping, the largest part of a payload to copy or send).
+        shared: callers must not mutate them. Payloads come without the content hashes and
+        the entity graph's keys (writers' bookkeeping: the largest part of a payload to copy
+        or send; the graph walk reads them with :meth:`get_records`).
         """
         if self.server_mode or not record_ids:
-            return self.get_records(schema, record_ids, with_vectors, without=[HASHES_KEY])
+            return self.get_records(schema, record_ids, with_vectors, without=READ_WITHOUT)
         name = self.collection(schema)
         out: dict[str, StoredRecord] = {}
         missing: list[str] = []
@@ -236,7 +242,7 @@ class QdrantStore:
                     cache.move_to_end((name, rid))
                     out[rid] = hit
             if missing:
-                fetched = self.get_records(schema, missing, with_vectors, without=[HASHES_KEY])
+                fetched = self.get_records(schema, missing, with_vectors, without=READ_WITHOUT)
                 for rid, rec in fetched.items():
                     cache[(name, rid)] = rec
                     out[rid] = rec

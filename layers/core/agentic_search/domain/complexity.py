@@ -1,0 +1,93 @@
+"""Query complexity (the planner design note's SIMPLE / MODERATE / COMPLEX) and the bridge
+cue, from the extracted intent; they set how much work the executor does.
+
+* **bridge**: a question (a wh-word, or a final "?") that is not a comparison or a
+  query by example: its answer is about something the question describes rather than names
+  ("the woman who portrayed Corliss Archer", "the director of Big Stone Gap"), so a later
+  round may walk from the evidence to the entities it mentions (HotpotQA's bridge questions).
+* **complex**: a comparison, a bridge question, or four or more stated conditions (constraints
+  and vocabulary values): every round the caps allow, graph hops for bridges.
+* **simple**: a lookup: no constraint, not a question, and either a single named record with
+  at most two other words ("ollama", "cursor pricing", "windsurf ide") or, naming nothing and
+  matching no vocabulary value, at most two content words in all. One round, no coverage
+  grading.
+* **moderate**: everything else (the coverage rounds as before).
+"""
+
+from __future__ import annotations
+
+import re
+
+from agentic_search.domain.text import Analyzer
+from agentic_search.state import Complexity, IntentState
+
+_WH = re.compile(r"\b(?:what|which|who|whom|whose|where|when|how|why)\b")
+#: Words of a lookup that only say which facet of the named record is wanted.
+_FACETS = frozenset(
+    {
+        "pricing",
+        "price",
+        "prices",
+        "cost",
+        "plan",
+        "plans",
+        "features",
+        "feature",
+        "docs",
+        "documentation",
+        "download",
+        "review",
+        "reviews",
+        "api",
+        "app",
+        "website",
+        "login",
+        "license",
+        "tool",
+        "ai",
+    }
+)
+
+
+def is_question(query: str) -> bool:
+    """A wh-word anywhere, or a final question mark."""
+    q = query.strip().lower()
+    return q.endswith("?") or bool(_WH.search(q))
+
+
+def is_bridge(intent: IntentState) -> bool:
+    """A question that neither compares named records nor asks by example (see the module
+    docstring)."""
+    if intent.primary_goal in ("compare", "alternative-to"):
+        return False
+    return is_question(intent.query)
+
+
+def complexity(intent: IntentState, analyzer: Analyzer) -> Complexity:
+    """SIMPLE / MODERATE / COMPLEX of an intent (see the module docstring)."""
+    conditions = len(intent.constraints) + sum(len(v) for v in intent.matches.values())
+    if intent.primary_goal == "compare" or is_bridge(intent) or conditions >= 4:
+        return "complex"
+    if intent.constraints or intent.reference_tool or is_question(intent.query):
+        return "moderate"
+    words = [w for w in analyzer.terms(intent.normalized_query)]
+    linked = intent.linked
+    if len({lk.id for lk in linked}) == 1:
+        name_terms = set(analyzer.terms(" ".join(lk.surface for lk in linked)))
+        facets = set(analyzer.terms(" ".join(_FACETS)))
+        rest = [w for w in words if w not in name_terms and w not in facets]
+        if len(rest) <= 2:
+            return "simple"
+    if not linked and not conditions and len(set(words)) <= 2:
+        return "simple"
+    return "moderate"
+
+
+def with_complexity(intent: IntentState, analyzer: Analyzer) -> IntentState:
+    """The intent with its ``complexity`` and ``bridge`` set."""
+    return intent.model_copy(
+        update={"complexity": complexity(intent, analyzer), "bridge": is_bridge(intent)}
+    )
+
+
+__all__ = ["complexity", "is_bridge", "is_question", "with_complexity"]

@@ -1,0 +1,174 @@
+"""The entity sources a Retrieve runs besides the ranked ones: the entity_state fetch (named
+records by id) and the graph walk (walk_seeds / predicate_walk) with its personalized
+PageRank (Page, Brin, Motwani, Winograd, "The PageRank Citation Ranking", 1999; personalized:
+Haveliwala, "Topic-Sensitive PageRank", WWW 2002), computed by igraph (its C core: networkx's
+PageRank needs scipy, over 100 MB, which would not fit the Lambda layer).
+
+The walk reads each frontier record's stored edges (``_links`` out, ``_linked_from`` in; see
+:mod:`agentic_search.sync.links`), at most ``fanout`` neighbours per record per hop, and
+builds an undirected graph of what it walked. PageRank restarts on the seeds (weights as
+given). A walked record's score is ``ppr(v) / max ppr * max(0, cos(q, v))``: the PageRank
+says how close it sits to the seeds, the cosine of its stored vector on the source's aspect
+to the query text says whether it is what the question is about. Each hit's payload names
+the edge it was first reached by (``_via`` = ``<kind>:<from id>``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from agentic_search.components import Components
+from agentic_search.domain.filters import matches
+from agentic_search.pipeline.embedding import embed_texts
+from agentic_search.state import (
+    HASHES_KEY,
+    LINKED_FROM_KEY,
+    LINKS_KEY,
+    VIA_KEY,
+    EntitySource,
+    Filter,
+    GraphSource,
+    QueryPlan,
+    ScoredRecord,
+    VectorSource,
+)
+
+
+def fetch_entities(
+    c: Components, source: EntitySource, filters: Sequence[Filter] = ()
+) -> list[ScoredRecord]:
+    """entity_state: the named records in the order named, score 1.0, those the hard
+    ``filters`` reject left out; each hit's ``_via`` is the name it was asked by."""
+    records = c.store.read_records(c.schema, source.ids)
+    names = dict(zip(source.ids, source.names, strict=False))
+    out: list[ScoredRecord] = []
+    for rid in source.ids:
+        rec = records.get(rid)
+        if rec is None:
+            continue
+        payload = rec.payload or {}
+        if all(matches(c.schema, f, payload) for f in filters):
+            out.append(ScoredRecord(rid, 1.0, {**payload, VIA_KEY: names.get(rid, rid)}))
+    return out
+
+
+def _neighbours(
+    payload: Mapping[str, Any], kinds: Sequence[str], direction: str = "both"
+) -> list[tuple[str, str]]:
+    """(neighbour id, edge kind) of a record, out-edges first (none with ``direction`` "in"),
+    each neighbour once."""
+    seen: dict[str, str] = {}
+    keys = (LINKED_FROM_KEY,) if direction == "in" else (LINKS_KEY, LINKED_FROM_KEY)
+    for key in keys:
+        edges = payload.get(key) or {}
+        for kind, targets in edges.items():
+            if kinds and kind not in kinds:
+                continue
+            for t in targets:
+                seen.setdefault(str(t), kind)
+    return list(seen.items())
+
+
+def walk(c: Components, source: GraphSource, filters: Sequence[Filter] = ()) -> list[ScoredRecord]:
+    """The graph walk of ``source`` (see the module docstring): walked records that pass the
+    hard ``filters`` and are not excluded, best first, at most ``top_k``."""
+    schema = c.schema
+    edges: list[tuple[str, str]] = []
+    via: dict[str, str] = {}
+    frontier = list(dict.fromkeys(source.seeds))
+    seen = set(frontier)
+    for _ in range(source.hops):
+        # the writer's view: the query side's cached reads leave the graph's keys out
+        records = c.store.get_records(schema, frontier, without=[HASHES_KEY])
+        nxt: list[str] = []
+        for rid in frontier:
+            rec = records.get(rid)
+            if rec is None:
+                continue
+            neighbours = _neighbours(rec.payload or {}, source.kinds, source.direction)
+            for nb, kind in neighbours[: source.fanout]:
+                edges.append((rid, nb))
+                if nb not in seen:
+                    seen.add(nb)
+                    via[nb] = f"{kind}:{rid}"
+                    nxt.append(nb)
+        frontier = nxt
+        if not frontier:
+            break
+    candidates = [n for n in via if n not in set(source.exclude) and n not in source.seeds]
+    if not candidates:
+        return []
+    ppr = personalized_pagerank(edges, source.seeds, source.weights, source.alpha)
+    top = max(ppr.get(n, 0.0) for n in candidates) or 1.0
+    cosine = _cosines(c, source, candidates)
+    payloads = c.store.read_records(schema, candidates)
+    scored: list[ScoredRecord] = []
+    for n in candidates:
+        rec = payloads.get(n)
+        if rec is None:
+            continue
+        payload = rec.payload or {}
+        if not all(matches(schema, f, payload) for f in filters):
+            continue
+        score = ppr.get(n, 0.0) / top * max(0.0, cosine.get(n, 0.0))
+        scored.append(ScoredRecord(n, round(score, 6), {**payload, VIA_KEY: via[n]}))
+    scored.sort(key=lambda h: (-h.score, h.id))
+    return scored[: source.top_k]
+
+
+def personalized_pagerank(
+    edges: Sequence[tuple[str, str]],
+    seeds: Sequence[str],
+    weights: Sequence[float] = (),
+    alpha: float = 0.85,
+) -> dict[str, float]:
+    """Personalized PageRank of the simple undirected graph given by ``edges`` (an edge and
+    its reverse are one edge; self-loops dropped): the random walk restarts on ``seeds`` with
+    probability ``1 - alpha``, in proportion to ``weights`` (1 each by default). Returns
+    {node: score}, the scores summing to 1 (empty without edges or seeds in the graph)."""
+    import igraph
+
+    edges = list(dict.fromkeys(tuple(sorted(e)) for e in edges if e[0] != e[1]))
+    nodes = list(dict.fromkeys([*seeds, *(n for e in edges for n in e)]))
+    index = {n: i for i, n in enumerate(nodes)}
+    restart = [0.0] * len(nodes)
+    for s, w in zip(seeds, list(weights) or [1.0] * len(seeds), strict=False):
+        restart[index[s]] += w
+    if not edges or not any(restart):
+        return {}
+    graph = igraph.Graph(n=len(nodes), edges=[(index[a], index[b]) for a, b in edges])
+    scores = graph.personalized_pagerank(directed=False, damping=alpha, reset=restart)
+    return dict(zip(nodes, scores, strict=True))
+
+
+def _cosines(c: Components, source: GraphSource, ids: Sequence[str]) -> dict[str, float]:
+    """Cosine of each record's stored vector on the source's aspect to the query text's
+    vector (the embedder's, cached), or to the reference record's stored vector (stored
+    vectors are unit length). Without either, every record scores 1 (PageRank alone)."""
+    import numpy as np
+
+    if source.text:
+        probe = QueryPlan(
+            domain=c.schema.name,
+            strategy="identity-focused",
+            vector_sources=[VectorSource(aspect=source.aspect, top_k=1, text=source.text)],
+            fusion="none",
+        )
+        vectors, errors = embed_texts(c, probe)
+        if source.text in errors or source.text not in vectors:
+            return {}
+        query = vectors[source.text]
+    elif source.reference:
+        query = c.store.vector_of(c.schema, source.reference, source.aspect)
+        if query is None:
+            return {}
+    else:
+        return dict.fromkeys(ids, 1.0)
+    q = np.asarray(query, dtype=np.float32)
+    q = q / (np.linalg.norm(q) or 1.0)
+    stored = c.store.vectors_of(c.schema, list(ids), source.aspect)
+    return {rid: float(np.dot(q, np.asarray(v, dtype=np.float32))) for rid, v in stored.items()}
+
+
+__all__ = ["fetch_entities", "personalized_pagerank", "walk"]

@@ -1,0 +1,131 @@
+"""The entity graph after a small write: the changed records' edges recomputed, the existing
+records that mention a new name found through the keyword index, the in-edges of every record
+whose in-edges changed (see :mod:`agentic_search.sync.links` for the payload keys)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from agentic_search.components import Components
+from agentic_search.domain.chunking import doc_id_of
+from agentic_search.domain.entities import EntityIndex, record_names
+from agentic_search.domain.graph_edges import Edges, merge_edges, names_map, out_edges
+from agentic_search.state import ENTITY_KEY, LINKED_FROM_KEY, LINKS_KEY
+from agentic_search.sync.links import (
+    INCREMENTAL_MAX,
+    MENTION_SEARCH_K,
+    LinkStats,
+    is_entity,
+    relink,
+    similar_edges,
+    write_keys,
+)
+
+
+def relink_changed(c: Components, changed: Sequence[str], removed: Sequence[str] = ()) -> LinkStats:
+    """Update the graph after a small write (see the module docstring); falls back to
+    :func:`relink` for large writes or small collections."""
+    schema = c.schema
+    if schema.entities is None or not c.store.exists(schema):
+        return LinkStats()
+    total = c.store.count(schema)
+    if len(changed) > INCREMENTAL_MAX or total < 5 * max(1, len(changed)):
+        return relink(c)
+    stats = LinkStats(mode="incremental")
+    names_only = [schema.id_field, "doc_id", *schema.name_fields, ENTITY_KEY]
+    if schema.entities.aliases:
+        names_only.append(schema.entities.aliases)
+    named: list[tuple[str, list[str]]] = []
+    common: set[str] = set()
+    for p in c.store.scroll(schema, payload=names_only):
+        if is_entity(schema, p):
+            named.append((str(p[schema.id_field]), record_names(schema, p)))
+            common.update((p.get(ENTITY_KEY) or {}).get("common", []))
+    index = EntityIndex(
+        {n: ids for n, ids in names_map(named).items()},
+        common,
+    )
+    changed_recs = c.store.get_records(schema, list(changed))
+    touched: dict[str, dict[str, Any]] = {}
+    new_out: dict[str, Edges] = {}
+    old_out: dict[str, Edges] = {}
+    for rid, rec in changed_recs.items():
+        payload = rec.payload or {}
+        doc = doc_id_of(rid)
+        edges = out_edges(schema, index, payload, rid)
+        if doc == rid:
+            sim = similar_edges(c, rid)
+            if sim:
+                edges["similar"] = sim
+        new_out[doc] = merge_edges(new_out.get(doc, {}), edges)
+        old_out[doc] = merge_edges(old_out.get(doc, {}), payload.get(LINKS_KEY) or {})
+        if doc == rid:
+            names = record_names(schema, payload)
+            touched.setdefault(rid, {})[ENTITY_KEY] = {
+                "names": names,
+                "common": sorted(n for n in names if n in index.common),
+            }
+    # existing records that mention a changed record's names now point at it
+    for rid in changed_recs:
+        if doc_id_of(rid) != rid:
+            continue
+        for name in index.names_of(rid):
+            for hit in c.keyword.search(schema, name, MENTION_SEARCH_K):
+                src = doc_id_of(hit.id)
+                if src in new_out or src == rid:
+                    continue
+                rec = c.store.get_records(schema, [hit.id]).get(hit.id)
+                if rec is None:
+                    continue
+                # the full index, so that the longest name wins ("Meet Corliss Archer" names
+                # the show, not "Corliss Archer"); only the edges to this record are new
+                found = {
+                    kind: [t for t in targets if t == rid]
+                    for kind, targets in out_edges(schema, index, rec.payload or {}, hit.id).items()
+                }
+                found = {k: v for k, v in found.items() if v}
+                if found:
+                    have = (rec.payload or {}).get(LINKS_KEY) or {}
+                    old_out.setdefault(src, dict(have))
+                    new_out[src] = merge_edges(new_out.get(src, dict(have)), found)
+    for rid in removed:
+        new_out.setdefault(doc_id_of(rid), {})
+    for src, edges in new_out.items():
+        touched.setdefault(src, {})[LINKS_KEY] = edges
+    # in-edges: targets gained or lost a source
+    deltas: dict[str, list[tuple[str, str, bool]]] = {}
+    for src in set(new_out) | set(old_out):
+        old, new = old_out.get(src, {}), new_out.get(src, {})
+        for kind in set(old) | set(new):
+            for t in set(new.get(kind, [])) - set(old.get(kind, [])):
+                deltas.setdefault(t, []).append((kind, src, True))
+            for t in set(old.get(kind, [])) - set(new.get(kind, [])):
+                deltas.setdefault(t, []).append((kind, src, False))
+    if deltas:
+        current = c.store.get_records(schema, list(deltas))
+        for t, changes in deltas.items():
+            rec = current.get(t)
+            if rec is None:
+                continue
+            inbound = {
+                k: list(v) for k, v in ((rec.payload or {}).get(LINKED_FROM_KEY) or {}).items()
+            }
+            for kind, src, add in changes:
+                lst = inbound.setdefault(kind, [])
+                if add and src not in lst:
+                    lst.append(src)
+                elif not add and src in lst:
+                    lst.remove(src)
+            touched.setdefault(t, {})[LINKED_FROM_KEY] = {
+                k: v for k, v in sorted(inbound.items()) if v
+            }
+    removed_set = set(removed)
+    stats.rewritten = write_keys(c, {k: v for k, v in touched.items() if k not in removed_set})
+    stats.scanned = len(changed_recs)
+    stats.edges = sum(len(t) for e in new_out.values() for t in e.values())
+    c.memo.forget_entities()
+    return stats
+
+
+__all__ = ["relink_changed"]
