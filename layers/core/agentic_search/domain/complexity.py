@@ -9,8 +9,8 @@ cue, from the extracted intent; they set how much work the executor does.
   and vocabulary values): every round the caps allow, graph hops for bridges.
 * **simple**: a lookup: no constraint, not a question, and either a single named record with
   at most two other words ("ollama", "cursor pricing", "windsurf ide") or, naming nothing and
-  matching no vocabulary value, at most two content words in all. One round, no coverage
-  grading.
+  matching no vocabulary value, at most two content words in all. One round, evidence read
+  from its first 10 candidates only (:func:`caps_for`).
 * **moderate**: everything else (the coverage rounds as before).
 """
 
@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 
 from agentic_search.domain.text import Analyzer
-from agentic_search.state import Complexity, IntentState
+from agentic_search.state import Complexity, ExecutorCaps, IntentState
 
 _WH = re.compile(r"\b(?:what|which|who|whom|whose|where|when|how|why)\b")
 #: Words of a lookup that only say which facet of the named record is wanted.
@@ -83,6 +83,26 @@ def complexity(intent: IntentState, analyzer: Analyzer) -> Complexity:
     return "moderate"
 
 
+#: What a SIMPLE query (a lookup) reads for evidence: its first few candidates only.
+SIMPLE_POOL = 10
+
+
+def caps_for(intent: IntentState, caps: ExecutorCaps) -> ExecutorCaps:
+    """The caps a query's complexity allows: a SIMPLE one (a lookup) gets one round and reads
+    only its first :data:`SIMPLE_POOL` candidates for evidence (no grading work beyond them);
+    MODERATE and COMPLEX ones keep the caps given (COMPLEX queries are the ones that use the
+    later rounds: comparisons are answered by pins, bridge questions by the graph walk)."""
+    if intent.complexity != "simple":
+        return caps
+    return caps.model_copy(
+        update={
+            "max_rounds": 1,
+            "selection_pool": min(caps.selection_pool, SIMPLE_POOL),
+            "rerank_top_n": min(caps.rerank_top_n, SIMPLE_POOL),
+        }
+    )
+
+
 def with_complexity(intent: IntentState, analyzer: Analyzer) -> IntentState:
     """The intent with its ``complexity`` and ``bridge`` set."""
     return intent.model_copy(
@@ -90,4 +110,4 @@ def with_complexity(intent: IntentState, analyzer: Analyzer) -> IntentState:
     )
 
 
-__all__ = ["complexity", "is_bridge", "is_question", "with_complexity"]
+__all__ = ["SIMPLE_POOL", "caps_for", "complexity", "is_bridge", "is_question", "with_complexity"]

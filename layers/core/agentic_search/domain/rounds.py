@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from agentic_search.domain.complexity import caps_for
 from agentic_search.domain.coverage import CoverageGrader, coverage_targets
 from agentic_search.domain.entity_rounds import with_entity_source
 from agentic_search.domain.fusion import rrf
@@ -55,8 +56,7 @@ def executor_gate(
         PlanError: for any other plan violation (unknown aspect, bad fusion, ...).
     """
     caps = caps or ExecutorCaps()
-    if intent.complexity == "simple" and caps.max_rounds > 1:
-        caps = caps.model_copy(update={"max_rounds": 1})  # a lookup: one round, no grading
+    caps = caps_for(intent, caps)
     plan = with_entity_source(plan, intent)
     state = ExecutorState(plan=plan, intent=intent, caps=caps)
     state.report.caps = caps
