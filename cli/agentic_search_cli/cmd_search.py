@@ -64,8 +64,13 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run ``search``; returns the exit code (1 when no source could answer)."""
     query = args.query
+    from agentic_search.state.search import query_problem
+
     if not query.strip():
         usage_error("query is empty")
+    problem = query_problem(query)
+    if problem:
+        usage_error(problem)
     if len(query) > 1000:
         usage_error(f"query is {len(query)} characters; the maximum is 1000")
     from agentic_search.domain.availability import unanswered, unavailable_message

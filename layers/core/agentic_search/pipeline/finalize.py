@@ -125,6 +125,8 @@ def finish(
     all_errors = [e for r in state.report.rounds for e in r.errors] + list(errors)
     coverage = pack.coverage.confidence if pack.evidence else 0.0
     candidates, quality = judge(c, state, candidates, coverage)
+    if quality.reason == NO_WORDS:
+        coverage = 0.0  # a query with no searchable words has covered nothing
     output = QueryExecutorOutput(
         candidates=candidates,
         execution_stats=stats,
@@ -133,6 +135,10 @@ def finish(
         answer_quality=quality,
     )
     return output, pack
+
+
+#: The verdict's reason for a query whose every word is a stopword ("the", "to be").
+NO_WORDS = "the query has no searchable words (only stopwords)"
 
 
 def judge(
@@ -148,7 +154,10 @@ def judge(
     lexical = [
         cand.id for cand in candidates if words and words <= set(cand.provenance.matched_terms)
     ]
-    quality = answer_quality(spec, relevance, coverage, named, lexical)
+    if not words and not named:  # "the", "to be": nothing the query asks could be covered
+        quality = AnswerQuality(verdict="none", score=0.0, reason=NO_WORDS)
+    else:
+        quality = answer_quality(spec, relevance, coverage, named, lexical)
     keep = set(clearing(quality, [cand.id for cand in candidates], relevance, spec))
     kept = [cand for cand in candidates if cand.id in keep]
     quality.withheld = len(candidates) - len(kept)
