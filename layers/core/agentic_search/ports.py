@@ -265,8 +265,10 @@ class StructuredStore(Protocol):
 class Embedder(Protocol):
     """Turns texts into dense vectors (float32, shape ``(n, dim)``, L2-normalized).
 
-    Optional: ``embed_queries(texts)`` (a query-side session) and ``count_tokens(texts)`` (the
-    model's own tokenizer); :mod:`agentic_search.domain.tokens` falls back when absent.
+    Optional: ``embed_queries(texts)`` (a query-side session), ``count_tokens(texts)`` (the
+    model's own tokenizer; :mod:`agentic_search.domain.tokens` falls back when absent) and
+    ``warm_up()`` (load a local model's query session: start-up work, counted outside round
+    budgets and source deadlines; a remote embedder has none, its calls stay bounded).
     """
 
     name: str

@@ -154,12 +154,28 @@ class LocalMiniLMEmbedder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         with self._query_lock:
-            if self._query_model is None:
-                self._query_model = self._session(self.query_threads, "the query session")
+            self._load_query_session()
             return np.asarray(
                 list(self._query_model.embed(list(texts), batch_size=self.batch_size)),
                 dtype=np.float32,
             )
+
+    def _load_query_session(self) -> None:
+        if self._query_model is None:
+            self._query_model = self._session(self.query_threads, "the query session")
+
+    def warm_up(self) -> None:
+        """Load the query session and run it once now (start-up work, about 0.3-1 s: the
+        session and its first inference's allocations), so that the first query's embedding
+        is not charged for it. Idempotent.
+
+        Raises:
+            EmbedderError: when the query session cannot be loaded.
+        """
+        with self._query_lock:
+            if self._query_model is None:
+                self._load_query_session()
+                list(self._query_model.embed(["warm up"], batch_size=1))
 
     def embed_query(self, text: str) -> np.ndarray:
         """Embed one query text; returns ``(384,)`` float32."""

@@ -111,6 +111,13 @@ def embed_texts(c: Components, plan: QueryPlan) -> tuple[dict[str, Any], dict[st
                 memo.in_flight[key] = cf.Future()
                 mine.append(t)
     if mine:
+        warm_up = getattr(embedder, "warm_up", None)
+        if warm_up is not None:  # a local model's session: start-up, not the search's time
+            try:
+                with memo.setup():
+                    warm_up()
+            except Exception:
+                pass
         try:
             # bounded by the source deadline: a hanging embedding API fails only dense
             embedded = embed_within(embedder, mine, c.settings.source_timeout_s)
