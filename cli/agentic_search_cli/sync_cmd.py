@@ -26,11 +26,12 @@ EVENTS.json may hold:
                                   "modify", "recordId": "cursor", "version": 7, "record": {...}}}
   * a JSON list mixing them, or JSON Lines (one record or event per line)
 
-A record that cannot be parsed is reported with its position (item N, or line N for JSON
-Lines) and its id, and the others are still applied. A change that fails (embedder or store
-error) is left pending in the sync status ($AGENTIC_SEARCH_HOME/sync.sqlite); `--redrive`
-retries the pending ones that are due (backoff 1, 2, 4, 8 minutes; parked after 5 attempts),
-`--retry-failed` re-queues the parked ones first.
+A record that cannot be parsed is reported with its position (item N of a JSON document or
+line N of JSON Lines, both counted from 1) and its id, and the others are still applied. A
+change that fails (embedder or store error) is left pending in the sync status
+($AGENTIC_SEARCH_HOME/sync.sqlite); `--redrive` retries the pending ones that are due
+(backoff 1, 2, 4, 8 minutes; parked after 5 attempts), `--retry-failed` re-queues the parked
+ones first and says why any cannot be (a refused change: only a valid new one syncs it).
 """
 
 EPILOG = """\
@@ -94,7 +95,7 @@ def _read_items(path: Path) -> list[tuple[str, Any]]:
             for item in event_items(value):
                 out.append((f"line {number}", item))
         return out
-    return [(f"item {i}", item) for i, item in enumerate(event_items(document))]
+    return [(f"item {i}", item) for i, item in enumerate(event_items(document), start=1)]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -117,12 +118,8 @@ def run_sync(args: argparse.Namespace, c: Components) -> int:
     from agentic_search.sync.apply import SyncReport, apply_changes
     from agentic_search.sync.changes import ChangeError
     from agentic_search.sync.events import parse_change, rejected_record_id
-    from agentic_search.sync.redrive import (
-        park_rejected,
-        redrive_due,
-        retry_failed,
-        status_summary,
-    )
+    from agentic_search.sync.redrive import redrive_due
+    from agentic_search.sync.retries import park_rejected, retry_report, status_summary
     from agentic_search.wiring import build_sync_status
 
     status = build_sync_status(c.settings)
@@ -177,7 +174,9 @@ def run_sync(args: argparse.Namespace, c: Components) -> int:
             rejected.append({"at": o_at, "id": o.change.record_id, "reason": o.error})
         summary["problems"] = rejected
     if args.retry_failed:
-        summary["requeued"] = retry_failed(status, schema.name)
+        retried = retry_report(status, schema.name)
+        summary["requeued"] = retried.queued
+        summary["notRequeued"] = retried.skipped
     if args.redrive:
         summary["redrive"] = redrive_due(c, status).wire()
     if args.status or args.events is None:
@@ -195,7 +194,13 @@ def run_sync(args: argparse.Namespace, c: Components) -> int:
                 + (f"; catalog version {c['catalogVersion']}" if c["catalogVersion"] else "")
             )
         if "requeued" in summary:
-            out.print(f"re-queued {len(summary['requeued'])} parked change(s)")
+            skipped = summary["notRequeued"]
+            out.print(
+                f"re-queued {len(summary['requeued'])} parked change(s)"
+                + (f"; {len(skipped)} not re-queued:" if skipped else "")
+            )
+            for rid, why in skipped.items():
+                out.print(f"  {rid}: {why}")
         if "redrive" in summary:
             r = summary["redrive"]
             out.print(
