@@ -40,6 +40,12 @@ def add_parser(sub: Any) -> None:
     )
     i.add_argument("--json", action="store_true", help="print the ingest report as JSON")
     i.add_argument("--strict", action="store_true", help="exit 1 when any line was rejected")
+    i.add_argument(
+        "--prune",
+        action="store_true",
+        help="delete the records in the index that the file does not hold (the index then "
+        "mirrors the file; without it they are listed and stay searchable)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -58,22 +64,38 @@ def run(args: argparse.Namespace) -> int:
             if not (path / "corpus.jsonl").is_file():
                 usage_error(f"{path} is a folder without corpus.jsonl (BEIR layout expected)")
             read = read_beir_corpus(path, service.schema)
-            source = path / "corpus.jsonl"
+            source, id_key = path / "corpus.jsonl", "_id"
         else:
             id_key = "_id" if service.schema.name == "documents" else None
             read = read_catalog(path, service.schema, id_key=id_key)
             source = path
         err = console(stderr=True)
-        with progress_bar(err) as progress:
-            task = progress.add_task(
-                f"ingesting into {service.schema.name!r}", total=len(read.records)
+        done = [0]
+
+        def advance(n: int) -> None:
+            done[0] += n
+            progress.advance(task, n)
+
+        try:
+            with progress_bar(err) as progress:
+                task = progress.add_task(
+                    f"ingesting into {service.schema.name!r}", total=len(read.records)
+                )
+                report = service.ingest_file(
+                    source.resolve(),
+                    batch_size=args.batch_size,
+                    read=read,
+                    on_progress=advance,
+                    prune=args.prune,
+                    id_key=id_key,
+                )
+        except KeyboardInterrupt:
+            sys.stderr.write(
+                f"agentic-search: interrupted after {done[0]} of {len(read.records)} records: "
+                "the index holds part of the file; the next agentic-search command over this "
+                "folder completes the ingest (or run this one again)\n"
             )
-            report = service.ingest_file(
-                source,
-                batch_size=args.batch_size,
-                read=read,
-                on_progress=lambda n: progress.advance(task, n),
-            )
+            return 130
         if args.json:
             sys.stdout.write(json.dumps(report.wire(), indent=2) + "\n")
         else:

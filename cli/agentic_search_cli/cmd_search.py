@@ -80,12 +80,19 @@ def run(args: argparse.Namespace) -> int:
     try:
         err = console(stderr=True)
         if service.schema.name == "tools" and service.is_empty():
-            with progress_bar(err) as progress:
-                task = progress.add_task("first use: ingesting the bundled catalog", total=None)
-                report = service.ensure_bundled_catalog(
-                    on_start=lambda n: progress.update(task, total=n),
-                    on_progress=lambda n: progress.advance(task, n),
+            try:
+                with progress_bar(err) as progress:
+                    task = progress.add_task("first use: ingesting the bundled catalog", total=None)
+                    report = service.ensure_bundled_catalog(
+                        on_start=lambda n: progress.update(task, total=n),
+                        on_progress=lambda n: progress.advance(task, n),
+                    )
+            except KeyboardInterrupt:
+                sys.stderr.write(
+                    "agentic-search: interrupted while indexing the bundled catalog: the next "
+                    "command completes the index before searching it\n"
                 )
+                return 130
             if report is not None:
                 err.print(
                     f"indexed {report.valid} tools in {report.seconds:.1f} s into "

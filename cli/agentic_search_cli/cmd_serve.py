@@ -9,6 +9,7 @@ from typing import Any
 
 from agentic_search_cli.common import (
     add_llm_flag,
+    complete_interrupted_write,
     console,
     settings_for,
     usage_error,
@@ -58,6 +59,7 @@ def run(args: argparse.Namespace) -> int:
     rt = Runtime(settings_for(args))
     use(rt)  # the handler serves from this runtime
     service = SearchService(rt.components("tools"))
+    complete_interrupted_write(service)
     if service.is_empty():
         err = console(stderr=True)
         err.print("[dim]first use: ingesting the bundled catalog...[/dim]")

@@ -243,3 +243,13 @@ def print_ingest(console: Console, report: IngestReport) -> None:
             console.print(Text(f"  {e}", style="yellow"))
         if len(report.errors) > 50:
             console.print(f"  ... and {len(report.errors) - 50} more")
+    if report.pruned:
+        console.print(
+            f"pruned {report.pruned} point(s) of {len(report.stale)} record(s) not in the file"
+        )
+    elif report.stale:
+        shown = ", ".join(report.stale[:10]) + (" ..." if len(report.stale) > 10 else "")
+        console.print(
+            f"[yellow]{len(report.stale)} record(s) in the index are not in the file[/yellow] "
+            f"({shown}): still searchable; --prune deletes them"
+        )

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -120,9 +121,8 @@ def run_sync(args: argparse.Namespace, c: Components) -> int:
     from agentic_search.sync.events import parse_change, rejected_record_id
     from agentic_search.sync.redrive import redrive_due
     from agentic_search.sync.retries import park_rejected, retry_report, status_summary
-    from agentic_search.wiring import build_sync_status
 
-    status = build_sync_status(c.settings)
+    status = c.sync_status
     schema = c.schema
     # soft_wrap: a line naming a bad record stays one line (greppable), whatever the width
     err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -161,7 +161,17 @@ def run_sync(args: argparse.Namespace, c: Components) -> int:
             task = progress.add_task(f"syncing into {schema.name!r}", total=len(changes))
             for i in range(0, len(changes), args.batch_size):
                 batch = changes[i : i + args.batch_size]
+                # journaled: a batch cut short is completed by the next command
+                c.journal.begin(
+                    schema.name,
+                    {
+                        "op": "sync",
+                        "changes": [ch.wire() for ch in batch],
+                        "startedAt": time.time(),
+                    },
+                )
                 report = apply_changes(c, batch, status)
+                c.journal.finish(schema.name)
                 total.outcomes += report.outcomes
                 total.stats.add(report.stats)
                 total.seconds += report.seconds

@@ -38,11 +38,24 @@ if TYPE_CHECKING:
         Reranker,
         ResultCache,
         StructuredStore,
+        SyncStatusStore,
         VectorStore,
+        WriteJournal,
     )
 
 #: The adapters a :class:`Components` provides, each built by its factory on first use.
-PORTS = ("store", "keyword", "structured", "embedder", "reranker", "hyde", "llm", "cache")
+PORTS = (
+    "store",
+    "keyword",
+    "structured",
+    "embedder",
+    "reranker",
+    "hyde",
+    "llm",
+    "cache",
+    "sync_status",
+    "journal",
+)
 
 Factory = Callable[["Components"], Any]
 
@@ -125,6 +138,8 @@ class Components:
     hyde: HydeGenerator | None
     llm: IntentPlanner | None
     cache: ResultCache
+    sync_status: SyncStatusStore
+    journal: WriteJournal
 
     def __init__(
         self,

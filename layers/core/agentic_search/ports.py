@@ -414,6 +414,26 @@ class SyncStatusStore(Protocol):
         ...
 
 
+class WriteJournal(Protocol):
+    """The intent of a write in flight, per domain, kept until the write is complete: a
+    process that dies mid-write (Ctrl-C, SIGKILL, a full disk) leaves it behind, and the next
+    one completes the write from it (:mod:`agentic_search.sync.journal`). A write is durable
+    once :meth:`begin` returns.
+    """
+
+    def begin(self, domain: str, intent: dict[str, Any]) -> None:
+        """Record ``intent`` (JSON-able) as the domain's write in flight (replacing any)."""
+        ...
+
+    def pending(self, domain: str) -> dict[str, Any] | None:
+        """The domain's unfinished write, or None."""
+        ...
+
+    def finish(self, domain: str) -> None:
+        """The domain's write is complete: forget its intent."""
+        ...
+
+
 __all__ = [
     "Budget",
     "CacheError",
@@ -433,4 +453,5 @@ __all__ = [
     "SyncStatusStore",
     "VectorStore",
     "VectorStoreError",
+    "WriteJournal",
 ]
