@@ -127,8 +127,14 @@ def console(stderr: bool = False) -> Any:
 
 
 def progress_bar(out: Any) -> Any:
-    """A rich progress bar on ``out`` (description, bar, n/total, elapsed)."""
+    """A rich progress bar on ``out`` (description, bar, n/total, elapsed) when it is a
+    terminal, else periodic plain lines (:class:`~agentic_search_cli.progress.LineProgress`)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    if not out.is_terminal:
+        from agentic_search_cli.progress import LineProgress
+
+        return LineProgress(out)
 
     return Progress(
         TextColumn("[bold]{task.description}"),

@@ -231,8 +231,10 @@ def print_search(console: Console, resp: SearchResponse, explain: bool) -> None:
 def print_ingest(console: Console, report: IngestReport) -> None:
     """Summarize an ingest, listing rejected lines."""
     s = report.stats
+    unit = "items" if report.path.endswith(".json") else "lines"
+    skipped = f" ({len(report.errors)} rejected, {report.blank} blank)" if report.blank else ""
     console.print(
-        f"ingested {report.valid} of {report.lines} lines from {report.path}: "
+        f"ingested {report.valid} of {report.lines} {unit}{skipped} from {report.path}: "
         f"{s.inserted} new, {s.updated_vectors} re-embedded, {s.updated_payload} payload-only, "
         f"{s.unchanged} unchanged; {s.embedded_texts} texts embedded in {report.seconds:.1f} s "
         f"({report.docs_per_s:.1f} docs/s)"

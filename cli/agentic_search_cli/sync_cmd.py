@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentic_search_cli.common import open_service, usage_error
+from agentic_search_cli.common import open_service, progress_bar, usage_error
 
 if TYPE_CHECKING:
     from agentic_search.components import Components
@@ -80,7 +80,7 @@ def _read_items(path: Path) -> list[tuple[str, Any]]:
     """(position label, item) pairs: JSON documents by item index, JSON Lines by line."""
     from agentic_search.sync.events import event_items
 
-    text = path.read_text(encoding="utf-8")
+    text = path.read_text(encoding="utf-8-sig")  # a byte-order mark is skipped
     try:
         document = json.loads(text)
     except json.JSONDecodeError:
@@ -131,14 +131,6 @@ def run_sync(args: argparse.Namespace, c: Components) -> int:
     rejected: list[dict[str, Any]] = []
     total = SyncReport()
     if args.events is not None:
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeElapsedColumn,
-        )
-
         changes, positions = [], []
         for where, item in _read_items(args.events):
             try:
@@ -151,13 +143,7 @@ def run_sync(args: argparse.Namespace, c: Components) -> int:
                 rejected.append({"at": where, "id": rid, "reason": str(exc)})
                 if rid is not None:  # as CatalogSync does: parked, the next valid change fixes it
                     park_rejected(status, schema.name, rid, f"rejected: {exc}")
-        with Progress(
-            TextColumn("[bold]{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=err,
-        ) as progress:
+        with progress_bar(err) as progress:
             task = progress.add_task(f"syncing into {schema.name!r}", total=len(changes))
             for i in range(0, len(changes), args.batch_size):
                 batch = changes[i : i + args.batch_size]

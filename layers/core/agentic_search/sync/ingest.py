@@ -51,6 +51,7 @@ class IngestReport:
     seconds: float
     stale: list[str] = field(default_factory=list)
     pruned: int = 0
+    blank: int = 0
 
     @property
     def docs_per_s(self) -> float:
@@ -63,6 +64,7 @@ class IngestReport:
             "path": self.path,
             "lines": self.lines,
             "valid": self.valid,
+            "blank": self.blank,
             "inserted": self.stats.inserted,
             "updatedVectors": self.stats.updated_vectors,
             "updatedPayload": self.stats.updated_payload,
@@ -179,6 +181,7 @@ def ingest_file(
         seconds=time.perf_counter() - t0,
         stale=stale,
         pruned=pruned,
+        blank=catalog.blank,
     )
 
 
