@@ -52,11 +52,23 @@ def main(argv: list[str] | None = None) -> int:
     warnings.filterwarnings("ignore", category=UserWarning)
     parser = build_parser()
     args = parser.parse_args(argv)
-    from agentic_search.ports import EmbedderError, VectorStoreError
+    from agentic_search.ports import (
+        EmbedderError,
+        KeywordIndexError,
+        SyncStatusError,
+        VectorStoreError,
+    )
 
     try:
         code = COMMANDS[args.command].run(args)
-    except (VectorStoreError, EmbedderError, FileNotFoundError, OSError) as exc:
+    except (
+        VectorStoreError,
+        EmbedderError,
+        KeywordIndexError,
+        SyncStatusError,
+        FileNotFoundError,
+        OSError,
+    ) as exc:
         sys.stderr.write(f"agentic-search: error: {exc}\n")
         code = 1
     except KeyboardInterrupt:
