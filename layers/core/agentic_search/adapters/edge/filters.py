@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import qdrant_edge as qe
 
 from agentic_search.adapters.qdrant.ids import point_id
@@ -24,7 +25,12 @@ def _condition(schema: DomainSchema, f: Filter) -> tuple[bool, Any]:
         exact = qe.RangeFloat(gte=float(f.value), lte=float(f.value))
         return op == "ne", qe.FieldCondition(key=key, range=exact)
     if op in ("eq", "ne"):
-        return op == "ne", qe.FieldCondition(key=key, match=qe.MatchValue(f.value))
+        value = f.value
+        if isinstance(value, bool):
+            # qdrant-edge-py 0.9.0 reads a Python bool as the integer 0/1 (bool subclasses
+            # int), which matches no boolean payload; numpy's bool is read as a bool.
+            value = np.bool_(value)
+        return op == "ne", qe.FieldCondition(key=key, match=qe.MatchValue(value))
     if op in ("in", "nin"):
         return op == "nin", qe.FieldCondition(key=key, match=qe.MatchAny(list(f.value)))
     if op in ("lt", "lte", "gt", "gte"):
