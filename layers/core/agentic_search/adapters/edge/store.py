@@ -324,7 +324,11 @@ class EdgeStore:
         """Nothing is cached."""
 
     def _query(self, schema: DomainSchema, request: qe.QueryRequest) -> list[ScoredRecord]:
-        points = self._shard(schema).query(request)
+        shard = self._shard(schema)
+        try:
+            points = shard.query(request)
+        except Exception as exc:  # Edge raises plain Exception (e.g. an unknown vector name)
+            raise VectorStoreError(f"Qdrant Edge query failed: {exc}") from exc
         return [ScoredRecord(str(p.payload[schema.id_field]), p.score, {}) for p in points]
 
     def query_dense(
