@@ -207,6 +207,7 @@ def run_edge(corpus: Corpus, root: Path, nq: int) -> dict[str, Any]:
     got = {i: [h.id for h in kinds["dense"](q)] for i, q in enumerate(qs[:20])}
     recall = np.mean([len(set(exact[i]) & set(got[i])) / 10 for i in exact])
     rss = rss_mb()
+    info = store._shard(sch).info()
     store.close()
     opened = json.loads(
         subprocess.run(
@@ -222,6 +223,8 @@ def run_edge(corpus: Corpus, root: Path, nq: int) -> dict[str, Any]:
         "before_optimize_ms": before,
         "after_optimize_ms": after,
         "dense_recall_at_10_vs_brute_force": round(float(recall), 3),
+        "segments_after_optimize": info.segments_count,
+        "indexed_vectors_after_optimize": info.indexed_vectors_count,
         "rss_mb_in_ingesting_process": rss,
         "disk_mb": disk_mb(root),
         **opened,

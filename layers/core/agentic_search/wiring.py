@@ -148,7 +148,11 @@ def _keyword(c: Components) -> KeywordIndex:
     if c.settings.vector_store == "edge" and not c.settings.qdrant_url:
         from agentic_search.adapters.edge.sparse import EdgeSparseKeywordIndex
 
-        return EdgeSparseKeywordIndex(store, avg_doc_len=c.settings.bm25_avg_doc_len)  # type: ignore[arg-type]
+        return EdgeSparseKeywordIndex(
+            store,  # type: ignore[arg-type]
+            avg_doc_len=c.settings.bm25_avg_doc_len,
+            schema=c.schema,
+        )
     if isinstance(store, QdrantStore) and store.server_mode:
         from agentic_search.adapters.qdrant.sparse import QdrantSparseKeywordIndex
 

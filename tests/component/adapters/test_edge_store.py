@@ -28,10 +28,12 @@ from agentic_search.adapters.edge.sparse import EdgeSparseKeywordIndex
 from agentic_search.adapters.edge.store import READ_WITHOUT, EdgeStore
 from agentic_search.adapters.edge.structured import EdgeStructuredStore
 from agentic_search.config import Settings
+from agentic_search.domain.bm25 import terms_vector
 from agentic_search.domain.filters import FilterError, matches
 from agentic_search.domain.fusion import rrf
 from agentic_search.domain.schema import DomainSchema, load_schema
 from agentic_search.domain.structured import rank_structured
+from agentic_search.domain.text import keyword_text
 from agentic_search.ports import VectorStoreError
 from agentic_search.state import (
     HASHES_KEY,
@@ -246,32 +248,25 @@ def test_dense_search_is_exact(tmp_path: Path) -> None:
     store.close()
 
 
-def test_sparse_scores_are_k1_plus_1_times_bm25s(tmp_path: Path) -> None:
-    """GIVEN documents whose sparse vectors use the corpus' true average length
-    WHEN a query is searched in Edge and in bm25s (same analyzer, k1, b)
-    THEN every Edge score is (k1 + 1) x bm25s's and the rankings agree."""
-    probe = _docs_store(tmp_path / "probe")
-    texts = {p["id"]: p["text"] for p in probe.scroll(DOCS, ["id", "text"])}
-    probe.close()
-    kw0 = EdgeSparseKeywordIndex(None)  # type: ignore[arg-type]
-    terms = {i: kw0.analyzer.terms(t) for i, t in texts.items()}
+def test_sparse_scores_are_k1_plus_1_times_bm25s_after_refresh(tmp_path: Path) -> None:
+    """GIVEN documents weighted with a guessed average length (256, the setting) WHEN the
+    index refreshes THEN every sparse vector is re-weighted with the corpus' true average, and
+    a query's Edge scores are (k1 + 1) x bm25s's (same analyzer, k1, b) on the same ids; a
+    second refresh with nothing changed rewrites nothing."""
+    store = _docs_store(tmp_path)
+    kw = EdgeSparseKeywordIndex(store, schema=DOCS)
+    texts = {p["id"]: keyword_text(DOCS, p) for p in store.scroll(DOCS, ["id", "title", "text"])}
+    terms = {i: kw.analyzer.terms(t) for i, t in texts.items()}
     avgdl = sum(map(len, terms.values())) / len(terms)
-
-    store = EdgeStore(Settings(), root=tmp_path / "edge")
-    store.ensure_collection(DOCS, dim=2)
-    kw = EdgeSparseKeywordIndex(store, avg_doc_len=avgdl)
-    store.upsert(
-        DOCS,
-        [
-            PointWrite(
-                i,
-                {a: [1.0, 0.0] for a in DOCS.aspect_names},
-                {"id": i, "text": t},
-                kw.sparse_vector(t),
-            )
-            for i, t in texts.items()
-        ],
+    assert abs(avgdl - 256) > 100  # the vectors were written with a wrong guess
+    assert kw.refresh(DOCS) is True
+    assert kw.avg_doc_len_of(DOCS) == pytest.approx(avgdl)
+    assert kw.refresh(DOCS) is False
+    # a new document is weighted with the recorded average
+    assert kw.sparse_vector("coral reef reef").values == pytest.approx(
+        terms_vector(["coral", "reef", "reef"], avgdl).values
     )
+
     ids = list(terms)
     vocab: dict[str, int] = {}
     token_ids = [[vocab.setdefault(t, len(vocab)) for t in terms[i]] for i in ids]
@@ -289,6 +284,8 @@ def test_sparse_scores_are_k1_plus_1_times_bm25s(tmp_path: Path) -> None:
     for i in ids[:5]:
         assert present[i] == ({"coral"} if "coral" in terms[i] else set())
     assert kw.known_terms(DOCS, ["coral", "zebra"]) == {"coral"}
+    # the dense vectors were left as they were by the re-weighting
+    assert store.vector_of(DOCS, "d1", DOCS.aspect_names[0]) is not None
     store.close()
 
 

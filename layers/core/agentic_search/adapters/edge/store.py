@@ -282,6 +282,18 @@ class EdgeStore:
                     op = qe.UpdateOperation.overwrite_payload([point_id(schema.name, rid)], payload)
                     self._update(schema, op)
 
+    def update_sparse(self, schema: DomainSchema, vectors: Mapping[str, SparseVector]) -> None:
+        """Replace the sparse ``bm25`` vector of existing points (record id -> vector); their
+        dense vectors and payloads stay as they are."""
+        if vectors:
+            op = qe.UpdateOperation.update_vectors(
+                [
+                    qe.PointVectors(point_id(schema.name, rid), _vector({}, vec))
+                    for rid, vec in vectors.items()
+                ]
+            )
+            self._update(schema, op)
+
     def delete(self, schema: DomainSchema, record_ids: Sequence[str]) -> None:
         """Delete the points of ``record_ids`` (missing ones are ignored)."""
         if record_ids:
