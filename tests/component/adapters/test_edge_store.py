@@ -309,3 +309,27 @@ def test_engine_rrf_equals_ours(tmp_path: Path) -> None:
         assert math.isclose(h.score, ours_scores[h.id], rel_tol=1e-5)
     assert [round(h.score, 6) for h in fused] == [round(f.fused, 6) for f in ours[:20]]
     store.close()
+
+
+def test_the_setting_selects_edge_and_the_default_stays_local(tmp_path: Path) -> None:
+    """GIVEN VECTOR_STORE=edge WHEN components are built THEN the store, the keyword index and
+    the structured source are the Edge ones, the shard lives under QDRANT_EDGE_PATH; the
+    default (local) still builds qdrant-client local mode with bm25s."""
+    from agentic_search.adapters.bm25s import Bm25sKeywordIndex
+    from agentic_search.adapters.qdrant.store import QdrantStore
+    from agentic_search.wiring import build_components
+
+    edge = build_components(
+        Settings(agentic_search_home=tmp_path / "e", vector_store="edge"), "documents"
+    )
+    assert isinstance(edge.store, EdgeStore)
+    assert isinstance(edge.keyword, EdgeSparseKeywordIndex) and edge.keyword.schema is DOCS
+    assert isinstance(edge.structured, EdgeStructuredStore)
+    edge.store.ensure_collection(DOCS, dim=2)
+    assert (tmp_path / "e" / "edge" / "documents" / "edge_config.json").is_file()
+    edge.store.close()
+
+    local = build_components(Settings(agentic_search_home=tmp_path / "l"), "documents")
+    assert isinstance(local.store, QdrantStore) and not local.store.server_mode
+    assert isinstance(local.keyword, Bm25sKeywordIndex)
+    local.store.close()
