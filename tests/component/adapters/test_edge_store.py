@@ -333,3 +333,27 @@ def test_the_setting_selects_edge_and_the_default_stays_local(tmp_path: Path) ->
     assert isinstance(local.store, QdrantStore) and not local.store.server_mode
     assert isinstance(local.keyword, Bm25sKeywordIndex)
     local.store.close()
+
+
+def test_missing_payload_indexes_are_added_and_drop_removes_the_bm25_statistics(
+    tmp_path: Path,
+) -> None:
+    """GIVEN a shard that lost a payload index (a crash right after create) WHEN
+    ensure_collection runs again THEN the index is back; GIVEN recorded BM25 statistics WHEN
+    the shard is dropped THEN they go with it, and the keyword index falls back to its default
+    average length."""
+    import qdrant_edge as qe
+
+    store = _docs_store(tmp_path)
+    shard = store._shard(DOCS)
+    shard.update(qe.UpdateOperation.delete_field_index("year"))
+    assert "year" not in shard.info().payload_schema
+    store.ensure_collection(DOCS, dim=8)
+    assert "year" in shard.info().payload_schema
+
+    kw = EdgeSparseKeywordIndex(store, schema=DOCS)
+    assert kw.refresh(DOCS) is True and kw.avg_doc_len_of(DOCS) != 256.0
+    store.drop(DOCS)
+    assert not list(tmp_path.glob("documents.*.json"))
+    assert kw.avg_doc_len_of(DOCS) == 256.0
+    store.close()

@@ -68,7 +68,8 @@ class EdgeSparseKeywordIndex:
         self.k1 = k1
         self.b = b
         self.schema = schema
-        self._stats: dict[str, dict[str, float]] = {}  # domain -> {"avgdl", "count"}
+        #: domain -> (file mtime, {"avgdl", "count"})
+        self._stats: dict[str, tuple[int, dict[str, float]]] = {}
 
     # ----- the corpus' average document length ------------------------------------------------
 
@@ -77,12 +78,17 @@ class EdgeSparseKeywordIndex:
         return shard.with_name(shard.name + ".bm25.json")
 
     def _recorded(self, schema: DomainSchema) -> dict[str, float] | None:
-        if schema.name not in self._stats:
-            path = self._stats_path(schema)
-            if not path.is_file():
-                return None
-            self._stats[schema.name] = json.loads(path.read_text())
-        return self._stats[schema.name]
+        """The recorded statistics, re-read when the file changed (a drop removes it)."""
+        path = self._stats_path(schema)
+        try:
+            stamp = path.stat().st_mtime_ns
+        except FileNotFoundError:
+            self._stats.pop(schema.name, None)
+            return None
+        cached = self._stats.get(schema.name)
+        if cached is None or cached[0] != stamp:
+            cached = self._stats[schema.name] = (stamp, json.loads(path.read_text()))
+        return cached[1]
 
     def _record(self, schema: DomainSchema, avgdl: float, count: int) -> None:
         stats = {"avgdl": avgdl, "count": count}
@@ -90,7 +96,6 @@ class EdgeSparseKeywordIndex:
         tmp = path.with_name(path.name + ".tmp")
         tmp.write_text(json.dumps(stats))
         tmp.replace(path)
-        self._stats[schema.name] = stats
 
     def avg_doc_len_of(self, schema: DomainSchema) -> float:
         """The average length the domain's document vectors are weighted with (terms)."""

@@ -181,6 +181,7 @@ class EdgeStore:
                     + ". Re-create it (delete the shard or use another QDRANT_EDGE_PATH / "
                     "COLLECTION_PREFIX) or switch back to the embedder it was built with."
                 )
+            self._index_payload(schema)  # a crash after create, or a field made filterable
             return
         config = qe.EdgeConfig(
             vectors={
@@ -190,19 +191,27 @@ class EdgeStore:
             sparse_vectors={SPARSE_VECTOR: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
             wal_enabled=True,
         )
-        shard = self._open(name, config)
-        assert shard is not None
+        self._open(name, config)
+        self._index_payload(schema)
+
+    def _index_payload(self, schema: DomainSchema) -> None:
+        """Create the payload indexes the shard lacks: every filterable field (keyword,
+        float, bool; a phrase-matching text index for ``contains``) and the id field."""
         fields = {
             fname: _index_kind(fdef.type, "contains" in fdef.filter)
             for fname, fdef in schema.filterable_fields.items()
         }
         fields.setdefault(schema.id_field, qe.PayloadSchemaType.Keyword)
         with self._lock:
+            shard = self._shard(schema)
+            have = set(shard.info().payload_schema)
             for fname, kind in fields.items():
-                shard.update(qe.UpdateOperation.create_field_index(fname, kind))
+                if fname not in have:
+                    shard.update(qe.UpdateOperation.create_field_index(fname, kind))
 
     def drop(self, schema: DomainSchema) -> None:
-        """Delete the domain's shard if it exists (taking its lock first)."""
+        """Delete the domain's shard if it exists (taking its lock first), and the files
+        kept beside it for it (``<shard>.*.json``, e.g. the BM25 statistics)."""
         name = self.collection(schema)
         with self._lock:
             if not self.exists(schema):
@@ -210,6 +219,8 @@ class EdgeStore:
             self._open(name)
             self._shards.pop(name).close()
             shutil.rmtree(self.root / name)
+            for sidecar in self.root.glob(f"{name}.*.json"):
+                sidecar.unlink()
             self._locks.pop(name).release()
 
     def optimize(self, schema: DomainSchema) -> bool:
