@@ -73,6 +73,64 @@ def overlap10(a: dict[str, dict[str, float]], b: dict[str, dict[str, float]]) ->
     return round(sum(vals) / len(vals), 4)
 
 
+def text_index_run(ids, texts, terms, queries, analyzer, variant: str):
+    """Edge's own BM25 text index (``TextQuery``) over one payload field: ``ours`` stores the
+    project analyzer's terms joined by spaces (whitespace tokenizer, nothing else), ``edge``
+    stores the raw text with Edge's word tokenizer, English stemmer and stopwords."""
+    import qdrant_edge as qe
+
+    if variant == "ours":
+        params = qe.TextIndexParams(
+            tokenizer=qe.TokenizerType.Whitespace, lowercase=False, scoring=True
+        )
+    else:
+        params = qe.TextIndexParams(
+            tokenizer=qe.TokenizerType.Word,
+            lowercase=True,
+            stemmer=qe.SnowballParams(qe.SnowballLanguage.English),
+            stopwords=qe.Language.English,
+            scoring=True,
+        )
+    with tempfile.TemporaryDirectory() as tmp:
+        shard = qe.EdgeShard.create(
+            tmp, qe.EdgeConfig(vectors={"v": qe.EdgeVectorParams(size=1, distance=qe.Distance.Dot)})
+        )
+        shard.update(qe.UpdateOperation.create_field_index("kw", params))
+        for start in range(0, len(ids), 512):
+            chunk = ids[start : start + 512]
+            shard.update(
+                qe.UpdateOperation.upsert_points(
+                    [
+                        qe.Point(
+                            n,
+                            {"v": [1.0]},
+                            {"id": i, "kw": " ".join(terms[i]) if variant == "ours" else texts[i]},
+                        )
+                        for n, i in enumerate(chunk, start)
+                    ]
+                )
+            )
+        run = {}
+        t = time.perf_counter()
+        for q, text in queries.items():
+            qtext = " ".join(analyzer.terms(text)) if variant == "ours" else text
+            if not qtext.strip():
+                run[q] = {}
+                continue
+            hits = shard.query(
+                qe.QueryRequest(
+                    limit=TOP,
+                    query=qe.TextQuery("kw", qtext, qe.Bm25Params(k=1.2, b=0.75)),
+                    with_payload=["id"],
+                )
+            )
+            run[q] = {h.payload["id"]: h.score for h in hits}
+        ms = 1000 * (time.perf_counter() - t) / len(queries)
+        print(f"edge-text-index ({variant}): {ms:.2f} ms/query", file=sys.stderr)
+        shard.close()
+    return run
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("dataset", type=Path)
@@ -138,6 +196,10 @@ def main() -> None:
             ms = 1000 * (time.perf_counter() - t) / len(queries)
             print(f"{name}: {ms:.2f} ms/query", file=sys.stderr)
             store.close()
+
+    for variant in ("ours", "edge"):
+        name = f"edge-text-index ({variant} analyzer)"
+        runs[name] = text_index_run(ids, texts, terms, queries, analyzer, variant)
 
     out = {
         "dataset": args.dataset.name,
