@@ -330,10 +330,11 @@ class EdgeStore:
         points = self._shard(schema).retrieve(ids, with_payload=payload, with_vector=with_vectors)
         out = {}
         for p in points:
-            if p.payload and schema.id_field in p.payload:
-                rid = str(p.payload[schema.id_field])
+            payload = p.payload  # each read of the property converts the payload anew
+            if payload and schema.id_field in payload:
+                rid = str(payload[schema.id_field])
                 vecs = _stored_vectors(p.vector) if with_vectors else None
-                out[rid] = StoredRecord(rid, p.payload, vecs)
+                out[rid] = StoredRecord(rid, payload, vecs)
         return out
 
     def read_records(
@@ -444,9 +445,10 @@ class EdgeStore:
         )
         out: dict[str, list[float]] = {}
         for p in points:
-            vec = p.vector.get(aspect) if isinstance(p.vector, dict) else None
-            if vec is not None and p.payload and schema.id_field in p.payload:
-                rid = str(p.payload[schema.id_field])
+            vector, payload = p.vector, p.payload  # read once: each read converts anew
+            vec = vector.get(aspect) if isinstance(vector, dict) else None
+            if vec is not None and payload and schema.id_field in payload:
+                rid = str(payload[schema.id_field])
                 out[rid] = (
                     SparseVector(list(vec.indices), list(vec.values))  # type: ignore[assignment]
                     if isinstance(vec, qe.SparseVector)
@@ -475,8 +477,9 @@ class EdgeStore:
             )
             points, offset = shard.scroll(request)
             for p in points:
-                if p.payload:
-                    yield p.payload
+                payload = p.payload
+                if payload:
+                    yield payload
             if offset is None:
                 break
 
