@@ -311,7 +311,9 @@ def test_engine_rrf_equals_ours(tmp_path: Path) -> None:
     store.close()
 
 
-def test_the_setting_selects_edge_and_the_default_stays_local(tmp_path: Path) -> None:
+def test_the_setting_selects_edge_and_the_default_stays_local(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """GIVEN VECTOR_STORE=edge WHEN components are built THEN the store, the keyword index and
     the structured source are the Edge ones, the shard lives under QDRANT_EDGE_PATH; the
     default (local) still builds qdrant-client local mode with bm25s."""
@@ -329,6 +331,7 @@ def test_the_setting_selects_edge_and_the_default_stays_local(tmp_path: Path) ->
     assert (tmp_path / "e" / "edge" / "documents" / "edge_config.json").is_file()
     edge.store.close()
 
+    monkeypatch.delenv("VECTOR_STORE", raising=False)  # the default, whatever the run sets
     local = build_components(Settings(agentic_search_home=tmp_path / "l"), "documents")
     assert isinstance(local.store, QdrantStore) and not local.store.server_mode
     assert isinstance(local.keyword, Bm25sKeywordIndex)
