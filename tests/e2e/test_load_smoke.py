@@ -146,6 +146,12 @@ def test_a_second_qdrant_client_on_the_served_folder_is_refused(tools_engine):
     # WHEN another client (a second `serve`, a CLI search) opens the same collection's folder
     # (each collection is opened on first use) THEN it is refused with the reason, instead
     # of two writers corrupting the store
+    if tools_engine.settings.vector_store == "edge":  # Qdrant Edge: a lock per shard
+        from agentic_search.adapters.edge.store import EdgeStore
+
+        with pytest.raises(VectorStoreError, match=r"open for writing by another process \(pid"):
+            EdgeStore(tools_engine.settings).count(tools_engine.schema)
+        return
     second = QdrantStore(tools_engine.settings)
     with pytest.raises(VectorStoreError, match="single-process"):
         second.count(tools_engine.schema)

@@ -31,6 +31,17 @@ class Settings(BaseSettings):
     qdrant_url: str | None = Field(
         default=None, description="Qdrant server URL; enables server mode."
     )
+    vector_store: Literal["local", "edge"] = Field(
+        default="local",
+        description="Embedded engine when QDRANT_URL is unset: local = qdrant-client local mode "
+        "with bm25s beside it; edge = Qdrant Edge (qdrant-edge-py), dense, sparse BM25 and "
+        "payload in one engine.",
+    )
+    qdrant_edge_path: Path | None = Field(
+        default=None,
+        description="Folder of the Qdrant Edge shards, one per collection "
+        "(default: $AGENTIC_SEARCH_HOME/edge).",
+    )
     qdrant_api_key: SecretStr | None = None
     collection_prefix: str = Field(default="", description="Prefix for collection names.")
 
@@ -140,6 +151,11 @@ class Settings(BaseSettings):
     def resolved_qdrant_path(self) -> Path:
         """The local-mode Qdrant folder."""
         return self.qdrant_path or (self.agentic_search_home / "qdrant")
+
+    @property
+    def resolved_edge_path(self) -> Path:
+        """The folder of the Qdrant Edge shards (``VECTOR_STORE=edge``)."""
+        return self.qdrant_edge_path or (self.agentic_search_home / "edge")
 
     @property
     def bm25_path(self) -> Path:

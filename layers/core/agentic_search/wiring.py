@@ -1,8 +1,9 @@
 """Wiring: the only module that names adapters. It turns :class:`Settings` into
 :class:`~agentic_search.components.Components`, one per domain:
 
-* Qdrant server when ``QDRANT_URL`` is set, local mode otherwise;
-* BM25 as Qdrant sparse vectors on a server, bm25s beside the local store otherwise;
+* Qdrant server when ``QDRANT_URL`` is set, else Qdrant Edge (``VECTOR_STORE=edge``) or
+  local mode (the default);
+* BM25 as Qdrant sparse vectors on a server and in Edge, bm25s beside the local store;
 * MongoDB as the structured source when ``MONGODB_URI`` is set, a Qdrant payload filter
   otherwise;
 * OpenAI-compatible embeddings when ``EMBEDDING_MODEL`` is set, the local MiniLM otherwise;
@@ -41,14 +42,20 @@ from agentic_search.process_tuning import limit_blas_threads
 
 
 def build_store(settings: Settings) -> VectorStore:
-    """The vector store: a Qdrant server (``QDRANT_URL``) or local mode in ``QDRANT_PATH``.
+    """The vector store: a Qdrant server (``QDRANT_URL``), else Qdrant Edge in
+    ``QDRANT_EDGE_PATH`` (``VECTOR_STORE=edge``) or local mode in ``QDRANT_PATH``.
 
     Raises:
-        VectorStoreError: when the local folder is held by another process.
+        VectorStoreError: when the local folder is held by another process (Edge: when a
+            shard is first opened).
     """
+    limit_blas_threads(settings.blas_threads)  # BLAS_THREADS: see process_tuning.py
+    if settings.vector_store == "edge" and not settings.qdrant_url:
+        from agentic_search.adapters.edge.store import EdgeStore
+
+        return EdgeStore(settings)
     from agentic_search.adapters.qdrant.store import QdrantStore
 
-    limit_blas_threads(settings.blas_threads)  # BLAS_THREADS: see process_tuning.py
     return QdrantStore(settings)
 
 
@@ -145,6 +152,14 @@ def _keyword(c: Components) -> KeywordIndex:
     from agentic_search.adapters.qdrant.store import QdrantStore
 
     store = c.store
+    if c.settings.vector_store == "edge" and not c.settings.qdrant_url:
+        from agentic_search.adapters.edge.sparse import EdgeSparseKeywordIndex
+
+        return EdgeSparseKeywordIndex(
+            store,  # type: ignore[arg-type]
+            avg_doc_len=c.settings.bm25_avg_doc_len,
+            schema=c.schema,
+        )
     if isinstance(store, QdrantStore) and store.server_mode:
         from agentic_search.adapters.qdrant.sparse import QdrantSparseKeywordIndex
 
@@ -165,6 +180,10 @@ def _structured(c: Components) -> StructuredStore:
             settings.mongodb_uri.get_secret_value(), serverSelectionTimeoutMS=2000
         )
         return MongoStructuredStore(client[settings.mongodb_database], settings.collection_prefix)
+    if settings.vector_store == "edge" and not settings.qdrant_url:
+        from agentic_search.adapters.edge.structured import EdgeStructuredStore
+
+        return EdgeStructuredStore(c.store)  # type: ignore[arg-type]
     from agentic_search.adapters.qdrant.structured import QdrantPayloadStructuredStore
 
     return QdrantPayloadStructuredStore(c.store)  # type: ignore[arg-type]

@@ -8,7 +8,8 @@ import pytest
 from qdrant_client import QdrantClient
 from qdrant_client import models as qm
 
-from agentic_search.adapters.qdrant.store import QdrantStore, point_id
+from agentic_search.adapters.qdrant.ids import point_id
+from agentic_search.adapters.qdrant.store import QdrantStore
 from agentic_search.config import Settings
 from agentic_search.domain.schema import load_schema
 from agentic_search.ports import VectorStoreError

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import zlib
 from collections import Counter
+from collections.abc import Sequence
 
 from agentic_search.domain.text import Analyzer
 from agentic_search.state import SparseVector
@@ -32,7 +33,13 @@ def document_vector(
     b: float = DEFAULT_B,
 ) -> SparseVector:
     """BM25 TF weights of a document's terms (no IDF), indices ascending."""
-    terms = analyzer.terms(text)
+    return terms_vector(analyzer.terms(text), avg_doc_len, k1, b)
+
+
+def terms_vector(
+    terms: Sequence[str], avg_doc_len: float, k1: float = DEFAULT_K1, b: float = DEFAULT_B
+) -> SparseVector:
+    """:func:`document_vector` of terms already analysed (their count is the length)."""
     if not terms:
         return SparseVector(indices=[], values=[])
     tf = Counter(term_index(t) for t in terms)
@@ -48,4 +55,11 @@ def query_vector(analyzer: Analyzer, text: str) -> SparseVector:
     return SparseVector(indices=indices, values=[1.0] * len(indices))
 
 
-__all__ = ["DEFAULT_B", "DEFAULT_K1", "document_vector", "query_vector", "term_index"]
+__all__ = [
+    "DEFAULT_B",
+    "DEFAULT_K1",
+    "document_vector",
+    "query_vector",
+    "term_index",
+    "terms_vector",
+]

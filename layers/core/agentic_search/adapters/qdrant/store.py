@@ -17,10 +17,8 @@ from __future__ import annotations
 
 import shutil
 import threading
-import uuid
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping, Sequence
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -28,6 +26,7 @@ from qdrant_client import QdrantClient
 from qdrant_client import models as qm
 
 from agentic_search.adapters.qdrant.filters import to_qdrant
+from agentic_search.adapters.qdrant.ids import point_id
 from agentic_search.adapters.qdrant.local_folders import adopt_shared_layout, open_local
 from agentic_search.config import Settings
 from agentic_search.domain.schema import DomainSchema
@@ -52,14 +51,6 @@ DENSE_MATRIX_MIN_POINTS = 1000
 RECORD_CACHE = 4096
 #: Payload keys the query side's reads leave out (see :meth:`QdrantStore.read_records`).
 READ_WITHOUT = [HASHES_KEY, ENTITY_KEY, LINKS_KEY, LINKED_FROM_KEY]
-_NAMESPACE = uuid.UUID("6b1d0f5e-2f6e-4f0b-9c39-3c7a3e6a1f00")
-
-
-@lru_cache(maxsize=65536)
-def point_id(domain: str, record_id: str) -> str:
-    """Deterministic Qdrant point id (UUIDv5) for a record of a domain (memoized: a search
-    reads about a hundred records, and UUIDv5 is a SHA-1 each)."""
-    return str(uuid.uuid5(_NAMESPACE, f"{domain}:{record_id}"))
 
 
 class _NullLock:

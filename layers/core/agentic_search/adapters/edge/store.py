@@ -1,0 +1,495 @@
+"""Qdrant Edge adapter of the :class:`~agentic_search.ports.VectorStore` port
+(``VECTOR_STORE=edge``): Qdrant's Rust engine in-process (``qdrant-edge-py``), one shard
+directory per collection under ``QDRANT_EDGE_PATH``.
+
+Each shard holds a named dense vector per aspect (cosine), the sparse ``bm25`` vector with
+the IDF modifier (:mod:`agentic_search.adapters.edge.sparse`) and the payload, with payload
+indexes on every filterable field and the id field, as a Qdrant server collection has. Point
+ids are the UUIDv5 of :func:`~agentic_search.adapters.qdrant.ids.point_id`, the same in every
+engine. Lifecycle: an exclusive lock per shard (:class:`~.lock.ShardLock`) taken before the
+shard is opened, the WAL always on (every update is logged before it is applied), a flush
+and the lock released on :meth:`EdgeStore.close`. New segments are searched exactly (brute
+force) until :meth:`EdgeStore.optimize` builds their HNSW indexes.
+
+Long: one class for the whole port (as the local-mode adapter), plus the sparse and hybrid
+queries the keyword index and the evaluation use; the shard registry, the per-shard locks
+and every read and write share one map and one lock.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import qdrant_edge as qe
+
+from agentic_search.adapters.edge.filters import to_edge
+from agentic_search.adapters.edge.lock import ShardLock
+from agentic_search.adapters.qdrant.ids import point_id
+from agentic_search.config import Settings
+from agentic_search.domain.schema import DomainSchema
+from agentic_search.ports import VectorStoreError
+from agentic_search.state import (
+    ENTITY_KEY,
+    HASHES_KEY,
+    LINKED_FROM_KEY,
+    LINKS_KEY,
+    SPARSE_VECTOR,
+    Filter,
+    PointWrite,
+    ScoredRecord,
+    SparseVector,
+    StoredRecord,
+    VectorUpdate,
+)
+
+#: Payload keys the query side's reads leave out (as the local-mode store's).
+READ_WITHOUT = [HASHES_KEY, ENTITY_KEY, LINKS_KEY, LINKED_FROM_KEY]
+_CONFIG_FILE = "edge_config.json"  # written by Edge itself at create
+
+
+def _index_kind(kind: str, contains: bool) -> Any:
+    """The Edge payload index of a schema field type (a phrase-matching full-text index for a
+    field filtered with ``contains``: case-insensitive whole words)."""
+    if contains:
+        return qe.TextIndexParams(
+            tokenizer=qe.TokenizerType.Word, lowercase=True, phrase_matching=True
+        )
+    return {
+        "string": qe.PayloadSchemaType.Keyword,
+        "list": qe.PayloadSchemaType.Keyword,
+        "number": qe.PayloadSchemaType.Float,
+        "boolean": qe.PayloadSchemaType.Bool,
+    }[kind]
+
+
+def _vector(vectors: Mapping[str, Sequence[float]], sparse: SparseVector | None) -> dict:
+    out: dict[str, Any] = {k: list(map(float, v)) for k, v in vectors.items()}
+    if sparse is not None:
+        out[SPARSE_VECTOR] = qe.SparseVector(list(sparse.indices), list(sparse.values))
+    return out
+
+
+def _stored_vectors(vector: Any) -> dict[str, Any] | None:
+    if not isinstance(vector, dict):
+        return None
+    return {
+        k: SparseVector(list(v.indices), list(v.values)) if isinstance(v, qe.SparseVector) else v
+        for k, v in vector.items()
+    }
+
+
+class EdgeStore:
+    """Named-vector Edge shard per domain; see the module docstring for the layout.
+
+    Raises (from any method that opens a shard):
+        VectorStoreError: when another process holds the shard's lock, or the engine fails.
+    """
+
+    server_mode = False
+
+    def __init__(self, settings: Settings, root: Path | None = None) -> None:
+        self.settings = settings
+        self.root = root or settings.resolved_edge_path
+        self.root.mkdir(parents=True, exist_ok=True)
+        self._shards: dict[str, qe.EdgeShard] = {}
+        self._locks: dict[str, ShardLock] = {}
+        self._lock = threading.RLock()
+
+    # ----- shards -----------------------------------------------------------------------------
+
+    def collection(self, schema: DomainSchema) -> str:
+        """Collection (shard directory) name of a domain."""
+        return self.settings.collection_name(schema.name)
+
+    def shard_dir(self, schema: DomainSchema) -> Path:
+        """The domain's shard directory."""
+        return self.root / self.collection(schema)
+
+    def _open(self, name: str, config: qe.EdgeConfig | None = None) -> qe.EdgeShard | None:
+        """The open shard ``name``: loaded when its directory holds one, created from
+        ``config`` when given, else None. The lock is taken first and kept while open."""
+        with self._lock:
+            shard = self._shards.get(name)
+            if shard is not None:
+                return shard
+            path = self.root / name
+            exists = (path / _CONFIG_FILE).is_file()
+            if not exists and config is None:
+                return None
+            lock = self._locks.setdefault(name, ShardLock(path))
+            lock.acquire()
+            try:
+                if exists:
+                    shard = qe.EdgeShard.load(str(path))
+                else:
+                    shard = qe.EdgeShard.create(str(path), config)
+            except Exception as exc:  # Edge raises plain Exception
+                lock.release()
+                raise VectorStoreError(f"Qdrant Edge could not open {path}: {exc}") from exc
+            self._shards[name] = shard
+            return shard
+
+    def _shard(self, schema: DomainSchema) -> qe.EdgeShard:
+        shard = self._open(self.collection(schema))
+        if shard is None:
+            raise VectorStoreError(
+                f"collection {self.collection(schema)!r} does not exist in {self.root}"
+            )
+        return shard
+
+    def exists(self, schema: DomainSchema) -> bool:
+        """Whether the domain's shard exists."""
+        name = self.collection(schema)
+        return name in self._shards or (self.root / name / _CONFIG_FILE).is_file()
+
+    def count(self, schema: DomainSchema) -> int:
+        """Number of points in the domain's shard (0 if it does not exist)."""
+        shard = self._open(self.collection(schema))
+        return 0 if shard is None else shard.count(qe.CountRequest(exact=True))
+
+    def ensure_collection(self, schema: DomainSchema, dim: int) -> None:
+        """Create the shard (vectors, sparse ``bm25`` with IDF, payload indexes), or check an
+        existing one has every aspect at dimension ``dim``.
+
+        Raises:
+            VectorStoreError: when an existing shard does not match (which vector and how to
+                fix it), or another process holds it.
+        """
+        name = self.collection(schema)
+        if self.exists(schema):
+            self._open(name)
+            saved = json.loads((self.root / name / _CONFIG_FILE).read_text())
+            vectors = saved.get("vectors") or {}
+            problems = [
+                f"missing named vector {a!r}"
+                if a not in vectors
+                else f"vector {a!r} has dimension {vectors[a].get('size')}, the embedder "
+                f"produces {dim}"
+                for a in schema.aspect_names
+                if a not in vectors or vectors[a].get("size") != dim
+            ]
+            if problems:
+                raise VectorStoreError(
+                    f"Edge shard {name!r} does not match the current embedder/schema: "
+                    + "; ".join(problems)
+                    + ". Re-create it (delete the shard or use another QDRANT_EDGE_PATH / "
+                    "COLLECTION_PREFIX) or switch back to the embedder it was built with."
+                )
+            self._index_payload(schema)  # a crash after create, or a field made filterable
+            return
+        config = qe.EdgeConfig(
+            vectors={
+                a: qe.EdgeVectorParams(size=dim, distance=qe.Distance.Cosine)
+                for a in schema.aspect_names
+            },
+            sparse_vectors={SPARSE_VECTOR: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
+            wal_enabled=True,
+        )
+        self._open(name, config)
+        self._index_payload(schema)
+
+    def _index_payload(self, schema: DomainSchema) -> None:
+        """Create the payload indexes the shard lacks: every filterable field (keyword,
+        float, bool; a phrase-matching text index for ``contains``) and the id field."""
+        fields = {
+            fname: _index_kind(fdef.type, "contains" in fdef.filter)
+            for fname, fdef in schema.filterable_fields.items()
+        }
+        fields.setdefault(schema.id_field, qe.PayloadSchemaType.Keyword)
+        with self._lock:
+            shard = self._shard(schema)
+            have = set(shard.info().payload_schema)
+            for fname, kind in fields.items():
+                if fname not in have:
+                    shard.update(qe.UpdateOperation.create_field_index(fname, kind))
+
+    def drop(self, schema: DomainSchema) -> None:
+        """Delete the domain's shard if it exists (taking its lock first), and the files
+        kept beside it for it (``<shard>.*.json``, e.g. the BM25 statistics)."""
+        name = self.collection(schema)
+        with self._lock:
+            if not self.exists(schema):
+                return
+            self._open(name)
+            self._shards.pop(name).close()
+            shutil.rmtree(self.root / name)
+            for sidecar in self.root.glob(f"{name}.*.json"):
+                sidecar.unlink()
+            self._locks.pop(name).release()
+
+    def optimize(self, schema: DomainSchema) -> bool:
+        """Merge segments and build their HNSW indexes (blocking, holds the GIL: run it
+        after a bulk ingest, never inside a request). True when anything was optimized."""
+        with self._lock:
+            return bool(self._shard(schema).optimize())
+
+    # ----- writes -----------------------------------------------------------------------------
+
+    def _update(self, schema: DomainSchema, op: Any) -> None:
+        with self._lock:
+            try:
+                self._shard(schema).update(op)
+            except VectorStoreError:
+                raise
+            except Exception as exc:
+                raise VectorStoreError(f"Qdrant Edge update failed: {exc}") from exc
+
+    def upsert(self, schema: DomainSchema, points: Sequence[PointWrite]) -> None:
+        """Insert or replace whole points."""
+        if points:
+            self._update(
+                schema,
+                qe.UpdateOperation.upsert_points(
+                    [
+                        qe.Point(
+                            point_id(schema.name, p.id), _vector(p.vectors, p.sparse), p.payload
+                        )
+                        for p in points
+                    ]
+                ),
+            )
+
+    def update_points(
+        self,
+        schema: DomainSchema,
+        vectors: Sequence[VectorUpdate],
+        payloads: Mapping[str, dict[str, Any]],
+    ) -> None:
+        """Replace some named vectors and overwrite payloads, atomically per point.
+
+        Edge has no batch of mixed operations, so a point whose vectors change is read back
+        (all its vectors) and upserted whole with its new payload: one operation per point,
+        so a failed write cannot leave new vectors under old content hashes. Points whose
+        payload alone changes get a payload overwrite."""
+        updates = {u.id: u for u in vectors}
+        with self._lock:
+            current = self.get_records(schema, list(updates), with_vectors=True)
+            points = []
+            for rid, u in updates.items():
+                rec = current.get(rid)
+                if rec is None:
+                    continue  # deleted meanwhile: nothing to update, as on a server
+                merged = {k: v for k, v in (rec.vectors or {}).items() if k != SPARSE_VECTOR}
+                merged.update(u.vectors)
+                old_sparse = (rec.vectors or {}).get(SPARSE_VECTOR)
+                payload = payloads.get(rid, rec.payload)
+                points.append(
+                    qe.Point(
+                        point_id(schema.name, rid),
+                        _vector(merged, u.sparse or old_sparse),
+                        payload,
+                    )
+                )
+            if points:
+                self._update(schema, qe.UpdateOperation.upsert_points(points))
+            for rid, payload in payloads.items():
+                if rid not in updates:
+                    op = qe.UpdateOperation.overwrite_payload([point_id(schema.name, rid)], payload)
+                    self._update(schema, op)
+
+    def update_sparse(self, schema: DomainSchema, vectors: Mapping[str, SparseVector]) -> None:
+        """Replace the sparse ``bm25`` vector of existing points (record id -> vector); their
+        dense vectors and payloads stay as they are."""
+        if vectors:
+            op = qe.UpdateOperation.update_vectors(
+                [
+                    qe.PointVectors(point_id(schema.name, rid), _vector({}, vec))
+                    for rid, vec in vectors.items()
+                ]
+            )
+            self._update(schema, op)
+
+    def delete(self, schema: DomainSchema, record_ids: Sequence[str]) -> None:
+        """Delete the points of ``record_ids`` (missing ones are ignored)."""
+        if record_ids:
+            ids = [point_id(schema.name, r) for r in record_ids]
+            self._update(schema, qe.UpdateOperation.delete_points(ids))
+
+    # ----- reads ------------------------------------------------------------------------------
+
+    def get_records(
+        self,
+        schema: DomainSchema,
+        record_ids: Sequence[str],
+        with_vectors: bool = False,
+        without: Sequence[str] = (),
+    ) -> dict[str, StoredRecord]:
+        """Existing points for ``record_ids`` keyed by record id (missing ids are absent);
+        payloads leave out the keys in ``without``; sparse vectors come as
+        :class:`~agentic_search.state.SparseVector`."""
+        if not record_ids:
+            return {}
+        ids = [point_id(schema.name, r) for r in dict.fromkeys(record_ids)]
+        payload: Any = qe.PayloadSelector.Exclude(list(without)) if without else True
+        points = self._shard(schema).retrieve(ids, with_payload=payload, with_vector=with_vectors)
+        out = {}
+        for p in points:
+            payload = p.payload  # each read of the property converts the payload anew
+            if payload and schema.id_field in payload:
+                rid = str(payload[schema.id_field])
+                vecs = _stored_vectors(p.vector) if with_vectors else None
+                out[rid] = StoredRecord(rid, payload, vecs)
+        return out
+
+    def read_records(
+        self, schema: DomainSchema, record_ids: Sequence[str], with_vectors: bool = False
+    ) -> dict[str, StoredRecord]:
+        """:meth:`get_records` for the query side, without the writers' bookkeeping keys (no
+        cache: Edge reads a few records in well under a millisecond)."""
+        return self.get_records(schema, record_ids, with_vectors, without=READ_WITHOUT)
+
+    def clear_record_cache(self) -> None:
+        """Nothing is cached."""
+
+    def _query(self, schema: DomainSchema, request: qe.QueryRequest) -> list[ScoredRecord]:
+        shard = self._shard(schema)
+        try:
+            points = shard.query(request)
+        except Exception as exc:  # Edge raises plain Exception (e.g. an unknown vector name)
+            raise VectorStoreError(f"Qdrant Edge query failed: {exc}") from exc
+        return [ScoredRecord(str(p.payload[schema.id_field]), p.score, {}) for p in points]
+
+    def query_dense(
+        self,
+        schema: DomainSchema,
+        aspect: str,
+        vector: Sequence[float] | np.ndarray,
+        top_k: int,
+        filters: Sequence[Filter] = (),
+        exclude_ids: Sequence[str] = (),
+    ) -> list[ScoredRecord]:
+        """Nearest neighbours on one named vector (cosine), best first, filters and excluded
+        ids pushed down (:func:`to_edge`); ids only."""
+        request = qe.QueryRequest(
+            limit=top_k,
+            query=qe.Query.Nearest(list(map(float, vector)), using=aspect),
+            filter=to_edge(schema, filters, exclude_ids),
+            with_payload=[schema.id_field],
+        )
+        return self._query(schema, request)
+
+    def query_sparse(
+        self, schema: DomainSchema, vector: SparseVector, top_k: int, flt: qe.Filter | None
+    ) -> list[ScoredRecord]:
+        """Sparse search on the ``bm25`` vector (scores: sum of IDF x stored weight), ids
+        only."""
+        query = qe.SparseVector(list(vector.indices), list(vector.values))
+        request = qe.QueryRequest(
+            limit=top_k,
+            query=qe.Query.Nearest(query, using=SPARSE_VECTOR),
+            filter=flt,
+            with_payload=[schema.id_field],
+        )
+        return self._query(schema, request)
+
+    def has_sparse(self, schema: DomainSchema) -> bool:
+        """Whether the domain's shard exists (every Edge shard carries the ``bm25`` vector)."""
+        return self.exists(schema)
+
+    def query_hybrid_rrf(
+        self,
+        schema: DomainSchema,
+        aspect: str,
+        dense: Sequence[float],
+        sparse: SparseVector,
+        top_k: int,
+        rrf_k: int = 60,
+        flt: qe.Filter | None = None,
+    ) -> list[ScoredRecord]:
+        """Dense and sparse top-``top_k`` prefetches fused by the engine's RRF in one query,
+        ``sum 1 / (rrf_k + rank)`` with rank from 1 (the engine counts from 0, hence
+        ``k = rrf_k + 1``); ids only, best first."""
+        request = qe.QueryRequest(
+            limit=top_k,
+            prefetches=[
+                qe.Prefetch(
+                    limit=top_k,
+                    query=qe.Query.Nearest(list(map(float, dense)), using=aspect),
+                    filter=flt,
+                ),
+                qe.Prefetch(
+                    limit=top_k,
+                    query=qe.Query.Nearest(
+                        qe.SparseVector(list(sparse.indices), list(sparse.values)),
+                        using=SPARSE_VECTOR,
+                    ),
+                    filter=flt,
+                ),
+            ],
+            query=qe.Fusion.Rrf(k=rrf_k + 1),
+            with_payload=[schema.id_field],
+        )
+        return self._query(schema, request)
+
+    def vector_of(self, schema: DomainSchema, record_id: str, aspect: str) -> list[float] | None:
+        """The stored vector of one aspect of a record (None when the record is absent)."""
+        return self.vectors_of(schema, [record_id], aspect).get(record_id)
+
+    def vectors_of(
+        self, schema: DomainSchema, record_ids: Sequence[str], aspect: str
+    ) -> dict[str, list[float]]:
+        """The stored ``aspect`` vectors of ``record_ids`` keyed by record id (records absent
+        or without that vector are left out); ``aspect`` may be the sparse ``bm25`` vector,
+        which comes as a :class:`~agentic_search.state.SparseVector`."""
+        if not record_ids:
+            return {}
+        ids = [point_id(schema.name, r) for r in dict.fromkeys(record_ids)]
+        points = self._shard(schema).retrieve(
+            ids, with_payload=[schema.id_field], with_vector=[aspect]
+        )
+        out: dict[str, list[float]] = {}
+        for p in points:
+            vector, payload = p.vector, p.payload  # read once: each read converts anew
+            vec = vector.get(aspect) if isinstance(vector, dict) else None
+            if vec is not None and payload and schema.id_field in payload:
+                rid = str(payload[schema.id_field])
+                out[rid] = (
+                    SparseVector(list(vec.indices), list(vec.values))  # type: ignore[assignment]
+                    if isinstance(vec, qe.SparseVector)
+                    else list(vec)
+                )
+        return out
+
+    def scroll(
+        self,
+        schema: DomainSchema,
+        payload: Sequence[str] | None = None,
+        *,
+        flt: qe.Filter | None = None,
+        batch: int = 512,
+    ) -> Iterator[dict[str, Any]]:
+        """Every payload (only the keys in ``payload`` when given) matching ``flt`` (all points
+        when None), in point-id order; nothing when the shard does not exist."""
+        shard = self._open(self.collection(schema))
+        if shard is None:
+            return
+        selector: Any = list(payload) if payload is not None else True
+        offset = None
+        while True:
+            request = qe.ScrollRequest(
+                offset=offset, limit=batch, filter=flt, with_payload=selector, with_vector=False
+            )
+            points, offset = shard.scroll(request)
+            for p in points:
+                payload = p.payload
+                if payload:
+                    yield payload
+            if offset is None:
+                break
+
+    def close(self) -> None:
+        """Flush and close every open shard, then release their locks."""
+        with self._lock:
+            for name, shard in list(self._shards.items()):
+                try:
+                    shard.flush()
+                finally:
+                    shard.close()
+                    del self._shards[name]
+                    self._locks.pop(name).release()

@@ -1,0 +1,362 @@
+"""The Qdrant Edge adapters (``VECTOR_STORE=edge``) run against the real engine.
+
+The same checks as the local-mode store's: every compiled filter returns exactly the ids the
+Python reference ``matches`` admits over the bundled catalog, the structured source ranks as
+``rank_structured``, writes read back, dense search is exact before ``optimize()``, sparse BM25
+scores are ``(k1 + 1)`` times bm25s's, the engine's RRF equals ours, and a shard closed and
+reopened holds what was written.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import bm25s
+import numpy as np
+import pytest
+from bm25s.tokenization import Tokenized
+
+# The operator and structured cases are the local-mode store's (tests/component/adapters/
+# test_filters.py), so both engines are held to one list.
+from component.adapters.test_filters import OPERATOR_CASES, STORE_CASES
+
+from agentic_search.adapters.edge.filters import to_edge
+from agentic_search.adapters.edge.sparse import EdgeSparseKeywordIndex
+from agentic_search.adapters.edge.store import READ_WITHOUT, EdgeStore
+from agentic_search.adapters.edge.structured import EdgeStructuredStore
+from agentic_search.config import Settings
+from agentic_search.domain.bm25 import terms_vector
+from agentic_search.domain.filters import FilterError, matches
+from agentic_search.domain.fusion import rrf
+from agentic_search.domain.schema import DomainSchema, load_schema
+from agentic_search.domain.structured import rank_structured
+from agentic_search.domain.text import keyword_text
+from agentic_search.ports import VectorStoreError
+from agentic_search.state import (
+    HASHES_KEY,
+    SPARSE_VECTOR,
+    Filter,
+    PointWrite,
+    RankedList,
+    SparseVector,
+    VectorUpdate,
+)
+
+
+def _edge_ids(store: EdgeStore, schema: DomainSchema, flt: Any) -> set[str]:
+    return {p["id"] for p in store.scroll(schema, ["id"], flt=flt)}
+
+
+def _expected(schema: DomainSchema, records: list[dict], filters: list[Filter]) -> set[str]:
+    return {r["id"] for r in records if all(matches(schema, f, r) for f in filters)}
+
+
+@pytest.fixture(scope="module")
+def edge_store(
+    tmp_path_factory: pytest.TempPathFactory, tools_schema: DomainSchema, catalog_records
+) -> Iterator[EdgeStore]:
+    """The bundled catalog in an Edge shard, one tiny dummy vector per aspect."""
+    store = EdgeStore(Settings(), root=tmp_path_factory.mktemp("edge"))
+    store.ensure_collection(tools_schema, dim=2)
+    store.upsert(
+        tools_schema,
+        [
+            PointWrite(r["id"], {a: [1.0, 0.0] for a in tools_schema.aspect_names}, dict(r))
+            for r in catalog_records
+        ],
+    )
+    yield store
+    store.close()
+
+
+def test_the_shard_holds_the_catalog_with_payload_indexes(
+    edge_store: EdgeStore, tools_schema: DomainSchema, catalog_records: list[dict]
+) -> None:
+    """GIVEN the catalog upserted THEN every record is there and every filterable field and
+    the id field carry a payload index."""
+    assert edge_store.count(tools_schema) == len(catalog_records) > 100
+    assert _edge_ids(edge_store, tools_schema, None) == {r["id"] for r in catalog_records}
+    shard = edge_store._shard(tools_schema)
+    indexed = set(shard.info().payload_schema)
+    assert indexed == {*tools_schema.filterable_fields, tools_schema.id_field}
+
+
+@pytest.mark.parametrize("case", OPERATOR_CASES, ids=lambda c: f"{c[0]}-{c[1]}-{c[2]}")
+def test_operator_edge_matches_reference(
+    case: tuple[str, str, Any],
+    tools_schema: DomainSchema,
+    catalog_records: list[dict],
+    edge_store: EdgeStore,
+) -> None:
+    """GIVEN one filter WHEN compiled by to_edge and scrolled in the Edge shard
+    THEN the ids equal those ``matches()`` admits, a proper non-empty subset."""
+    flt = Filter(field=case[0], operator=case[1], value=case[2])
+    expected = _expected(tools_schema, catalog_records, [flt])
+    assert 0 < len(expected) < len(catalog_records)
+    assert _edge_ids(edge_store, tools_schema, to_edge(tools_schema, [flt])) == expected
+
+
+@pytest.mark.parametrize("text", ["pilot", "code", "whisper", "copilot", "stable diffusion"])
+def test_contains_is_whole_words_as_the_reference(
+    text: str, tools_schema: DomainSchema, catalog_records: list[dict], edge_store: EdgeStore
+) -> None:
+    flt = Filter(field="name", operator="contains", value=text)
+    expected = _expected(tools_schema, catalog_records, [flt])
+    assert _edge_ids(edge_store, tools_schema, to_edge(tools_schema, [flt])) == expected
+
+
+def test_filters_and_excluded_ids_combine(
+    tools_schema: DomainSchema, catalog_records: list[dict], edge_store: EdgeStore
+) -> None:
+    """GIVEN two filters and excluded ids THEN the ids are the reference's minus the excluded."""
+    filters = [
+        Filter(field="open_source", operator="eq", value=True),
+        Filter(field="category", operator="ne", value="IDE"),
+    ]
+    expected = _expected(tools_schema, catalog_records, filters)
+    excluded = sorted(expected)[:3]
+    got = _edge_ids(edge_store, tools_schema, to_edge(tools_schema, filters, excluded))
+    assert len(expected) > 5
+    assert got == expected - set(excluded)
+    aspect = tools_schema.aspect_names[0]
+    hits = edge_store.query_dense(tools_schema, aspect, [1.0, 0.0], 500, filters, excluded)
+    assert {h.id for h in hits} == expected - set(excluded)
+
+
+def test_a_rejected_filter_raises_before_any_query(tools_schema: DomainSchema) -> None:
+    with pytest.raises(FilterError):
+        to_edge(tools_schema, [Filter(field="category", operator="in", value=[{"$ne": None}])])
+
+
+@pytest.mark.parametrize(
+    ("filters", "prefs", "top_k", "exclude"),
+    [c[1:] for c in STORE_CASES],
+    ids=[c[0] for c in STORE_CASES],
+)
+def test_structured_edge_ranks_as_the_reference(
+    filters: list[Filter],
+    prefs: list[Filter],
+    top_k: int,
+    exclude: list[str],
+    tools_schema: DomainSchema,
+    catalog_records: list[dict],
+    edge_store: EdgeStore,
+) -> None:
+    """GIVEN filters, preferences, top_k and excluded ids WHEN the Edge structured source
+    finds THEN the ranked ids and scores are ``rank_structured``'s over the admitted records."""
+    hits = EdgeStructuredStore(edge_store).find(tools_schema, filters, prefs, top_k, exclude)
+    admitted = [
+        r
+        for r in catalog_records
+        if r["id"] not in exclude and all(matches(tools_schema, f, r) for f in filters)
+    ]
+    reference = rank_structured(tools_schema, admitted, prefs, top_k)
+    assert len(reference) > 0
+    assert [h.id for h in hits] == [h.id for h in reference]
+    assert [h.score for h in hits] == pytest.approx([h.score for h in reference])
+
+
+# ----- writes, reads, persistence -----------------------------------------------------------------
+
+DOCS = load_schema("documents")
+
+
+def _docs_store(root: Path, n: int = 80, dim: int = 8, seed: int = 3) -> EdgeStore:
+    store = EdgeStore(Settings(), root=root)
+    store.ensure_collection(DOCS, dim=dim)
+    kw = EdgeSparseKeywordIndex(store)
+    rng = np.random.default_rng(seed)
+    words = ["vitamin", "bone", "density", "coral", "reef", "insulin", "glucose", "chess"]
+    points = []
+    for i in range(n):
+        text = " ".join(rng.choice(words, size=int(rng.integers(1, 9))))
+        payload = {"id": f"d{i}", "title": f"doc {i}", "text": text, HASHES_KEY: {"x": "h"}}
+        points.append(
+            PointWrite(
+                f"d{i}",
+                {a: rng.normal(size=dim).tolist() for a in DOCS.aspect_names},
+                payload,
+                kw.sparse_vector(text),
+            )
+        )
+    store.upsert(DOCS, points)
+    return store
+
+
+def test_records_read_back_and_update_in_place(tmp_path: Path) -> None:
+    """GIVEN points written WHEN read, updated (one vector, payload), deleted
+    THEN reads reflect each write; an update keeps the vectors it does not replace."""
+    store = _docs_store(tmp_path)
+    aspect = DOCS.aspect_names[0]
+    full = store.get_records(DOCS, ["d1", "missing"], with_vectors=True)
+    assert set(full) == {"d1"}
+    assert isinstance(full["d1"].vectors[SPARSE_VECTOR], SparseVector)
+    assert HASHES_KEY in full["d1"].payload
+    assert not set(READ_WITHOUT) & set(store.read_records(DOCS, ["d1"])["d1"].payload)
+    before_sparse = full["d1"].vectors[SPARSE_VECTOR]
+
+    store.update_points(
+        DOCS, [VectorUpdate("d1", {aspect: [1.0] + [0.0] * 7})], {"d1": {"id": "d1", "n": 2}}
+    )
+    after = store.get_records(DOCS, ["d1"], with_vectors=True)["d1"]
+    assert after.payload == {"id": "d1", "n": 2}
+    assert after.vectors[aspect] == pytest.approx([1.0] + [0.0] * 7)  # stored unit-normalized
+    assert after.vectors[SPARSE_VECTOR] == before_sparse  # not replaced: kept
+    for other in DOCS.aspect_names[1:]:
+        assert after.vectors[other] == pytest.approx(full["d1"].vectors[other])
+    assert store.vector_of(DOCS, "d1", aspect) == pytest.approx([1.0] + [0.0] * 7)
+
+    store.update_points(DOCS, [], {"d2": {"id": "d2", "only": True}})
+    assert store.get_records(DOCS, ["d2"])["d2"].payload == {"id": "d2", "only": True}
+    store.delete(DOCS, ["d3", "never-there"])
+    assert store.count(DOCS) == 79 and not store.get_records(DOCS, ["d3"])
+    store.close()
+
+
+def test_a_closed_shard_reopens_with_every_write(tmp_path: Path) -> None:
+    """GIVEN writes then close (flush) WHEN a new store opens the folder THEN it holds them."""
+    store = _docs_store(tmp_path)
+    store.delete(DOCS, ["d0"])
+    store.close()
+    again = EdgeStore(Settings(), root=tmp_path)
+    assert again.count(DOCS) == 79
+    assert set(again.get_records(DOCS, ["d0", "d5"])) == {"d5"}
+    again.ensure_collection(DOCS, dim=8)  # matches: no error
+    with pytest.raises(VectorStoreError, match="dimension"):
+        again.ensure_collection(DOCS, dim=16)
+    again.drop(DOCS)
+    assert not again.exists(DOCS) and again.count(DOCS) == 0
+    again.close()
+
+
+def test_dense_search_is_exact(tmp_path: Path) -> None:
+    """GIVEN random vectors WHEN searched (no HNSW before optimize) THEN the top 10 and their
+    cosine scores are numpy's brute force's."""
+    store = _docs_store(tmp_path, n=200)
+    aspect = DOCS.aspect_names[0]
+    ids = [f"d{i}" for i in range(200)]
+    mat = np.asarray([store.vectors_of(DOCS, ids, aspect)[i] for i in ids])
+    q = np.random.default_rng(9).normal(size=8)
+    scores = mat @ (q / np.linalg.norm(q))
+    expected = [ids[i] for i in np.argsort(-scores)[:10]]
+    hits = store.query_dense(DOCS, aspect, q, 10)
+    assert [h.id for h in hits] == expected
+    assert [h.score for h in hits] == pytest.approx(sorted(scores, reverse=True)[:10], abs=1e-5)
+    store.close()
+
+
+def test_sparse_scores_are_k1_plus_1_times_bm25s_after_refresh(tmp_path: Path) -> None:
+    """GIVEN documents weighted with a guessed average length (256, the setting) WHEN the
+    index refreshes THEN every sparse vector is re-weighted with the corpus' true average, and
+    a query's Edge scores are (k1 + 1) x bm25s's (same analyzer, k1, b) on the same ids; a
+    second refresh with nothing changed rewrites nothing."""
+    store = _docs_store(tmp_path)
+    kw = EdgeSparseKeywordIndex(store, schema=DOCS)
+    texts = {p["id"]: keyword_text(DOCS, p) for p in store.scroll(DOCS, ["id", "title", "text"])}
+    terms = {i: kw.analyzer.terms(t) for i, t in texts.items()}
+    avgdl = sum(map(len, terms.values())) / len(terms)
+    assert abs(avgdl - 256) > 100  # the vectors were written with a wrong guess
+    assert kw.refresh(DOCS) is True
+    assert kw.avg_doc_len_of(DOCS) == pytest.approx(avgdl)
+    assert kw.refresh(DOCS) is False
+    # a new document is weighted with the recorded average
+    assert kw.sparse_vector("coral reef reef").values == pytest.approx(
+        terms_vector(["coral", "reef", "reef"], avgdl).values
+    )
+
+    ids = list(terms)
+    vocab: dict[str, int] = {}
+    token_ids = [[vocab.setdefault(t, len(vocab)) for t in terms[i]] for i in ids]
+    ref = bm25s.BM25(k1=kw.k1, b=kw.b)
+    ref.index(Tokenized(ids=token_ids, vocab=vocab), show_progress=False)
+    for query in ["coral reef", "insulin glucose bone", "chess"]:
+        docs, scores = ref.retrieve([kw.analyzer.terms(query)], k=len(ids), show_progress=False)
+        expected = {ids[int(d)]: float(s) for d, s in zip(docs[0], scores[0], strict=True) if s > 0}
+        hits = kw.search(DOCS, query, len(ids))
+        assert {h.id for h in hits} == set(expected)
+        for h in hits:
+            assert h.score == pytest.approx((kw.k1 + 1) * expected[h.id], rel=1e-4)
+    # term presence and known terms read the stored sparse vectors
+    present = kw.term_presence(DOCS, ["coral", "zebra"], ids[:5])
+    for i in ids[:5]:
+        assert present[i] == ({"coral"} if "coral" in terms[i] else set())
+    assert kw.known_terms(DOCS, ["coral", "zebra"]) == {"coral"}
+    # the dense vectors were left as they were by the re-weighting
+    assert store.vector_of(DOCS, "d1", DOCS.aspect_names[0]) is not None
+    store.close()
+
+
+def test_engine_rrf_equals_ours(tmp_path: Path) -> None:
+    """GIVEN a dense and a sparse list WHEN the engine fuses them (RRF, k = 60) in one query
+    THEN every id gets the score our rrf() gives the two lists queried separately."""
+    store = _docs_store(tmp_path)
+    kw = EdgeSparseKeywordIndex(store)
+    aspect = DOCS.aspect_names[0]
+    dense = np.random.default_rng(1).normal(size=8)
+    sparse = kw.query_vector("vitamin bone coral")
+    fused = store.query_hybrid_rrf(DOCS, aspect, dense, sparse, 20, rrf_k=60)
+    d_hits = store.query_dense(DOCS, aspect, dense, 20)
+    s_hits = store.query_sparse(DOCS, sparse, 20, None)
+    ours = rrf(
+        [RankedList("d", [h.id for h in d_hits]), RankedList("s", [h.id for h in s_hits])], 60
+    )
+    ours_scores = {f.id: f.fused for f in ours}
+    assert len(fused) == 20
+    for h in fused:
+        assert math.isclose(h.score, ours_scores[h.id], rel_tol=1e-5)
+    assert [round(h.score, 6) for h in fused] == [round(f.fused, 6) for f in ours[:20]]
+    store.close()
+
+
+def test_the_setting_selects_edge_and_the_default_stays_local(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GIVEN VECTOR_STORE=edge WHEN components are built THEN the store, the keyword index and
+    the structured source are the Edge ones, the shard lives under QDRANT_EDGE_PATH; the
+    default (local) still builds qdrant-client local mode with bm25s."""
+    from agentic_search.adapters.bm25s import Bm25sKeywordIndex
+    from agentic_search.adapters.qdrant.store import QdrantStore
+    from agentic_search.wiring import build_components
+
+    edge = build_components(
+        Settings(agentic_search_home=tmp_path / "e", vector_store="edge"), "documents"
+    )
+    assert isinstance(edge.store, EdgeStore)
+    assert isinstance(edge.keyword, EdgeSparseKeywordIndex) and edge.keyword.schema is DOCS
+    assert isinstance(edge.structured, EdgeStructuredStore)
+    edge.store.ensure_collection(DOCS, dim=2)
+    assert (tmp_path / "e" / "edge" / "documents" / "edge_config.json").is_file()
+    edge.store.close()
+
+    monkeypatch.delenv("VECTOR_STORE", raising=False)  # the default, whatever the run sets
+    local = build_components(Settings(agentic_search_home=tmp_path / "l"), "documents")
+    assert isinstance(local.store, QdrantStore) and not local.store.server_mode
+    assert isinstance(local.keyword, Bm25sKeywordIndex)
+    local.store.close()
+
+
+def test_missing_payload_indexes_are_added_and_drop_removes_the_bm25_statistics(
+    tmp_path: Path,
+) -> None:
+    """GIVEN a shard that lost a payload index (a crash right after create) WHEN
+    ensure_collection runs again THEN the index is back; GIVEN recorded BM25 statistics WHEN
+    the shard is dropped THEN they go with it, and the keyword index falls back to its default
+    average length."""
+    import qdrant_edge as qe
+
+    store = _docs_store(tmp_path)
+    shard = store._shard(DOCS)
+    shard.update(qe.UpdateOperation.delete_field_index("year"))
+    assert "year" not in shard.info().payload_schema
+    store.ensure_collection(DOCS, dim=8)
+    assert "year" in shard.info().payload_schema
+
+    kw = EdgeSparseKeywordIndex(store, schema=DOCS)
+    assert kw.refresh(DOCS) is True and kw.avg_doc_len_of(DOCS) != 256.0
+    store.drop(DOCS)
+    assert not list(tmp_path.glob("documents.*.json"))
+    assert kw.avg_doc_len_of(DOCS) == 256.0
+    store.close()
