@@ -2,7 +2,8 @@
 # Validate and build the SAM template offline, the way a deployment would see it:
 #   1. sam validate --lint          (SAM transform of template.yaml + cfn-lint)
 #   2. cfn-lint + serverless rules  (cfn-lint-serverless; .cfnlintrc says what is ignored and why)
-#   3. sam build                    (no container: pip-installs the layer requirements)
+#   3. sam build                    (no container: pip-installs the layer requirements with the
+#                                    template's runtime, python3.12, from PATH or pyenv)
 # then prints the built size of each function and of the layer and fails when a function plus the
 # layer is over Lambda's 250 MB unzipped limit. Every step is timed.
 #
@@ -27,7 +28,7 @@ BUILD=1
 for arg in "$@"; do
   case "$arg" in
     --no-build) BUILD=0 ;;
-    -h | --help) sed -n '2,16p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,17p' "$0"; exit 0 ;;
     *) echo "unknown argument: $arg" >&2; exit 2 ;;
   esac
 done
@@ -89,12 +90,41 @@ report_sizes() {
   return "$over"
 }
 
+# The functions' runtime (Globals Function Runtime in the template): `sam build` (no container)
+# runs the layer's pip install with that very interpreter, found by name on PATH.
+RUNTIME=$(sed -n 's/^    Runtime: \(python3\.[0-9]*\)$/\1/p' "$TEMPLATE" | head -n 1)
+RUNTIME=${RUNTIME:-python3.12}
+
+# Put a working $RUNTIME first on PATH: the one on PATH if it runs, else the newest pyenv version
+# of it (a pyenv shim is on PATH even when no version is selected, and then fails).
+find_runtime_python() {
+  local want=${RUNTIME#python} bin
+  if "$RUNTIME" -c 'import sys' >/dev/null 2>&1; then
+    echo "$RUNTIME for sam build: $(command -v "$RUNTIME") ($("$RUNTIME" --version 2>&1))"
+    return
+  fi
+  if command -v pyenv >/dev/null 2>&1; then
+    bin=$(pyenv root)/versions/$(pyenv versions --bare 2>/dev/null | grep -E "^${want//./\\.}\.[0-9]+$" \
+      | sort -t. -k3,3n | tail -n 1)/bin
+    if [ -x "$bin/$RUNTIME" ] && "$bin/$RUNTIME" -c 'import sys' >/dev/null 2>&1; then
+      export PATH="$bin:$PATH"
+      echo "$RUNTIME for sam build: $bin/$RUNTIME (pyenv; $("$bin/$RUNTIME" --version 2>&1))"
+      return
+    fi
+  fi
+  echo "sam build needs $RUNTIME (the template's Runtime) and none was found: not on PATH and" \
+    "not among pyenv's versions. Install it (e.g. \`pyenv install $want\`) or put it on PATH," \
+    "or run with --no-build." >&2
+  return 1
+}
+
 step "install SAM CLI (.venv-sam)" install_sam
 step "sam validate --lint" "$SAM_VENV/bin/sam" validate --lint --template "$TEMPLATE"
 step "sam validate (SAM transform)" "$SAM_VENV/bin/sam" validate --template "$TEMPLATE"
 step "cfn-lint (+ serverless rules)" \
   "$SAM_VENV/bin/cfn-lint" --append-rules cfn_lint_serverless.rules -- "$TEMPLATE"
 if [ "$BUILD" = 1 ]; then
+  find_runtime_python
   step "sam build" "$SAM_VENV/bin/sam" build --template "$TEMPLATE" --build-dir "$BUILD_DIR"
   step "built sizes" report_sizes
 fi

@@ -363,9 +363,9 @@ def test_every_code_uri_has_an_app_module(resources):
         assert attr in bound, f"{name}: {app} binds no {attr!r}"
 
 
-def test_globals_python311_tracing_powertools_and_app_settings(template):
+def test_globals_python312_tracing_powertools_and_app_settings(template):
     fn = template["Globals"]["Function"]
-    assert fn["Runtime"] == "python3.11"
+    assert fn["Runtime"] == "python3.12"  # Amazon Linux 2023: onnxruntime loads
     assert fn["Tracing"] == "Active"
     assert fn["Layers"] == [{"Ref": "CoreLayer"}]
     env = fn["Environment"]["Variables"]
@@ -390,12 +390,12 @@ def test_globals_python311_tracing_powertools_and_app_settings(template):
     )
 
 
-def test_layer_is_built_for_python311_without_boto3(resources):
+def test_layer_is_built_for_python312_without_boto3(resources):
     layer = resources["CoreLayer"]
     assert layer["Type"] == "AWS::Serverless::LayerVersion"
     assert layer["Properties"]["ContentUri"].rstrip("/") == "layers/core"
-    assert layer["Properties"]["CompatibleRuntimes"] == ["python3.11"]
-    assert layer["Metadata"]["BuildMethod"] == "python3.11"
+    assert layer["Properties"]["CompatibleRuntimes"] == ["python3.12"]
+    assert layer["Metadata"]["BuildMethod"] == "python3.12"
     names = {
         re.split(r"[\s<>=!~\[;]", line, maxsplit=1)[0].lower()
         for line in LAYER_REQUIREMENTS.read_text().splitlines()
