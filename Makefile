@@ -46,4 +46,4 @@ serve: $(STAMP)
 	$(BIN)/agentic-search serve --port 8080
 
 clean:
-	rm -rf $(VENV) .venv-sam .aws-sam .agentic-search .pytest_cache .ruff_cache
+	rm -rf $(VENV) .venv-sam .venv-py312 .aws-sam .agentic-search .pytest_cache .ruff_cache

@@ -390,12 +390,23 @@ def test_globals_python312_tracing_powertools_and_app_settings(template):
     )
 
 
-def test_layer_is_built_for_python312_without_boto3(resources):
-    layer = resources["CoreLayer"]
-    assert layer["Type"] == "AWS::Serverless::LayerVersion"
-    assert layer["Properties"]["ContentUri"].rstrip("/") == "layers/core"
-    assert layer["Properties"]["CompatibleRuntimes"] == ["python3.12"]
-    assert layer["Metadata"]["BuildMethod"] == "python3.12"
+EMBEDDING_FUNCTIONS = {
+    "RetrieveFunction",
+    "FuseRerankFunction",
+    "CatalogSyncFunction",
+    "SyncRedriveFunction",
+    "ReindexBatchFunction",
+}
+
+
+def test_two_layers_for_python312_built_by_their_makefiles_without_boto3(resources):
+    for name, folder in (("CoreLayer", "layers/core"), ("EmbedLayer", "layers/embed")):
+        layer = resources[name]
+        assert layer["Type"] == "AWS::Serverless::LayerVersion"
+        assert layer["Properties"]["ContentUri"].rstrip("/") == folder
+        assert layer["Properties"]["CompatibleRuntimes"] == ["python3.12"]
+        assert layer["Metadata"]["BuildMethod"] == "makefile"
+        assert f"build-{name}:" in (REPO / folder / "Makefile").read_text()
     names = {
         re.split(r"[\s<>=!~\[;]", line, maxsplit=1)[0].lower()
         for line in LAYER_REQUIREMENTS.read_text().splitlines()
@@ -403,7 +414,17 @@ def test_layer_is_built_for_python312_without_boto3(resources):
     }
     assert {"pydantic", "pydantic-settings", "qdrant-client", "aws-lambda-powertools"} <= names
     assert not names & {"boto3", "botocore"}  # the Lambda runtime provides them
+    assert not names & {"fastembed", "onnxruntime", "tokenizers"}  # the embed layer's
     assert "aws-lambda-powertools[tracer,parser]" in LAYER_REQUIREMENTS.read_text()
+
+
+def test_only_the_functions_that_embed_get_the_embed_layer(resources):
+    for name, props in functions_of(resources).items():
+        own = props.get("Layers", [])
+        if name in EMBEDDING_FUNCTIONS:
+            assert own == [{"Ref": "EmbedLayer"}], name
+        else:
+            assert own == [], name
 
 
 def test_search_api_function_starts_only_this_state_machine(resources):
