@@ -53,7 +53,10 @@ def build_store(settings: Settings) -> VectorStore:
 
 
 def build_embedder(settings: Settings) -> Embedder:
-    """The configured embedder: OpenAI-compatible when ``EMBEDDING_MODEL`` is set, else MiniLM.
+    """The configured embedder: OpenAI-compatible when ``EMBEDDING_MODEL`` is set, else the int8
+    MiniLM run by onnxruntime directly (``LOCAL_EMBEDDER=onnx``, the default) or by fastembed
+    (``LOCAL_EMBEDDER=fastembed``); the two give the same vectors. Neither loads anything here:
+    the ONNX one reads its files on first use.
 
     Raises:
         EmbedderError: when the local model cannot be assembled or loaded.
@@ -67,6 +70,15 @@ def build_embedder(settings: Settings) -> Embedder:
             base_url=settings.openai_base_url,
             api_key=settings.openai_api_key.get_secret_value() if settings.openai_api_key else None,
             batch_size=settings.embedding_batch_size,
+        )
+    if settings.local_embedder == "onnx":
+        from agentic_search.adapters.onnx_embedder import OnnxMiniLMEmbedder
+
+        return OnnxMiniLMEmbedder(
+            max_length=settings.embedding_max_length,
+            batch_size=settings.embedding_batch_size,
+            threads=settings.embedding_threads,
+            query_threads=settings.embedding_query_threads,
         )
     from agentic_search.adapters.embedders import LocalMiniLMEmbedder
 

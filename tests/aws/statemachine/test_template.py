@@ -821,3 +821,21 @@ def test_outputs_give_the_api_url_state_machine_and_table(template):
 def test_cfn_lint_reports_nothing(region):
     matches = lint_file(TEMPLATE, {"regions": [REGION]})
     assert [str(m) for m in matches] == []
+
+
+def test_an_empty_embedding_model_deploys_the_local_minilm(deployed_default, deployed_all_set):
+    # GIVEN no EmbeddingModel, THEN no function gets EMBEDDING_MODEL (the embed layer's MiniLM,
+    # the CLI's default); given one, every function gets it (the OpenAI-compatible API)
+    def envs(deployed):
+        return {
+            n: r["Properties"].get("Environment", {}).get("Variables", {})
+            for n, r in deployed["Resources"].items()
+            if r["Type"] == "AWS::Lambda::Function"
+        }
+
+    assert envs(deployed_default)
+    assert all("EMBEDDING_MODEL" not in env for env in envs(deployed_default).values())
+    assert all(
+        env["EMBEDDING_MODEL"] == {"Ref": "EmbeddingModel"}
+        for env in envs(deployed_all_set).values()
+    )
