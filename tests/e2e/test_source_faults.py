@@ -313,6 +313,43 @@ def test_embedding_api_hanging_is_cut_at_the_source_deadline(tools_engine, hangi
     assert ms < 3_000, ms
 
 
+def test_embedding_api_hanging_on_a_cold_container_is_cut_at_the_source_deadline(
+    tools_engine, hanging_endpoint
+):
+    # GIVEN a cold container: nothing built or read yet (no embedder, no catalog names), the
+    # embedder to come from the settings (EMBEDDING_MODEL set, dimension unknown, so the old
+    # constructor would probe the API), and that API accepts connections and never answers
+    settings = tools_engine.settings.model_copy(
+        update={
+            "source_timeout_s": 0.5,
+            "embedding_model": "hung-model",
+            "openai_base_url": hanging_endpoint,
+        }
+    )
+    t = time.perf_counter()
+    engine = SearchService.create(
+        settings,
+        "tools",
+        store=tools_engine.components.store,
+        keyword=tools_engine.components.keyword,
+    )
+    # WHEN the first search arrives
+    status, body, ms = post(engine, BODY)
+    cold_ms = (time.perf_counter() - t) * 1000.0
+    record("embedding_api_hangs_cold", status, body, cold_ms, 15)
+    # THEN the embedder was made lazily inside the search (the probe of the old constructor
+    # waited 30 s x 3 attempts, past the functions' 25 s timeout), the dense sources are named,
+    # the sparse and structured ones answer, well within the function timeout from the cold
+    # start (a cold engine's first search reads the catalog and builds its indexes: seconds on
+    # a loaded 2-core machine; the two embedding waits are 0.5 s each)
+    assert isinstance(engine.components.embedder, OpenAIEmbedder)
+    assert status == 200
+    assert failed(body) and all(s.startswith("dense:") for s in failed(body))
+    assert {s.split(":")[0] for s in sources_that_answered(body)} == {"sparse", "structured"}
+    assert body["candidates"]
+    assert cold_ms < 15_000, (cold_ms, ms)
+
+
 def test_bm25_index_failing_keeps_dense_and_structured(tools_engine):
     status, body, ms = post(engine_with(tools_engine, keyword=RaisingKeywordIndex()), BODY)
     record("bm25_raises", status, body, ms, 10)

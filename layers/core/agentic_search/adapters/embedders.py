@@ -181,7 +181,10 @@ class LocalMiniLMEmbedder:
 class OpenAIEmbedder:
     """Embeddings from an OpenAI-compatible ``/embeddings`` endpoint (openai SDK).
 
-    ``dim`` is discovered with one probe call at construction unless given.
+    Nothing is imported, built or called at construction: the client is made on the first call
+    and ``dim``, unless given, is discovered by one probe call the first time it is read (so a
+    hanging API is met inside the caller's deadline, e.g. the search's source deadline, never
+    while the components are made). Thread-safe.
     """
 
     def __init__(
@@ -193,18 +196,43 @@ class OpenAIEmbedder:
         batch_size: int = 64,
         timeout_s: float = 30.0,
     ) -> None:
-        from openai import OpenAI
-
         self.name = model
         self.batch_size = batch_size
-        self._client = OpenAI(
-            base_url=base_url, api_key=api_key or "unused", timeout=timeout_s, max_retries=2
-        )
-        self.dim = dim or len(self._call(["dimension probe"])[0])
+        self._client_options = {
+            "base_url": base_url,
+            "api_key": api_key or "unused",
+            "timeout": timeout_s,
+            "max_retries": 2,
+        }
+        self._client: Any = None
+        self._dim = dim
+        self._lock = threading.Lock()
+
+    @property
+    def client(self) -> Any:
+        """The ``openai.OpenAI`` client, made on first use (no network I/O)."""
+        with self._lock:
+            if self._client is None:
+                from openai import OpenAI
+
+                self._client = OpenAI(**self._client_options)
+            return self._client
+
+    @property
+    def dim(self) -> int:
+        """Vector dimension: the given one, else the length of a probe embedding (one call,
+        made the first time this is read).
+
+        Raises:
+            EmbedderError: when the probe call fails.
+        """
+        if self._dim is None:
+            self._dim = len(self._call(["dimension probe"])[0])
+        return self._dim
 
     def _call(self, texts: list[str]) -> np.ndarray:
         try:
-            resp = self._client.embeddings.create(model=self.name, input=texts)
+            resp = self.client.embeddings.create(model=self.name, input=texts)
         except Exception as exc:
             raise EmbedderError(f"embedding API call failed: {exc}") from exc
         rows = sorted(resp.data, key=lambda d: d.index)
