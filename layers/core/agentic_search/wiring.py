@@ -166,8 +166,10 @@ def _structured(c: Components) -> StructuredStore:
 
         from agentic_search.adapters.mongo import MongoStructuredStore
 
+        # connect=False: no connection at construction, the first query connects (inside the
+        # source deadline)
         client: Any = MongoClient(
-            settings.mongodb_uri.get_secret_value(), serverSelectionTimeoutMS=2000
+            settings.mongodb_uri.get_secret_value(), serverSelectionTimeoutMS=2000, connect=False
         )
         return MongoStructuredStore(client[settings.mongodb_database], settings.collection_prefix)
     from agentic_search.adapters.qdrant.structured import QdrantPayloadStructuredStore

@@ -78,7 +78,11 @@ class QdrantStore:
             self.client = client
         elif self.server_mode:
             key = settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None
-            self.client = QdrantClient(url=settings.qdrant_url, api_key=key, timeout=10)
+            # no version check: it is a request at construction (in a thread); the first
+            # call meets the server inside the caller's deadline
+            self.client = QdrantClient(
+                url=settings.qdrant_url, api_key=key, timeout=10, check_compatibility=False
+            )
         else:
             path = settings.resolved_qdrant_path
             path.mkdir(parents=True, exist_ok=True)
