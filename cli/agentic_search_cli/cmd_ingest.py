@@ -22,15 +22,24 @@ def add_parser(sub: Any) -> None:
         "ingest",
         help="ingest a JSONL catalog (or a BEIR dataset folder) into the index",
         description=(
-            "Validate each line against the domain schema, embed each aspect and upsert into the "
-            "domain's collection. Bad lines are reported with their line number; the rest go in. "
-            "Re-ingesting the same file changes nothing; changed records re-embed only the aspects "
-            "whose content changed."
+            "Validate each record against the domain schema, embed each aspect and upsert into "
+            "the domain's collection. Formats: JSON Lines (.jsonl), a JSON array (.json), CSV "
+            "with the schema's field names as header (.csv; list fields separated by ';'); a "
+            "UTF-8 BOM is skipped. Bad records are reported with their line (or item) number; "
+            "the rest go in; blank lines are counted. Re-ingesting the same file changes "
+            "nothing; changed records re-embed only the aspects whose content changed; records "
+            "in the index but not in the file are listed (--prune deletes them). An interrupted "
+            "ingest is completed by the next command over the same folder.\n\n"
+            "exit codes: 0 done; 1 a runtime failure (store, model), or a rejected record with "
+            "--strict; 2 a usage error (no such file, unknown format, bad option)."
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     i.add_argument(
-        "path", type=Path, help="JSONL file, or a BEIR dataset folder holding corpus.jsonl"
+        "path",
+        type=Path,
+        help="catalog file (.jsonl, .json array, .csv), or a BEIR dataset folder holding "
+        "corpus.jsonl",
     )
     i.add_argument(
         "--domain", default="tools", help="domain name or schema YAML path (default tools)"
@@ -40,11 +49,17 @@ def add_parser(sub: Any) -> None:
     )
     i.add_argument("--json", action="store_true", help="print the ingest report as JSON")
     i.add_argument("--strict", action="store_true", help="exit 1 when any line was rejected")
+    i.add_argument(
+        "--prune",
+        action="store_true",
+        help="delete the records in the index that the file does not hold (the index then "
+        "mirrors the file; without it they are listed and stay searchable)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     """Run ``ingest``; returns the exit code (1 with ``--strict`` when a line was rejected)."""
-    from agentic_search.sync.files import read_beir_corpus, read_catalog
+    from agentic_search.sync.files import CatalogFormatError, read_beir_corpus, read_catalog
     from agentic_search_cli.render import print_ingest
 
     path: Path = args.path
@@ -58,22 +73,41 @@ def run(args: argparse.Namespace) -> int:
             if not (path / "corpus.jsonl").is_file():
                 usage_error(f"{path} is a folder without corpus.jsonl (BEIR layout expected)")
             read = read_beir_corpus(path, service.schema)
-            source = path / "corpus.jsonl"
+            source, id_key = path / "corpus.jsonl", "_id"
         else:
             id_key = "_id" if service.schema.name == "documents" else None
-            read = read_catalog(path, service.schema, id_key=id_key)
+            try:
+                read = read_catalog(path, service.schema, id_key=id_key)
+            except CatalogFormatError as exc:
+                usage_error(str(exc))
             source = path
         err = console(stderr=True)
-        with progress_bar(err) as progress:
-            task = progress.add_task(
-                f"ingesting into {service.schema.name!r}", total=len(read.records)
+        done = [0]
+
+        def advance(n: int) -> None:
+            done[0] += n
+            progress.advance(task, n)
+
+        try:
+            with progress_bar(err) as progress:
+                task = progress.add_task(
+                    f"ingesting into {service.schema.name!r}", total=len(read.records)
+                )
+                report = service.ingest_file(
+                    source.resolve(),
+                    batch_size=args.batch_size,
+                    read=read,
+                    on_progress=advance,
+                    prune=args.prune,
+                    id_key=id_key,
+                )
+        except KeyboardInterrupt:
+            sys.stderr.write(
+                f"agentic-search: interrupted after {done[0]} of {len(read.records)} records: "
+                "the index holds part of the file; the next agentic-search command over this "
+                "folder completes the ingest (or run this one again)\n"
             )
-            report = service.ingest_file(
-                source,
-                batch_size=args.batch_size,
-                read=read,
-                on_progress=lambda n: progress.advance(task, n),
-            )
+            return 130
         if args.json:
             sys.stdout.write(json.dumps(report.wire(), indent=2) + "\n")
         else:

@@ -64,8 +64,13 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run ``search``; returns the exit code (1 when no source could answer)."""
     query = args.query
+    from agentic_search.state.search import query_problem
+
     if not query.strip():
         usage_error("query is empty")
+    problem = query_problem(query)
+    if problem:
+        usage_error(problem)
     if len(query) > 1000:
         usage_error(f"query is {len(query)} characters; the maximum is 1000")
     from agentic_search.domain.availability import unanswered, unavailable_message
@@ -75,12 +80,19 @@ def run(args: argparse.Namespace) -> int:
     try:
         err = console(stderr=True)
         if service.schema.name == "tools" and service.is_empty():
-            with progress_bar(err) as progress:
-                task = progress.add_task("first use: ingesting the bundled catalog", total=None)
-                report = service.ensure_bundled_catalog(
-                    on_start=lambda n: progress.update(task, total=n),
-                    on_progress=lambda n: progress.advance(task, n),
+            try:
+                with progress_bar(err) as progress:
+                    task = progress.add_task("first use: ingesting the bundled catalog", total=None)
+                    report = service.ensure_bundled_catalog(
+                        on_start=lambda n: progress.update(task, total=n),
+                        on_progress=lambda n: progress.advance(task, n),
+                    )
+            except KeyboardInterrupt:
+                sys.stderr.write(
+                    "agentic-search: interrupted while indexing the bundled catalog: the next "
+                    "command completes the index before searching it\n"
                 )
+                return 130
             if report is not None:
                 err.print(
                     f"indexed {report.valid} tools in {report.seconds:.1f} s into "

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
+import threading
 from typing import Any
 
 from agentic_search_cli.common import (
     add_llm_flag,
+    complete_interrupted_write,
     console,
     settings_for,
     usage_error,
@@ -40,8 +43,13 @@ def add_parser(sub: Any) -> None:
     add_llm_flag(v)
 
 
+#: Seconds a stop (SIGTERM, SIGINT) waits for the requests in flight to finish.
+DRAIN_S = 25.0
+
+
 def run(args: argparse.Namespace) -> int:
-    """Run ``serve`` until interrupted; returns the exit code."""
+    """Run ``serve`` until SIGTERM or SIGINT; then stop accepting, let the requests in flight
+    finish (up to :data:`DRAIN_S` s), log, and return 0."""
     if not 0 <= args.port <= 65535:
         usage_error(f"--port {args.port}: must be between 0 and 65535")
     try:
@@ -58,6 +66,7 @@ def run(args: argparse.Namespace) -> int:
     rt = Runtime(settings_for(args))
     use(rt)  # the handler serves from this runtime
     service = SearchService(rt.components("tools"))
+    complete_interrupted_write(service)
     if service.is_empty():
         err = console(stderr=True)
         err.print("[dim]first use: ingesting the bundled catalog...[/dim]")
@@ -65,10 +74,34 @@ def run(args: argparse.Namespace) -> int:
     service.warm_up()  # the first request does not pay the model load; no full-GC pauses
     server = make_server(args.host, args.port)
     host, port = server.server_address[:2]
+    stop = threading.Event()
+
+    def on_signal(signum: int, _frame: Any) -> None:
+        # serve_forever runs in this (the main) thread: shutdown() must come from another
+        if not stop.is_set():
+            stop.set()
+            sys.stderr.write(f"agentic-search: {signal.Signals(signum).name}: stopping\n")
+            threading.Thread(target=server.shutdown, name="shutdown", daemon=True).start()
+
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, on_signal)
     sys.stderr.write(f"agentic-search: serving on http://{host}:{port} (Ctrl-C to stop)\n")
     sys.stderr.flush()
     try:
         server.serve_forever()
+        server.server_close()  # no new connections; those in flight go on
+        waiting = server.in_flight
+        if waiting:
+            sys.stderr.write(
+                f"agentic-search: waiting up to {DRAIN_S:.0f} s for {waiting} request(s) "
+                "in flight\n"
+            )
+        left = server.drain(DRAIN_S)
+        sys.stderr.write(
+            "agentic-search: stopped"
+            + (f" ({left} request(s) still running were dropped)" if left else "")
+            + "\n"
+        )
     finally:
         server.server_close()
         rt.components.close()  # type: ignore[attr-defined]

@@ -127,8 +127,14 @@ def console(stderr: bool = False) -> Any:
 
 
 def progress_bar(out: Any) -> Any:
-    """A rich progress bar on ``out`` (description, bar, n/total, elapsed)."""
+    """A rich progress bar on ``out`` (description, bar, n/total, elapsed) when it is a
+    terminal, else periodic plain lines (:class:`~agentic_search_cli.progress.LineProgress`)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    if not out.is_terminal:
+        from agentic_search_cli.progress import LineProgress
+
+        return LineProgress(out)
 
     return Progress(
         TextColumn("[bold]{task.description}"),
@@ -150,6 +156,23 @@ def open_service(domain: str, settings: Settings | None = None) -> Any:
     from agentic_search.service import SearchService
 
     try:
-        return SearchService.create(settings or Settings(), domain)
+        service = SearchService.create(settings or Settings(), domain)
     except SchemaError as exc:
         usage_error(str(exc))
+    complete_interrupted_write(service)
+    return service
+
+
+def complete_interrupted_write(service: Any) -> None:
+    """Complete the domain's interrupted write (a Ctrl-C'd or killed ingest or sync) before
+    anything reads the index, saying so on stderr in one line before and one after."""
+    intent = service.pending_write()
+    if intent is None:
+        return
+    what = intent.get("source") if intent.get("op") == "ingest" else "a sync batch"
+    sys.stderr.write(
+        f"agentic-search: a write to {service.schema.name!r} was interrupted ({what}); "
+        "completing it first...\n"
+    )
+    sys.stderr.flush()
+    sys.stderr.write(f"agentic-search: {service.recover()}\n")

@@ -24,14 +24,12 @@ import contextlib
 import json
 import threading
 import time
-import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import urlsplit
 
+from agentic_search_cli.local_events import LocalContext, http_api_event
 from agentic_search_lambda import api
 
 #: Bodies above this are refused with a 413 (API Gateway's own limit is 10 MB).
@@ -39,73 +37,6 @@ MAX_REQUEST_BYTES = 1024 * 1024
 _STATUSES = {int(s) for s in HTTPStatus}
 #: An oversized body is read (and dropped) up to this size before the 413 is sent.
 DRAIN_MAX_BYTES = 10 * 1024 * 1024
-
-
-@dataclass
-class LocalContext:
-    """The attributes of a Lambda context that Powertools reads."""
-
-    function_name: str = "SearchApiFunction"
-    function_version: str = "$LATEST"
-    memory_limit_in_mb: int = 1024
-    invoked_function_arn: str = "arn:aws:lambda:local:000000000000:function:SearchApiFunction"
-    aws_request_id: str = ""
-    log_group_name: str = "/aws/lambda/SearchApiFunction"
-    log_stream_name: str = "local"
-
-    def get_remaining_time_in_millis(self) -> int:
-        """Lambda's API: time left (a fixed 30 s locally)."""
-        return 30_000
-
-
-def http_api_event(
-    method: str, target: str, headers: dict[str, str], body: bytes, source_ip: str = "127.0.0.1"
-) -> dict[str, Any]:
-    """The API Gateway HTTP API payload-v2 event for one request (what Lambda receives).
-
-    Non-UTF-8 bodies are passed base64-encoded with ``isBase64Encoded`` true, as API Gateway
-    does for binary payloads.
-    """
-    parts = urlsplit(target)
-    lower = {k.lower(): v for k, v in headers.items()}
-    try:
-        text, encoded = body.decode("utf-8"), False
-    except UnicodeDecodeError:
-        text, encoded = base64.b64encode(body).decode("ascii"), True
-    now = time.time()
-    request_id = str(uuid.uuid4())
-    event: dict[str, Any] = {
-        "version": "2.0",
-        "routeKey": f"{method} {parts.path}",
-        "rawPath": parts.path,
-        "rawQueryString": parts.query,
-        "headers": lower,
-        "requestContext": {
-            "accountId": "000000000000",
-            "apiId": "local",
-            "domainName": lower.get("host", "localhost"),
-            "http": {
-                "method": method,
-                "path": parts.path,
-                "protocol": "HTTP/1.1",
-                "sourceIp": source_ip,
-                "userAgent": lower.get("user-agent", ""),
-            },
-            "requestId": request_id,
-            "routeKey": f"{method} {parts.path}",
-            "stage": "$default",
-            "time": time.strftime("%d/%b/%Y:%H:%M:%S +0000", time.gmtime(now)),
-            "timeEpoch": int(now * 1000),
-        },
-        "isBase64Encoded": encoded,
-    }
-    if parts.query:
-        event["queryStringParameters"] = dict(
-            p.split("=", 1) if "=" in p else (p, "") for p in parts.query.split("&")
-        )
-    if body:
-        event["body"] = text
-    return event
 
 
 #: Requests admitted at once (running or waiting for the search lock); more get a 503 with
@@ -123,11 +54,17 @@ class _Handler(BaseHTTPRequestHandler):
     timeout = SOCKET_TIMEOUT_S
 
     def _serve(self) -> None:
+        server: _Server = self.server  # type: ignore[assignment]
+        if server.stopping:
+            self.close_connection = True
+            self._send_json(503, "ShuttingDown", "the server is stopping; retry elsewhere")
+            return
         if not self.pending.acquire(blocking=False):
             self._send_json(503, "Busy", "too many requests in flight; retry shortly")
             return
         try:
-            self._serve_admitted()
+            with server.tracked():
+                self._serve_admitted()
         finally:
             self.pending.release()
 
@@ -201,14 +138,45 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 class _Server(ThreadingHTTPServer):
+    """The threading server, counting the requests in flight so that a stop can let them
+    finish (:meth:`drain`)."""
+
     # socketserver's default listen backlog is 5: 50 clients connecting at once overflow it and
     # some get their connection reset. The admission bound (503) is the limit, not the backlog.
     request_queue_size = MAX_PENDING
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.stopping = False
+        self.in_flight = 0
+        self._idle = threading.Condition()
+
+    @contextlib.contextmanager
+    def tracked(self) -> Iterator[None]:
+        """Count the block as a request in flight."""
+        with self._idle:
+            self.in_flight += 1
+        try:
+            yield
+        finally:
+            with self._idle:
+                self.in_flight -= 1
+                self._idle.notify_all()
+
+    def drain(self, timeout_s: float) -> int:
+        """Refuse new requests (503 ShuttingDown) and wait up to ``timeout_s`` seconds for
+        those in flight; returns how many were still running at the end (0: all finished)."""
+        self.stopping = True
+        deadline = time.monotonic() + timeout_s
+        with self._idle:
+            while self.in_flight and (left := deadline - time.monotonic()) > 0:
+                self._idle.wait(left)
+            return self.in_flight
+
 
 def make_server(
     host: str = "127.0.0.1", port: int = 8080, max_pending: int = MAX_PENDING
-) -> ThreadingHTTPServer:
+) -> _Server:
     """A server bound to ``host:port`` (port 0: any free port; see ``server_address``).
     Searches are serialized unless ``QDRANT_URL`` points at a Qdrant server; at most
     ``max_pending`` requests are admitted at once (the others get a 503 with Retry-After)."""

@@ -55,13 +55,28 @@ def main(argv: list[str] | None = None) -> int:
     from agentic_search.ports import EmbedderError, VectorStoreError
 
     try:
-        return COMMANDS[args.command].run(args)
+        code = COMMANDS[args.command].run(args)
     except (VectorStoreError, EmbedderError, FileNotFoundError, OSError) as exc:
         sys.stderr.write(f"agentic-search: error: {exc}\n")
-        return 1
+        code = 1
     except KeyboardInterrupt:
         sys.stderr.write("agentic-search: interrupted\n")
-        return 130
+        code = 130
+    return exit_safely(code)
+
+
+def exit_safely(code: int) -> int:
+    """Return ``code`` once no embedding call is still running in native code (a source that
+    missed its deadline leaves one behind); when one is still running after the drain, flush
+    and end the process with ``os._exit(code)``, since tearing the interpreter down under
+    onnxruntime aborts it with rc 134 instead of the documented 0/1/2."""
+    from agentic_search.pipeline.embedding import drain_embedding_threads
+
+    if drain_embedding_threads() == 0:
+        return code
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 if __name__ == "__main__":  # pragma: no cover

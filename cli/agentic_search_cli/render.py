@@ -231,8 +231,10 @@ def print_search(console: Console, resp: SearchResponse, explain: bool) -> None:
 def print_ingest(console: Console, report: IngestReport) -> None:
     """Summarize an ingest, listing rejected lines."""
     s = report.stats
+    unit = "items" if report.path.endswith(".json") else "lines"
+    skipped = f" ({len(report.errors)} rejected, {report.blank} blank)" if report.blank else ""
     console.print(
-        f"ingested {report.valid} of {report.lines} lines from {report.path}: "
+        f"ingested {report.valid} of {report.lines} {unit}{skipped} from {report.path}: "
         f"{s.inserted} new, {s.updated_vectors} re-embedded, {s.updated_payload} payload-only, "
         f"{s.unchanged} unchanged; {s.embedded_texts} texts embedded in {report.seconds:.1f} s "
         f"({report.docs_per_s:.1f} docs/s)"
@@ -243,3 +245,13 @@ def print_ingest(console: Console, report: IngestReport) -> None:
             console.print(Text(f"  {e}", style="yellow"))
         if len(report.errors) > 50:
             console.print(f"  ... and {len(report.errors) - 50} more")
+    if report.pruned:
+        console.print(
+            f"pruned {report.pruned} point(s) of {len(report.stale)} record(s) not in the file"
+        )
+    elif report.stale:
+        shown = ", ".join(report.stale[:10]) + (" ..." if len(report.stale) > 10 else "")
+        console.print(
+            f"[yellow]{len(report.stale)} record(s) in the index are not in the file[/yellow] "
+            f"({shown}): still searchable; --prune deletes them"
+        )

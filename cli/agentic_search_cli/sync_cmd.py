@@ -6,10 +6,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentic_search_cli.common import open_service, usage_error
+from agentic_search_cli.common import open_service, progress_bar, usage_error
 
 if TYPE_CHECKING:
     from agentic_search.components import Components
@@ -26,11 +27,12 @@ EVENTS.json may hold:
                                   "modify", "recordId": "cursor", "version": 7, "record": {...}}}
   * a JSON list mixing them, or JSON Lines (one record or event per line)
 
-A record that cannot be parsed is reported with its position (item N, or line N for JSON
-Lines) and its id, and the others are still applied. A change that fails (embedder or store
-error) is left pending in the sync status ($AGENTIC_SEARCH_HOME/sync.sqlite); `--redrive`
-retries the pending ones that are due (backoff 1, 2, 4, 8 minutes; parked after 5 attempts),
-`--retry-failed` re-queues the parked ones first.
+A record that cannot be parsed is reported with its position (item N of a JSON document or
+line N of JSON Lines, both counted from 1) and its id, and the others are still applied. A
+change that fails (embedder or store error) is left pending in the sync status
+($AGENTIC_SEARCH_HOME/sync.sqlite); `--redrive` retries the pending ones that are due
+(backoff 1, 2, 4, 8 minutes; parked after 5 attempts), `--retry-failed` re-queues the parked
+ones first and says why any cannot be (a refused change: only a valid new one syncs it).
 """
 
 EPILOG = """\
@@ -78,7 +80,7 @@ def _read_items(path: Path) -> list[tuple[str, Any]]:
     """(position label, item) pairs: JSON documents by item index, JSON Lines by line."""
     from agentic_search.sync.events import event_items
 
-    text = path.read_text(encoding="utf-8")
+    text = path.read_text(encoding="utf-8-sig")  # a byte-order mark is skipped
     try:
         document = json.loads(text)
     except json.JSONDecodeError:
@@ -94,7 +96,7 @@ def _read_items(path: Path) -> list[tuple[str, Any]]:
             for item in event_items(value):
                 out.append((f"line {number}", item))
         return out
-    return [(f"item {i}", item) for i, item in enumerate(event_items(document))]
+    return [(f"item {i}", item) for i, item in enumerate(event_items(document), start=1)]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -117,15 +119,10 @@ def run_sync(args: argparse.Namespace, c: Components) -> int:
     from agentic_search.sync.apply import SyncReport, apply_changes
     from agentic_search.sync.changes import ChangeError
     from agentic_search.sync.events import parse_change, rejected_record_id
-    from agentic_search.sync.redrive import (
-        park_rejected,
-        redrive_due,
-        retry_failed,
-        status_summary,
-    )
-    from agentic_search.wiring import build_sync_status
+    from agentic_search.sync.redrive import redrive_due
+    from agentic_search.sync.retries import park_rejected, retry_report, status_summary
 
-    status = build_sync_status(c.settings)
+    status = c.sync_status
     schema = c.schema
     # soft_wrap: a line naming a bad record stays one line (greppable), whatever the width
     err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -134,14 +131,6 @@ def run_sync(args: argparse.Namespace, c: Components) -> int:
     rejected: list[dict[str, Any]] = []
     total = SyncReport()
     if args.events is not None:
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeElapsedColumn,
-        )
-
         changes, positions = [], []
         for where, item in _read_items(args.events):
             try:
@@ -154,17 +143,21 @@ def run_sync(args: argparse.Namespace, c: Components) -> int:
                 rejected.append({"at": where, "id": rid, "reason": str(exc)})
                 if rid is not None:  # as CatalogSync does: parked, the next valid change fixes it
                     park_rejected(status, schema.name, rid, f"rejected: {exc}")
-        with Progress(
-            TextColumn("[bold]{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=err,
-        ) as progress:
+        with progress_bar(err) as progress:
             task = progress.add_task(f"syncing into {schema.name!r}", total=len(changes))
             for i in range(0, len(changes), args.batch_size):
                 batch = changes[i : i + args.batch_size]
+                # journaled: a batch cut short is completed by the next command
+                c.journal.begin(
+                    schema.name,
+                    {
+                        "op": "sync",
+                        "changes": [ch.wire() for ch in batch],
+                        "startedAt": time.time(),
+                    },
+                )
                 report = apply_changes(c, batch, status)
+                c.journal.finish(schema.name)
                 total.outcomes += report.outcomes
                 total.stats.add(report.stats)
                 total.seconds += report.seconds
@@ -177,7 +170,9 @@ def run_sync(args: argparse.Namespace, c: Components) -> int:
             rejected.append({"at": o_at, "id": o.change.record_id, "reason": o.error})
         summary["problems"] = rejected
     if args.retry_failed:
-        summary["requeued"] = retry_failed(status, schema.name)
+        retried = retry_report(status, schema.name)
+        summary["requeued"] = retried.queued
+        summary["notRequeued"] = retried.skipped
     if args.redrive:
         summary["redrive"] = redrive_due(c, status).wire()
     if args.status or args.events is None:
@@ -195,7 +190,13 @@ def run_sync(args: argparse.Namespace, c: Components) -> int:
                 + (f"; catalog version {c['catalogVersion']}" if c["catalogVersion"] else "")
             )
         if "requeued" in summary:
-            out.print(f"re-queued {len(summary['requeued'])} parked change(s)")
+            skipped = summary["notRequeued"]
+            out.print(
+                f"re-queued {len(summary['requeued'])} parked change(s)"
+                + (f"; {len(skipped)} not re-queued:" if skipped else "")
+            )
+            for rid, why in skipped.items():
+                out.print(f"  {rid}: {why}")
         if "redrive" in summary:
             r = summary["redrive"]
             out.print(

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
+from pathlib import Path
 from types import ModuleType
 
 import pytest
@@ -41,3 +43,16 @@ def live_url(tools_engine) -> Iterator[str]:
     with use_runtime(rt), serving() as url:
         yield url
     runner.close()
+
+
+@pytest.fixture()
+def indexed_home(tools_engine, tmp_path) -> Path:
+    """A copy of the session's indexed folder (bundled catalog) for a CLI subprocess: the
+    subprocess opens its own store, never the session's (which this process holds open)."""
+    home = tmp_path / "home"
+    shutil.copytree(
+        Path(tools_engine.components.settings.agentic_search_home),
+        home,
+        ignore=shutil.ignore_patterns("*.lock", ".lock"),
+    )
+    return home

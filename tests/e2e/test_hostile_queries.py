@@ -21,6 +21,7 @@ from typing import Any
 
 import mongomock
 import pytest
+from pydantic import ValidationError
 
 from agentic_search.adapters.mongo import MongoStructuredStore, to_mongo
 from agentic_search.adapters.qdrant.filters import to_qdrant
@@ -61,11 +62,16 @@ HOSTILE_QUERIES: dict[str, str] = {
     # 1,000 characters of one repeated token
     "repeat-free-1000": ("free " * 200)[:1000],
     "repeat-a-1000": "a" * 1000,
+    "repeat-cursor-1000": ("alternative to Cursor " * 46)[:1000],
+}
+
+#: Hostile texts with no word at all: refused before any source (422 at the API, exit 2).
+CONTENT_FREE: dict[str, str] = {
     "repeat-dollar-1000": "$" * 1000,
     "repeat-paren-1000": "(" * 1000,
     "repeat-quote-1000": '"' * 1000,
     "repeat-emoji-1000": "\U0001f642" * 1000,
-    "repeat-cursor-1000": ("alternative to Cursor " * 46)[:1000],
+    "nul-and-controls": "\u0000\u0001 free tools \u001b[0m",
 }
 
 
@@ -152,7 +158,6 @@ def test_hostile_query_reaches_the_stores_only_as_allowlisted_filters(
     qf = to_qdrant(tools_schema, plan.filters, plan.exclude_ids)
     keys = {c.key for c in [*(qf.must or []), *(qf.must_not or [])]} if qf else set()
     assert keys <= set(tools_schema.filterable_fields) | {tools_schema.id_field}
-    assert ms < 30_000  # generous: the figure is recorded below
     OUTCOMES[name] = {
         "query": query[:80] + ("..." if len(query) > 80 else ""),
         "filters": [f.label() for f in plan.filters],
@@ -166,6 +171,18 @@ def test_hostile_query_reaches_the_stores_only_as_allowlisted_filters(
         "ms": round(ms, 1),
         "outcome": "neutralised: only schema filters reached the stores",
     }
+
+
+@pytest.mark.parametrize("name", list(CONTENT_FREE))
+def test_a_hostile_text_without_words_is_refused_before_any_source(name, tools_engine):
+    # WHEN a text with no letter or digit (or with control characters) is searched
+    with pytest.raises(ValidationError) as err:
+        tools_engine.search(CONTENT_FREE[name], limit=5)
+    # THEN the request is refused on its query field, naming why
+    (problem,) = err.value.errors()
+    assert problem["loc"] == ("query",)
+    assert "no words" in problem["msg"] or "control character" in problem["msg"]
+    OUTCOMES[name] = {"query": CONTENT_FREE[name][:80], "outcome": "refused: " + problem["msg"]}
 
 
 def test_prompt_injection_does_not_lift_the_caps_or_add_filters(tools_engine):

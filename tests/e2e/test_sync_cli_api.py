@@ -41,7 +41,7 @@ def test_sync_applies_the_valid_changes_and_names_the_bad_record(cli_engine, cou
     rc = cli.main(["sync", str(EVENTS / "stream_mixed_batch.json")])
     captured = capsys.readouterr()
     assert rc == 1
-    assert "item 3 (id 'syncdemo-notes')" in captured.err
+    assert "item 4 (id 'syncdemo-notes')" in captured.err
     assert "description: Field required" in captured.err
     assert "1 applied, 2 superseded" in captured.out
     assert counting.texts == 4  # the newest valid change, once
@@ -149,7 +149,72 @@ def test_retry_re_queues_a_parked_failure(api):
     assert code == 202 and body == {"queued": ["ghost"]}
     [entry] = call("GET", "/sync/pending")[1]["entries"]
     assert entry["retryCount"] == 0 and entry["nextAttemptAt"] is not None
-    assert call("POST", "/sync/retry-all")[1] == {"queued": []}  # nothing parked any more
+    assert call("POST", "/sync/retry-all")[1] == {"queued": [], "skipped": {}}  # none parked
+
+
+def test_record_ids_in_the_path_are_percent_decoded(api, sync_engine):
+    # GIVEN a record whose id has a space and a slash-free escape (a record sync marked synced)
+    call, _ = api
+    from agentic_search_lambda.runtime import runtime
+
+    status = runtime().sync_status
+    entry = status.get("tools", ["ghost"])["ghost"].model_copy(update={"record_id": "Sync H Space"})
+    status.put([entry])
+    # WHEN it is asked for percent-encoded THEN it is found, and retried, by its decoded id
+    code, body = call("GET", "/sync/tool/Sync%20H%20Space")
+    assert code == 200 and body["recordId"] == "Sync H Space"
+    code, body = call("POST", "/sync/retry/Sync%20H%20Space")
+    assert code == 202 and body == {"queued": ["Sync H Space"]}
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("GET", "/sync/status"),
+        ("GET", "/sync/failed"),
+        ("GET", "/sync/pending"),
+        ("GET", "/sync/tool/ghost"),
+        ("POST", "/sync/retry/ghost"),
+        ("POST", "/sync/retry-all"),
+    ],
+)
+def test_an_unknown_domain_is_a_422_naming_the_field_on_every_route(api, method, path):
+    call, _ = api
+    code, body = call(method, path, "domain=zzz")
+    assert code == 422
+    assert [d["field"] for d in body["detail"]] == ["domain"]
+    assert "unknown domain 'zzz'" in body["detail"][0]["message"]
+
+
+def test_a_failure_with_nothing_to_re_apply_is_a_409_with_the_reason(api, cli_engine, capsys):
+    # GIVEN a record whose change was refused (parked with no change to re-apply)
+    call, _ = api
+    from agentic_search.sync.retries import park_rejected
+    from agentic_search_lambda.runtime import runtime
+
+    status = runtime().sync_status
+    park_rejected(status, "tools", "sync-c", "rejected: price_monthly_usd: finite number")
+    # WHEN it is listed as failed and retried THEN 409 says why, not 404
+    failed = {e["recordId"] for e in call("GET", "/sync/failed")[1]["entries"]}
+    assert "sync-c" in failed
+    code, body = call("POST", "/sync/retry/sync-c")
+    assert code == 409 and body["error"] == "NothingToRetry"
+    assert "no change to re-apply" in body["message"] and "finite number" in body["message"]
+    # AND retry-all re-queues the others and names it as skipped
+    code, body = call("POST", "/sync/retry-all")
+    assert code == 202 and "sync-c" in body["skipped"] and body["queued"] == ["ghost"]
+
+
+def test_the_cli_says_why_a_parked_change_is_not_re_queued(cli_engine, capsys, tmp_path):
+    from agentic_search.sync.retries import park_rejected
+    from agentic_search.wiring import build_sync_status
+
+    status = build_sync_status(cli_engine.components.settings)
+    park_rejected(status, "tools", "sync-c", "rejected: id: String should match pattern")
+    assert cli.main(["sync", "--retry-failed"]) == 0
+    out = capsys.readouterr().out
+    assert "re-queued 0 parked change(s); 1 not re-queued:" in out
+    assert "sync-c: no change to re-apply (rejected: id: String should match pattern)" in out
 
 
 def test_the_openapi_document_lists_every_status_a_sync_route_answers():
@@ -162,7 +227,7 @@ def test_the_openapi_document_lists_every_status_a_sync_route_answers():
     }
     assert documented[("GET", "/sync/status")] >= {"200", "422"}
     assert documented[("GET", "/sync/tool/{record_id}")] >= {"200", "404", "422"}
-    assert documented[("POST", "/sync/retry/{record_id}")] >= {"202", "404", "422"}
+    assert documented[("POST", "/sync/retry/{record_id}")] >= {"202", "404", "409", "422"}
     assert documented[("POST", "/sync/retry-all")] >= {"202", "422"}
 
 

@@ -13,8 +13,10 @@ the catalog's names), as plain data; the pipeline owns the logic that fills and 
 from __future__ import annotations
 
 import threading
+import time
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -36,11 +38,24 @@ if TYPE_CHECKING:
         Reranker,
         ResultCache,
         StructuredStore,
+        SyncStatusStore,
         VectorStore,
+        WriteJournal,
     )
 
 #: The adapters a :class:`Components` provides, each built by its factory on first use.
-PORTS = ("store", "keyword", "structured", "embedder", "reranker", "hyde", "llm", "cache")
+PORTS = (
+    "store",
+    "keyword",
+    "structured",
+    "embedder",
+    "reranker",
+    "hyde",
+    "llm",
+    "cache",
+    "sync_status",
+    "journal",
+)
 
 Factory = Callable[["Components"], Any]
 
@@ -55,7 +70,8 @@ class Memo:
     -> ids and the rule-based extractor built on them, both dropped after a write;
     ``entities``: the collection's entity index (names -> ids), dropped after a write;
     ``source_log``: when a list, every source run appends ``(results, stage ms)`` to it (what
-    ``agentic-search bench`` reads per stage).
+    ``agentic-search bench`` reads per stage); ``setup_ms``: start-up work done so far (ms,
+    see :meth:`setup`).
     """
 
     query_vectors: OrderedDict[tuple[int, str], Any] = field(default_factory=OrderedDict)
@@ -67,6 +83,20 @@ class Memo:
     extractor: RuleBasedIntentExtractor | None = None
     entities: EntityIndex | None = None
     source_log: list[tuple[list[Any], dict[str, float]]] | None = None
+    setup_ms: float = 0.0
+    setup_lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @contextmanager
+    def setup(self) -> Iterator[None]:
+        """Count the block's wall time (ms) as start-up work in :attr:`setup_ms`: building an
+        adapter, loading a model session. Round budgets leave it out (a round is judged by
+        its search, not by the process's first use of the store or the model)."""
+        t = time.perf_counter()
+        try:
+            yield
+        finally:
+            with self.setup_lock:
+                self.setup_ms += (time.perf_counter() - t) * 1000.0
 
     def forget_catalog(self) -> None:
         """Drop the names -> ids lookup and the extractor built on it (after a write)."""
@@ -108,6 +138,8 @@ class Components:
     hyde: HydeGenerator | None
     llm: IntentPlanner | None
     cache: ResultCache
+    sync_status: SyncStatusStore
+    journal: WriteJournal
 
     def __init__(
         self,
@@ -139,7 +171,8 @@ class Components:
             if name not in self._built:
                 if name not in self._factories:
                     raise KeyError(f"no {name!r} adapter given and no factory to build one")
-                self._built[name] = self._factories[name](self)
+                with self.memo.setup():
+                    self._built[name] = self._factories[name](self)
             return self._built[name]
 
     def built(self, name: str) -> bool:

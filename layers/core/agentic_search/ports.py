@@ -265,8 +265,10 @@ class StructuredStore(Protocol):
 class Embedder(Protocol):
     """Turns texts into dense vectors (float32, shape ``(n, dim)``, L2-normalized).
 
-    Optional: ``embed_queries(texts)`` (a query-side session) and ``count_tokens(texts)`` (the
-    model's own tokenizer); :mod:`agentic_search.domain.tokens` falls back when absent.
+    Optional: ``embed_queries(texts)`` (a query-side session), ``count_tokens(texts)`` (the
+    model's own tokenizer; :mod:`agentic_search.domain.tokens` falls back when absent) and
+    ``warm_up()`` (load a local model's query session: start-up work, counted outside round
+    budgets and source deadlines; a remote embedder has none, its calls stay bounded).
     """
 
     name: str
@@ -412,6 +414,26 @@ class SyncStatusStore(Protocol):
         ...
 
 
+class WriteJournal(Protocol):
+    """The intent of a write in flight, per domain, kept until the write is complete: a
+    process that dies mid-write (Ctrl-C, SIGKILL, a full disk) leaves it behind, and the next
+    one completes the write from it (:mod:`agentic_search.sync.journal`). A write is durable
+    once :meth:`begin` returns.
+    """
+
+    def begin(self, domain: str, intent: dict[str, Any]) -> None:
+        """Record ``intent`` (JSON-able) as the domain's write in flight (replacing any)."""
+        ...
+
+    def pending(self, domain: str) -> dict[str, Any] | None:
+        """The domain's unfinished write, or None."""
+        ...
+
+    def finish(self, domain: str) -> None:
+        """The domain's write is complete: forget its intent."""
+        ...
+
+
 __all__ = [
     "Budget",
     "CacheError",
@@ -431,4 +453,5 @@ __all__ = [
     "SyncStatusStore",
     "VectorStore",
     "VectorStoreError",
+    "WriteJournal",
 ]

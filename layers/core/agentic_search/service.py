@@ -20,7 +20,7 @@ from agentic_search.pipeline.inprocess import run_rounds
 from agentic_search.pipeline.runner import LocalRunner
 from agentic_search.process_tuning import freeze_long_lived
 from agentic_search.state import SearchRequest, SearchResponse
-from agentic_search.sync import ingest
+from agentic_search.sync import ingest, journal
 from agentic_search.sync.files import CatalogRead
 from agentic_search.sync.indexer import WriteStats
 from agentic_search.wiring import build_components
@@ -115,9 +115,21 @@ class SearchService:
         on_start: Callable[[int], None] | None = None,
         on_progress: Callable[[int], None] | None = None,
         read: CatalogRead | None = None,
+        *,
+        prune: bool = False,
+        id_key: str | None = None,
     ) -> ingest.IngestReport:
         """:func:`agentic_search.sync.ingest.ingest_file` on this domain."""
-        return ingest.ingest_file(self.components, path, batch_size, on_start, on_progress, read)
+        return ingest.ingest_file(
+            self.components,
+            path,
+            batch_size,
+            on_start,
+            on_progress,
+            read,
+            prune=prune,
+            id_key=id_key,
+        )
 
     def is_empty(self) -> bool:
         """Whether the domain's collection holds no records."""
@@ -135,6 +147,15 @@ class SearchService:
         """Build the entity graph of a collection indexed before it existed (None when it is
         there or the schema has no entities); see :mod:`agentic_search.sync.links`."""
         return ingest.ensure_links(self.components)
+
+    def pending_write(self) -> dict[str, Any] | None:
+        """The domain's interrupted write (its journaled intent), or None."""
+        return self.components.journal.pending(self.schema.name)
+
+    def recover(self) -> str | None:
+        """Complete the domain's interrupted write, if any (see
+        :mod:`agentic_search.sync.journal`); one line saying what was done, or None."""
+        return journal.recover(self.components)
 
     def close(self) -> None:
         """Stop the runner's threads and close the components' adapters."""

@@ -36,6 +36,7 @@ from agentic_search.ports import (
     StructuredStore,
     SyncStatusStore,
     VectorStore,
+    WriteJournal,
 )
 from agentic_search.process_tuning import limit_blas_threads
 
@@ -146,6 +147,13 @@ def build_sync_status(settings: Settings) -> SyncStatusStore:
     return SqliteSyncStatus(Path(settings.agentic_search_home) / "sync.sqlite")
 
 
+def build_journal(settings: Settings) -> WriteJournal:
+    """The write journal: a file per domain under ``$AGENTIC_SEARCH_HOME/journal``."""
+    from agentic_search.adapters.journal import FileJournal
+
+    return FileJournal(settings.agentic_search_home / "journal")
+
+
 def _keyword(c: Components) -> KeywordIndex:
     from agentic_search.adapters.qdrant.store import QdrantStore
 
@@ -200,6 +208,8 @@ FACTORIES: dict[str, Factory] = {
     "hyde": lambda c: build_hyde(c.settings),
     "llm": _llm,
     "cache": lambda c: build_cache(c.settings),
+    "sync_status": lambda c: build_sync_status(c.settings),
+    "journal": lambda c: build_journal(c.settings),
 }
 
 
@@ -282,6 +292,7 @@ __all__ = [
     "build_components",
     "build_embedder",
     "build_hyde",
+    "build_journal",
     "build_reranker",
     "build_store",
     "build_sync_status",

@@ -3,22 +3,26 @@
 ``GET /sync/status`` (counts per status), ``GET /sync/failed`` and ``GET /sync/pending`` (the
 entries, ``?limit=`` 1..1000, default 100), ``GET /sync/tool/{id}`` (one record's entry, 404 when
 unknown), ``POST /sync/retry/{id}`` and ``POST /sync/retry-all`` (re-queue parked failures: they
-become pending and due now; the next SyncRedrive run, every minute, applies them; 202). Every
-route takes ``?domain=`` (default tools).
+become pending and due now; the next SyncRedrive run, every minute, applies them; 202; 409 when
+the entry has no change to re-apply, with the reason). Every route takes ``?domain=`` (default
+tools; an unknown domain is a 422 naming the field, as at ``/search``). Record ids in the path
+are percent-decoded (``Sync%20H`` is the record ``Sync H``).
 """
 
 from __future__ import annotations
 
 import json
 from typing import Annotated, Any
+from urllib.parse import unquote
 
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.params import Query
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 from pydantic import BaseModel
 
+from agentic_search.domain.schema import available_domains
 from agentic_search.state.sync import SyncEntry
-from agentic_search.sync.redrive import retry_failed, status_summary
+from agentic_search.sync.retries import retry_report, status_summary
 from agentic_search_lambda.runtime import runtime
 
 router = APIGatewayHttpRouter()
@@ -35,9 +39,11 @@ class SyncErrorBody(BaseModel):
 
 
 class QueuedBody(BaseModel):
-    """``POST /sync/retry*``: the record ids re-queued for the next redrive run."""
+    """``POST /sync/retry*``: the record ids re-queued for the next redrive run (and, for
+    retry-all, those skipped: id -> why)."""
 
     queued: list[str]
+    skipped: dict[str, str] = {}
 
 
 def _doc(description: str, model: type[BaseModel]) -> dict[str, Any]:
@@ -47,26 +53,25 @@ def _doc(description: str, model: type[BaseModel]) -> dict[str, Any]:
 # Every status a route answers is in the OpenAPI document (422: Powertools' validation).
 NOT_FOUND = {404: _doc("no such sync entry / nothing to retry", SyncErrorBody)}
 QUEUED = {202: _doc("re-queued; the next SyncRedrive run applies them", QueuedBody)}
+CONFLICT = {409: _doc("the entry has no change to re-apply (the reason)", SyncErrorBody)}
 
 
 @router.get("/sync/status")
-def get_status(domain: Domain = "tools") -> dict[str, Any]:
+def get_status(domain: Domain = "tools") -> Response[str]:
     """Sync health: entries per status (synced, pending, failed)."""
-    return status_summary(runtime().sync_status, domain)
+    return _unknown_domain(domain) or _json(200, status_summary(runtime().sync_status, domain))
 
 
 @router.get("/sync/failed")
-def get_failed(domain: Domain = "tools", limit: Limit = 100) -> dict[str, Any]:
+def get_failed(domain: Domain = "tools", limit: Limit = 100) -> Response[str]:
     """Records parked as failed, with the last error and retry count."""
-    entries = runtime().sync_status.list(domain, "failed", limit=limit)
-    return {"domain": domain, "entries": [e.wire() for e in entries]}
+    return _unknown_domain(domain) or _entries(domain, "failed", limit)
 
 
 @router.get("/sync/pending")
-def get_pending(domain: Domain = "tools", limit: Limit = 100) -> dict[str, Any]:
+def get_pending(domain: Domain = "tools", limit: Limit = 100) -> Response[str]:
     """Records waiting for a retry, with the next attempt time."""
-    entries = runtime().sync_status.list(domain, "pending", limit=limit)
-    return {"domain": domain, "entries": [e.wire() for e in entries]}
+    return _unknown_domain(domain) or _entries(domain, "pending", limit)
 
 
 @router.get(
@@ -75,27 +80,53 @@ def get_pending(domain: Domain = "tools", limit: Limit = 100) -> dict[str, Any]:
 )
 def get_tool(record_id: str, domain: Domain = "tools") -> Response[str]:
     """One record's sync entry (per aspect: status, content hash, last synced at)."""
-    entry = runtime().sync_status.get(domain, [record_id]).get(record_id)
+    if bad := _unknown_domain(domain):
+        return bad
+    rid = unquote(record_id)
+    entry = runtime().sync_status.get(domain, [rid]).get(rid)
     if entry is None:
-        return _json(404, {"error": "NotFound", "message": f"no sync entry for {record_id!r}"})
+        return _json(404, {"error": "NotFound", "message": f"no sync entry for {rid!r}"})
     return _json(200, entry.wire())
 
 
-@router.post("/sync/retry/<record_id>", responses={**QUEUED, **NOT_FOUND})
+@router.post("/sync/retry/<record_id>", responses={**QUEUED, **NOT_FOUND, **CONFLICT})
 def post_retry(record_id: str, domain: Domain = "tools") -> Response[str]:
-    """Re-queue one record's failed change (404 when there is none to retry)."""
-    queued = retry_failed(runtime().sync_status, domain, [record_id])
-    if not queued:
-        return _json(
-            404, {"error": "NotFound", "message": f"no failed change to retry for {record_id!r}"}
-        )
-    return _json(202, {"queued": queued})
+    """Re-queue one record's failed change (404 when the record has no sync entry, 409 when
+    its entry has no change to re-apply, with the reason)."""
+    if bad := _unknown_domain(domain):
+        return bad
+    rid = unquote(record_id)
+    report = retry_report(runtime().sync_status, domain, [rid])
+    if report.missing:
+        return _json(404, {"error": "NotFound", "message": f"no sync entry for {rid!r}"})
+    if not report.queued:
+        return _json(409, {"error": "NothingToRetry", "message": report.skipped[rid]})
+    return _json(202, {"queued": report.queued})
 
 
 @router.post("/sync/retry-all", responses=QUEUED)
 def post_retry_all(domain: Domain = "tools") -> Response[str]:
-    """Re-queue every parked failure of the domain."""
-    return _json(202, {"queued": retry_failed(runtime().sync_status, domain)})
+    """Re-queue every parked failure of the domain; ``skipped`` says why the others stay."""
+    if bad := _unknown_domain(domain):
+        return bad
+    report = retry_report(runtime().sync_status, domain)
+    return _json(202, {"queued": report.queued, "skipped": report.skipped})
+
+
+def _entries(domain: str, status: str, limit: int) -> Response[str]:
+    entries = runtime().sync_status.list(domain, status, limit=limit)
+    return _json(200, {"domain": domain, "entries": [e.wire() for e in entries]})
+
+
+def _unknown_domain(domain: str) -> Response[str] | None:
+    """The 422 of ``/search`` for a domain with no schema (None for a known one)."""
+    known = available_domains()
+    if domain in known:
+        return None
+    message = f"unknown domain {domain!r} (known: {', '.join(known)})"
+    detail = [{"field": "domain", "message": message, "type": "value_error"}]
+    body = {"error": "ValidationError", "message": "invalid field(s): domain", "detail": detail}
+    return _json(422, body)
 
 
 def _json(status: int, body: dict[str, Any]) -> Response[str]:

@@ -88,6 +88,15 @@ def test_nothing_is_loaded_until_first_use(monkeypatch, tmp_path):
         lazy.embed_query("anything")
 
 
+def test_warm_up_loads_the_query_session_once_and_changes_no_vector(embedder):
+    cold = OnnxMiniLMEmbedder()
+    cold.warm_up()
+    session = cold._session("queries")
+    cold.warm_up()  # idempotent: the same session
+    assert cold._session("queries") is session
+    assert np.abs(cold.embed_query("local llm") - embedder.embed_query("local llm")).max() <= 1e-5
+
+
 def test_the_default_local_embedder_is_the_onnx_one(tmp_path, monkeypatch):
     monkeypatch.delenv("EMBEDDING_MODEL", raising=False)
     monkeypatch.delenv("LOCAL_EMBEDDER", raising=False)

@@ -74,3 +74,35 @@ def test_ingest_progress_counts_records_not_their_chunks(tmp_path, embedder):
     # THEN five points went in, and progress adds up to the three records a caller counts
     assert stats.inserted == 5
     assert sum(done) == 3
+
+
+def test_a_chunked_document_is_returned_once_with_its_best_chunk(tmp_path, embedder):
+    from agentic_search.config import Settings
+    from agentic_search.service import SearchService
+
+    # GIVEN documents of 3 chunks each (400-word windows), every chunk about the same topic
+    def body(topic: str, n: int) -> str:
+        return " ".join(f"{topic} sentence {i} about {topic} and more {topic}." for i in range(n))
+
+    records = [
+        {"id": f"d{i}", "title": f"Notes {i} on {topic}", "text": body(topic, 150)}
+        for i, topic in enumerate(["glaciers", "glaciers", "volcanoes", "glaciers", "tides"])
+    ]
+    engine = SearchService.create(
+        Settings(agentic_search_home=tmp_path), "documents", embedder=embedder
+    )
+    try:
+        stats = engine.ingest_records(records)
+        assert stats.inserted > len(records)  # chunked: more points than documents
+        # WHEN a query matching many chunks of several documents asks for 5 results
+        out = engine.search("glaciers", limit=5).output
+    finally:
+        engine.close()
+    # THEN each document appears once, named by its document id, its best chunk in provenance
+    ids = [c.id for c in out.candidates]
+    assert ids and len(ids) == len(set(ids))
+    assert all("::" not in i for i in ids)
+    assert {"d0", "d1", "d3"} <= set(ids)
+    for cand in out.candidates:
+        assert cand.provenance.chunk is not None
+        assert doc_id_of(cand.provenance.chunk) == cand.id

@@ -108,6 +108,12 @@ class Bm25sKeywordIndex:
             self._loaded[schema.name] = (index, ids, fields)
             return index, ids, fields
 
+    def indexed_ids(self, schema: DomainSchema) -> list[str] | None:
+        """The record ids the persisted index holds, in row order (None when not built):
+        what a consistency check compares with the store."""
+        loaded = self._get(schema)
+        return None if loaded is None else list(loaded[1])
+
     def term_presence(
         self, schema: DomainSchema, terms: Sequence[str], record_ids: Sequence[str]
     ) -> dict[str, set[str]]:

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from agentic_search.adapters.openai_embedder import OpenAIEmbedder  # re-exported
 from agentic_search.ports import EmbedderError
 
 MINILM_DIM = 384
@@ -154,12 +155,28 @@ class LocalMiniLMEmbedder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         with self._query_lock:
-            if self._query_model is None:
-                self._query_model = self._session(self.query_threads, "the query session")
+            self._load_query_session()
             return np.asarray(
                 list(self._query_model.embed(list(texts), batch_size=self.batch_size)),
                 dtype=np.float32,
             )
+
+    def _load_query_session(self) -> None:
+        if self._query_model is None:
+            self._query_model = self._session(self.query_threads, "the query session")
+
+    def warm_up(self) -> None:
+        """Load the query session and run it once now (start-up work, about 0.3-1 s: the
+        session and its first inference's allocations), so that the first query's embedding
+        is not charged for it. Idempotent.
+
+        Raises:
+            EmbedderError: when the query session cannot be loaded.
+        """
+        with self._query_lock:
+            if self._query_model is None:
+                self._load_query_session()
+                list(self._query_model.embed(["warm up"], batch_size=1))
 
     def embed_query(self, text: str) -> np.ndarray:
         """Embed one query text; returns ``(384,)`` float32."""
@@ -178,78 +195,4 @@ class LocalMiniLMEmbedder:
         return [len(e.ids) for e in self._counter.encode_batch(list(texts))]
 
 
-class OpenAIEmbedder:
-    """Embeddings from an OpenAI-compatible ``/embeddings`` endpoint (openai SDK).
-
-    Nothing is imported, built or called at construction: the client is made on the first call
-    and ``dim``, unless given, is discovered by one probe call the first time it is read (so a
-    hanging API is met inside the caller's deadline, e.g. the search's source deadline, never
-    while the components are made). Thread-safe.
-    """
-
-    def __init__(
-        self,
-        model: str,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        dim: int | None = None,
-        batch_size: int = 64,
-        timeout_s: float = 30.0,
-    ) -> None:
-        self.name = model
-        self.batch_size = batch_size
-        self._client_options = {
-            "base_url": base_url,
-            "api_key": api_key or "unused",
-            "timeout": timeout_s,
-            "max_retries": 2,
-        }
-        self._client: Any = None
-        self._dim = dim
-        self._lock = threading.Lock()
-
-    @property
-    def client(self) -> Any:
-        """The ``openai.OpenAI`` client, made on first use (no network I/O)."""
-        with self._lock:
-            if self._client is None:
-                from openai import OpenAI
-
-                self._client = OpenAI(**self._client_options)
-            return self._client
-
-    @property
-    def dim(self) -> int:
-        """Vector dimension: the given one, else the length of a probe embedding (one call,
-        made the first time this is read).
-
-        Raises:
-            EmbedderError: when the probe call fails.
-        """
-        if self._dim is None:
-            self._dim = len(self._call(["dimension probe"])[0])
-        return self._dim
-
-    def _call(self, texts: list[str]) -> np.ndarray:
-        try:
-            resp = self.client.embeddings.create(model=self.name, input=texts)
-        except Exception as exc:
-            raise EmbedderError(f"embedding API call failed: {exc}") from exc
-        rows = sorted(resp.data, key=lambda d: d.index)
-        arr = np.asarray([r.embedding for r in rows], dtype=np.float32)
-        norms = np.linalg.norm(arr, axis=1, keepdims=True)
-        return arr / np.where(norms == 0, 1.0, norms)
-
-    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
-        """Embed ``texts`` in batches of ``batch_size``; returns ``(n, dim)`` float32."""
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        chunks = [
-            self._call(list(texts[i : i + self.batch_size]))
-            for i in range(0, len(texts), self.batch_size)
-        ]
-        return np.vstack(chunks)
-
-    def embed_query(self, text: str) -> np.ndarray:
-        """Embed one query text; returns ``(dim,)`` float32."""
-        return self._call([text])[0]
+__all__ = ["MINILM_DIM", "LocalMiniLMEmbedder", "OpenAIEmbedder", "assemble_minilm_dir"]

@@ -210,6 +210,19 @@ class OnnxMiniLMEmbedder:
         """
         return self._embed("queries", texts)
 
+    def warm_up(self) -> None:
+        """Load the tokenizer and the query session and run it once now (start-up work, about
+        0.4 s: onnxruntime's import, the session and its first inference's allocations), so
+        that the first query's embedding is not charged for it. Idempotent.
+
+        Raises:
+            EmbedderError: when the files or the session cannot be loaded.
+        """
+        with self._load_lock:
+            warm = "queries" in self._sessions
+        if not warm:
+            self._run("queries", ["warm up"])
+
     def embed_query(self, text: str) -> np.ndarray:
         """Embed one query text; returns ``(384,)`` float32."""
         return self.embed_queries([text])[0]

@@ -10,12 +10,14 @@ whatever the embedder, and ``max_words`` is chosen under the embedder's max leng
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, TypeVar
 
 from agentic_search.domain.schema import DomainSchema
 
 CHUNK_SEP = "::"
+
+T = TypeVar("T")
 
 
 def chunk_record(schema: DomainSchema, record: dict[str, Any]) -> list[dict[str, Any]]:
@@ -52,6 +54,20 @@ def chunk_records(schema: DomainSchema, records: Iterable[dict[str, Any]]) -> li
 def doc_id_of(record_id: str) -> str:
     """The document id of a point's record id (``d1::2`` -> ``d1``; ``d1`` -> ``d1``)."""
     return record_id.split(CHUNK_SEP, 1)[0]
+
+
+def best_chunks(ranking: Sequence[T], key: Callable[[T], str]) -> list[T]:
+    """The entries of a ranking of chunks (best first) with each document once, at its best
+    chunk's rank: the first entry whose ``key`` (a point's record id) maps to a document id
+    not yet seen. Unchunked ids pass through unchanged."""
+    seen: set[str] = set()
+    out = []
+    for entry in ranking:
+        doc = doc_id_of(key(entry))
+        if doc not in seen:
+            seen.add(doc)
+            out.append(entry)
+    return out
 
 
 def doc_ranking(ids: Sequence[str]) -> list[str]:

@@ -23,6 +23,7 @@ from agentic_search.domain.round_queries import round_one_plan
 from agentic_search.domain.schema import DomainSchema
 from agentic_search.domain.text import Analyzer, default_analyzer
 from agentic_search.state import (
+    BUDGET_STOP,
     CoverageTarget,
     Evidence,
     EvidencePack,
@@ -161,7 +162,7 @@ def should_continue(
     if round_ms > caps.round_budget_ms:
         return (
             False,
-            f"round latency budget exceeded ({round_ms:.0f} ms > {caps.round_budget_ms:.0f} ms)",
+            f"{BUDGET_STOP} ({round_ms:.0f} ms > {caps.round_budget_ms:.0f} ms)",
         )
     missing = state.coverage.missing
     why = f"missing {', '.join(missing[:5])}" if missing else "evidence still below the threshold"

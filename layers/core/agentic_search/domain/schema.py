@@ -15,13 +15,22 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from functools import cached_property, lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    create_model,
+    model_validator,
+)
 
 from agentic_search.state.query import Operator
 
@@ -53,6 +62,11 @@ class FieldDef(BaseModel):
     relax_rank: int | None = Field(
         default=None, description="Softness for the relaxation ladder: lower relaxes first."
     )
+    pattern: str | None = Field(
+        default=None, description="a string's regular expression (matched in full)"
+    )
+    minimum: float | None = Field(default=None, description="a number's least allowed value")
+    maximum: float | None = Field(default=None, description="a number's greatest allowed value")
 
 
 class Aspect(BaseModel):
@@ -208,6 +222,15 @@ class DomainSchema(BaseModel):
             bad_ops = set(fdef.filter) - _OPERATORS_BY_TYPE[fdef.type]
             if bad_ops:
                 problems.append(f"field {fname!r} ({fdef.type}) allows {sorted(bad_ops)}")
+            if fdef.pattern is not None and fdef.type != "string":
+                problems.append(f"field {fname!r} ({fdef.type}) has a pattern: strings only")
+            if (fdef.minimum, fdef.maximum) != (None, None) and fdef.type != "number":
+                problems.append(f"field {fname!r} ({fdef.type}) has bounds: numbers only")
+            if fdef.pattern is not None:
+                try:
+                    re.compile(fdef.pattern)
+                except re.error as exc:
+                    problems.append(f"field {fname!r} has an invalid pattern: {exc}")
         for vocab, fname in self.vocabulary_fields.items():
             if vocab not in self.vocabularies:
                 problems.append(f"vocabulary_fields names unknown vocabulary {vocab!r}")
@@ -310,6 +333,12 @@ class DomainSchema(BaseModel):
             item: Any
             if fdef.vocabulary:
                 item = Literal[tuple(self.vocabularies[fdef.vocabulary])]  # type: ignore[misc]
+            elif fdef.type == "number":  # finite, within the declared bounds
+                item = Annotated[
+                    float, Field(allow_inf_nan=False, ge=fdef.minimum, le=fdef.maximum)
+                ]
+            elif fdef.type == "string" and fdef.pattern:
+                item = Annotated[str, StringConstraints(pattern=_full(fdef.pattern))]
             else:
                 item = {"string": str, "number": float, "boolean": bool, "list": str}[fdef.type]
             annotation: Any = list[item] if fdef.type == "list" else item
@@ -350,6 +379,13 @@ class DomainSchema(BaseModel):
                 data[fname] = []
         data[self.id_field] = str(data[self.id_field])
         return data
+
+
+def _full(pattern: str) -> str:
+    """``pattern`` anchored at both ends (a field's pattern matches the whole value)."""
+    return (
+        ("" if pattern.startswith("^") else "^") + pattern + ("" if pattern.endswith("$") else "$")
+    )
 
 
 class RecordError(ValueError):

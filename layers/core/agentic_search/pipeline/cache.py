@@ -9,7 +9,7 @@ from __future__ import annotations
 from agentic_search.components import Components
 from agentic_search.domain.cache_keys import cache_key
 from agentic_search.ports import CacheError
-from agentic_search.state import CacheInfo, SearchState
+from agentic_search.state import BUDGET_STOP, CacheInfo, SearchState
 
 
 def cache_check(state: SearchState, c: Components) -> SearchState:
@@ -41,10 +41,14 @@ def cache_check(state: SearchState, c: Components) -> SearchState:
 
 
 def cache_store(state: SearchState, c: Components) -> SearchState:
-    """CacheStore: keep the response unless it came from the cache, has no key, or lists
-    errors (a partial answer is not cached). A cache failure is noted, never raised."""
+    """CacheStore: keep the response unless it came from the cache, has no key, lists errors
+    (a partial answer) or stopped its rounds for the latency budget (a busy host's answer:
+    a later request gets the rounds it asked for). A cache failure is noted, never raised."""
     info, resp = state.cache, state.response
     if info is None or resp is None or info.hit or not info.key or resp.get("errors"):
+        return state
+    stop = (resp.get("retrievalReport") or {}).get("stopReason") or ""
+    if stop.startswith(BUDGET_STOP):
         return state
     try:
         c.cache.put(info.key, resp, c.settings.cache_ttl_s)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import threading
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -20,6 +21,28 @@ from agentic_search.state import QueryPlan
 #: Query texts whose vectors are kept (LRU): sub-queries of one round and repeated queries
 #: embed a text once.
 QUERY_VECTOR_CACHE = 256
+
+#: Embedding calls still running in their daemon threads (given up at a deadline or not yet
+#: done): native code (onnxruntime) must not be torn down under them at interpreter exit,
+#: which aborts the process (``terminate called without an active exception``, rc 134).
+_LIVE: set[threading.Thread] = set()
+_LIVE_LOCK = threading.Lock()
+
+
+def drain_embedding_threads(timeout_s: float = 30.0) -> int:
+    """Wait up to ``timeout_s`` seconds in total for embedding calls still running (see
+    :func:`embed_within`); returns how many are still running afterwards (0 when all ended).
+
+    A process that exits while one runs in native code aborts, so the command line calls
+    this before it returns its exit code, and ends with ``os._exit`` when some remain.
+    """
+    deadline = time.monotonic() + timeout_s
+    with _LIVE_LOCK:
+        live = list(_LIVE)
+    for thread in live:
+        thread.join(max(0.0, deadline - time.monotonic()))
+    with _LIVE_LOCK:
+        return sum(1 for t in _LIVE if t.is_alive())
 
 
 def embed_within(embedder: Embedder, texts: Sequence[str], timeout_s: float) -> Any:
@@ -43,8 +66,13 @@ def embed_within(embedder: Embedder, texts: Sequence[str], timeout_s: float) -> 
             box["error"] = exc
         finally:
             done.set()
+            with _LIVE_LOCK:
+                _LIVE.discard(threading.current_thread())
 
-    threading.Thread(target=call, name="embed", daemon=True).start()
+    thread = threading.Thread(target=call, name="embed", daemon=True)
+    with _LIVE_LOCK:
+        _LIVE.add(thread)
+    thread.start()
     if not done.wait(timeout_s):
         raise EmbedderError(f"no embedding within {timeout_s:.1f} s")
     if "error" in box:
@@ -83,6 +111,13 @@ def embed_texts(c: Components, plan: QueryPlan) -> tuple[dict[str, Any], dict[st
                 memo.in_flight[key] = cf.Future()
                 mine.append(t)
     if mine:
+        warm_up = getattr(embedder, "warm_up", None)
+        if warm_up is not None:  # a local model's session: start-up, not the search's time
+            try:
+                with memo.setup():
+                    warm_up()
+            except Exception:
+                pass
         try:
             # bounded by the source deadline: a hanging embedding API fails only dense
             embedded = embed_within(embedder, mine, c.settings.source_timeout_s)

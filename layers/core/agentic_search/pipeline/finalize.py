@@ -7,6 +7,7 @@ import time
 from collections.abc import Sequence
 
 from agentic_search.components import Components
+from agentic_search.domain.chunking import best_chunks, doc_id_of
 from agentic_search.domain.comparison import compare
 from agentic_search.domain.entity_rounds import place
 from agentic_search.domain.quality import answer_quality, clearing
@@ -100,6 +101,8 @@ def finish(
         first = [f.fused_entry() for f in state.first_fused]
         ranking = rerank_order(first, state.rerank_scores, state.caps.rerank_top_n)
     ranking = place(ranking, state.pins, state.bridges)
+    if c.schema.chunking is not None:  # each document once, at its best chunk's rank
+        ranking = best_chunks(ranking, lambda f: f.id)
     results = [r.result() for r in state.retrieved]
     ok_all = [r for r in results if r.error is None]
     candidates = hydrate(c, plan, intent, ok_all, ranking[: plan.limit])
@@ -125,6 +128,10 @@ def finish(
     all_errors = [e for r in state.report.rounds for e in r.errors] + list(errors)
     coverage = pack.coverage.confidence if pack.evidence else 0.0
     candidates, quality = judge(c, state, candidates, coverage)
+    if c.schema.chunking is not None:
+        candidates = [as_document(cand) for cand in candidates]
+    if quality.reason == NO_WORDS:
+        coverage = 0.0  # a query with no searchable words has covered nothing
     output = QueryExecutorOutput(
         candidates=candidates,
         execution_stats=stats,
@@ -133,6 +140,18 @@ def finish(
         answer_quality=quality,
     )
     return output, pack
+
+
+#: The verdict's reason for a query whose every word is a stopword ("the", "to be").
+NO_WORDS = "the query has no searchable words (only stopwords)"
+
+
+def as_document(cand: Candidate) -> Candidate:
+    """A candidate of a chunked domain named by its document (``d5::2`` -> ``d5``), the
+    chunk's point id kept in ``provenance.chunk`` (``d5`` for a document's first chunk)."""
+    doc = doc_id_of(cand.id)
+    provenance = cand.provenance.model_copy(update={"chunk": cand.id})
+    return cand.model_copy(update={"id": doc, "provenance": provenance})
 
 
 def judge(
@@ -148,7 +167,10 @@ def judge(
     lexical = [
         cand.id for cand in candidates if words and words <= set(cand.provenance.matched_terms)
     ]
-    quality = answer_quality(spec, relevance, coverage, named, lexical)
+    if not words and not named:  # "the", "to be": nothing the query asks could be covered
+        quality = AnswerQuality(verdict="none", score=0.0, reason=NO_WORDS)
+    else:
+        quality = answer_quality(spec, relevance, coverage, named, lexical)
     keep = set(clearing(quality, [cand.id for cand in candidates], relevance, spec))
     kept = [cand for cand in candidates if cand.id in keep]
     quality.withheld = len(candidates) - len(kept)

@@ -60,6 +60,8 @@ def fuse_round(c: Components, state: ExecutorState, work: RoundWork) -> RoundWor
     stage = rep.stage_ms
     if "retrieve" not in stage:
         stage["retrieve"] = max((r.ms for r in work.results), default=0.0)
+    # the Map's items ran side by side: their start-up overlapped
+    work.setup_ms += max((r.setup_ms for r in work.results), default=0.0)
     intent = state.intent
     results = [r.result() for r in work.results]
     t = time.perf_counter()

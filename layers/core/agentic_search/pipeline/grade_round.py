@@ -29,7 +29,11 @@ def grade(c: Components, state: ExecutorState, work: RoundWork) -> ExecutorState
     state.coverage = c.grader.grade(state.targets, state.pool)
     rep.stage_ms["grade"] = elapsed_ms(t)
     state.round_index = work.index
-    round_ms = (time.time() - work.started_at) * 1000.0
+    wall_ms = (time.time() - work.started_at) * 1000.0
+    # the budget judges the search: start-up work (a cold model or store) is left out
+    round_ms = max(0.0, wall_ms - work.setup_ms)
+    if work.setup_ms >= 0.01:
+        rep.stage_ms["setup"] = work.setup_ms
     rep.stage_ms["round_total"] = round_ms
     go, reason = should_continue(state, work.new_ids, round_ms, work.found_any)
     rep.new_evidence = list(work.new_ids)

@@ -21,6 +21,7 @@ from agentic_search.state.base import (
     wire_keys,
 )
 from agentic_search.state.evidence import (
+    BUDGET_STOP,
     SNIPPET_CHARS,
     Bridge,
     Contradiction,
@@ -118,6 +119,7 @@ from agentic_search.state.sync import (
 )
 
 __all__ = [
+    "BUDGET_STOP",
     "ENTITY_KEY",
     "FUSED_REFS",
     "HASHES_KEY",

@@ -203,6 +203,10 @@ class RoundReport(WireModel):
     decision: str = ""
 
 
+#: How a stop reason starts when the rounds stopped for the latency budget, not the evidence.
+BUDGET_STOP = "round latency budget exceeded"
+
+
 class RetrievalReport(WireModel):
     """The round-by-round trace of one multi-round execution."""
 

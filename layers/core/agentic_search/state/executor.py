@@ -52,6 +52,9 @@ class RetrievedList(WireModel):
     total: int = Field(default=0, ge=0, description="hits before pruning")
     error: SourceError | None = None
     ms: float = 0.0
+    setup_ms: float = Field(
+        default=0.0, ge=0.0, description="start-up work during this Retrieve (model, store)"
+    )
 
     @classmethod
     def of(cls, res: SourceResult, keep: set[str] | None = None) -> RetrievedList:
@@ -194,5 +197,11 @@ class RoundWork(WireModel):
     results: list[RetrievedList] = Field(default_factory=list)
     report: RoundReport
     started_at: float = Field(description="epoch seconds when the round was prepared")
+    setup_ms: float = Field(
+        default=0.0,
+        ge=0.0,
+        description="start-up work during the round's steps (building an adapter, loading a "
+        "model session): left out of the round budget",
+    )
     new_ids: list[str] = Field(default_factory=list)
     found_any: bool = False

@@ -76,6 +76,11 @@ class Provenance(WireModel):
     relaxed_filters: list[str] = Field(
         default_factory=list, description="hard filters relaxed to reach this candidate"
     )
+    chunk: str | None = Field(
+        default=None,
+        description="a chunked document's best chunk (its point id, e.g. d5::2), whose text "
+        "is the candidate's metadata and evidence; the candidate's id is the document's",
+    )
 
 
 class Candidate(WireModel):

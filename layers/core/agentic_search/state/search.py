@@ -4,6 +4,7 @@ the Map item, and what a Catch adds (see docs/state-machine.md)."""
 from __future__ import annotations
 
 import json
+import unicodedata
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
@@ -18,6 +19,24 @@ from agentic_search.state.results import SourceError
 QUERY_MAX_CHARS = 1000
 
 
+def query_problem(query: str) -> str | None:
+    """Why ``query`` cannot be searched, or None when it can: empty or blank, a control
+    character (NUL and the other Unicode ``Cc`` characters but tab and newline), or no letter
+    or digit at all (only punctuation, symbols or emoji). The API answers 422 and the CLI
+    exits 2 with this reason; a query of stopwords only is searched and answered "no good
+    match" (see ``finalize.judge``)."""
+    if not query.strip():
+        return "query must contain a non-space character"
+    bad = next(
+        (ch for ch in query if unicodedata.category(ch) == "Cc" and ch not in "\t\n\r"), None
+    )
+    if bad is not None:
+        return f"query contains a control character (U+{ord(bad):04X})"
+    if not any(ch.isalnum() for ch in query):
+        return "query has no words to search (only punctuation, symbols or emoji)"
+    return None
+
+
 class SearchRequest(WireModel):
     """A search request: ``query`` 1..1,000 characters, ``limit`` 1..100 results, ``rounds``
     1..5 executor rounds (default ``MAX_ROUNDS``), ``domain`` a bundled domain schema."""
@@ -29,9 +48,10 @@ class SearchRequest(WireModel):
 
     @field_validator("query")
     @classmethod
-    def _not_blank(cls, v: str) -> str:
-        if not v.strip():
-            raise ValueError("query must contain a non-space character")
+    def _searchable(cls, v: str) -> str:
+        problem = query_problem(v)
+        if problem:
+            raise ValueError(problem)
         return v
 
 

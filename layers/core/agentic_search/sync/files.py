@@ -1,12 +1,20 @@
-"""Reading catalogs: JSONL records validated against a domain schema, line by line.
+"""Reading catalogs: records validated against a domain schema, one by one.
 
-A bad line never stops the rest: each problem is reported with its 1-based line number and the
-good records go on. Duplicate ids keep the first occurrence and report the later lines.
-BEIR corpora (``_id``, ``title``, ``text``) are read with :func:`read_beir_corpus`.
+Formats (:func:`catalog_format`): JSON Lines (``.jsonl``, ``.ndjson``), a JSON array of objects
+(``.json``) and CSV with the schema's field names as header (``.csv``; list fields split on
+:data:`CSV_LIST_SEPARATOR`, empty cells are null); another extension is sniffed from the first
+character (``[`` an array, ``{`` JSON Lines) or refused with :class:`CatalogFormatError` naming
+the expected ones. A UTF-8 byte-order mark is skipped.
+
+A bad record never stops the rest: each problem is reported with its 1-based position (line of
+a JSON Lines or CSV file, item of a JSON array) and the good records go on. Blank lines are
+counted (``blank``). Duplicate ids keep the first occurrence and report the later ones. BEIR
+corpora (``_id``, ``title``, ``text``) are read with :func:`read_beir_corpus`.
 """
 
 from __future__ import annotations
 
+import csv
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -16,27 +24,42 @@ from typing import Any
 
 from agentic_search.domain.schema import DomainSchema, RecordError
 
+#: How a CSV cell holds a list field's values: ``Linux; macOS; Windows``.
+CSV_LIST_SEPARATOR = ";"
+#: Extensions by format.
+FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".csv": "csv"}
+
+
+class CatalogFormatError(ValueError):
+    """A catalog file in a format ingest does not read (the message names the expected)."""
+
 
 @dataclass(frozen=True)
 class LineError:
-    """A rejected line: where, which record (when known) and why."""
+    """A rejected record: where (``line`` N, or ``item`` N of a JSON array), which record
+    (when known) and why."""
 
     line: int
     reason: str
     record_id: str | None = None
+    unit: str = "line"
 
     def __str__(self) -> str:
         who = f" (id {self.record_id!r})" if self.record_id else ""
-        return f"line {self.line}{who}: {self.reason}"
+        return f"{self.unit} {self.line}{who}: {self.reason}"
 
 
 @dataclass
 class CatalogRead:
-    """Valid records (in file order) and the rejected lines."""
+    """Valid records (in file order), the rejected ones, the lines read (items of a JSON array,
+    rows of a CSV file after its header) and the blank ones among them (``lines = valid +
+    rejected + blank``)."""
 
     records: list[dict[str, Any]] = field(default_factory=list)
     errors: list[LineError] = field(default_factory=list)
     lines: int = 0
+    blank: int = 0
+    format: str = "jsonl"
 
 
 def bundled_catalog_path() -> Path:
@@ -44,42 +67,152 @@ def bundled_catalog_path() -> Path:
     return Path(str(resources.files("agentic_search") / "data" / "tools.jsonl"))
 
 
+def catalog_format(path: Path) -> str:
+    """``jsonl``, ``json`` or ``csv`` by extension, else sniffed from the first non-space
+    character (``[``: json, ``{``: jsonl).
+
+    Raises:
+        CatalogFormatError: for anything else.
+    """
+    fmt = FORMATS.get(path.suffix.lower())
+    if fmt is not None:
+        return fmt
+    with path.open("rb") as fh:
+        head = fh.read(4096).decode("utf-8-sig", errors="replace").lstrip()
+    if head.startswith("["):
+        return "json"
+    if head.startswith("{"):
+        return "jsonl"
+    raise CatalogFormatError(
+        f"{path.name}: unknown catalog format; expected JSON Lines (.jsonl), a JSON array "
+        "(.json) or CSV with the schema's fields as header (.csv)"
+    )
+
+
 def _lines(path: Path) -> Iterator[tuple[int, str]]:
     with path.open("rb") as fh:
         for number, raw in enumerate(fh, start=1):
             try:
-                yield number, raw.decode("utf-8")
+                yield number, raw.decode("utf-8-sig" if number == 1 else "utf-8")
             except UnicodeDecodeError as exc:
                 yield number, f"\x00invalid UTF-8 at byte {exc.start}"
 
 
-def read_catalog(path: Path, schema: DomainSchema, id_key: str | None = None) -> CatalogRead:
-    """Read and validate a JSONL catalog.
-
-    ``id_key`` renames a source id field to the schema's (``_id`` for BEIR corpora).
-
-    Raises:
-        FileNotFoundError: when ``path`` does not exist.
-    """
-    if not path.is_file():
-        raise FileNotFoundError(f"catalog file not found: {path}")
-    out = CatalogRead()
-    first_line: dict[str, int] = {}
+def _jsonl(path: Path, out: CatalogRead) -> Iterator[tuple[int, Any]]:
     for number, text in _lines(path):
         out.lines = number
         if not text.strip():
+            out.blank += 1
             continue
         if text.startswith("\x00"):
             out.errors.append(LineError(number, text[1:]))
             continue
         try:
-            raw = json.loads(text)
+            yield number, json.loads(text)
         except json.JSONDecodeError as exc:
             out.errors.append(LineError(number, f"malformed JSON: {exc.msg} at column {exc.colno}"))
+
+
+def _json_array(path: Path, out: CatalogRead) -> Iterator[tuple[int, Any]]:
+    try:
+        document = json.loads(path.read_text(encoding="utf-8-sig"))
+    except UnicodeDecodeError as exc:
+        out.errors.append(LineError(1, f"invalid UTF-8 at byte {exc.start}", unit="file"))
+        return
+    except json.JSONDecodeError as exc:
+        where = f"line {exc.lineno} column {exc.colno}"
+        out.errors.append(LineError(1, f"malformed JSON array: {exc.msg} at {where}", unit="file"))
+        return
+    if not isinstance(document, list):
+        out.errors.append(
+            LineError(
+                1, f"expected a JSON array of records, got {type(document).__name__}", unit="file"
+            )
+        )
+        return
+    for number, item in enumerate(document, start=1):
+        out.lines = number
+        yield number, item
+
+
+def _csv(path: Path, schema: DomainSchema, out: CatalogRead) -> Iterator[tuple[int, Any]]:
+    with path.open(encoding="utf-8-sig", newline="") as fh:
+        reader = csv.DictReader(fh)
+        unknown = [h for h in reader.fieldnames or [] if h not in schema.fields]
+        if not reader.fieldnames or schema.id_field not in reader.fieldnames:
+            out.errors.append(
+                LineError(
+                    1, f"CSV header must name the schema's fields (at least {schema.id_field!r})"
+                )
+            )
+            return
+        for row in reader:
+            number = reader.line_num  # the file's line (a quoted cell may span several)
+            out.lines += 1  # rows: valid + rejected + blank
+            if not any((v or "").strip() for v in row.values()):
+                out.blank += 1
+                continue
+            yield number, _csv_record(schema, row, unknown)
+
+
+def _csv_record(schema: DomainSchema, row: dict[str, Any], unknown: list[str]) -> dict[str, Any]:
+    """A CSV row as a record: lists split on :data:`CSV_LIST_SEPARATOR`, numbers and booleans
+    parsed where they parse (else left for validation to name), empty cells null."""
+    out: dict[str, Any] = {}
+    for name, cell in row.items():
+        if name is None or name in unknown:
             continue
+        text = (cell or "").strip()
+        fdef = schema.fields[name]
+        if fdef.type == "list":
+            out[name] = [v.strip() for v in text.split(CSV_LIST_SEPARATOR) if v.strip()]
+        elif not text:
+            out[name] = None
+        elif fdef.type == "number":
+            try:
+                out[name] = float(text) if any(c in text for c in ".eE") else int(text)
+            except ValueError:
+                out[name] = text
+        elif fdef.type == "boolean":
+            out[name] = {
+                "true": True,
+                "false": False,
+                "yes": True,
+                "no": False,
+                "1": True,
+                "0": False,
+            }.get(text.lower(), text)
+        else:
+            out[name] = text
+    return out
+
+
+def read_catalog(path: Path, schema: DomainSchema, id_key: str | None = None) -> CatalogRead:
+    """Read and validate a catalog file (JSON Lines, a JSON array or CSV; see the module
+    docstring).
+
+    ``id_key`` renames a source id field to the schema's (``_id`` for BEIR corpora).
+
+    Raises:
+        FileNotFoundError: when ``path`` does not exist.
+        CatalogFormatError: for a format it does not read.
+    """
+    if not path.is_file():
+        raise FileNotFoundError(f"catalog file not found: {path}")
+    fmt = catalog_format(path)
+    out = CatalogRead(format=fmt)
+    unit = "item" if fmt == "json" else "line"
+    if fmt == "json":
+        items = _json_array(path, out)
+    elif fmt == "csv":
+        items = _csv(path, schema, out)
+    else:
+        items = _jsonl(path, out)
+    first: dict[str, int] = {}
+    for number, raw in items:
         if not isinstance(raw, dict):
             out.errors.append(
-                LineError(number, f"expected a JSON object, got {type(raw).__name__}")
+                LineError(number, f"expected a JSON object, got {type(raw).__name__}", unit=unit)
             )
             continue
         if id_key and id_key in raw and schema.id_field not in raw:
@@ -91,15 +224,15 @@ def read_catalog(path: Path, schema: DomainSchema, id_key: str | None = None) ->
         try:
             record = schema.validate_record(raw)
         except RecordError as exc:
-            out.errors.append(LineError(number, str(exc), rid_text))
+            out.errors.append(LineError(number, str(exc), rid_text, unit))
             continue
         key = record[schema.id_field]
-        if key in first_line:
+        if key in first:
             out.errors.append(
-                LineError(number, f"duplicate id, first seen on line {first_line[key]}", key)
+                LineError(number, f"duplicate id, first seen on {unit} {first[key]}", key, unit)
             )
             continue
-        first_line[key] = number
+        first[key] = number
         out.records.append(record)
     return out
 

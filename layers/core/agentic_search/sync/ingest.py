@@ -2,31 +2,41 @@
 
 Ingest is sync with insert events: each batch goes through
 :func:`~agentic_search.sync.apply.apply_changes` as unversioned inserts, so every write to the
-index takes the same path (per-aspect content hashes, payload-only changes embed nothing).
+index takes the same path (per-aspect content hashes, payload-only changes embed nothing) and
+records its outcome in the sync status.
+
+A file's ingest is journaled (:class:`~agentic_search.ports.WriteJournal`): its intent is
+recorded before the first write and forgotten after the last (keyword index refreshed, entity
+graph relinked, stale records pruned when asked), so an interrupted one is found and completed
+by the next process (:mod:`agentic_search.sync.journal`). The index mirrors the file: records
+in the index but not in the file are reported (``stale``) and, with ``prune``, deleted through
+the same writer (tombstones in the sync status, caches retired).
 """
 
 from __future__ import annotations
 
-import contextlib
+import os
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from agentic_search.components import Components
 from agentic_search.domain.chunking import chunk_records, doc_id_of
-from agentic_search.ports import CacheError
+from agentic_search.ports import SyncStatusStore
 from agentic_search.state import ENTITY_KEY
 from agentic_search.sync.apply import apply_changes
 from agentic_search.sync.changes import insert_changes
 from agentic_search.sync.files import CatalogRead, LineError, bundled_catalog_path, read_catalog
 from agentic_search.sync.indexer import WriteStats
 from agentic_search.sync.links import LinkStats, relink
-from agentic_search.sync.relink import relink_changed
+from agentic_search.sync.mirror import after_write, not_in_file, prune_records
 
 #: Records per write batch.
 DEFAULT_BATCH = 64
+#: The journal's name for the bundled catalog (its path differs between installs).
+BUNDLED = "bundled"
 
 
 @dataclass
@@ -39,6 +49,9 @@ class IngestReport:
     errors: list[LineError]
     stats: WriteStats
     seconds: float
+    stale: list[str] = field(default_factory=list)
+    pruned: int = 0
+    blank: int = 0
 
     @property
     def docs_per_s(self) -> float:
@@ -51,6 +64,7 @@ class IngestReport:
             "path": self.path,
             "lines": self.lines,
             "valid": self.valid,
+            "blank": self.blank,
             "inserted": self.stats.inserted,
             "updatedVectors": self.stats.updated_vectors,
             "updatedPayload": self.stats.updated_payload,
@@ -59,6 +73,8 @@ class IngestReport:
             "errors": [
                 {"line": e.line, "id": e.record_id, "reason": e.reason} for e in self.errors
             ],
+            "notInFile": self.stale,
+            "pruned": self.pruned,
             "seconds": round(self.seconds, 3),
             "docsPerSecond": round(self.docs_per_s, 1),
         }
@@ -69,9 +85,13 @@ def ingest_records(
     records: Sequence[dict[str, Any]],
     batch_size: int = DEFAULT_BATCH,
     on_progress: Callable[[int], None] | None = None,
+    status: SyncStatusStore | None = None,
+    force_refresh: bool = False,
 ) -> WriteStats:
-    """Upsert validated records in batches; the keyword index is refreshed once at the end.
-    ``on_progress(n)`` gets the number of ``records`` done (not of their chunks).
+    """Upsert validated records in batches; the keyword index is refreshed once at the end
+    (also when nothing changed with ``force_refresh``: completing an interrupted ingest whose
+    points were all written). ``on_progress(n)`` gets the number of ``records`` done (not of
+    their chunks); ``status`` records each record's outcome.
 
     Ingest is sync with insert events: each batch goes through
     :func:`agentic_search.sync.apply.apply_changes` (unversioned inserts), so there is one
@@ -90,6 +110,7 @@ def ingest_records(
         report = apply_changes(
             c,
             insert_changes(schema, batch),
+            status,
             refresh_keyword=False,
             bump_catalog=False,
         )
@@ -100,13 +121,8 @@ def ingest_records(
             raise report.failed[0].exception
         if on_progress:  # in source records (a record's first chunk), as on_start counts
             on_progress(sum(1 for r in batch if not r.get("chunk_id")))
-    if total.changed:
-        c.keyword.refresh(schema)
-        relink_changed(c, total.written_ids, total.deleted_ids)
-        # Cached answers were computed on the old catalog: a new version retires them. An
-        # unreachable cache must not fail the ingest (its entries expire by TTL).
-        with contextlib.suppress(CacheError):
-            c.cache.bump_catalog_version(schema.name)
+    if total.changed or force_refresh:
+        after_write(c, total)
     c.memo.forget_catalog()
     return total
 
@@ -118,18 +134,44 @@ def ingest_file(
     on_start: Callable[[int], None] | None = None,
     on_progress: Callable[[int], None] | None = None,
     read: CatalogRead | None = None,
+    *,
+    prune: bool = False,
+    id_key: str | None = None,
+    source: str | None = None,
+    force_refresh: bool = False,
 ) -> IngestReport:
     """Read, validate and upsert a JSONL catalog; bad lines are reported, the rest go in.
+    Journaled (see the module docstring): ``source`` names the file for a later completion
+    (default ``path``; :data:`BUNDLED` for the bundled catalog), ``id_key`` how it was read.
+    Records in the index but not in the file are reported, and deleted with ``prune``.
 
     Raises:
         FileNotFoundError: when the file does not exist.
         VectorStoreError: when the collection does not match the embedder.
+        OSError: when the journal cannot be written (nothing was written to the index).
     """
     t0 = time.perf_counter()
-    catalog = read or read_catalog(path, c.schema)
+    schema = c.schema
+    catalog = read or read_catalog(path, schema, id_key=id_key)
     if on_start:
         on_start(len(catalog.records))
-    stats = ingest_records(c, catalog.records, batch_size, on_progress)
+    c.journal.begin(
+        schema.name,
+        {
+            "op": "ingest",
+            "source": source or str(path),
+            "idKey": id_key,
+            "prune": prune,
+            "records": len(catalog.records),
+            "startedAt": time.time(),
+            "pid": os.getpid(),
+        },
+    )
+    status = c.sync_status
+    stats = ingest_records(c, catalog.records, batch_size, on_progress, status, force_refresh)
+    stale = not_in_file(c, catalog.records)
+    pruned = prune_records(c, stale, status) if prune and stale else 0
+    c.journal.finish(schema.name)
     return IngestReport(
         path=str(path),
         lines=catalog.lines,
@@ -137,6 +179,9 @@ def ingest_file(
         errors=catalog.errors,
         stats=stats,
         seconds=time.perf_counter() - t0,
+        stale=stale,
+        pruned=pruned,
+        blank=catalog.blank,
     )
 
 
@@ -170,10 +215,13 @@ def ensure_bundled_catalog(
     if not is_empty(c):
         ensure_links(c)
         return None
-    return ingest_file(c, bundled_catalog_path(), on_start=on_start, on_progress=on_progress)
+    return ingest_file(
+        c, bundled_catalog_path(), on_start=on_start, on_progress=on_progress, source=BUNDLED
+    )
 
 
 __all__ = [
+    "BUNDLED",
     "DEFAULT_BATCH",
     "IngestReport",
     "ensure_bundled_catalog",

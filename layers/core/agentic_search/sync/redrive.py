@@ -1,9 +1,9 @@
-"""Redrive of failed catalog changes: backoff, the dead-letter queues, retries, parking.
+"""Redrive of failed catalog changes: backoff, the dead-letter queues, the due attempts.
 
 Failed changes wait ``backoff_minutes(n)`` (1, 2, 4, 8 ... minutes, capped at 60) between
 attempts; after :data:`MAX_ATTEMPTS` attempts they are parked as ``failed`` with the last error
-until retried (:func:`retry_failed`). A record whose change cannot be parsed is parked at once
-(:func:`park_rejected`): retrying cannot fix it, the next valid change of the record does.
+until retried (:func:`agentic_search.sync.retries.retry_failed`). A record whose change cannot
+be parsed is parked at once (:func:`agentic_search.sync.retries.park_rejected`).
 """
 
 from __future__ import annotations
@@ -177,75 +177,6 @@ def redrive_due(
     return out
 
 
-def retry_failed(
-    status: SyncStatusStore,
-    domain: str,
-    record_ids: Sequence[str] | None = None,
-    clock: Callable[[], float] = time.time,
-) -> list[str]:
-    """Make failed (parked) entries — those of ``record_ids``, or all when None — pending and
-    due now with a fresh attempt count; pending ones become due now. Returns the record ids
-    queued (ids without a change to re-apply are left alone).
-
-    Raises:
-        SyncStatusError: when the store fails.
-    """
-    now = clock()
-    if record_ids is None:
-        entries = status.list(domain, "failed", limit=10_000)
-    else:
-        entries = list(status.get(domain, record_ids).values())
-    queued = []
-    for e in entries:
-        if e.change is None or e.status == "synced":
-            continue
-        e.status = "pending"
-        e.retry_count = 0
-        e.next_attempt_at = now
-        for a in e.aspects.values():
-            if a.status == "failed":
-                a.status = "pending"
-        queued.append(e)
-    if queued:
-        status.put(queued)
-    return [e.record_id for e in queued]
-
-
-def status_summary(status: SyncStatusStore, domain: str) -> dict[str, Any]:
-    """``GET /sync/status``: counts per status and whether everything is synced."""
-    counts = status.counts(domain)
-    return {
-        "domain": domain,
-        "counts": counts,
-        "healthy": counts.get("pending", 0) == 0 and counts.get("failed", 0) == 0,
-    }
-
-
 def dumps(obj: Any) -> str:
     """Compact JSON (for queue messages and logs)."""
     return json.dumps(obj, separators=(",", ":"), default=str)
-
-
-def park_rejected(
-    status: SyncStatusStore,
-    domain: str,
-    record_id: str,
-    error: str,
-    clock: Callable[[], float] = time.time,
-) -> None:
-    """Mark a record whose change could not be parsed as ``failed`` with ``error`` (nothing to
-    retry: the next valid change of the record syncs it). Its applied version is kept.
-
-    Raises:
-        SyncStatusError: when the store fails.
-    """
-    now = clock()
-    entry = status.get(domain, [record_id]).get(record_id) or SyncEntry(
-        domain=domain, record_id=record_id
-    )
-    entry.status = "failed"
-    entry.last_error = error[:500]
-    entry.next_attempt_at = None
-    entry.updated_at = now
-    entry.expires_at = None
-    status.put([entry])

@@ -11,12 +11,14 @@ from typing import Any
 
 from agentic_search.domain.schema import DomainSchema
 from agentic_search.sync.changes import (
-    OPERATIONS,
     CatalogChange,
     ChangeError,
     ChangeOp,
     validated_record,
 )
+
+#: A DynamoDB stream's event names (exactly these: "UPSERT" or "insert" is not a stream's).
+STREAM_EVENTS = {"INSERT": ChangeOp.INSERT, "MODIFY": ChangeOp.MODIFY, "REMOVE": ChangeOp.REMOVE}
 
 
 def plain_value(value: Any) -> Any:
@@ -27,6 +29,8 @@ def plain_value(value: Any) -> Any:
         ChangeError: for binary values.
     """
     if isinstance(value, Decimal):
+        if not value.is_finite():  # {"N": "abc"} parses as NaN, {"N": "Infinity"} as inf
+            raise ChangeError(f"number {str(value)!r} is not a finite number")
         return int(value) if value == value.to_integral_value() else float(value)
     if isinstance(value, dict):
         return {k: plain_value(v) for k, v in value.items()}
@@ -50,7 +54,7 @@ def deserialize_image(image: dict[str, Any]) -> dict[str, Any]:
     deserializer = TypeDeserializer()
     try:
         return {k: plain_value(deserializer.deserialize(v)) for k, v in image.items()}
-    except (TypeError, ValueError, AttributeError) as exc:
+    except (TypeError, ValueError, AttributeError, ArithmeticError) as exc:
         raise ChangeError(f"malformed DynamoDB image: {exc}") from exc
 
 
@@ -58,12 +62,15 @@ def change_from_stream_record(record: dict[str, Any], schema: DomainSchema) -> C
     """A DynamoDB stream record (NEW_AND_OLD_IMAGES) as a change; version = SequenceNumber.
 
     Raises:
-        ChangeError: naming what is missing or invalid.
+        ChangeError: naming what is missing or invalid: an ``eventName`` other than INSERT,
+            MODIFY or REMOVE, a number that does not parse, a ``Keys`` id that differs from
+            the ``NewImage``'s.
     """
-    name = str(record.get("eventName", "")).lower()
-    if name not in OPERATIONS:
-        raise ChangeError(f"unknown eventName {record.get('eventName')!r}")
-    op = OPERATIONS[name]
+    event = record.get("eventName")
+    if event not in STREAM_EVENTS:
+        raise ChangeError(f"unknown eventName {event!r} (a stream has INSERT, MODIFY, REMOVE)")
+    name = str(event).lower()
+    op = STREAM_EVENTS[event]
     ddb = record.get("dynamodb") or {}
     seq = ddb.get("SequenceNumber")
     try:
@@ -88,6 +95,11 @@ def change_from_stream_record(record: dict[str, Any], schema: DomainSchema) -> C
     if "NewImage" not in ddb:
         raise ChangeError(f"{name.upper()} without NewImage (stream view: NEW_AND_OLD_IMAGES)")
     rec = validated_record(schema, deserialize_image(ddb["NewImage"]), f"record {rid!r}")
+    if rid is not None and str(rid) != rec[schema.id_field]:
+        raise ChangeError(
+            f"Keys.{schema.id_field} {str(rid)!r} differs from "
+            f"NewImage.{schema.id_field} {rec[schema.id_field]!r}"
+        )
     return CatalogChange(
         op=op,
         domain=schema.name,

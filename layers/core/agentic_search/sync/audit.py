@@ -1,0 +1,103 @@
+"""Is the index what the catalog says? A consistency check across the vector store (points and
+their payloads), the keyword index, the sync status and the write journal.
+
+:func:`audit` compares one domain's stores with the catalog's records (validated, as ingest
+reads them): every record is a point whose stored content hash is the record's, no other point
+is there, the keyword index holds exactly the store's ids, every record's sync entry says
+``synced`` and no write is pending. The crash-consistency test and ``agentic-search doctor``
+read it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentic_search.components import Components
+from agentic_search.domain.chunking import chunk_records
+from agentic_search.state import HASHES_KEY
+from agentic_search.sync.indexer import RECORD_HASH, content_hashes
+
+
+@dataclass
+class Audit:
+    """Differences between a domain's stores and its catalog (all empty: consistent).
+
+    ``missing``: catalog ids with no point; ``extra``: points the catalog does not hold;
+    ``differing``: points whose stored content is not the record's; ``keyword_missing`` /
+    ``keyword_extra``: store ids the keyword index lacks / ids it holds that the store does
+    not (None when the keyword index cannot list its ids); ``not_synced``: catalog ids whose
+    sync entry is absent or not ``synced``; ``pending_write``: a journaled write is unfinished.
+    """
+
+    missing: list[str] = field(default_factory=list)
+    extra: list[str] = field(default_factory=list)
+    differing: list[str] = field(default_factory=list)
+    keyword_missing: list[str] | None = None
+    keyword_extra: list[str] | None = None
+    not_synced: list[str] = field(default_factory=list)
+    pending_write: bool = False
+
+    @property
+    def consistent(self) -> bool:
+        """Whether the stores equal the catalog."""
+        return not (
+            self.missing
+            or self.extra
+            or self.differing
+            or self.keyword_missing
+            or self.keyword_extra
+            or self.not_synced
+            or self.pending_write
+        )
+
+    def wire(self) -> dict[str, Any]:
+        """As JSON (camelCase keys)."""
+        return {
+            "consistent": self.consistent,
+            "missing": self.missing,
+            "extra": self.extra,
+            "differing": self.differing,
+            "keywordMissing": self.keyword_missing,
+            "keywordExtra": self.keyword_extra,
+            "notSynced": self.not_synced,
+            "pendingWrite": self.pending_write,
+        }
+
+
+def audit(c: Components, records: Sequence[dict[str, Any]], status: bool = True) -> Audit:
+    """Compare ``c``'s stores with ``records`` (the whole catalog, validated); with
+    ``status``, the sync status too (see the module docstring).
+
+    Raises:
+        VectorStoreError: when the store cannot be read.
+    """
+    schema = c.schema
+    idf = schema.id_field
+    points = chunk_records(schema, records) if schema.chunking is not None else list(records)
+    want = {str(r[idf]): content_hashes(schema, r)[RECORD_HASH] for r in points}
+    have: dict[str, str | None] = {}
+    if c.store.exists(schema):
+        for payload in c.store.scroll(schema, payload=[idf, HASHES_KEY]):
+            have[str(payload[idf])] = (payload.get(HASHES_KEY) or {}).get(RECORD_HASH)
+    out = Audit(
+        missing=sorted(set(want) - set(have)),
+        extra=sorted(set(have) - set(want)),
+        differing=sorted(rid for rid in set(want) & set(have) if want[rid] != have[rid]),
+        pending_write=c.journal.pending(schema.name) is not None,
+    )
+    list_ids = getattr(c.keyword, "indexed_ids", None)
+    if list_ids is not None:
+        indexed = set(list_ids(schema) or [])
+        out.keyword_missing = sorted(set(have) - indexed)
+        out.keyword_extra = sorted(indexed - set(have))
+    if status:
+        entries = c.sync_status.get(schema.name, list(want))
+        out.not_synced = sorted(
+            rid for rid in want if rid not in entries or entries[rid].status != "synced"
+        )
+    return out
+
+
+__all__ = ["Audit", "audit"]

@@ -1,0 +1,69 @@
+"""Graceful shutdown of ``serve`` (finding 11): on SIGTERM or SIGINT it stops accepting,
+finishes the requests in flight, logs, and exits 0."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+
+def _start(home) -> tuple[subprocess.Popen[str], str, int]:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agentic_search_cli.main", "serve", "--port", "0"],
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+        env={**os.environ, "AGENTIC_SEARCH_HOME": str(home)},
+    )
+    assert proc.stderr is not None
+    for line in proc.stderr:
+        found = re.search(r"serving on http://([\d.]+):(\d+)", line)
+        if found:
+            return proc, found.group(1), int(found.group(2))
+    raise AssertionError(f"serve did not start (rc {proc.wait()})")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_request_in_flight_is_answered_and_serve_exits_0(indexed_home, sig):
+    proc, host, port = _start(indexed_home)
+    try:
+        # GIVEN a request in flight (its body still arriving)
+        body = json.dumps({"query": "open source vector database", "limit": 3}).encode()
+        client = socket.create_connection((host, port), timeout=60)
+        head = (
+            f"POST /search HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+        ).encode()
+        client.sendall(head + body[:10])
+        time.sleep(0.5)  # the server has admitted it
+        # WHEN the server is told to stop
+        proc.send_signal(sig)
+        time.sleep(0.5)
+        client.sendall(body[10:])
+        reply = b""
+        while chunk := client.recv(65536):
+            reply += chunk
+        client.close()
+        # THEN the request is answered in full
+        status, _, rest = reply.partition(b"\r\n")
+        assert status.startswith(b"HTTP/1.0 200") or status.startswith(b"HTTP/1.1 200"), reply[:300]
+        payload = json.loads(rest.split(b"\r\n\r\n", 1)[1])
+        assert payload["candidates"]
+        # AND the server exits 0, having said why and that it stopped
+        assert proc.wait(timeout=60) == 0
+        err = proc.stderr.read() if proc.stderr else ""
+        assert f"{sig.name}: stopping" in err and "agentic-search: stopped" in err
+        # AND it accepts nothing more
+        with pytest.raises(OSError):
+            socket.create_connection((host, port), timeout=2).close()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
