@@ -12,6 +12,7 @@ JSON for benchmarks/faults/). When no source can answer, the API says 503 with t
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -109,6 +110,21 @@ class RaisingStructured:
 def hanging_endpoint() -> Iterator[str]:
     """An HTTP endpoint that accepts connections, reads the request and never answers (an
     LLM or embedding API that hangs)."""
+    with hanging_server() as url:
+        yield url
+
+
+@pytest.fixture
+def own_hanging_endpoint() -> Iterator[str]:
+    """:func:`hanging_endpoint` for one test: closed when it ends, so the embedding calls left
+    waiting on it fail fast (refused) instead of running on for the client's 30 s x 3."""
+    with hanging_server() as url:
+        yield url
+
+
+@contextlib.contextmanager
+def hanging_server() -> Iterator[str]:
+    """A loopback server that accepts connections and never answers; closed on exit."""
     srv = socket.create_server(("127.0.0.1", 0))
     conns: list[socket.socket] = []
     stop = threading.Event()
@@ -314,7 +330,7 @@ def test_embedding_api_hanging_is_cut_at_the_source_deadline(tools_engine, hangi
 
 
 def test_embedding_api_hanging_on_a_cold_container_is_cut_at_the_source_deadline(
-    tools_engine, hanging_endpoint
+    tools_engine, own_hanging_endpoint
 ):
     # GIVEN a cold container: nothing built or read yet (no embedder, no catalog names), the
     # embedder to come from the settings (EMBEDDING_MODEL set, dimension unknown, so the old
@@ -323,7 +339,7 @@ def test_embedding_api_hanging_on_a_cold_container_is_cut_at_the_source_deadline
         update={
             "source_timeout_s": 0.5,
             "embedding_model": "hung-model",
-            "openai_base_url": hanging_endpoint,
+            "openai_base_url": own_hanging_endpoint,
         }
     )
     t = time.perf_counter()
