@@ -95,7 +95,7 @@ def changes(records: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[d
 
 def points(home: Path) -> int | None:
     """Points in the tools collection's SQLite file (None while it does not exist/parse)."""
-    files = list((home / "qdrant").glob("collection/*/storage.sqlite"))
+    files = sorted((home / "qdrant").rglob("storage.sqlite"))
     if not files:
         return None
     try:

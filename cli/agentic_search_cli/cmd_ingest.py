@@ -38,6 +38,7 @@ def add_parser(sub: Any) -> None:
     i.add_argument(
         "path",
         type=Path,
+        nargs="?",
         help="catalog file (.jsonl, .json array, .csv), or a BEIR dataset folder holding "
         "corpus.jsonl",
     )
@@ -55,19 +56,36 @@ def add_parser(sub: Any) -> None:
         help="delete the records in the index that the file does not hold (the index then "
         "mirrors the file; without it they are listed and stay searchable)",
     )
+    i.add_argument(
+        "--rebuild",
+        action="store_true",
+        help="the repair path: drop the domain's index (also one whose files cannot be read) "
+        "and build it anew from the file (for tools, the bundled catalog when no file is "
+        "given); an unreadable sync status is moved aside",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     """Run ``ingest``; returns the exit code (1 with ``--strict`` when a line was rejected)."""
-    from agentic_search.sync.files import CatalogFormatError, read_beir_corpus, read_catalog
+    from agentic_search.sync.files import (
+        CatalogFormatError,
+        bundled_catalog_path,
+        read_beir_corpus,
+        read_catalog,
+    )
     from agentic_search_cli.render import print_ingest
 
-    path: Path = args.path
+    path: Path | None = args.path
     if args.batch_size < 1:
         usage_error("--batch-size must be at least 1")
+    if path is None:
+        if not (args.rebuild and args.domain == "tools"):
+            usage_error("a catalog file is required (only `ingest --rebuild` of tools has one)")
+        path = bundled_catalog_path()
     if not path.exists():
         usage_error(f"no such file or folder: {path}")
-    service = open_service(args.domain)
+    # the repair path must open what an interrupted write's completion would fail on
+    service = open_service(args.domain, recover=not args.rebuild)
     try:
         if path.is_dir():
             if not (path / "corpus.jsonl").is_file():
@@ -93,14 +111,26 @@ def run(args: argparse.Namespace) -> int:
                 task = progress.add_task(
                     f"ingesting into {service.schema.name!r}", total=len(read.records)
                 )
-                report = service.ingest_file(
-                    source.resolve(),
-                    batch_size=args.batch_size,
-                    read=read,
-                    on_progress=advance,
-                    prune=args.prune,
-                    id_key=id_key,
-                )
+                if args.rebuild:
+                    report, note = service.rebuild(
+                        source.resolve(),
+                        batch_size=args.batch_size,
+                        on_progress=advance,
+                        read=read,
+                        id_key=id_key,
+                        source="bundled" if args.path is None else None,
+                    )
+                    if note:
+                        sys.stderr.write(f"agentic-search: {note}\n")
+                else:
+                    report = service.ingest_file(
+                        source.resolve(),
+                        batch_size=args.batch_size,
+                        read=read,
+                        on_progress=advance,
+                        prune=args.prune,
+                        id_key=id_key,
+                    )
         except KeyboardInterrupt:
             sys.stderr.write(
                 f"agentic-search: interrupted after {done[0]} of {len(read.records)} records: "

@@ -43,6 +43,14 @@ def add_parser(sub: Any) -> None:
     add_llm_flag(v)
 
 
+def domain_states(rt: Any) -> list[tuple[str, str]]:
+    """Each bundled domain's index health (what ``GET /health?deep=true`` reports)."""
+    from agentic_search.domain.schema import available_domains
+    from agentic_search.sync.audit import domain_health
+
+    return [(d, domain_health(rt.components(d))) for d in available_domains()]
+
+
 #: Seconds a stop (SIGTERM, SIGINT) waits for the requests in flight to finish.
 DRAIN_S = 25.0
 
@@ -60,18 +68,26 @@ def run(args: argparse.Namespace) -> int:
     # Powertools' metrics go to CloudWatch in Lambda; locally they would only flood stdout.
     os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
     os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
+    from agentic_search.ports import KeywordIndexError, VectorStoreError
     from agentic_search.service import SearchService
     from agentic_search_lambda.runtime import Runtime, use
 
     rt = Runtime(settings_for(args))
     use(rt)  # the handler serves from this runtime
     service = SearchService(rt.components("tools"))
-    complete_interrupted_write(service)
-    if service.is_empty():
-        err = console(stderr=True)
-        err.print("[dim]first use: ingesting the bundled catalog...[/dim]")
-        service.ensure_bundled_catalog()
-    service.warm_up()  # the first request does not pay the model load; no full-GC pauses
+    try:
+        complete_interrupted_write(service)
+        if service.is_empty():
+            err = console(stderr=True)
+            err.print("[dim]first use: ingesting the bundled catalog...[/dim]")
+            service.ensure_bundled_catalog()
+        service.warm_up()  # the first request does not pay the model load; no full-GC pauses
+    except (VectorStoreError, KeywordIndexError) as exc:
+        # a damaged index fails its own domain's requests, not the server
+        sys.stderr.write(f"agentic-search: warning: {exc}\n")
+    for domain, state in domain_states(rt):
+        if state.startswith("error"):
+            sys.stderr.write(f"agentic-search: warning: domain {domain!r}: {state}\n")
     server = make_server(args.host, args.port)
     host, port = server.server_address[:2]
     stop = threading.Event()

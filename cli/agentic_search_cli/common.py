@@ -146,8 +146,9 @@ def progress_bar(out: Any) -> Any:
     )
 
 
-def open_service(domain: str, settings: Settings | None = None) -> Any:
-    """The search service of ``domain`` (a name or a schema YAML path).
+def open_service(domain: str, settings: Settings | None = None, recover: bool = True) -> Any:
+    """The search service of ``domain`` (a name or a schema YAML path), its interrupted
+    write completed first (unless not ``recover``).
 
     Raises:
         SystemExit: (2) for an unknown domain.
@@ -159,7 +160,8 @@ def open_service(domain: str, settings: Settings | None = None) -> Any:
         service = SearchService.create(settings or Settings(), domain)
     except SchemaError as exc:
         usage_error(str(exc))
-    complete_interrupted_write(service)
+    if recover:
+        complete_interrupted_write(service)
     return service
 
 

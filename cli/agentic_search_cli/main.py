@@ -52,24 +52,38 @@ def main(argv: list[str] | None = None) -> int:
     warnings.filterwarnings("ignore", category=UserWarning)
     parser = build_parser()
     args = parser.parse_args(argv)
-    from agentic_search.ports import EmbedderError, VectorStoreError
+    from agentic_search.ports import (
+        EmbedderError,
+        KeywordIndexError,
+        SyncStatusError,
+        VectorStoreError,
+    )
 
     try:
         code = COMMANDS[args.command].run(args)
-    except (VectorStoreError, EmbedderError, FileNotFoundError, OSError) as exc:
+    except (
+        VectorStoreError,
+        EmbedderError,
+        KeywordIndexError,
+        SyncStatusError,
+        FileNotFoundError,
+        OSError,
+    ) as exc:
         sys.stderr.write(f"agentic-search: error: {exc}\n")
         code = 1
     except KeyboardInterrupt:
         sys.stderr.write("agentic-search: interrupted\n")
         code = 130
-    return exit_safely(code)
+    return code
 
 
-def exit_safely(code: int) -> int:
-    """Return ``code`` once no embedding call is still running in native code (a source that
-    missed its deadline leaves one behind); when one is still running after the drain, flush
-    and end the process with ``os._exit(code)``, since tearing the interpreter down under
-    onnxruntime aborts it with rc 134 instead of the documented 0/1/2."""
+def entry() -> int:
+    """The console script: :func:`main`, then exit with its code once no embedding call is
+    still running in native code (a source that missed its deadline leaves one behind). When
+    one is still running after the drain, flush and end the process with ``os._exit``:
+    tearing the interpreter down under onnxruntime aborts it with rc 134 instead of the
+    documented 0/1/2. (``main`` itself never exits the process: tests call it.)"""
+    code = main()
     from agentic_search.pipeline.embedding import drain_embedding_threads
 
     if drain_embedding_threads() == 0:
@@ -80,4 +94,4 @@ def exit_safely(code: int) -> int:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    raise SystemExit(main())
+    raise SystemExit(entry())

@@ -153,6 +153,11 @@ class Settings(BaseSettings):
         return self.resolved_qdrant_path.parent / "bm25"
 
     @property
+    def sync_status_path(self) -> Path:
+        """The embedded sync status's SQLite file."""
+        return self.agentic_search_home / "sync.sqlite"
+
+    @property
     def cache_path(self) -> Path:
         """SQLite file of the embedded result cache."""
         return self.agentic_search_home / "cache.sqlite"

@@ -50,6 +50,11 @@ class VectorStoreError(RuntimeError):
     """A collection is missing, incompatible, or the vector store failed."""
 
 
+class KeywordIndexError(RuntimeError):
+    """The keyword index cannot be read (a damaged file): its source fails, the others go
+    on; the message names the file and the repair command."""
+
+
 class EmbedderError(RuntimeError):
     """The embedding model could not be loaded or failed on a batch."""
 
@@ -124,7 +129,8 @@ class VectorStore(Protocol):
         ...
 
     def drop(self, schema: DomainSchema) -> None:
-        """Delete the domain's collection if it exists."""
+        """Delete the domain's collection if it exists (also when its files cannot be read:
+        the repair path's first step)."""
         ...
 
     def get_records(
@@ -444,6 +450,7 @@ __all__ = [
     "HydeGenerator",
     "IntentPlanner",
     "KeywordIndex",
+    "KeywordIndexError",
     "LLMFallback",
     "Reranker",
     "RerankerError",

@@ -20,7 +20,7 @@ from agentic_search.pipeline.inprocess import run_rounds
 from agentic_search.pipeline.runner import LocalRunner
 from agentic_search.process_tuning import freeze_long_lived
 from agentic_search.state import SearchRequest, SearchResponse
-from agentic_search.sync import ingest, journal
+from agentic_search.sync import ingest, journal, repair
 from agentic_search.sync.files import CatalogRead
 from agentic_search.sync.indexer import WriteStats
 from agentic_search.wiring import build_components
@@ -147,6 +147,30 @@ class SearchService:
         """Build the entity graph of a collection indexed before it existed (None when it is
         there or the schema has no entities); see :mod:`agentic_search.sync.links`."""
         return ingest.ensure_links(self.components)
+
+    def rebuild(
+        self,
+        path: Path,
+        batch_size: int = ingest.DEFAULT_BATCH,
+        on_progress: Callable[[int], None] | None = None,
+        read: CatalogRead | None = None,
+        *,
+        id_key: str | None = None,
+        source: str | None = None,
+    ) -> tuple[ingest.IngestReport, str | None]:
+        """Rebuild the domain's index from ``path`` (see :mod:`agentic_search.sync.repair`);
+        the report and a line when an unreadable sync status was set aside."""
+        note = repair.set_aside_unreadable_status(self.components)
+        report = repair.rebuild(
+            self.components,
+            path,
+            batch_size,
+            on_progress=on_progress,
+            read=read,
+            id_key=id_key,
+            source=source,
+        )
+        return report, note
 
     def pending_write(self) -> dict[str, Any] | None:
         """The domain's interrupted write (its journaled intent), or None."""

@@ -20,7 +20,6 @@ second module, which this one exists to prevent.
 from __future__ import annotations
 
 import threading
-from pathlib import Path
 from typing import Any
 
 from agentic_search.components import Components, Factory
@@ -144,7 +143,7 @@ def build_sync_status(settings: Settings) -> SyncStatusStore:
 
     if settings.sync_status_table:
         return DynamoDBSyncStatus(settings.sync_status_table)
-    return SqliteSyncStatus(Path(settings.agentic_search_home) / "sync.sqlite")
+    return SqliteSyncStatus(settings.sync_status_path)
 
 
 def build_journal(settings: Settings) -> WriteJournal:

@@ -18,10 +18,11 @@ from __future__ import annotations
 import json
 import uuid
 from functools import lru_cache
-from typing import Any
+from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+from aws_lambda_powertools.event_handler.openapi.params import Query
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
@@ -30,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from agentic_search.domain.availability import unanswered, unavailable_message
 from agentic_search.domain.schema import available_domains
 from agentic_search.state import QUERY_MAX_CHARS, SearchRequest
+from agentic_search.sync.audit import domain_health
 from agentic_search_lambda.http_guard import MAX_BODY_BYTES, json_body_as_declared, precheck
 from agentic_search_lambda.observability import logger, metrics, tracer
 from agentic_search_lambda.orchestrators import SearchUnavailable
@@ -132,9 +134,16 @@ def search(body: SearchBody) -> dict[str, Any]:
 
 
 @app.get("/health")
-def health() -> dict[str, str]:
-    """Liveness: the function is up (it does not touch the sources)."""
-    return {"status": "ok"}
+def health(deep: Annotated[bool, Query()] = False) -> dict[str, Any]:
+    """Liveness: the function is up (it does not touch the sources); with ``?deep=true``,
+    each domain's index is opened and read: ``domains`` maps a domain to ``ok``, ``empty``
+    or the one-line error of a store or keyword index that cannot be read, and ``status`` is
+    ``degraded`` when one failed (the others still answer)."""
+    if not deep:
+        return {"status": "ok"}
+    domains = {d: domain_health(runtime().components(d)) for d in available_domains()}
+    bad = any(v not in ("ok", "empty") for v in domains.values())
+    return {"status": "degraded" if bad else "ok", "domains": domains}
 
 
 @app.get("/openapi.json")

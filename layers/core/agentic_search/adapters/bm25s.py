@@ -21,11 +21,12 @@ import bm25s
 import numpy as np
 from bm25s.tokenization import Tokenized
 
+from agentic_search.adapters.qdrant.local_folders import repair_command
 from agentic_search.domain.bm25 import DEFAULT_B, DEFAULT_K1
 from agentic_search.domain.filters import matches, validate_filters
 from agentic_search.domain.schema import DomainSchema
 from agentic_search.domain.text import Analyzer, default_analyzer, keyword_text
-from agentic_search.ports import VectorStore
+from agentic_search.ports import KeywordIndexError, VectorStore
 from agentic_search.state import Filter, ScoredRecord, SparseVector
 
 
@@ -99,19 +100,29 @@ class Bm25sKeywordIndex:
             folder = self._folder(schema)
             if not (folder / "ids.json").is_file():
                 return None
-            index = bm25s.BM25.load(str(folder), show_progress=False)
-            ids = json.loads((folder / "ids.json").read_text())
-            fields_file = folder / "fields.json"
-            fields = json.loads(fields_file.read_text()) if fields_file.is_file() else None
+            try:
+                index = bm25s.BM25.load(str(folder), show_progress=False)
+                ids = json.loads((folder / "ids.json").read_text())
+                fields_file = folder / "fields.json"
+                fields = json.loads(fields_file.read_text()) if fields_file.is_file() else None
+            except Exception as exc:  # numpy, json, OS: a damaged file of the index
+                reason = " ".join(f"{type(exc).__name__}: {exc}".split())[:200]
+                raise KeywordIndexError(
+                    f"the keyword index at {folder} cannot be read ({reason}); rebuild it with "
+                    f"{repair_command(schema.name)}"
+                ) from exc
             if fields is None or len(fields) != len(ids):
                 return None
             self._loaded[schema.name] = (index, ids, fields)
             return index, ids, fields
 
     def indexed_ids(self, schema: DomainSchema) -> list[str] | None:
-        """The record ids the persisted index holds, in row order (None when not built):
-        what a consistency check compares with the store."""
-        loaded = self._get(schema)
+        """The record ids the persisted index holds, in row order (None when not built, none
+        when it cannot be read): what a consistency check compares with the store."""
+        try:
+            loaded = self._get(schema)
+        except KeywordIndexError:
+            return []
         return None if loaded is None else list(loaded[1])
 
     def term_presence(
@@ -122,8 +133,11 @@ class Bm25sKeywordIndex:
         term ``t`` are ``indices[indptr[t]:indptr[t + 1]]``, every one with tf > 0) instead
         of re-analysing the texts: per term, a document mask set from its posting and read at
         the asked rows. Ids not in the index (not built yet, written since the last refresh)
-        are absent."""
-        loaded = self._get(schema)
+        are absent; nothing when the index cannot be read (its search reports that)."""
+        try:
+            loaded = self._get(schema)
+        except KeywordIndexError:
+            return {}
         if loaded is None or not record_ids:
             return {}
         index, ids, _ = loaded
@@ -153,8 +167,12 @@ class Bm25sKeywordIndex:
 
     def known_terms(self, schema: DomainSchema, terms: Sequence[str]) -> set[str] | None:
         """The ``terms`` in the index's vocabulary (every vocabulary term occurs in some
-        document); None when the index is not built."""
-        loaded = self._get(schema)
+        document); None when the index is not built or cannot be read (its search reports
+        that)."""
+        try:
+            loaded = self._get(schema)
+        except KeywordIndexError:
+            return None
         if loaded is None:
             return None
         vocab = loaded[0].vocab_dict
@@ -168,7 +186,11 @@ class Bm25sKeywordIndex:
         filters: Sequence[Filter] = (),
         exclude_ids: Sequence[str] = (),
     ) -> list[ScoredRecord]:
-        """BM25 hits with score > 0; filters restrict the candidates via a weight mask."""
+        """BM25 hits with score > 0; filters restrict the candidates via a weight mask.
+
+        Raises:
+            KeywordIndexError: when the persisted index cannot be read (the source fails).
+        """
         validate_filters(schema, filters)
         loaded = self._get(schema)
         if loaded is None:

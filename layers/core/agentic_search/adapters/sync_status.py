@@ -40,7 +40,10 @@ class SqliteSyncStatus:
                     "CREATE INDEX IF NOT EXISTS by_status ON sync_status (domain, status)"
                 )
         except sqlite3.Error as exc:
-            raise SyncStatusError(f"sync status {self.path} cannot be opened: {exc}") from exc
+            raise SyncStatusError(
+                f"sync status {self.path} cannot be opened: {exc}; move it away and run "
+                "agentic-search ingest --rebuild (it records every record anew)"
+            ) from exc
 
     def get(self, domain: str, record_ids: Sequence[str]) -> dict[str, SyncEntry]:
         """Entries of ``record_ids`` that exist."""

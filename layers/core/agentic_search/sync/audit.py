@@ -16,6 +16,7 @@ from typing import Any
 
 from agentic_search.components import Components
 from agentic_search.domain.chunking import chunk_records
+from agentic_search.ports import KeywordIndexError, VectorStoreError
 from agentic_search.state import HASHES_KEY
 from agentic_search.sync.indexer import RECORD_HASH, content_hashes
 
@@ -100,4 +101,17 @@ def audit(c: Components, records: Sequence[dict[str, Any]], status: bool = True)
     return out
 
 
-__all__ = ["Audit", "audit"]
+def domain_health(c: Components) -> str:
+    """``ok``, ``empty`` (nothing indexed yet) or ``error: <one line>`` when the domain's
+    collection or keyword index cannot be read (each is opened and read here)."""
+    schema = c.schema
+    try:
+        if c.store.count(schema) == 0:
+            return "empty"
+        c.keyword.search(schema, schema.name, 1)  # loads the persisted index
+    except (VectorStoreError, KeywordIndexError) as exc:
+        return f"error: {exc}"
+    return "ok"
+
+
+__all__ = ["Audit", "audit", "domain_health"]

@@ -15,6 +15,7 @@ Local mode is single-process and not thread-safe, so calls are serialized with a
 
 from __future__ import annotations
 
+import shutil
 import threading
 import uuid
 from collections import OrderedDict
@@ -27,6 +28,7 @@ from qdrant_client import QdrantClient
 from qdrant_client import models as qm
 
 from agentic_search.adapters.qdrant.filters import to_qdrant
+from agentic_search.adapters.qdrant.local_folders import adopt_shared_layout, open_local
 from agentic_search.config import Settings
 from agentic_search.domain.schema import DomainSchema
 from agentic_search.ports import VectorStoreError
@@ -74,25 +76,18 @@ class QdrantStore:
     def __init__(self, settings: Settings, client: QdrantClient | None = None) -> None:
         self.settings = settings
         self.server_mode = bool(settings.qdrant_url)
-        if client is not None:
-            self.client = client
-        elif self.server_mode:
+        #: one client for every collection (a server, or a client given by a test); None in
+        #: local mode, where each collection has its own folder and client (see _c)
+        self.client: QdrantClient | None = client
+        if client is None and self.server_mode:
             key = settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None
             # no version check: it is a request at construction (in a thread); the first
             # call meets the server inside the caller's deadline
             self.client = QdrantClient(
                 url=settings.qdrant_url, api_key=key, timeout=10, check_compatibility=False
             )
-        else:
-            path = settings.resolved_qdrant_path
-            path.mkdir(parents=True, exist_ok=True)
-            try:
-                self.client = QdrantClient(path=str(path))
-            except RuntimeError as exc:  # portalocker: another process holds the folder
-                raise VectorStoreError(
-                    f"the local Qdrant store at {path} is in use by another process "
-                    "(local mode is single-process; stop it or set QDRANT_PATH)"
-                ) from exc
+        self._local: dict[str, QdrantClient] = {}
+        self._open_lock = threading.Lock()
         self._lock: Any = _NullLock() if self.server_mode else threading.RLock()
         #: (collection, record id) -> record read back (local mode only, see read_records)
         self._records: OrderedDict[tuple[str, str], StoredRecord] = OrderedDict()
@@ -105,17 +100,37 @@ class QdrantStore:
         """Collection name of a domain."""
         return self.settings.collection_name(schema.name)
 
+    def _c(self, schema: DomainSchema) -> QdrantClient:
+        """The client holding ``schema``'s collection: the one client, or in local mode the
+        collection's own (opened on first use; see :mod:`.local_folders`).
+
+        Raises:
+            VectorStoreError: when its folder is held by another process, or unreadable (one
+                line naming the file and the repair command).
+        """
+        if self.client is not None:
+            return self.client
+        name = self.collection(schema)
+        client = self._local.get(name)
+        if client is None:
+            with self._open_lock:
+                client = self._local.get(name)
+                if client is None:
+                    client = open_local(self.settings.resolved_qdrant_path, name, schema.name)
+                    self._local[name] = client
+        return client
+
     def exists(self, schema: DomainSchema) -> bool:
         """Whether the domain's collection exists."""
         with self._lock:
-            return self.client.collection_exists(self.collection(schema))
+            return self._c(schema).collection_exists(self.collection(schema))
 
     def count(self, schema: DomainSchema) -> int:
         """Number of points in the domain's collection (0 if it does not exist)."""
         if not self.exists(schema):
             return 0
         with self._lock:
-            return self.client.count(self.collection(schema), exact=True).count
+            return self._c(schema).count(self.collection(schema), exact=True).count
 
     def ensure_collection(self, schema: DomainSchema, dim: int) -> None:
         """Create the collection, or check an existing one matches ``dim`` and the aspects.
@@ -126,8 +141,8 @@ class QdrantStore:
         """
         name = self.collection(schema)
         with self._lock:
-            if self.client.collection_exists(name):
-                info = self.client.get_collection(name)
+            if self._c(schema).collection_exists(name):
+                info = self._c(schema).get_collection(name)
                 vectors = info.config.params.vectors
                 if not isinstance(vectors, dict):
                     raise VectorStoreError(f"collection {name!r} has no named vectors")
@@ -149,7 +164,7 @@ class QdrantStore:
                         "/ COLLECTION_PREFIX) or switch back to the embedder it was built with."
                     )
                 return
-            self.client.create_collection(
+            self._c(schema).create_collection(
                 name,
                 vectors_config={
                     a: qm.VectorParams(size=dim, distance=qm.Distance.COSINE)
@@ -173,18 +188,28 @@ class QdrantStore:
         }
         for fname, fdef in schema.filterable_fields.items():
             kind = qm.PayloadSchemaType.TEXT if "contains" in fdef.filter else kinds[fdef.type]
-            self.client.create_payload_index(name, fname, field_schema=kind)
+            self._c(schema).create_payload_index(name, fname, field_schema=kind)
         if schema.id_field not in schema.filterable_fields:
-            self.client.create_payload_index(
+            self._c(schema).create_payload_index(
                 name, schema.id_field, field_schema=qm.PayloadSchemaType.KEYWORD
             )
 
     def drop(self, schema: DomainSchema) -> None:
-        """Delete the domain's collection if it exists."""
+        """Delete the domain's collection if it exists; in local mode its whole folder, even
+        when its files cannot be read (the repair path's first step)."""
         with self._lock:
             self._written()
-            if self.client.collection_exists(self.collection(schema)):
-                self.client.delete_collection(self.collection(schema))
+            if self.client is not None:
+                if self.client.collection_exists(self.collection(schema)):
+                    self.client.delete_collection(self.collection(schema))
+                return
+            name = self.collection(schema)
+            with self._open_lock:
+                client = self._local.pop(name, None)
+                if client is not None:
+                    client.close()
+                adopt_shared_layout(self.settings.resolved_qdrant_path, name)
+                shutil.rmtree(self.settings.resolved_qdrant_path / name, ignore_errors=True)
 
     # ----- writes -----------------------------------------------------------------------------
 
@@ -204,7 +229,7 @@ class QdrantStore:
             qm.PayloadSelectorExclude(exclude=list(without)) if without else True
         )
         with self._lock:
-            points = self.client.retrieve(
+            points = self._c(schema).retrieve(
                 self.collection(schema), ids=ids, with_payload=payload, with_vectors=with_vectors
             )
         return {
@@ -287,7 +312,7 @@ class QdrantStore:
         ]
         with self._lock:
             self._written()
-            self.client.upsert(self.collection(schema), points=structs, wait=True)
+            self._c(schema).upsert(self.collection(schema), points=structs, wait=True)
 
     def update_points(
         self,
@@ -319,14 +344,14 @@ class QdrantStore:
         if ops:
             with self._lock:
                 self._written()
-                self.client.batch_update_points(self.collection(schema), update_operations=ops)
+                self._c(schema).batch_update_points(self.collection(schema), update_operations=ops)
 
     def delete(self, schema: DomainSchema, record_ids: Sequence[str]) -> None:
         """Delete the points of ``record_ids`` (missing ones are ignored)."""
         if record_ids:
             with self._lock:
                 self._written()
-                self.client.delete(
+                self._c(schema).delete(
                     self.collection(schema),
                     points_selector=qm.PointIdsList(
                         points=[point_id(schema.name, r) for r in record_ids]
@@ -348,7 +373,7 @@ class QdrantStore:
             rows: list[list[float]] = []
             offset = None
             while True:
-                points, offset = self.client.scroll(
+                points, offset = self._c(schema).scroll(
                     key[0],
                     limit=1024,
                     offset=offset,
@@ -408,7 +433,7 @@ class QdrantStore:
                 top = np.argsort(-scores, kind="stable")
             return [ScoredRecord(ids[i], float(scores[i]), {}) for i in top.tolist()]
         with self._lock:
-            resp = self.client.query_points(
+            resp = self._c(schema).query_points(
                 self.collection(schema),
                 query=list(map(float, vector)),
                 using=aspect,
@@ -426,7 +451,7 @@ class QdrantStore:
         """Sparse (BM25 with IDF modifier) search on the server's ``bm25`` vector."""
         query = qm.SparseVector(indices=list(vector.indices), values=list(vector.values))
         with self._lock:
-            resp = self.client.query_points(
+            resp = self._c(schema).query_points(
                 self.collection(schema),
                 query=query,
                 using=SPARSE_VECTOR,
@@ -444,7 +469,7 @@ class QdrantStore:
         if not self.exists(schema):
             return False
         with self._lock:
-            info = self.client.get_collection(self.collection(schema))
+            info = self._c(schema).get_collection(self.collection(schema))
         return SPARSE_VECTOR in (info.config.params.sparse_vectors or {})
 
     def query_hybrid_rrf(
@@ -465,7 +490,7 @@ class QdrantStore:
         ``k = rrf_k + 1`` to compute this project's ``sum 1 / (rrf_k + rank)``, rank from 1.
         """
         with self._lock:
-            resp = self.client.query_points(
+            resp = self._c(schema).query_points(
                 self.collection(schema),
                 prefetch=[
                     qm.Prefetch(
@@ -505,7 +530,7 @@ class QdrantStore:
             return {}
         ids = [point_id(schema.name, r) for r in dict.fromkeys(record_ids)]
         with self._lock:
-            points = self.client.retrieve(
+            points = self._c(schema).retrieve(
                 self.collection(schema),
                 ids=ids,
                 with_payload=[schema.id_field],
@@ -532,7 +557,7 @@ class QdrantStore:
         offset = None
         while True:
             with self._lock:
-                points, offset = self.client.scroll(
+                points, offset = self._c(schema).scroll(
                     self.collection(schema),
                     scroll_filter=flt,
                     limit=batch,
@@ -546,6 +571,10 @@ class QdrantStore:
                 break
 
     def close(self) -> None:
-        """Release the client (and the local-mode folder lock)."""
+        """Release the clients (and the local-mode folder locks)."""
         with self._lock:
-            self.client.close()
+            if self.client is not None:
+                self.client.close()
+            for client in self._local.values():
+                client.close()
+            self._local.clear()

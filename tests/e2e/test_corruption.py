@@ -1,0 +1,162 @@
+"""Corruption is a clear error, isolated (finding 4): every file of the embedded store,
+truncated or zeroed in turn, gives one-line errors; the other domain is unaffected; ``serve``
+starts and reports it in ``/health``; ``ingest --rebuild`` restores the answers."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+
+import pytest
+from support.cli import run_cli
+
+from agentic_search.config import Settings
+from agentic_search.pipeline.runner import SearchFailed
+from agentic_search.ports import KeywordIndexError, SyncStatusError, VectorStoreError
+from agentic_search.service import SearchService
+
+DOCS = [
+    {"_id": f"d{i}", "title": f"Field note {i}", "text": f"Glaciers retreat {i}: ice sheets melt."}
+    for i in range(12)
+]
+
+
+@pytest.fixture(scope="module")
+def base(tools_engine, embedder, tmp_path_factory) -> tuple[Path, Path]:
+    """A folder with both domains indexed (tools: the bundled catalog; documents: 12 notes)
+    and a sync status, and the documents file."""
+    root = tmp_path_factory.mktemp("corrupt")
+    home = root / "home"
+    shutil.copytree(
+        Path(tools_engine.components.settings.agentic_search_home),
+        home,
+        ignore=shutil.ignore_patterns("*.lock", ".lock", "journal"),
+    )
+    docs = root / "docs.jsonl"
+    docs.write_text("".join(json.dumps(d) + "\n" for d in DOCS))
+    service = SearchService.create(
+        Settings(agentic_search_home=home), "documents", embedder=embedder
+    )
+    try:
+        service.ingest_file(docs, id_key="_id")
+    finally:
+        service.close()
+    return home, docs
+
+
+def _files(home: Path) -> list[str]:
+    return sorted(
+        str(p.relative_to(home))
+        for p in home.rglob("*")
+        if p.is_file() and "models" not in p.parts and not p.name.endswith(".lock")
+    )
+
+
+def _damage(path: Path, mode: str) -> None:
+    size = path.stat().st_size
+    path.write_bytes(b"\0" * size if mode == "zero" else path.read_bytes()[: size // 2])
+
+
+def _outcome(home: Path, domain: str, query: str, embedder) -> tuple[str, str]:
+    """('ok', '') | ('partial', failed sources) | ('error', the one-line message)."""
+    settings = Settings(agentic_search_home=home, cache_backend="none")
+    service = SearchService.create(settings, domain, embedder=embedder)
+    try:
+        out = service.search(query, limit=3).output
+    except (VectorStoreError, KeywordIndexError) as exc:
+        return "error", str(exc)
+    except SearchFailed as exc:  # the state machine's failure: its cause is the store's line
+        assert exc.error == "VectorStoreError", exc
+        return "error", exc.cause
+    finally:
+        service.close()
+    failed = ",".join(sorted(e.source for e in out.errors))
+    return ("partial", failed) if failed else ("ok", "")
+
+
+def test_every_damaged_file_is_one_line_and_isolated(base, tmp_path, embedder):
+    home, _ = base
+    files = _files(home)
+    assert any(f.endswith("storage.sqlite") for f in files) and "sync.sqlite" in files
+    assert sum(f.startswith("bm25/") for f in files) >= 10
+    seen: dict[str, set[str]] = {}
+    for mode in ("truncate", "zero"):
+        for rel in files:
+            copy = tmp_path / f"{mode}-{rel.replace('/', '_')}"
+            shutil.copytree(home, copy)
+            _damage(copy / rel, mode)
+            owner = next((d for d in ("tools", "documents") if f"/{d}/" in f"/{rel}"), None)
+            for domain, query in (("tools", "vector database"), ("documents", "glaciers")):
+                kind, detail = _outcome(copy, domain, query, embedder)
+                seen.setdefault(rel, set()).add(kind)
+                if owner != domain:  # another domain's file, or a shared one: unaffected
+                    assert kind == "ok", (mode, rel, domain, detail)
+                elif kind == "error":
+                    assert "\n" not in detail and "--rebuild" in detail, (mode, rel, detail)
+                    assert str(copy) in detail
+                else:  # the keyword index: its source fails, the others answer
+                    assert (kind, detail) == ("partial", "sparse:bm25s"), (mode, rel, detail)
+            if rel == "sync.sqlite":
+                from agentic_search.wiring import build_sync_status
+
+                with pytest.raises(SyncStatusError) as err:
+                    build_sync_status(Settings(agentic_search_home=copy)).counts("tools")
+                assert "\n" not in str(err.value) and "--rebuild" in str(err.value)
+            shutil.rmtree(copy)
+    # every store file failed its own domain in some way (the check could fail)
+    assert all(seen[f] != {"ok"} for f in files if f.startswith(("qdrant/", "bm25/")))
+
+
+def test_serve_starts_reports_the_damage_and_rebuild_restores_the_answers(base, tmp_path):
+    home, docs = base
+    copy = tmp_path / "home"
+    shutil.copytree(home, copy)
+    before = _ids(run_cli(copy, "search", "glaciers", "--domain", "documents", "--json"))
+    damaged = next(copy.rglob("documents/storage.sqlite"))
+    _damage(damaged, "truncate")
+    # GIVEN a damaged documents collection: serve starts, and /health names it
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agentic_search_cli.main", "serve", "--port", "0"],
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+        env={**os.environ, "AGENTIC_SEARCH_HOME": str(copy)},
+    )
+    try:
+        url = None
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            found = re.search(r"serving on (http://[\d.]+:\d+)", line)
+            if found:
+                url = found.group(1)
+                break
+        assert url, f"serve did not start (rc {proc.poll()})"
+        with urllib.request.urlopen(f"{url}/health?deep=true", timeout=60) as r:
+            health = json.loads(r.read())
+        assert health["status"] == "degraded"
+        assert health["domains"]["tools"] == "ok"
+        assert health["domains"]["documents"].startswith("error: the 'documents' index at")
+        req = urllib.request.Request(
+            f"{url}/search", data=json.dumps({"query": "vector database"}).encode()
+        )
+        with urllib.request.urlopen(req, timeout=60) as r:
+            assert json.loads(r.read())["candidates"]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=60)
+    # WHEN the repair command it names runs THEN the answers are those of before
+    fixed = run_cli(copy, "ingest", str(docs), "--rebuild", "--domain", "documents")
+    assert fixed.returncode == 0, fixed.stderr[-800:]
+    after = _ids(run_cli(copy, "search", "glaciers", "--domain", "documents", "--json"))
+    assert after == before and before
+
+
+def _ids(proc: subprocess.CompletedProcess[str]) -> list[str]:
+    assert proc.returncode == 0, proc.stderr[-800:]
+    return [c["id"] for c in json.loads(proc.stdout)["candidates"]]
