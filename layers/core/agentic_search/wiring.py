@@ -55,8 +55,9 @@ def build_store(settings: Settings) -> VectorStore:
 def build_embedder(settings: Settings) -> Embedder:
     """The configured embedder: OpenAI-compatible when ``EMBEDDING_MODEL`` is set, else the int8
     MiniLM run by onnxruntime directly (``LOCAL_EMBEDDER=onnx``, the default) or by fastembed
-    (``LOCAL_EMBEDDER=fastembed``); the two give the same vectors. Neither loads anything here:
-    the ONNX one reads its files on first use.
+    (``LOCAL_EMBEDDER=fastembed``); the two give the same vectors. The ONNX one and the
+    OpenAI-compatible one do no I/O here (files, sessions and clients on first use); the
+    fastembed one loads its model when made.
 
     Raises:
         EmbedderError: when the local model cannot be assembled or loaded.
