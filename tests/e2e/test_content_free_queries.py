@@ -4,11 +4,8 @@ searched and answered honestly: "no good match", confidence 0."""
 
 from __future__ import annotations
 
-import json
-import urllib.error
-import urllib.request
-
 import pytest
+from support.http import post_search_error
 
 from agentic_search.state.search import query_problem
 from agentic_search_cli.main import main
@@ -18,16 +15,10 @@ CONTENT_FREE = ["?!", "\U0001f680\U0001f525", "\u0000", "free\u0007tools", "... 
 
 @pytest.mark.parametrize("query", CONTENT_FREE)
 def test_the_api_refuses_a_content_free_query_naming_the_field(live_url, query):
-    body = json.dumps({"query": query}).encode()
-    req = urllib.request.Request(
-        f"{live_url}/search", data=body, headers={"content-type": "application/json"}
-    )
-    with pytest.raises(urllib.error.HTTPError) as err:
-        urllib.request.urlopen(req, timeout=30)
-    assert err.value.code == 422
-    detail = json.loads(err.value.read())["detail"]
-    assert [d["field"] for d in detail] == ["query"]
-    assert detail[0]["message"] == query_problem(query) or query_problem(query) in str(detail)
+    code, body = post_search_error(live_url, {"query": query})
+    assert code == 422
+    assert [d["field"] for d in body["detail"]] == ["query"]
+    assert query_problem(query) in body["detail"][0]["message"]
 
 
 @pytest.mark.parametrize("query", CONTENT_FREE)

@@ -5,16 +5,14 @@ starts and reports it in ``/health``; ``ingest --rebuild`` restores the answers.
 from __future__ import annotations
 
 import json
-import os
-import re
 import shutil
 import subprocess
-import sys
 import urllib.request
 from pathlib import Path
 
 import pytest
 from support.cli import run_cli
+from support.http import start_serve, wait_serving
 
 from agentic_search.config import Settings
 from agentic_search.pipeline.runner import SearchFailed
@@ -121,22 +119,10 @@ def test_serve_starts_reports_the_damage_and_rebuild_restores_the_answers(base, 
     damaged = next(copy.rglob("documents/storage.sqlite"))
     _damage(damaged, "truncate")
     # GIVEN a damaged documents collection: serve starts, and /health names it
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "agentic_search_cli.main", "serve", "--port", "0"],
-        stderr=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
-        text=True,
-        env={**os.environ, "AGENTIC_SEARCH_HOME": str(copy)},
-    )
+    proc = start_serve(copy)
     try:
-        url = None
-        assert proc.stderr is not None
-        for line in proc.stderr:
-            found = re.search(r"serving on (http://[\d.]+:\d+)", line)
-            if found:
-                url = found.group(1)
-                break
-        assert url, f"serve did not start (rc {proc.poll()})"
+        host, port = wait_serving(proc)
+        url = f"http://{host}:{port}"
         with urllib.request.urlopen(f"{url}/health?deep=true", timeout=60) as r:
             health = json.loads(r.read())
         assert health["status"] == "degraded"

@@ -194,16 +194,9 @@ def test_prompt_injection_does_not_lift_the_caps_or_add_filters(tools_engine):
 
 
 def test_a_query_over_1000_characters_is_refused_before_any_source(live_url):
-    import urllib.error
-    import urllib.request
+    from support.http import post_search_error
 
-    body = json.dumps({"query": "free " * 201}).encode()
-    req = urllib.request.Request(
-        f"{live_url}/search", data=body, headers={"content-type": "application/json"}
-    )
-    with pytest.raises(urllib.error.HTTPError) as err:
-        urllib.request.urlopen(req, timeout=30)
-    assert err.value.code == 422
-    detail = json.loads(err.value.read())["detail"]
-    assert [d["field"] for d in detail] == ["query"]
+    code, body = post_search_error(live_url, {"query": "free " * 201})
+    assert code == 422
+    assert [d["field"] for d in body["detail"]] == ["query"]
     OUTCOMES["repeat-free-1005"] = {"query": "free x 201 (1,005 chars)", "outcome": "422 on query"}

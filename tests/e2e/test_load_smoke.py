@@ -143,7 +143,10 @@ def test_a_second_qdrant_client_on_the_served_folder_is_refused(tools_engine):
     from agentic_search.adapters.qdrant.store import QdrantStore
     from agentic_search.ports import VectorStoreError
 
-    # WHEN another client (a second `serve`, a CLI search) opens the same folder
-    # THEN it is refused with the reason, instead of two writers corrupting the store
+    # WHEN another client (a second `serve`, a CLI search) opens the same collection's folder
+    # (each collection is opened on first use) THEN it is refused with the reason, instead
+    # of two writers corrupting the store
+    second = QdrantStore(tools_engine.settings)
     with pytest.raises(VectorStoreError, match="single-process"):
-        QdrantStore(tools_engine.settings)
+        second.count(tools_engine.schema)
+    second.close()

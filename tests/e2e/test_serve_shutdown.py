@@ -4,31 +4,19 @@ finishes the requests in flight, logs, and exits 0."""
 from __future__ import annotations
 
 import json
-import os
-import re
 import signal
 import socket
 import subprocess
-import sys
 import time
 
 import pytest
+from support.http import start_serve, wait_serving
 
 
 def _start(home) -> tuple[subprocess.Popen[str], str, int]:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "agentic_search_cli.main", "serve", "--port", "0"],
-        stderr=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
-        text=True,
-        env={**os.environ, "AGENTIC_SEARCH_HOME": str(home)},
-    )
-    assert proc.stderr is not None
-    for line in proc.stderr:
-        found = re.search(r"serving on http://([\d.]+):(\d+)", line)
-        if found:
-            return proc, found.group(1), int(found.group(2))
-    raise AssertionError(f"serve did not start (rc {proc.wait()})")
+    proc = start_serve(home)
+    host, port = wait_serving(proc)
+    return proc, host, port
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
