@@ -6,7 +6,8 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 QUERY  ?= AI code completion tools that work locally
 
-.PHONY: demo test test-unit test-component test-aws test-e2e lint validate serve install clean
+.PHONY: demo test test-unit test-component test-aws test-e2e lint validate serve install clean \
+	deploy seed smoke delete
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -42,8 +43,29 @@ test: lint validate
 test-unit test-component test-aws test-e2e: test-%: $(STAMP)
 	$(BIN)/python -m pytest tests/$*
 
+# A deployed stack (needs an AWS account; samconfig.toml holds the deploy settings, the README's
+# "Deploy" section the secrets): STACK names it; seed loads the bundled catalog (or JSONL=path)
+# through the catalog table's stream (VIA=table) or the S3 export + reindex (VIA=export); smoke
+# sends a SigV4-signed POST /search and checks a known answer; delete empties the export bucket
+# and deletes the stack. scripts/stack.py does the work (tests/e2e/test_stack_ops.py runs it
+# against moto's server).
+STACK ?= agentic-search
+VIA   ?= table
+deploy: validate
+	SAM_CLI_ENABLE_LANGUAGE_EXTENSIONS=1 .venv-sam/bin/sam deploy --config-file samconfig.toml \
+		--stack-name $(STACK) $(if $(PARAMS),--parameter-overrides $(PARAMS))
+
+seed: $(STAMP)
+	$(BIN)/python scripts/stack.py seed --stack-name $(STACK) --via $(VIA) $(if $(JSONL),--jsonl $(JSONL))
+
+smoke: $(STAMP)
+	$(BIN)/python scripts/stack.py smoke --stack-name $(STACK)
+
+delete: $(STAMP)
+	$(BIN)/python scripts/stack.py delete --stack-name $(STACK)
+
 serve: $(STAMP)
 	$(BIN)/agentic-search serve --port 8080
 
 clean:
-	rm -rf $(VENV) .venv-sam .aws-sam .agentic-search .pytest_cache .ruff_cache
+	rm -rf $(VENV) .venv-sam .venv-py312 .aws-sam .agentic-search .pytest_cache .ruff_cache

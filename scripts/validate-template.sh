@@ -2,9 +2,12 @@
 # Validate and build the SAM template offline, the way a deployment would see it:
 #   1. sam validate --lint          (SAM transform of template.yaml + cfn-lint)
 #   2. cfn-lint + serverless rules  (cfn-lint-serverless; .cfnlintrc says what is ignored and why)
-#   3. sam build                    (no container: pip-installs the layer requirements)
-# then prints the built size of each function and of the layer and fails when a function plus the
-# layer is over Lambda's 250 MB unzipped limit. Every step is timed.
+#   3. sam build                    (no container: pip-installs the layer requirements with the
+#                                    template's runtime, python3.12, from PATH or pyenv)
+# after checking that the layers' requirements.txt are what pyproject.toml says
+# (scripts/layer_requirements.py), then prints the built size of each layer and of each function
+# with its layers and fails when one is over Lambda's 250 MB unzipped limit
+# (scripts/built_sizes.py). Every step is timed.
 #
 # SAM CLI lives in its own venv (.venv-sam, created on first use): it pins its own cfn-lint and
 # aws-sam-translator, which must not leak into the project's .venv.
@@ -21,7 +24,6 @@ SAM_VENV=${SAM_VENV:-$ROOT/.venv-sam}
 PYTHON=${PYTHON:-$(command -v python3.11 || command -v python3)}
 SAM_CLI_VERSION=1.170.0
 CFN_LINT_SERVERLESS_VERSION=0.3.6
-LIMIT_BYTES=$((250 * 1024 * 1024))
 
 BUILD=1
 for arg in "$@"; do
@@ -63,30 +65,32 @@ install_sam() {
     "aws-sam-cli==$SAM_CLI_VERSION" "cfn-lint-serverless==$CFN_LINT_SERVERLESS_VERSION"
 }
 
-mb() { awk -v b="$1" 'BEGIN { printf "%.3f", b / 1048576 }'; }
+# The functions' runtime (Globals Function Runtime in the template): `sam build` (no container)
+# runs the layer's pip install with that very interpreter, found by name on PATH.
+RUNTIME=$(sed -n 's/^    Runtime: \(python3\.[0-9]*\)$/\1/p' "$TEMPLATE" | head -n 1)
+RUNTIME=${RUNTIME:-python3.12}
 
-report_sizes() {
-  local layer_dir="$BUILD_DIR/CoreLayer"
-  if [ ! -d "$layer_dir" ]; then
-    echo "no built layer at $layer_dir" >&2
-    return 1
+# Put a working $RUNTIME first on PATH: the one on PATH if it runs, else the newest pyenv version
+# of it (a pyenv shim is on PATH even when no version is selected, and then fails).
+find_runtime_python() {
+  local want=${RUNTIME#python} bin
+  if "$RUNTIME" -c 'import sys' >/dev/null 2>&1; then
+    echo "$RUNTIME for sam build: $(command -v "$RUNTIME") ($("$RUNTIME" --version 2>&1))"
+    return
   fi
-  local layer_bytes fn_bytes total over=0
-  layer_bytes=$(du -sb "$layer_dir" | cut -f1)
-  printf '%-28s %10s\n' "artifact" "MB (unzipped)"
-  printf '%-28s %10.1f\n' "CoreLayer" "$(mb "$layer_bytes")"
-  for dir in "$BUILD_DIR"/*Function; do
-    [ -d "$dir" ] || continue
-    fn_bytes=$(du -sb "$dir" | cut -f1)
-    total=$((fn_bytes + layer_bytes))
-    printf '%-28s %10.3f  (with layer %.1f)\n' "$(basename "$dir")" \
-      "$(mb "$fn_bytes")" "$(mb "$total")"
-    if [ "$total" -gt "$LIMIT_BYTES" ]; then
-      echo "  over Lambda's 250 MB unzipped limit" >&2
-      over=1
+  if command -v pyenv >/dev/null 2>&1; then
+    bin=$(pyenv root)/versions/$(pyenv versions --bare 2>/dev/null | grep -E "^${want//./\\.}\.[0-9]+$" \
+      | sort -t. -k3,3n | tail -n 1)/bin
+    if [ -x "$bin/$RUNTIME" ] && "$bin/$RUNTIME" -c 'import sys' >/dev/null 2>&1; then
+      export PATH="$bin:$PATH"
+      echo "$RUNTIME for sam build: $bin/$RUNTIME (pyenv; $("$bin/$RUNTIME" --version 2>&1))"
+      return
     fi
-  done
-  return "$over"
+  fi
+  echo "sam build needs $RUNTIME (the template's Runtime) and none was found: not on PATH and" \
+    "not among pyenv's versions. Install it (e.g. \`pyenv install $want\`) or put it on PATH," \
+    "or run with --no-build." >&2
+  return 1
 }
 
 step "install SAM CLI (.venv-sam)" install_sam
@@ -94,9 +98,12 @@ step "sam validate --lint" "$SAM_VENV/bin/sam" validate --lint --template "$TEMP
 step "sam validate (SAM transform)" "$SAM_VENV/bin/sam" validate --template "$TEMPLATE"
 step "cfn-lint (+ serverless rules)" \
   "$SAM_VENV/bin/cfn-lint" --append-rules cfn_lint_serverless.rules -- "$TEMPLATE"
+step "layer requirements = pyproject" "$SAM_VENV/bin/python" scripts/layer_requirements.py --check
 if [ "$BUILD" = 1 ]; then
+  find_runtime_python
   step "sam build" "$SAM_VENV/bin/sam" build --template "$TEMPLATE" --build-dir "$BUILD_DIR"
-  step "built sizes" report_sizes
+  step "built sizes (each <= 250 MB)" \
+    "$SAM_VENV/bin/python" scripts/built_sizes.py --template "$TEMPLATE" --build-dir "$BUILD_DIR"
 fi
 
 echo

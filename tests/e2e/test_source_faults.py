@@ -12,6 +12,7 @@ JSON for benchmarks/faults/). When no source can answer, the API says 503 with t
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -109,6 +110,21 @@ class RaisingStructured:
 def hanging_endpoint() -> Iterator[str]:
     """An HTTP endpoint that accepts connections, reads the request and never answers (an
     LLM or embedding API that hangs)."""
+    with hanging_server() as url:
+        yield url
+
+
+@pytest.fixture
+def own_hanging_endpoint() -> Iterator[str]:
+    """:func:`hanging_endpoint` for one test: closed when it ends, so the embedding calls left
+    waiting on it fail fast (refused) instead of running on for the client's 30 s x 3."""
+    with hanging_server() as url:
+        yield url
+
+
+@contextlib.contextmanager
+def hanging_server() -> Iterator[str]:
+    """A loopback server that accepts connections and never answers; closed on exit."""
     srv = socket.create_server(("127.0.0.1", 0))
     conns: list[socket.socket] = []
     stop = threading.Event()
@@ -311,6 +327,43 @@ def test_embedding_api_hanging_is_cut_at_the_source_deadline(tools_engine, hangi
     assert failed(body) and all(s.startswith("dense:") for s in failed(body))
     assert {s.split(":")[0] for s in sources_that_answered(body)} == {"sparse", "structured"}
     assert ms < 3_000, ms
+
+
+def test_embedding_api_hanging_on_a_cold_container_is_cut_at_the_source_deadline(
+    tools_engine, own_hanging_endpoint
+):
+    # GIVEN a cold container: nothing built or read yet (no embedder, no catalog names), the
+    # embedder to come from the settings (EMBEDDING_MODEL set, dimension unknown, so the old
+    # constructor would probe the API), and that API accepts connections and never answers
+    settings = tools_engine.settings.model_copy(
+        update={
+            "source_timeout_s": 0.5,
+            "embedding_model": "hung-model",
+            "openai_base_url": own_hanging_endpoint,
+        }
+    )
+    t = time.perf_counter()
+    engine = SearchService.create(
+        settings,
+        "tools",
+        store=tools_engine.components.store,
+        keyword=tools_engine.components.keyword,
+    )
+    # WHEN the first search arrives
+    status, body, ms = post(engine, BODY)
+    cold_ms = (time.perf_counter() - t) * 1000.0
+    record("embedding_api_hangs_cold", status, body, cold_ms, 15)
+    # THEN the embedder was made lazily inside the search (the probe of the old constructor
+    # waited 30 s x 3 attempts, past the functions' 25 s timeout), the dense sources are named,
+    # the sparse and structured ones answer, well within the function timeout from the cold
+    # start (a cold engine's first search reads the catalog and builds its indexes: seconds on
+    # a loaded 2-core machine; the two embedding waits are 0.5 s each)
+    assert isinstance(engine.components.embedder, OpenAIEmbedder)
+    assert status == 200
+    assert failed(body) and all(s.startswith("dense:") for s in failed(body))
+    assert {s.split(":")[0] for s in sources_that_answered(body)} == {"sparse", "structured"}
+    assert body["candidates"]
+    assert cold_ms < 15_000, (cold_ms, ms)
 
 
 def test_bm25_index_failing_keeps_dense_and_structured(tools_engine):

@@ -104,10 +104,10 @@ SECRET_PARAMETERS = {
 # Values every deployment must give (no default) plus every optional one set.
 REQUIRED_PARAMETERS = {
     "QdrantUrl": "https://qdrant.example.com:6333",
-    "EmbeddingModel": "text-embedding-3-small",
 }
 ALL_SET_PARAMETERS = {
     **REQUIRED_PARAMETERS,
+    "EmbeddingModel": "text-embedding-3-small",
     **{name: FAKE_SECRET.format(name) for name in SECRET_PARAMETERS},
     "AuthMode": "JWT",
     "JwtIssuer": "https://issuer.example.com/",

@@ -10,7 +10,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentic_search.adapters.embedders import LocalMiniLMEmbedder
 from agentic_search.config import Settings
 from agentic_search.ports import Embedder
 from agentic_search.sync.files import bundled_catalog_path, read_catalog
@@ -28,7 +27,12 @@ from agentic_search_cli.bench.config import (
 from agentic_search_cli.bench.latency import measure_search
 from agentic_search_cli.bench.machine import loadavg, machine_info, measure_imports
 from agentic_search_cli.bench.summary import ingest_ratio, raw_summary, targets
-from agentic_search_cli.bench.throughput import embedded_texts, measure_ingest, measure_raw_model
+from agentic_search_cli.bench.throughput import (
+    LOCAL_EMBEDDERS,
+    embedded_texts,
+    measure_ingest,
+    measure_raw_model,
+)
 
 if TYPE_CHECKING:
     from agentic_search.service import SearchService
@@ -142,7 +146,7 @@ def run_bench(
         golden_engine: SearchService | None = None
         try:
             texts = embedded_texts(ingest_schema, ingest_records)
-            local = isinstance(embedder, LocalMiniLMEmbedder)
+            local = isinstance(embedder, LOCAL_EMBEDDERS)
             raw_runs = []
             threads = settings.embedding_threads
             if local:

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from agentic_search.adapters.embedders import LocalMiniLMEmbedder
+from agentic_search.adapters.onnx_embedder import OnnxMiniLMEmbedder
 from agentic_search.domain.chunking import chunk_records
 from agentic_search.domain.text import aspect_text
 from agentic_search.domain.tokens import token_counter
@@ -43,7 +44,11 @@ if TYPE_CHECKING:
     from agentic_search.service import SearchService
 
 
-def _encoder(embedder: LocalMiniLMEmbedder):
+# The local int8 MiniLM, run by fastembed or by onnxruntime directly (same model, same vectors).
+LOCAL_EMBEDDERS = (LocalMiniLMEmbedder, OnnxMiniLMEmbedder)
+
+
+def _encoder(embedder: LocalMiniLMEmbedder | OnnxMiniLMEmbedder):
     """A copy of the embedder's tokenizer: truncation at its max length, no padding."""
     from tokenizers import Tokenizer
 
@@ -56,7 +61,7 @@ def _encoder(embedder: LocalMiniLMEmbedder):
 def token_lengths(embedder: Embedder, texts: Sequence[str]) -> list[int]:
     """Tokens of each text as the model sees it (truncated at the local model's max length;
     the approximate counter for other embedders)."""
-    if isinstance(embedder, LocalMiniLMEmbedder):
+    if isinstance(embedder, LOCAL_EMBEDDERS):
         return [len(e.ids) for e in _encoder(embedder).encode_batch(list(texts))]
     return list(token_counter(embedder)(texts))
 
@@ -80,7 +85,7 @@ def embedded_texts(schema: DomainSchema, records: Sequence[dict[str, Any]]) -> l
 
 
 def measure_raw_model(
-    embedder: LocalMiniLMEmbedder,
+    embedder: LocalMiniLMEmbedder | OnnxMiniLMEmbedder,
     texts: Sequence[str],
     threads: int | None = None,
     max_texts: int = DEFAULT_RAW_MAX_TEXTS,

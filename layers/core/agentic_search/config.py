@@ -1,6 +1,6 @@
 """Configuration: every setting comes from the environment, read once into :class:`Settings`.
 
-Unset values select the embedded defaults (Qdrant local mode, bm25s, fastembed MiniLM, rules),
+Unset values select the embedded defaults (Qdrant local mode, bm25s, ONNX MiniLM, rules),
 so nothing needs configuring to run on a laptop. See the README for the full table.
 """
 
@@ -56,6 +56,12 @@ class Settings(BaseSettings):
     embedding_model: str | None = Field(
         default=None,
         description="Embedding model served by the OpenAI-compatible API; unset = local MiniLM.",
+    )
+    local_embedder: Literal["onnx", "fastembed"] = Field(
+        default="onnx",
+        description="How the local MiniLM runs when EMBEDDING_MODEL is unset: onnx = "
+        "onnxruntime + tokenizers directly (what the Lambda embed layer holds), fastembed = "
+        "through fastembed; the same vectors (tests/component/adapters/test_onnx_embedder.py).",
     )
     embedding_max_length: int = Field(
         default=256, ge=16, le=512, description="Max tokens per text for the local embedder."

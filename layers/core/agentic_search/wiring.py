@@ -60,7 +60,11 @@ def build_store(settings: Settings) -> VectorStore:
 
 
 def build_embedder(settings: Settings) -> Embedder:
-    """The configured embedder: OpenAI-compatible when ``EMBEDDING_MODEL`` is set, else MiniLM.
+    """The configured embedder: OpenAI-compatible when ``EMBEDDING_MODEL`` is set, else the int8
+    MiniLM run by onnxruntime directly (``LOCAL_EMBEDDER=onnx``, the default) or by fastembed
+    (``LOCAL_EMBEDDER=fastembed``); the two give the same vectors. The ONNX one and the
+    OpenAI-compatible one do no I/O here (files, sessions and clients on first use); the
+    fastembed one loads its model when made.
 
     Raises:
         EmbedderError: when the local model cannot be assembled or loaded.
@@ -74,6 +78,15 @@ def build_embedder(settings: Settings) -> Embedder:
             base_url=settings.openai_base_url,
             api_key=settings.openai_api_key.get_secret_value() if settings.openai_api_key else None,
             batch_size=settings.embedding_batch_size,
+        )
+    if settings.local_embedder == "onnx":
+        from agentic_search.adapters.onnx_embedder import OnnxMiniLMEmbedder
+
+        return OnnxMiniLMEmbedder(
+            max_length=settings.embedding_max_length,
+            batch_size=settings.embedding_batch_size,
+            threads=settings.embedding_threads,
+            query_threads=settings.embedding_query_threads,
         )
     from agentic_search.adapters.embedders import LocalMiniLMEmbedder
 
@@ -176,8 +189,10 @@ def _structured(c: Components) -> StructuredStore:
 
         from agentic_search.adapters.mongo import MongoStructuredStore
 
+        # connect=False: no connection at construction, the first query connects (inside the
+        # source deadline)
         client: Any = MongoClient(
-            settings.mongodb_uri.get_secret_value(), serverSelectionTimeoutMS=2000
+            settings.mongodb_uri.get_secret_value(), serverSelectionTimeoutMS=2000, connect=False
         )
         return MongoStructuredStore(client[settings.mongodb_database], settings.collection_prefix)
     if settings.vector_store == "edge" and not settings.qdrant_url:

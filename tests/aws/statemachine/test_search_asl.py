@@ -96,7 +96,7 @@ def sfn(handlers, steps_over, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple
         for logical in FUNCTIONS:
             arn = lam.create_function(
                 FunctionName=f"test-{logical}",
-                Runtime="python3.11",
+                Runtime="python3.12",
                 Role=role,
                 Handler="app.handler",
                 Code={"ZipFile": code.getvalue()},

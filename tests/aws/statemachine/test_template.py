@@ -363,9 +363,9 @@ def test_every_code_uri_has_an_app_module(resources):
         assert attr in bound, f"{name}: {app} binds no {attr!r}"
 
 
-def test_globals_python311_tracing_powertools_and_app_settings(template):
+def test_globals_python312_tracing_powertools_and_app_settings(template):
     fn = template["Globals"]["Function"]
-    assert fn["Runtime"] == "python3.11"
+    assert fn["Runtime"] == "python3.12"  # Amazon Linux 2023: onnxruntime loads
     assert fn["Tracing"] == "Active"
     assert fn["Layers"] == [{"Ref": "CoreLayer"}]
     env = fn["Environment"]["Variables"]
@@ -390,12 +390,23 @@ def test_globals_python311_tracing_powertools_and_app_settings(template):
     )
 
 
-def test_layer_is_built_for_python311_without_boto3(resources):
-    layer = resources["CoreLayer"]
-    assert layer["Type"] == "AWS::Serverless::LayerVersion"
-    assert layer["Properties"]["ContentUri"].rstrip("/") == "layers/core"
-    assert layer["Properties"]["CompatibleRuntimes"] == ["python3.11"]
-    assert layer["Metadata"]["BuildMethod"] == "python3.11"
+EMBEDDING_FUNCTIONS = {
+    "RetrieveFunction",
+    "FuseRerankFunction",
+    "CatalogSyncFunction",
+    "SyncRedriveFunction",
+    "ReindexBatchFunction",
+}
+
+
+def test_two_layers_for_python312_built_by_their_makefiles_without_boto3(resources):
+    for name, folder in (("CoreLayer", "layers/core"), ("EmbedLayer", "layers/embed")):
+        layer = resources[name]
+        assert layer["Type"] == "AWS::Serverless::LayerVersion"
+        assert layer["Properties"]["ContentUri"].rstrip("/") == folder
+        assert layer["Properties"]["CompatibleRuntimes"] == ["python3.12"]
+        assert layer["Metadata"]["BuildMethod"] == "makefile"
+        assert f"build-{name}:" in (REPO / folder / "Makefile").read_text()
     names = {
         re.split(r"[\s<>=!~\[;]", line, maxsplit=1)[0].lower()
         for line in LAYER_REQUIREMENTS.read_text().splitlines()
@@ -403,7 +414,17 @@ def test_layer_is_built_for_python311_without_boto3(resources):
     }
     assert {"pydantic", "pydantic-settings", "qdrant-client", "aws-lambda-powertools"} <= names
     assert not names & {"boto3", "botocore"}  # the Lambda runtime provides them
+    assert not names & {"fastembed", "onnxruntime", "tokenizers"}  # the embed layer's
     assert "aws-lambda-powertools[tracer,parser]" in LAYER_REQUIREMENTS.read_text()
+
+
+def test_only_the_functions_that_embed_get_the_embed_layer(resources):
+    for name, props in functions_of(resources).items():
+        own = props.get("Layers", [])
+        if name in EMBEDDING_FUNCTIONS:
+            assert own == [{"Ref": "EmbedLayer"}], name
+        else:
+            assert own == [], name
 
 
 def test_search_api_function_starts_only_this_state_machine(resources):
@@ -800,3 +821,21 @@ def test_outputs_give_the_api_url_state_machine_and_table(template):
 def test_cfn_lint_reports_nothing(region):
     matches = lint_file(TEMPLATE, {"regions": [REGION]})
     assert [str(m) for m in matches] == []
+
+
+def test_an_empty_embedding_model_deploys_the_local_minilm(deployed_default, deployed_all_set):
+    # GIVEN no EmbeddingModel, THEN no function gets EMBEDDING_MODEL (the embed layer's MiniLM,
+    # the CLI's default); given one, every function gets it (the OpenAI-compatible API)
+    def envs(deployed):
+        return {
+            n: r["Properties"].get("Environment", {}).get("Variables", {})
+            for n, r in deployed["Resources"].items()
+            if r["Type"] == "AWS::Lambda::Function"
+        }
+
+    assert envs(deployed_default)
+    assert all("EMBEDDING_MODEL" not in env for env in envs(deployed_default).values())
+    assert all(
+        env["EMBEDDING_MODEL"] == {"Ref": "EmbeddingModel"}
+        for env in envs(deployed_all_set).values()
+    )

@@ -111,7 +111,7 @@ def reindex(moto_jsonl, aws, sync_engine, monkeypatch):
             zf.writestr("app.py", "def handler(event, context):\n    return event\n")
         arn = boto3.client("lambda", region_name=REGION).create_function(
             FunctionName="reindex-batch",
-            Runtime="python3.11",
+            Runtime="python3.12",
             Role=role,
             Handler="app.handler",
             Code={"ZipFile": code.getvalue()},

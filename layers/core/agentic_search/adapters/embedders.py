@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from agentic_search.adapters.openai_embedder import OpenAIEmbedder  # re-exported
 from agentic_search.ports import EmbedderError
 
 MINILM_DIM = 384
@@ -194,50 +195,4 @@ class LocalMiniLMEmbedder:
         return [len(e.ids) for e in self._counter.encode_batch(list(texts))]
 
 
-class OpenAIEmbedder:
-    """Embeddings from an OpenAI-compatible ``/embeddings`` endpoint (openai SDK).
-
-    ``dim`` is discovered with one probe call at construction unless given.
-    """
-
-    def __init__(
-        self,
-        model: str,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        dim: int | None = None,
-        batch_size: int = 64,
-        timeout_s: float = 30.0,
-    ) -> None:
-        from openai import OpenAI
-
-        self.name = model
-        self.batch_size = batch_size
-        self._client = OpenAI(
-            base_url=base_url, api_key=api_key or "unused", timeout=timeout_s, max_retries=2
-        )
-        self.dim = dim or len(self._call(["dimension probe"])[0])
-
-    def _call(self, texts: list[str]) -> np.ndarray:
-        try:
-            resp = self._client.embeddings.create(model=self.name, input=texts)
-        except Exception as exc:
-            raise EmbedderError(f"embedding API call failed: {exc}") from exc
-        rows = sorted(resp.data, key=lambda d: d.index)
-        arr = np.asarray([r.embedding for r in rows], dtype=np.float32)
-        norms = np.linalg.norm(arr, axis=1, keepdims=True)
-        return arr / np.where(norms == 0, 1.0, norms)
-
-    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
-        """Embed ``texts`` in batches of ``batch_size``; returns ``(n, dim)`` float32."""
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        chunks = [
-            self._call(list(texts[i : i + self.batch_size]))
-            for i in range(0, len(texts), self.batch_size)
-        ]
-        return np.vstack(chunks)
-
-    def embed_query(self, text: str) -> np.ndarray:
-        """Embed one query text; returns ``(dim,)`` float32."""
-        return self._call([text])[0]
+__all__ = ["MINILM_DIM", "LocalMiniLMEmbedder", "OpenAIEmbedder", "assemble_minilm_dir"]

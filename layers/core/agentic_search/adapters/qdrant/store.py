@@ -72,7 +72,11 @@ class QdrantStore:
         self.client: QdrantClient | None = client
         if client is None and self.server_mode:
             key = settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None
-            self.client = QdrantClient(url=settings.qdrant_url, api_key=key, timeout=10)
+            # no version check: it is a request at construction (in a thread); the first
+            # call meets the server inside the caller's deadline
+            self.client = QdrantClient(
+                url=settings.qdrant_url, api_key=key, timeout=10, check_compatibility=False
+            )
         self._local: dict[str, QdrantClient] = {}
         self._open_lock = threading.Lock()
         self._lock: Any = _NullLock() if self.server_mode else threading.RLock()

@@ -1,0 +1,97 @@
+"""Unzipped size of each built function with its layers, against Lambda's 250 MB limit.
+
+Reads the template (for each ``AWS::Serverless::Function`` the Globals' ``Layers`` then its own)
+and sizes the folders ``sam build`` wrote under the build directory (one per logical id).
+
+Usage:
+    python scripts/built_sizes.py [--template template.yaml] [--build-dir .aws-sam/build]
+
+Prints one row per layer and per function (MB = 2**20 bytes) and exits 1 when a function plus
+its layers is over 250 MB unzipped (262,144,000 bytes), 2 when a built folder is missing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+LIMIT_BYTES = 250 * 1024 * 1024
+MB = 1024 * 1024
+
+
+class _CfnLoader(yaml.SafeLoader):
+    """YAML loader that keeps CloudFormation's short tags (``!Ref X`` -> ``{"Ref": "X"}``)."""
+
+
+def _tag(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> dict[str, Any]:
+    name = "Ref" if suffix == "Ref" else f"Fn::{suffix}"
+    if isinstance(node, yaml.ScalarNode):
+        return {name: loader.construct_scalar(node)}
+    if isinstance(node, yaml.SequenceNode):
+        return {name: loader.construct_sequence(node, deep=True)}
+    return {name: loader.construct_mapping(node, deep=True)}
+
+
+_CfnLoader.add_multi_constructor("!", _tag)
+
+
+def folder_bytes(path: Path) -> int:
+    """Sum of the sizes of the regular files under ``path`` (links not followed)."""
+    total = 0
+    for root, _dirs, files in os.walk(path):
+        for name in files:
+            st = os.lstat(os.path.join(root, name))
+            total += st.st_size
+    return total
+
+
+def function_layers(template: dict[str, Any]) -> dict[str, list[str]]:
+    """Function logical id -> the logical ids of its layers (Globals' first, then its own)."""
+    glob = template.get("Globals", {}).get("Function", {}).get("Layers", [])
+    out = {}
+    for name, res in template.get("Resources", {}).items():
+        if res.get("Type") != "AWS::Serverless::Function":
+            continue
+        refs = list(glob) + list(res.get("Properties", {}).get("Layers", []))
+        out[name] = [r["Ref"] for r in refs if isinstance(r, dict) and "Ref" in r]
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print the sizes; the exit status says whether every function fits (see the module doc)."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--template", default="template.yaml")
+    parser.add_argument("--build-dir", default=".aws-sam/build")
+    args = parser.parse_args(argv)
+    template = yaml.load(Path(args.template).read_text(encoding="utf-8"), Loader=_CfnLoader)
+    build = Path(args.build_dir)
+    layers_of = function_layers(template)
+    sizes: dict[str, int] = {}
+    for name in sorted({x for ls in layers_of.values() for x in ls} | set(layers_of)):
+        if not (build / name).is_dir():
+            print(f"no built folder {build / name}", file=sys.stderr)
+            return 2
+        sizes[name] = folder_bytes(build / name)
+    layer_names = sorted({x for ls in layers_of.values() for x in ls})
+    print(f"{'artifact':<28} {'MB':>8}  (unzipped)")
+    for name in layer_names:
+        print(f"{name:<28} {sizes[name] / MB:>8.1f}")
+    over = []
+    for name in sorted(layers_of):
+        total = sizes[name] + sum(sizes[x] for x in layers_of[name])
+        with_layers = " + ".join(layers_of[name]) or "no layer"
+        print(f"{name:<28} {sizes[name] / MB:>8.3f}  with {with_layers}: {total / MB:.1f}")
+        if total > LIMIT_BYTES:
+            over.append(name)
+    for name in over:
+        print(f"{name}: over Lambda's 250 MB unzipped limit", file=sys.stderr)
+    return 1 if over else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
