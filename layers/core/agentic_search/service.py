@@ -164,7 +164,7 @@ class SearchService:
         report = repair.rebuild(
             self.components,
             path,
-            batch_size,
+            batch_size=batch_size,
             on_progress=on_progress,
             read=read,
             id_key=id_key,

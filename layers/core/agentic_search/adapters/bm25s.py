@@ -21,7 +21,7 @@ import bm25s
 import numpy as np
 from bm25s.tokenization import Tokenized
 
-from agentic_search.adapters.qdrant.local_folders import repair_command
+from agentic_search.adapters.damage import damage_message
 from agentic_search.domain.bm25 import DEFAULT_B, DEFAULT_K1
 from agentic_search.domain.filters import matches, validate_filters
 from agentic_search.domain.schema import DomainSchema
@@ -106,10 +106,8 @@ class Bm25sKeywordIndex:
                 fields_file = folder / "fields.json"
                 fields = json.loads(fields_file.read_text()) if fields_file.is_file() else None
             except Exception as exc:  # numpy, json, OS: a damaged file of the index
-                reason = " ".join(f"{type(exc).__name__}: {exc}".split())[:200]
                 raise KeywordIndexError(
-                    f"the keyword index at {folder} cannot be read ({reason}); rebuild it with "
-                    f"{repair_command(schema.name)}"
+                    damage_message(f"the keyword index at {folder}", exc, schema.name)
                 ) from exc
             if fields is None or len(fields) != len(ids):
                 return None

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from agentic_search.adapters.onnx_embedder import WordPieceCounter
 from agentic_search.adapters.openai_embedder import OpenAIEmbedder  # re-exported
 from agentic_search.ports import EmbedderError
 
@@ -61,7 +62,7 @@ def assemble_minilm_dir(target: Path, max_length: int) -> Path:
     return folder
 
 
-class LocalMiniLMEmbedder:
+class LocalMiniLMEmbedder(WordPieceCounter):
     """all-MiniLM-L6-v2 int8 ONNX through fastembed; offline, CPU.
 
     Texts are sorted by length before batching (less padding) and returned in input order.
@@ -181,18 +182,6 @@ class LocalMiniLMEmbedder:
     def embed_query(self, text: str) -> np.ndarray:
         """Embed one query text; returns ``(384,)`` float32."""
         return self.embed_queries([text])[0]
-
-    def count_tokens(self, texts: Sequence[str]) -> list[int]:
-        """Word-piece tokens of each text with this model's tokenizer (special tokens
-        included, no truncation): what a token budget is counted in."""
-        if self._counter is None:
-            from tokenizers import Tokenizer
-
-            tok = Tokenizer.from_str(self.tokenizer.to_str())
-            tok.no_truncation()
-            tok.no_padding()
-            self._counter = tok
-        return [len(e.ids) for e in self._counter.encode_batch(list(texts))]
 
 
 __all__ = ["MINILM_DIM", "LocalMiniLMEmbedder", "OpenAIEmbedder", "assemble_minilm_dir"]

@@ -68,7 +68,27 @@ def mean_pool_normalize(states: np.ndarray, mask: np.ndarray) -> np.ndarray:
     return (pooled / norms).astype(np.float32)
 
 
-class OnnxMiniLMEmbedder:
+class WordPieceCounter:
+    """``count_tokens`` for an embedder with a ``tokenizer`` (a ``tokenizers.Tokenizer``) and
+    a ``_counter`` slot: an untruncated, unpadded copy of it, made on first use."""
+
+    tokenizer: Any
+    _counter: Any
+
+    def count_tokens(self, texts: Sequence[str]) -> list[int]:
+        """Word-piece tokens of each text with this model's tokenizer (special tokens
+        included, no truncation): what a token budget is counted in."""
+        if self._counter is None:
+            from tokenizers import Tokenizer
+
+            tok = Tokenizer.from_str(self.tokenizer.to_str())
+            tok.no_truncation()
+            tok.no_padding()
+            self._counter = tok
+        return [len(e.ids) for e in self._counter.encode_batch(list(texts))]
+
+
+class OnnxMiniLMEmbedder(WordPieceCounter):
     """all-MiniLM-L6-v2 int8 through onnxruntime + tokenizers; offline, CPU, lazy.
 
     ``max_length`` is in word-piece tokens (longer texts are truncated). Documents are embedded
@@ -227,17 +247,11 @@ class OnnxMiniLMEmbedder:
         """Embed one query text; returns ``(384,)`` float32."""
         return self.embed_queries([text])[0]
 
-    def count_tokens(self, texts: Sequence[str]) -> list[int]:
-        """Word-piece tokens of each text with this model's tokenizer (special tokens
-        included, no truncation): what a token budget is counted in."""
-        if self._counter is None:
-            from tokenizers import Tokenizer
 
-            tok = Tokenizer.from_str(self.tokenizer.to_str())
-            tok.no_truncation()
-            tok.no_padding()
-            self._counter = tok
-        return [len(e.ids) for e in self._counter.encode_batch(list(texts))]
-
-
-__all__ = ["MINILM_DIM", "OnnxMiniLMEmbedder", "mean_pool_normalize", "minilm_files"]
+__all__ = [
+    "MINILM_DIM",
+    "OnnxMiniLMEmbedder",
+    "WordPieceCounter",
+    "mean_pool_normalize",
+    "minilm_files",
+]

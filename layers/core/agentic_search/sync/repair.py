@@ -9,13 +9,12 @@ status file that cannot be opened is moved aside (``sync.sqlite.unreadable-<time
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from agentic_search.components import Components
 from agentic_search.ports import SyncStatusError
-from agentic_search.sync.files import CatalogRead
-from agentic_search.sync.ingest import DEFAULT_BATCH, IngestReport, ingest_file
+from agentic_search.sync.ingest import IngestReport, ingest_file
 
 
 def set_aside_unreadable_status(c: Components) -> str | None:
@@ -37,19 +36,10 @@ def set_aside_unreadable_status(c: Components) -> str | None:
     return f"the sync status could not be opened: moved to {aside}, recorded anew"
 
 
-def rebuild(
-    c: Components,
-    path: Path,
-    batch_size: int = DEFAULT_BATCH,
-    on_start: Callable[[int], None] | None = None,
-    on_progress: Callable[[int], None] | None = None,
-    read: CatalogRead | None = None,
-    *,
-    id_key: str | None = None,
-    source: str | None = None,
-) -> IngestReport:
+def rebuild(c: Components, path: Path, **ingest: Any) -> IngestReport:
     """Drop the domain's collection (also an unreadable one) and its keyword index, forget a
-    pending write, and ingest ``path`` into a fresh collection (journaled, status recorded).
+    pending write, and ingest ``path`` into a fresh collection: :func:`ingest_file` with
+    ``ingest`` (batch size, progress, read, id key, source), the keyword index rebuilt.
 
     Raises:
         FileNotFoundError, CatalogFormatError: for the catalog file.
@@ -60,17 +50,7 @@ def rebuild(
     c.store.drop(schema)
     c.keyword.refresh(schema)  # an empty store: the keyword index's files go too
     c.memo.forget_catalog()
-    return ingest_file(
-        c,
-        path,
-        batch_size,
-        on_start,
-        on_progress,
-        read,
-        id_key=id_key,
-        source=source,
-        force_refresh=True,
-    )
+    return ingest_file(c, path, force_refresh=True, **ingest)
 
 
 __all__ = ["rebuild", "set_aside_unreadable_status"]

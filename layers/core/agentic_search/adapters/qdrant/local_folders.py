@@ -21,14 +21,8 @@ from typing import Any
 
 from qdrant_client import QdrantClient
 
+from agentic_search.adapters.damage import damage_message
 from agentic_search.ports import VectorStoreError
-
-
-def repair_command(domain: str) -> str:
-    """The command that rebuilds ``domain``'s index from its catalog."""
-    if domain == "tools":
-        return "agentic-search ingest --rebuild  (the bundled catalog; or --rebuild FILE)"
-    return f"agentic-search ingest FILE --rebuild --domain {domain}"
 
 
 def open_local(root: Path, collection: str, domain: str) -> QdrantClient:
@@ -56,11 +50,7 @@ def open_local(root: Path, collection: str, domain: str) -> QdrantClient:
 
 def unreadable(domain: str, folder: Path, exc: BaseException) -> VectorStoreError:
     """The one-line error of a collection whose files cannot be read."""
-    reason = " ".join(f"{type(exc).__name__}: {exc}".split())[:200]
-    return VectorStoreError(
-        f"the {domain!r} index at {folder} cannot be read ({reason}); rebuild it with "
-        f"{repair_command(domain)}"
-    )
+    return VectorStoreError(damage_message(f"the {domain!r} index at {folder}", exc, domain))
 
 
 def adopt_shared_layout(root: Path, collection: str) -> None:
@@ -100,4 +90,4 @@ def _write_json(path: Path, value: Any) -> None:
     os.replace(tmp, path)
 
 
-__all__ = ["adopt_shared_layout", "open_local", "repair_command", "unreadable"]
+__all__ = ["adopt_shared_layout", "open_local", "unreadable"]
