@@ -71,15 +71,19 @@ class Corpus:
         v = c + 0.6 * rng.normal(size=(m, DIM)).astype(np.float32)
         return v / np.linalg.norm(v, axis=1, keepdims=True)
 
-    def batches(self, size: int = 256):
-        """Yield ``(ids, vectors_a, vectors_b, term_lists, payloads)`` batches."""
+    def batches(self, size: int = 256, dense_only: bool = False):
+        """Yield ``(ids, vectors_a, vectors_b, term_lists, payloads)`` batches; with
+        ``dense_only``, ``vectors_b`` and ``term_lists`` are None (a different random stream)."""
         rng = np.random.default_rng(self.seed + 1)
         for start in range(0, self.n, size):
             m = min(size, self.n - start)
-            a, b = self._unit(rng, m), self._unit(rng, m)
-            lens = np.maximum(5, rng.poisson(self.avgdl, size=m))
-            drawn = np.searchsorted(self.term_cdf, rng.random(int(lens.sum())))
-            terms = np.split(np.minimum(drawn, VOCAB - 1), np.cumsum(lens)[:-1])
+            a = self._unit(rng, m)
+            b = terms = None
+            if not dense_only:
+                b = self._unit(rng, m)
+                lens = np.maximum(5, rng.poisson(self.avgdl, size=m))
+                drawn = np.searchsorted(self.term_cdf, rng.random(int(lens.sum())))
+                terms = np.split(np.minimum(drawn, VOCAB - 1), np.cumsum(lens)[:-1])
             ids = [f"r{start + i}" for i in range(m)]
             payloads = [
                 {
@@ -163,7 +167,10 @@ def _filters():
 # ----- engines ------------------------------------------------------------------------------------
 
 
-def run_edge(corpus: Corpus, root: Path, nq: int) -> dict[str, Any]:
+def run_edge(corpus: Corpus, root: Path, nq: int, dense_only: bool = False) -> dict[str, Any]:
+    """Edge: ingest, queries before and after ``optimize()``, recall, RSS, disk, open time.
+    ``dense_only``: one named vector per point (``overview``), no sparse vector, and only the
+    dense and filtered queries (the issue's 1M case)."""
     from agentic_search.adapters.edge.store import EdgeStore
     from agentic_search.config import Settings
     from agentic_search.state import PointWrite, SparseVector
@@ -172,19 +179,26 @@ def run_edge(corpus: Corpus, root: Path, nq: int) -> dict[str, Any]:
     store = EdgeStore(Settings(), root=root)
     store.ensure_collection(sch, DIM)
     ingest_s = 0.0
-    for ids, a, b, terms, payloads in corpus.batches():
+    done, last = 0, time.perf_counter()
+    for ids, a, b, terms, payloads in corpus.batches(dense_only=dense_only):
         points = [
             PointWrite(
                 ids[i],
-                {"overview": a[i].tolist(), "content": b[i].tolist()},
+                {"overview": a[i].tolist()}
+                if dense_only
+                else {"overview": a[i].tolist(), "content": b[i].tolist()},
                 payloads[i],
-                bm25_weights(terms[i], corpus.avgdl),
+                None if dense_only else bm25_weights(terms[i], corpus.avgdl),
             )
             for i in range(len(ids))
         ]
         t0 = time.perf_counter()
         store.upsert(sch, points)
         ingest_s += time.perf_counter() - t0
+        done += len(ids)
+        if time.perf_counter() - last > 30:
+            last = time.perf_counter()
+            print(f"  ingested {done:,}/{corpus.n:,}", file=sys.stderr, flush=True)
     qs = corpus.queries(nq)
     flt = _filters()
 
@@ -198,8 +212,12 @@ def run_edge(corpus: Corpus, root: Path, nq: int) -> dict[str, Any]:
             sch, "overview", q[0], SparseVector(q[1], [1.0] * len(q[1])), 10
         ),
     }
+    if dense_only:
+        kinds = {k: kinds[k] for k in ("dense", "filtered")}
+    print("  queries before optimize", file=sys.stderr, flush=True)
     before = {k: timed(fn, qs) for k, fn in kinds.items()}
     exact = {i: [h.id for h in kinds["dense"](q)] for i, q in enumerate(qs[:20])}
+    print("  optimize", file=sys.stderr, flush=True)
     t = time.perf_counter()
     store.optimize(sch)
     optimize_s = time.perf_counter() - t
@@ -340,6 +358,12 @@ def main() -> None:
     ap.add_argument("--local-max", type=int, default=10_000, help="largest size local mode runs at")
     ap.add_argument("--queries", type=int, default=50)
     ap.add_argument("--out", type=Path, default=HERE / "results.jsonl")
+    ap.add_argument(
+        "--dense-only",
+        action="store_true",
+        help="Edge with one dense vector per point, no sparse vector (the 1M case)",
+    )
+    ap.add_argument("--root", type=Path, help="parent folder of the stores (default: a tmp dir)")
     ap.add_argument("--open-edge", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.open_edge:
@@ -350,11 +374,11 @@ def main() -> None:
         for engine in args.engines:
             if engine == "local" and n > args.local_max:
                 continue
-            tmp = Path(tempfile.mkdtemp(prefix=f"scale-{engine}-{n}-"))
+            tmp = Path(tempfile.mkdtemp(prefix=f"scale-{engine}-{n}-", dir=args.root))
             try:
                 start = machine()
                 if engine == "edge":
-                    res = run_edge(corpus, tmp / "edge", args.queries)
+                    res = run_edge(corpus, tmp / "edge", args.queries, args.dense_only)
                 elif engine == "local":
                     res = run_local(corpus, tmp / "qdrant", args.queries)
                 else:
@@ -362,7 +386,7 @@ def main() -> None:
             finally:
                 shutil.rmtree(tmp, ignore_errors=True)
             line = {
-                "engine": engine,
+                "engine": engine + ("-dense-only" if args.dense_only else ""),
                 "n": n,
                 **res,
                 "machine": start,
