@@ -191,7 +191,7 @@ def migrate_first(settings: Settings, schemas: list[Any] | None = None) -> list[
             settings,
             list(every.values()),
             progress=bar,
-            say=lambda line: out.print(f"agentic-search: {line}", markup=False),
+            say=lambda line: out.print(f"agentic-search: {line}", markup=False, soft_wrap=True),
         )
     return done
 

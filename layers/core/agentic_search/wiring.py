@@ -201,11 +201,16 @@ def build_journal(settings: Settings) -> WriteJournal:
 
 
 def _on_edge(c: Components) -> bool:
-    """Whether the domain's store (built, or given by a caller) is an EdgeStore; decided by
-    its class, not the settings, so a store handed in gets the indexes that fit it (and
-    without importing either engine's module for the check)."""
-    module = sys.modules.get("agentic_search.adapters.edge.store")
-    return module is not None and isinstance(c.store, module.EdgeStore)
+    """Whether the domain's store is Qdrant Edge: by its class when it is one of the two
+    engines' (a store handed in gets the indexes that fit it), else (a wrapper, e.g. a test's
+    fault injector) by the settings; no engine module is imported for the check."""
+    edge = sys.modules.get("agentic_search.adapters.edge.store")
+    if edge is not None and isinstance(c.store, edge.EdgeStore):
+        return True
+    qdrant = sys.modules.get("agentic_search.adapters.qdrant.store")
+    if qdrant is not None and isinstance(c.store, qdrant.QdrantStore):
+        return False
+    return c.settings.vector_store == "edge" and not c.settings.qdrant_url
 
 
 def _keyword(c: Components) -> KeywordIndex:

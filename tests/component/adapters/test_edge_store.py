@@ -377,3 +377,52 @@ def test_missing_payload_indexes_are_added_and_drop_removes_the_bm25_statistics(
     assert not list(tmp_path.glob("documents.*.json"))
     assert kw.avg_doc_len_of(DOCS) == 256.0
     store.close()
+
+
+def test_query_side_reads_are_cached_until_a_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GIVEN records read by the query side with their vectors WHEN read again, or their
+    sparse or dense vectors asked for THEN the engine is not asked again (same answers);
+    WHEN any write goes through the store (payload overwrite, sparse re-weighting, delete)
+    THEN the next read sees it; clear_record_cache forgets too."""
+    store = _docs_store(tmp_path)
+    calls: list[str] = []
+    real_shard = store._shard
+
+    class Counting:
+        def __init__(self, shard: Any) -> None:
+            self.shard = shard
+
+        def retrieve(self, *args: Any, **kwargs: Any) -> Any:
+            calls.append("retrieve")
+            return self.shard.retrieve(*args, **kwargs)
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.shard, name)
+
+    monkeypatch.setattr(store, "_shard", lambda schema: Counting(real_shard(schema)))
+    aspect = DOCS.aspect_names[0]
+    ids = ["d1", "d2", "d3"]
+    first = store.read_records(DOCS, ids, with_vectors=True)
+    assert calls == ["retrieve"] and HASHES_KEY not in first["d1"].payload
+    again = store.read_records(DOCS, ids)
+    sparse = store.vectors_of(DOCS, ids, SPARSE_VECTOR)
+    dense = store.vectors_of(DOCS, ids, aspect)
+    assert calls == ["retrieve"]
+    assert again == first and set(sparse) == set(dense) == set(ids)
+    assert sparse["d1"] == first["d1"].vectors[SPARSE_VECTOR]
+    store.read_records(DOCS, ["d4"])  # a miss reads only the missing one
+    assert calls == ["retrieve", "retrieve"]
+
+    store.update_points(DOCS, [], {"d1": {"id": "d1", "title": "changed", "text": "chess"}})
+    assert store.read_records(DOCS, ["d1"])["d1"].payload["title"] == "changed"
+    EdgeSparseKeywordIndex(store, schema=DOCS).refresh(DOCS)  # re-weights every sparse vector
+    assert store.vectors_of(DOCS, ["d2"], SPARSE_VECTOR)["d2"] != sparse["d2"]
+    store.delete(DOCS, ["d3"])
+    assert "d3" not in store.read_records(DOCS, ids)
+    n = len(calls)
+    store.clear_record_cache()
+    store.read_records(DOCS, ["d2"])
+    assert len(calls) == n + 1
+    store.close()
