@@ -151,3 +151,24 @@ def test_edge_and_qdrant_rank_alike(tmp_path: Path) -> None:
             assert q[rid] == pytest.approx(score, rel=1e-4)
     edge.close()
     qdrant.close()
+
+
+def test_a_qdrant_without_collection_metadata_keeps_the_setting(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """GIVEN a Qdrant that refuses collection metadata (before 1.16) WHEN the index refreshes
+    THEN nothing is re-weighted and new documents keep the setting's average length (weights
+    it could not record would not be used for the next documents)."""
+    store = QdrantStore(Settings(), client=QdrantClient(":memory:"))
+    kw = QdrantSparseKeywordIndex(store, schema=SCHEMA)
+    _fill(store, kw, _records(30))
+    before = store.vectors_of(SCHEMA, ["d1"], "bm25")["d1"]
+
+    def refuse(*_: object) -> None:
+        raise ValueError("Unknown field: metadata")
+
+    monkeypatch.setattr(store, "set_metadata", refuse)
+    assert kw.refresh(SCHEMA) is False and kw.refresh(SCHEMA) is False
+    assert kw.avg_doc_len_of(SCHEMA) == 256.0
+    assert store.vectors_of(SCHEMA, ["d1"], "bm25")["d1"] == before
+    store.close()

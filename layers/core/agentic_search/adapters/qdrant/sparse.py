@@ -8,6 +8,7 @@ the collection's own metadata (``bm25``), re-read at most every ``STATS_TTL_S`` 
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Sequence
 
@@ -29,6 +30,7 @@ class QdrantSparseKeywordIndex(SparseBm25Index):
         super().__init__(*args, **kwargs)
         #: domain -> (monotonic time read, stats or None)
         self._stats: dict[str, tuple[float, dict[str, float] | None]] = {}
+        self._no_metadata = False
 
     def _load_stats(self, schema: DomainSchema) -> dict[str, float] | None:
         cached = self._stats.get(schema.name)
@@ -46,8 +48,24 @@ class QdrantSparseKeywordIndex(SparseBm25Index):
         return to_qdrant(schema, filters, exclude)
 
     def refresh(self, schema: DomainSchema) -> bool:
-        """:meth:`SparseBm25Index.refresh` on freshly read statistics."""
+        """:meth:`SparseBm25Index.refresh` on freshly read statistics. A server that keeps
+        no collection metadata (Qdrant before 1.16) is left on ``avg_doc_len`` (logged once):
+        weights it could not record would not be used for the next documents."""
+        if self._no_metadata or not self.store.exists(schema):
+            return False
         self._stats.pop(schema.name, None)
+        current = self._load_stats(schema)
+        try:  # rewrites what is there: only to learn whether the server keeps metadata
+            self.store.set_metadata(schema, {"bm25": current})
+        except Exception as exc:  # any refusal means the same
+            self._no_metadata = True
+            logging.getLogger(__name__).warning(
+                "this Qdrant keeps no collection metadata (%s): BM25 weights stay on an "
+                "average document length of %s (BM25_AVG_DOC_LEN)",
+                " ".join(str(exc).split())[:160],
+                self.avg_doc_len,
+            )
+            return False
         return super().refresh(schema)
 
 
