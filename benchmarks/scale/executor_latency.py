@@ -1,9 +1,10 @@
-"""The executor's latency on a real corpus: Qdrant Edge with and without its record cache, and
-qdrant-client local mode, in ONE process, the queries interleaved.
+"""The executor's latency on a real corpus: Qdrant Edge with and without its record cache and id
+map, and qdrant-client local mode, in ONE process, the queries interleaved.
 
 The Edge shard is an evaluation index left by ``agentic-search eval`` (or ``agentic-search
 migrate``) in ``--home``; it is copied once (two Edge stores cannot open one shard) and the
-copy gets ``record_cache = 0`` (every read asks the engine, as before the cache). Local mode
+copy gets ``record_cache = 0`` and ``map_ids = False`` (every read asks the engine, every hit
+reads its record id from the payload: as before both). Local mode
 is an in-memory qdrant-client collection filled from the shard (the same points, payloads,
 dense and sparse vectors; local mode keeps its collection in memory on disk too). Each
 query runs on the three engines in a rotating order, every search cold (``cold_start``: no
@@ -92,7 +93,8 @@ def main() -> int:
             Settings(agentic_search_home=tmp, **base), schema, embedder=embedder
         ),
     }
-    engines["edge-nocache"].components.store.record_cache = 0
+    before = engines["edge-nocache"].components.store
+    before.record_cache, before.map_ids = 0, False  # as before: every read asks the engine
     local = _local_copy(engines["edge-cache"], settings)
     engines["local"] = SearchService.create(settings, schema, store=local, embedder=embedder)
     rounds = max(2, settings.max_rounds)

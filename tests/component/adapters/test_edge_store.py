@@ -426,3 +426,42 @@ def test_query_side_reads_are_cached_until_a_write(
     store.read_records(DOCS, ["d2"])
     assert len(calls) == n + 1
     store.close()
+
+
+def test_queries_map_point_ids_to_record_ids_as_the_payload_says(tmp_path: Path) -> None:
+    """GIVEN a shard WHEN dense, sparse and hybrid queries run with the id map (no payload
+    read per hit) and without it THEN both give the same record ids and scores; a record
+    deleted and written again is still found under its id."""
+    store = _docs_store(tmp_path)
+    kw = EdgeSparseKeywordIndex(store)
+    aspect = DOCS.aspect_names[0]
+    rng = np.random.default_rng(5)
+
+    def run() -> list[list[tuple[float, str]]]:
+        """Each query's hits, ties in any order (RRF ties are common)."""
+        out = []
+        for _ in range(3):
+            dense = rng.normal(size=8)
+            sparse = kw.query_vector("coral insulin chess")
+            out.append([(h.id, h.score) for h in store.query_dense(DOCS, aspect, dense, 20)])
+            out.append([(h.id, h.score) for h in store.query_sparse(DOCS, sparse, 20, None)])
+            hybrid = store.query_hybrid_rrf(DOCS, aspect, dense, sparse, 20)
+            out.append([(h.id, h.score) for h in hybrid])
+        return [sorted((-round(s, 6), i) for i, s in hits) for hits in out]
+
+    rng = np.random.default_rng(5)
+    mapped = run()
+    assert store._rids[store.collection(DOCS)]  # filled by the queries
+    store.map_ids = False
+    rng = np.random.default_rng(5)
+    assert run() == mapped
+    store.map_ids = True
+    record = store.get_records(DOCS, ["d7"], with_vectors=True)["d7"]
+    store.delete(DOCS, ["d7"])
+    vec = record.vectors[aspect]
+    assert "d7" not in {h.id for h in store.query_dense(DOCS, aspect, vec, 80)}
+    store.upsert(
+        DOCS, [PointWrite("d7", {a: record.vectors[a] for a in DOCS.aspect_names}, record.payload)]
+    )
+    assert store.query_dense(DOCS, aspect, vec, 1)[0].id == "d7"
+    store.close()

@@ -53,6 +53,8 @@ from agentic_search.state import (
 READ_WITHOUT = [HASHES_KEY, ENTITY_KEY, LINKS_KEY, LINKED_FROM_KEY]
 #: Points whose records (payload and vectors) the query side's reads keep (see read_records).
 RECORD_CACHE = 4096
+#: Point id -> record id pairs a store keeps per collection (see _query); past it, it restarts.
+ID_MAP = 1_000_000
 _CONFIG_FILE = "edge_config.json"  # written by Edge itself at create
 
 
@@ -109,6 +111,11 @@ class EdgeStore:
         self._generation = 0
         #: how many records read_records keeps (0: none, every read asks the engine)
         self.record_cache = RECORD_CACHE
+        #: collection -> {point id: record id}: fixed pairs (the id is the UUIDv5 of the
+        #: record id), never stale, so queries need not read the payload (see _query)
+        self._rids: dict[str, dict[Any, str]] = {}
+        #: False: queries read the record id from each hit's payload, as before the map
+        self.map_ids = True
 
     # ----- shards -----------------------------------------------------------------------------
 
@@ -396,13 +403,42 @@ class EdgeStore:
         """Forget the records kept by :meth:`read_records` (benchmarks time searches cold)."""
         self._written()
 
+    def _hit_payload(self, schema: DomainSchema) -> Any:
+        """What a query asks of each hit's payload: nothing when ids are mapped (_query)."""
+        return False if self.map_ids else [schema.id_field]
+
     def _query(self, schema: DomainSchema, request: qe.QueryRequest) -> list[ScoredRecord]:
+        """Run ``request`` (built with ``with_payload=self._hit_payload(schema)``) and return
+        its hits as record ids with scores.
+
+        Reading even the id field of each hit's payload costs the engine ~4 ms for 100 hits
+        where the ids alone take ~0.4 ms (SciFact, 5k points), so the request is sent without
+        payload and each point id is turned into its record id through a map the store keeps
+        (a pair never changes: the point id is derived from the record id); ids not in it yet
+        are read in one ``retrieve`` of the id field and added."""
         shard = self._shard(schema)
+        if not self.map_ids:
+            try:
+                points = shard.query(request)
+            except Exception as exc:  # Edge raises plain Exception
+                raise VectorStoreError(f"Qdrant Edge query failed: {exc}") from exc
+            return [ScoredRecord(str(p.payload[schema.id_field]), p.score, {}) for p in points]
         try:
             points = shard.query(request)
         except Exception as exc:  # Edge raises plain Exception (e.g. an unknown vector name)
             raise VectorStoreError(f"Qdrant Edge query failed: {exc}") from exc
-        return [ScoredRecord(str(p.payload[schema.id_field]), p.score, {}) for p in points]
+        rids = self._rids.setdefault(self.collection(schema), {})
+        got = {p.id: rids.get(p.id) for p in points}
+        missing = [pid for pid, rid in got.items() if rid is None]
+        if missing:
+            found = shard.retrieve(missing, with_payload=[schema.id_field], with_vector=False)
+            if len(rids) + len(found) > ID_MAP:
+                rids.clear()
+            for p in found:
+                payload = p.payload
+                if payload and schema.id_field in payload:
+                    got[p.id] = rids[p.id] = str(payload[schema.id_field])
+        return [ScoredRecord(got[p.id], p.score, {}) for p in points if got[p.id] is not None]
 
     def query_dense(
         self,
@@ -419,7 +455,7 @@ class EdgeStore:
             limit=top_k,
             query=qe.Query.Nearest(list(map(float, vector)), using=aspect),
             filter=to_edge(schema, filters, exclude_ids),
-            with_payload=[schema.id_field],
+            with_payload=self._hit_payload(schema),
         )
         return self._query(schema, request)
 
@@ -433,7 +469,7 @@ class EdgeStore:
             limit=top_k,
             query=qe.Query.Nearest(query, using=SPARSE_VECTOR),
             filter=flt,
-            with_payload=[schema.id_field],
+            with_payload=self._hit_payload(schema),
         )
         return self._query(schema, request)
 
@@ -472,7 +508,7 @@ class EdgeStore:
                 ),
             ],
             query=qe.Fusion.Rrf(k=rrf_k + 1),
-            with_payload=[schema.id_field],
+            with_payload=self._hit_payload(schema),
         )
         return self._query(schema, request)
 
