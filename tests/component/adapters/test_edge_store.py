@@ -437,7 +437,7 @@ def test_queries_map_point_ids_to_record_ids_as_the_payload_says(tmp_path: Path)
     aspect = DOCS.aspect_names[0]
     rng = np.random.default_rng(5)
 
-    def run() -> list[list[tuple[float, str]]]:
+    def run() -> list[tuple[list[float], list[str]]]:
         """Each query's hits, ties in any order (RRF ties are common)."""
         out = []
         for _ in range(3):
@@ -447,7 +447,14 @@ def test_queries_map_point_ids_to_record_ids_as_the_payload_says(tmp_path: Path)
             out.append([(h.id, h.score) for h in store.query_sparse(DOCS, sparse, 20, None)])
             hybrid = store.query_hybrid_rrf(DOCS, aspect, dense, sparse, 20)
             out.append([(h.id, h.score) for h in hybrid])
-        return [sorted((-round(s, 6), i) for i, s in hits) for hits in out]
+        # scores in order, and the ids above the last score (ties at the cut may differ)
+        return [
+            (
+                [round(s, 6) for _, s in hits],
+                sorted(i for i, s in hits if round(s, 6) > round(hits[-1][1], 6)),
+            )
+            for hits in out
+        ]
 
     rng = np.random.default_rng(5)
     mapped = run()
