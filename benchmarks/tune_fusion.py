@@ -11,7 +11,8 @@ chunks ranked at their best chunk). Only the split given is read: tune on ``trai
         --dataset ../shared/datasets/scifact --split train
 
 The evaluation index (``eval-<dataset>-documents``) must exist: run ``agentic-search eval`` on
-the dataset once first. BM25 parameter variants rebuild a bm25s index in a temporary folder.
+the dataset once first. (BM25 parameter variants needed the separate bm25s index, removed with
+it: ``--bm25`` is refused.)
 """
 
 from __future__ import annotations
@@ -20,13 +21,11 @@ import argparse
 import json
 import pickle
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
-from agentic_search.adapters.bm25s import Bm25sKeywordIndex
 from agentic_search.config import Settings
 from agentic_search.domain.chunking import doc_ranking
 from agentic_search.domain.fusion import fuse
@@ -120,15 +119,8 @@ def main() -> int:
     for dd, sd in ((100, 100), (50, 50), (100, 300), (300, 300)):
         run(f"weighted_sum {dd}/{sd}", "weighted_sum", dd=dd, sd=sd)
         run(f"dbsf {dd}/{sd}", "dbsf", dd=dd, sd=sd)
-    for pair in filter(None, args.bm25.split(",")):
-        k1, b = map(float, pair.split(":"))
-        with tempfile.TemporaryDirectory() as tmp:
-            kw = Bm25sKeywordIndex(engine.components.store, Path(tmp), k1=k1, b=b)
-            kw.refresh(engine.schema)
-            alt = collect(engine, data.queries, args.depth, keyword=kw)
-        run(f"bm25 alone k1={k1} b={b}", "none", dd=0, src=alt)
-        run(f"weighted_sum k1={k1} b={b}", "weighted_sum", src=alt)
-        run(f"dbsf k1={k1} b={b}", "dbsf", src=alt)
+    if args.bm25:
+        sys.exit("--bm25: parameter variants needed bm25s's separate index, removed with it")
     engine.close()
     return 0
 

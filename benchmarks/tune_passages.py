@@ -33,9 +33,7 @@ import sys
 import time
 from pathlib import Path
 
-import bm25s
 import numpy as np
-from bm25s.tokenization import Tokenized
 from tune_prf import fused_scores as ws  # weighted sum of min-max scores, same folder
 
 from agentic_search.adapters.embedders import LocalMiniLMEmbedder
@@ -45,6 +43,12 @@ from agentic_search.domain.chunking import chunk_records, doc_id_of, doc_ranking
 from agentic_search.domain.text import default_analyzer, keyword_text
 from agentic_search.service import SearchService
 from agentic_search_cli import evaluation as ev
+
+try:
+    import bm25s
+    from bm25s.tokenization import Tokenized
+except ImportError:  # bm25s is no longer a dependency of the project
+    sys.exit("this benchmark compares with bm25s (no longer a dependency): pip install bm25s")
 
 
 def unit(v: np.ndarray) -> np.ndarray:

@@ -1,5 +1,5 @@
 """Shared fixtures of every tier: the schema and the bundled catalog (pure), and the real
-embedded things (Qdrant local mode, bm25s, MiniLM ONNX) for the tiers that may use them.
+embedded things (Qdrant Edge by default, MiniLM ONNX) for the tiers that may use them.
 
 Tiers (by folder, each marked so ``-m`` selects it): ``unit`` (pure: no model, no index, no
 AWS; its conftest refuses the fixtures below that load them), ``component`` (real embedded
@@ -105,7 +105,7 @@ def make_settings(home: Path, **overrides) -> Settings:
 
 @pytest.fixture(scope="session")
 def tools_engine(session_home: Path, embedder):
-    """A SearchService over the bundled catalog in Qdrant local mode (ingested once)."""
+    """A SearchService over the bundled catalog in the default store (ingested once)."""
     from agentic_search.service import SearchService
 
     engine = SearchService.create(make_settings(session_home / "tools"), "tools", embedder=embedder)

@@ -21,9 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-import bm25s
 import pytrec_eval
-from bm25s.tokenization import Tokenized
 
 from agentic_search.adapters.edge.sparse import EdgeSparseKeywordIndex
 from agentic_search.adapters.edge.store import EdgeStore
@@ -31,6 +29,12 @@ from agentic_search.config import Settings
 from agentic_search.domain.schema import load_schema
 from agentic_search.domain.text import default_analyzer, keyword_text
 from agentic_search.state import PointWrite
+
+try:
+    import bm25s
+    from bm25s.tokenization import Tokenized
+except ImportError:  # bm25s is no longer a dependency of the project
+    sys.exit("this benchmark compares with bm25s (no longer a dependency): pip install bm25s")
 
 TOP = 100
 

@@ -37,7 +37,7 @@ def add_parser(sub: Any) -> None:
             "  executor-1round  intent, plan and executor, one round (`search --rounds 1`)\n"
             "  executor         the multi-round executor, MAX_ROUNDS at most (what `search` runs)\n"
             "  hybrid-rrf-qdrant  only when named: Qdrant's own RRF of a dense and a sparse\n"
-            "                   prefetch (needs QDRANT_URL)"
+            "                   prefetch (the engine's own fusion, one call)"
         ),
         epilog=(
             "examples:\n"

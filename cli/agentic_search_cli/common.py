@@ -156,13 +156,44 @@ def open_service(domain: str, settings: Settings | None = None, recover: bool = 
     from agentic_search.domain.schema import SchemaError
     from agentic_search.service import SearchService
 
+    settings = settings or Settings()
     try:
-        service = SearchService.create(settings or Settings(), domain)
+        service = SearchService.create(settings, domain)
     except SchemaError as exc:
         usage_error(str(exc))
+    migrate_first(settings, [service.schema])
     if recover:
         complete_interrupted_write(service)
     return service
+
+
+def migrate_first(settings: Settings, schemas: list[Any] | None = None) -> list[Any]:
+    """Move a local-mode store left by an earlier version (``QDRANT_PATH``) into Qdrant Edge
+    before anything opens it: the bundled domains' collections and ``schemas``'s, with a
+    progress bar and one line per collection on stderr. Returns what was moved."""
+    from agentic_search.domain.schema import available_domains, load_schema
+    from agentic_search.wiring import local_store_pending, migrate_local_store
+
+    if settings.vector_store != "edge" or not settings.resolved_qdrant_path.is_dir():
+        return []
+    every = {s.name: s for s in map(load_schema, available_domains())}
+    every.update({s.name: s for s in schemas or []})
+    if not local_store_pending(settings, list(every.values())):
+        return []
+    out = console(stderr=True)
+    out.print(
+        f"agentic-search: a local-mode store from an earlier version is in "
+        f"{settings.resolved_qdrant_path}; moving it into Qdrant Edge (once)...",
+        markup=False,
+    )
+    with progress_bar(out) as bar:
+        done = migrate_local_store(
+            settings,
+            list(every.values()),
+            progress=bar,
+            say=lambda line: out.print(f"agentic-search: {line}", markup=False, soft_wrap=True),
+        )
+    return done
 
 
 def complete_interrupted_write(service: Any) -> None:

@@ -1,4 +1,5 @@
-"""Corruption is a clear error, isolated (finding 4): every file of the embedded store,
+"""Corruption is a clear error, isolated (finding 4): every file of the local-mode store
+(``VECTOR_STORE=local``, pinned here: its per-collection folders are what this checks),
 truncated or zeroed in turn, gives one-line errors; the other domain is unaffected; ``serve``
 starts and reports it in ``/health``; ``ingest --rebuild`` restores the answers."""
 
@@ -8,6 +9,7 @@ import json
 import shutil
 import subprocess
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -25,19 +27,29 @@ DOCS = [
 ]
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _local_mode() -> Iterator[None]:
+    """Every store of this module, the CLI and serve included, is local mode."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("VECTOR_STORE", "local")
+        yield
+
+
 @pytest.fixture(scope="module")
-def base(tools_engine, embedder, tmp_path_factory) -> tuple[Path, Path]:
+def base(_local_mode, embedder, tmp_path_factory) -> tuple[Path, Path]:
     """A folder with both domains indexed (tools: the bundled catalog; documents: 12 notes)
     and a sync status, and the documents file."""
     root = tmp_path_factory.mktemp("corrupt")
     home = root / "home"
-    shutil.copytree(
-        Path(tools_engine.components.settings.agentic_search_home),
-        home,
-        ignore=shutil.ignore_patterns("*.lock", ".lock", "journal"),
-    )
     docs = root / "docs.jsonl"
     docs.write_text("".join(json.dumps(d) + "\n" for d in DOCS))
+    tools = SearchService.create(Settings(agentic_search_home=home), "tools", embedder=embedder)
+    try:
+        report = tools.ensure_bundled_catalog()
+        assert report is not None and not report.errors
+    finally:
+        tools.close()
+    shutil.rmtree(home / "journal", ignore_errors=True)
     service = SearchService.create(
         Settings(agentic_search_home=home), "documents", embedder=embedder
     )
@@ -82,7 +94,6 @@ def test_every_damaged_file_is_one_line_and_isolated(base, tmp_path, embedder):
     home, _ = base
     files = _files(home)
     assert any(f.endswith("storage.sqlite") for f in files) and "sync.sqlite" in files
-    assert sum(f.startswith("bm25/") for f in files) >= 10
     seen: dict[str, set[str]] = {}
     for mode in ("truncate", "zero"):
         for rel in files:
@@ -98,8 +109,8 @@ def test_every_damaged_file_is_one_line_and_isolated(base, tmp_path, embedder):
                 elif kind == "error":
                     assert "\n" not in detail and "--rebuild" in detail, (mode, rel, detail)
                     assert str(copy) in detail
-                else:  # the keyword index: its source fails, the others answer
-                    assert (kind, detail) == ("partial", "sparse:bm25s"), (mode, rel, detail)
+                else:  # BM25 lives in the same collection: no source fails alone
+                    raise AssertionError(("partial", mode, rel, detail))
             if rel == "sync.sqlite":
                 from agentic_search.wiring import build_sync_status
 
@@ -108,7 +119,7 @@ def test_every_damaged_file_is_one_line_and_isolated(base, tmp_path, embedder):
                 assert "\n" not in str(err.value) and "--rebuild" in str(err.value)
             shutil.rmtree(copy)
     # every store file failed its own domain in some way (the check could fail)
-    assert all(seen[f] != {"ok"} for f in files if f.startswith(("qdrant/", "bm25/")))
+    assert all(seen[f] != {"ok"} for f in files if f.startswith("qdrant/"))
 
 
 def test_serve_starts_reports_the_damage_and_rebuild_restores_the_answers(base, tmp_path):

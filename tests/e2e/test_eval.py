@@ -125,9 +125,9 @@ def test_executor_systems_are_timed_cold_and_cold_start_forgets_every_cache(run,
     engine.search("how does sunlight affect bone health", limit=5)
     count_tokens(engine.components, ["a snippet without a stored count"])
     memo = engine.components.memo
-    # local mode's record cache (Qdrant Edge, VECTOR_STORE=edge, keeps none)
-    records = getattr(engine.components.store, "_records", None)
-    assert memo.query_vectors and (records is None or records)
+    # the store's record cache (Qdrant Edge and local mode both keep one)
+    records = engine.components.store._records
+    assert memo.query_vectors and records
     assert memo.token_counts
     # WHEN cold_start runs THEN all three are empty (evaluate runs it, untimed, before every
     # search of the executor systems; the baselines keep no such caches)

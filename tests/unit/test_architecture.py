@@ -26,7 +26,7 @@ PACKAGES = ("agentic_search", "agentic_search_lambda", "agentic_search_cli")
 SOURCE_ROOTS = (REPO / "layers" / "core", REPO / "cli")
 #: Handlers that embed, search or fuse: they may import numpy (never at the others' cold start).
 RETRIEVING = {"retrieve", "fuse_rerank"}
-HEAVY = {"numpy", "qdrant_client", "rich", "pymongo", "bm25s", "onnxruntime", "fastembed"}
+HEAVY = {"numpy", "qdrant_client", "qdrant_edge", "rich", "pymongo", "onnxruntime", "fastembed"}
 LONG = 260
 
 

@@ -12,8 +12,9 @@ Systems (all over the same collection, each asked for its top ``TOP_K`` = 100):
   ``MAX_ROUNDS`` rounds at most);
 * ``hybrid-rrf-qdrant`` (optional, ``--systems``): the same fusion done by Qdrant itself, one
   ``query_points`` call with a dense and a sparse prefetch (top 100 each) fused by Qdrant's
-  RRF with k = 60. It needs the collection's sparse ``bm25`` vector, i.e. a Qdrant server
-  (``QDRANT_URL``); in local mode BM25 lives in bm25s and the system is reported unavailable.
+  RRF with k = 60. It needs the collection's sparse ``bm25`` vector, which every collection
+  has but local-mode ones written by earlier versions (then the system is reported
+  unavailable).
 """
 
 from __future__ import annotations
@@ -82,8 +83,8 @@ def unavailable_reason(engine: SearchService, name: str) -> str | None:
         return UNAVAILABLE[name]
     if name == "hybrid-rrf-qdrant" and not engine.components.store.has_sparse(engine.schema):
         return (
-            "needs the collection's sparse bm25 vector (a Qdrant server, QDRANT_URL); "
-            "local mode keeps BM25 in bm25s"
+            "needs the collection's sparse bm25 vector (this local-mode collection was built "
+            "without it by an earlier version: migrate or rebuild it)"
         )
     return None
 

@@ -1,6 +1,6 @@
 """Configuration: every setting comes from the environment, read once into :class:`Settings`.
 
-Unset values select the embedded defaults (Qdrant local mode, bm25s, ONNX MiniLM, rules),
+Unset values select the embedded defaults (Qdrant Edge, ONNX MiniLM, rules),
 so nothing needs configuring to run on a laptop. See the README for the full table.
 """
 
@@ -26,16 +26,18 @@ class Settings(BaseSettings):
         description="Working folder for the embedded stores and model cache.",
     )
     qdrant_path: Path | None = Field(
-        default=None, description="Qdrant local-mode folder (default: $AGENTIC_SEARCH_HOME/qdrant)."
+        default=None,
+        description="Qdrant local-mode folder (VECTOR_STORE=local; default: "
+        "$AGENTIC_SEARCH_HOME/qdrant). With Edge, a local-mode store found there is migrated.",
     )
     qdrant_url: str | None = Field(
         default=None, description="Qdrant server URL; enables server mode."
     )
-    vector_store: Literal["local", "edge"] = Field(
-        default="local",
-        description="Embedded engine when QDRANT_URL is unset: local = qdrant-client local mode "
-        "with bm25s beside it; edge = Qdrant Edge (qdrant-edge-py), dense, sparse BM25 and "
-        "payload in one engine.",
+    vector_store: Literal["edge", "local"] = Field(
+        default="edge",
+        description="Embedded engine when QDRANT_URL is unset: edge = Qdrant Edge "
+        "(qdrant-edge-py; dense, sparse BM25 and payload in one engine, the default); local = "
+        "qdrant-client local mode (a pure-Python fallback, fine for a few thousand points).",
     )
     qdrant_edge_path: Path | None = Field(
         default=None,
@@ -124,7 +126,10 @@ class Settings(BaseSettings):
     source_timeout_s: float = Field(default=5.0, gt=0, description="Per-source timeout (seconds).")
     max_parallel_sources: int = Field(default=8, ge=1, le=64)
     bm25_avg_doc_len: float = Field(
-        default=256.0, gt=0, description="Average document length for client-side BM25 TF weights."
+        default=256.0,
+        gt=0,
+        description="Average document length (terms) for BM25 TF weights until the corpus' own "
+        "is measured (after the first ingest).",
     )
 
     # Cache -------------------------------------------------------------------------------------
@@ -165,7 +170,8 @@ class Settings(BaseSettings):
 
     @property
     def bm25_path(self) -> Path:
-        """Folder of the persisted bm25s indexes (beside the local Qdrant store)."""
+        """Folder where earlier versions kept their bm25s indexes (beside the local Qdrant
+        store; the migration to Edge renames it with the store)."""
         return self.resolved_qdrant_path.parent / "bm25"
 
     @property

@@ -5,14 +5,14 @@ Long: every port and its errors in one file, so the contract the core depends on
 place; it holds only Protocols, two small types and docstrings.
 
 The core (``domain``, ``pipeline``, ``sync``) depends only on these; ``adapters`` implement
-them (Qdrant local mode or server, bm25s, MongoDB, the local MiniLM or an OpenAI-compatible
+them (Qdrant Edge, a Qdrant server or local mode, MongoDB, the local MiniLM or an OpenAI-compatible
 API, SQLite or DynamoDB); :mod:`agentic_search.wiring` is the only module that names an
 adapter. Nothing here imports an engine or numpy at import time.
 
 | port | production | embedded default |
 |---|---|---|
-| :class:`VectorStore` | Qdrant server (``QDRANT_URL``) | Qdrant local mode |
-| :class:`KeywordIndex` | Qdrant sparse BM25 vectors | bm25s beside the store |
+| :class:`VectorStore` | Qdrant server (``QDRANT_URL``) | Qdrant Edge (in-process) |
+| :class:`KeywordIndex` | Qdrant sparse BM25 vectors | Edge sparse BM25 vectors |
 | :class:`StructuredStore` | MongoDB (``MONGODB_URI``) | Qdrant payload filter |
 | :class:`Embedder` | OpenAI-compatible API | all-MiniLM-L6-v2 int8 ONNX |
 | :class:`Reranker` | rerank API / ONNX cross-encoder | none |

@@ -1,7 +1,7 @@
 """Process-wide runtime settings for searching: the garbage collector and BLAS threads.
 
 A loaded engine holds hundreds of thousands of long-lived objects (Qdrant local mode's
-payloads, the bm25s vocabulary, pydantic and onnxruntime internals). CPython's cyclic
+payloads, the Edge engine's converted answers, pydantic and onnxruntime internals). CPython's cyclic
 collector walks all of them on every full (generation 2) collection, and a search allocates
 enough short-lived objects to trigger one every few searches: on SciFact (5,296 points) such
 a pause took up to 142 ms, which was the tail of the search latency, not the search.

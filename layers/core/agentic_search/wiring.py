@@ -1,9 +1,9 @@
 """Wiring: the only module that names adapters. It turns :class:`Settings` into
 :class:`~agentic_search.components.Components`, one per domain:
 
-* Qdrant server when ``QDRANT_URL`` is set, else Qdrant Edge (``VECTOR_STORE=edge``) or
-  local mode (the default);
-* BM25 as Qdrant sparse vectors on a server and in Edge, bm25s beside the local store;
+* Qdrant server when ``QDRANT_URL`` is set, else Qdrant Edge (the default) or qdrant-client
+  local mode (``VECTOR_STORE=local``, a fallback);
+* BM25 as the store's sparse vectors (one shared implementation, every engine);
 * MongoDB as the structured source when ``MONGODB_URI`` is set, a Qdrant payload filter
   otherwise;
 * OpenAI-compatible embeddings when ``EMBEDDING_MODEL`` is set, the local MiniLM otherwise;
@@ -20,7 +20,10 @@ second module, which this one exists to prevent.
 
 from __future__ import annotations
 
+import logging
+import sys
 import threading
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from agentic_search.components import Components, Factory
@@ -43,7 +46,7 @@ from agentic_search.process_tuning import limit_blas_threads
 
 def build_store(settings: Settings) -> VectorStore:
     """The vector store: a Qdrant server (``QDRANT_URL``), else Qdrant Edge in
-    ``QDRANT_EDGE_PATH`` (``VECTOR_STORE=edge``) or local mode in ``QDRANT_PATH``.
+    ``QDRANT_EDGE_PATH`` (the default) or local mode in ``QDRANT_PATH`` (``VECTOR_STORE=local``).
 
     Raises:
         VectorStoreError: when the local folder is held by another process (Edge: when a
@@ -53,10 +56,46 @@ def build_store(settings: Settings) -> VectorStore:
     if settings.vector_store == "edge" and not settings.qdrant_url:
         from agentic_search.adapters.edge.store import EdgeStore
 
+        if settings.resolved_qdrant_path.is_dir():  # a local-mode store of an earlier version
+            migrate_local_store(settings, say=logging.getLogger(__name__).warning)
         return EdgeStore(settings)
     from agentic_search.adapters.qdrant.store import QdrantStore
 
     return QdrantStore(settings)
+
+
+def local_store_pending(
+    settings: Settings, schemas: Sequence[DomainSchema] | None = None
+) -> list[DomainSchema]:
+    """The domains (bundled ones unless ``schemas``) whose qdrant-client local-mode collection
+    is still in ``QDRANT_PATH``, waiting to be moved into Qdrant Edge; none with a server."""
+    if settings.qdrant_url or not settings.resolved_qdrant_path.is_dir():
+        return []
+    from agentic_search.adapters.edge.migrate import pending
+
+    return pending(settings, schemas)
+
+
+def migrate_local_store(
+    settings: Settings,
+    schemas: Sequence[DomainSchema] | None = None,
+    progress: Any = None,
+    force: bool = False,
+    say: Callable[[str], None] | None = None,
+) -> list[Any]:
+    """Move every pending local-mode collection into its Qdrant Edge shard, verified, the old
+    folder kept in ``<QDRANT_PATH>.migrated`` (:mod:`agentic_search.adapters.edge.migrate`);
+    ``progress``: a rich/LineProgress bar; ``say``: one line per collection. Returns one
+    :class:`~agentic_search.adapters.edge.migrate.Migrated` per collection.
+
+    Raises:
+        VectorStoreError: when a folder is in use, or a copy does not verify.
+    """
+    if not local_store_pending(settings, schemas):
+        return []
+    from agentic_search.adapters.edge.migrate import migrate
+
+    return migrate(settings, schemas, progress=progress, force=force, say=say)
 
 
 def build_embedder(settings: Settings) -> Embedder:
@@ -161,11 +200,22 @@ def build_journal(settings: Settings) -> WriteJournal:
     return FileJournal(settings.agentic_search_home / "journal")
 
 
-def _keyword(c: Components) -> KeywordIndex:
-    from agentic_search.adapters.qdrant.store import QdrantStore
+def _on_edge(c: Components) -> bool:
+    """Whether the domain's store is Qdrant Edge: by its class when it is one of the two
+    engines' (a store handed in gets the indexes that fit it), else (a wrapper, e.g. a test's
+    fault injector) by the settings; no engine module is imported for the check."""
+    edge = sys.modules.get("agentic_search.adapters.edge.store")
+    if edge is not None and isinstance(c.store, edge.EdgeStore):
+        return True
+    qdrant = sys.modules.get("agentic_search.adapters.qdrant.store")
+    if qdrant is not None and isinstance(c.store, qdrant.QdrantStore):
+        return False
+    return c.settings.vector_store == "edge" and not c.settings.qdrant_url
 
+
+def _keyword(c: Components) -> KeywordIndex:
     store = c.store
-    if c.settings.vector_store == "edge" and not c.settings.qdrant_url:
+    if _on_edge(c):
         from agentic_search.adapters.edge.sparse import EdgeSparseKeywordIndex
 
         return EdgeSparseKeywordIndex(
@@ -173,13 +223,13 @@ def _keyword(c: Components) -> KeywordIndex:
             avg_doc_len=c.settings.bm25_avg_doc_len,
             schema=c.schema,
         )
-    if isinstance(store, QdrantStore) and store.server_mode:
-        from agentic_search.adapters.qdrant.sparse import QdrantSparseKeywordIndex
+    from agentic_search.adapters.qdrant.sparse import QdrantSparseKeywordIndex
 
-        return QdrantSparseKeywordIndex(store, avg_doc_len=c.settings.bm25_avg_doc_len)
-    from agentic_search.adapters.bm25s import Bm25sKeywordIndex
-
-    return Bm25sKeywordIndex(store, c.settings.bm25_path)
+    return QdrantSparseKeywordIndex(
+        store,  # type: ignore[arg-type]
+        avg_doc_len=c.settings.bm25_avg_doc_len,
+        schema=c.schema,
+    )
 
 
 def _structured(c: Components) -> StructuredStore:
@@ -195,7 +245,7 @@ def _structured(c: Components) -> StructuredStore:
             settings.mongodb_uri.get_secret_value(), serverSelectionTimeoutMS=2000, connect=False
         )
         return MongoStructuredStore(client[settings.mongodb_database], settings.collection_prefix)
-    if settings.vector_store == "edge" and not settings.qdrant_url:
+    if _on_edge(c):
         from agentic_search.adapters.edge.structured import EdgeStructuredStore
 
         return EdgeStructuredStore(c.store)  # type: ignore[arg-type]
@@ -315,4 +365,6 @@ __all__ = [
     "build_reranker",
     "build_store",
     "build_sync_status",
+    "local_store_pending",
+    "migrate_local_store",
 ]

@@ -3,8 +3,8 @@
 The same checks as the local-mode store's: every compiled filter returns exactly the ids the
 Python reference ``matches`` admits over the bundled catalog, the structured source ranks as
 ``rank_structured``, writes read back, dense search is exact before ``optimize()``, sparse BM25
-scores are ``(k1 + 1)`` times bm25s's, the engine's RRF equals ours, and a shard closed and
-reopened holds what was written.
+scores are ``(k1 + 1)`` times Lucene BM25's (bm25s's), the engine's RRF equals ours, and a
+shard closed and reopened holds what was written.
 """
 
 from __future__ import annotations
@@ -14,10 +14,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import bm25s
 import numpy as np
 import pytest
-from bm25s.tokenization import Tokenized
 
 # The operator and structured cases are the local-mode store's (tests/component/adapters/
 # test_filters.py), so both engines are held to one list.
@@ -248,11 +246,34 @@ def test_dense_search_is_exact(tmp_path: Path) -> None:
     store.close()
 
 
-def test_sparse_scores_are_k1_plus_1_times_bm25s_after_refresh(tmp_path: Path) -> None:
+def lucene_bm25(
+    docs: dict[str, list[str]], query: list[str], k1: float, b: float
+) -> dict[str, float]:
+    """Lucene's BM25 (as bm25s computes it, the reference the project's keyword index was
+    measured against): sum over the distinct query terms a document holds of
+    ``ln(1 + (N - n + 0.5) / (n + 0.5)) * tf / (tf + k1 * (1 - b + b * dl / avgdl))``; only
+    documents scoring above 0."""
+    n_docs = len(docs)
+    avgdl = sum(map(len, docs.values())) / n_docs
+    out: dict[str, float] = {}
+    for rid, terms in docs.items():
+        score = 0.0
+        for t in dict.fromkeys(query):
+            tf = terms.count(t)
+            if tf:
+                df = sum(1 for d in docs.values() if t in d)
+                idf = math.log(1 + (n_docs - df + 0.5) / (df + 0.5))
+                score += idf * tf / (tf + k1 * (1 - b + b * len(terms) / avgdl))
+        if score > 0:
+            out[rid] = score
+    return out
+
+
+def test_sparse_scores_are_k1_plus_1_times_lucene_bm25_after_refresh(tmp_path: Path) -> None:
     """GIVEN documents weighted with a guessed average length (256, the setting) WHEN the
     index refreshes THEN every sparse vector is re-weighted with the corpus' true average, and
-    a query's Edge scores are (k1 + 1) x bm25s's (same analyzer, k1, b) on the same ids; a
-    second refresh with nothing changed rewrites nothing."""
+    a query's Edge scores are (k1 + 1) x Lucene BM25's (same analyzer, k1, b; bm25s's) on the
+    same ids; a second refresh with nothing changed rewrites nothing."""
     store = _docs_store(tmp_path)
     kw = EdgeSparseKeywordIndex(store, schema=DOCS)
     texts = {p["id"]: keyword_text(DOCS, p) for p in store.scroll(DOCS, ["id", "title", "text"])}
@@ -268,13 +289,9 @@ def test_sparse_scores_are_k1_plus_1_times_bm25s_after_refresh(tmp_path: Path) -
     )
 
     ids = list(terms)
-    vocab: dict[str, int] = {}
-    token_ids = [[vocab.setdefault(t, len(vocab)) for t in terms[i]] for i in ids]
-    ref = bm25s.BM25(k1=kw.k1, b=kw.b)
-    ref.index(Tokenized(ids=token_ids, vocab=vocab), show_progress=False)
     for query in ["coral reef", "insulin glucose bone", "chess"]:
-        docs, scores = ref.retrieve([kw.analyzer.terms(query)], k=len(ids), show_progress=False)
-        expected = {ids[int(d)]: float(s) for d, s in zip(docs[0], scores[0], strict=True) if s > 0}
+        expected = lucene_bm25(terms, kw.analyzer.terms(query), kw.k1, kw.b)
+        assert expected
         hits = kw.search(DOCS, query, len(ids))
         assert {h.id for h in hits} == set(expected)
         for h in hits:
@@ -311,19 +328,18 @@ def test_engine_rrf_equals_ours(tmp_path: Path) -> None:
     store.close()
 
 
-def test_the_setting_selects_edge_and_the_default_stays_local(
+def test_edge_is_the_default_and_local_mode_the_fallback(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """GIVEN VECTOR_STORE=edge WHEN components are built THEN the store, the keyword index and
-    the structured source are the Edge ones, the shard lives under QDRANT_EDGE_PATH; the
-    default (local) still builds qdrant-client local mode with bm25s."""
-    from agentic_search.adapters.bm25s import Bm25sKeywordIndex
+    """GIVEN no VECTOR_STORE WHEN components are built THEN the store, the keyword index and
+    the structured source are the Edge ones, the shard lives under QDRANT_EDGE_PATH; GIVEN
+    VECTOR_STORE=local THEN qdrant-client local mode with the shared sparse BM25 index."""
+    from agentic_search.adapters.qdrant.sparse import QdrantSparseKeywordIndex
     from agentic_search.adapters.qdrant.store import QdrantStore
     from agentic_search.wiring import build_components
 
-    edge = build_components(
-        Settings(agentic_search_home=tmp_path / "e", vector_store="edge"), "documents"
-    )
+    monkeypatch.delenv("VECTOR_STORE", raising=False)  # the default, whatever the run sets
+    edge = build_components(Settings(agentic_search_home=tmp_path / "e"), "documents")
     assert isinstance(edge.store, EdgeStore)
     assert isinstance(edge.keyword, EdgeSparseKeywordIndex) and edge.keyword.schema is DOCS
     assert isinstance(edge.structured, EdgeStructuredStore)
@@ -331,10 +347,11 @@ def test_the_setting_selects_edge_and_the_default_stays_local(
     assert (tmp_path / "e" / "edge" / "documents" / "edge_config.json").is_file()
     edge.store.close()
 
-    monkeypatch.delenv("VECTOR_STORE", raising=False)  # the default, whatever the run sets
-    local = build_components(Settings(agentic_search_home=tmp_path / "l"), "documents")
+    local = build_components(
+        Settings(agentic_search_home=tmp_path / "l", vector_store="local"), "documents"
+    )
     assert isinstance(local.store, QdrantStore) and not local.store.server_mode
-    assert isinstance(local.keyword, Bm25sKeywordIndex)
+    assert isinstance(local.keyword, QdrantSparseKeywordIndex) and local.keyword.schema is DOCS
     local.store.close()
 
 
@@ -359,4 +376,99 @@ def test_missing_payload_indexes_are_added_and_drop_removes_the_bm25_statistics(
     store.drop(DOCS)
     assert not list(tmp_path.glob("documents.*.json"))
     assert kw.avg_doc_len_of(DOCS) == 256.0
+    store.close()
+
+
+def test_query_side_reads_are_cached_until_a_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GIVEN records read by the query side with their vectors WHEN read again, or their
+    sparse or dense vectors asked for THEN the engine is not asked again (same answers);
+    WHEN any write goes through the store (payload overwrite, sparse re-weighting, delete)
+    THEN the next read sees it; clear_record_cache forgets too."""
+    store = _docs_store(tmp_path)
+    calls: list[str] = []
+    real_shard = store._shard
+
+    class Counting:
+        def __init__(self, shard: Any) -> None:
+            self.shard = shard
+
+        def retrieve(self, *args: Any, **kwargs: Any) -> Any:
+            calls.append("retrieve")
+            return self.shard.retrieve(*args, **kwargs)
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.shard, name)
+
+    monkeypatch.setattr(store, "_shard", lambda schema: Counting(real_shard(schema)))
+    aspect = DOCS.aspect_names[0]
+    ids = ["d1", "d2", "d3"]
+    first = store.read_records(DOCS, ids, with_vectors=True)
+    assert calls == ["retrieve"] and HASHES_KEY not in first["d1"].payload
+    again = store.read_records(DOCS, ids)
+    sparse = store.vectors_of(DOCS, ids, SPARSE_VECTOR)
+    dense = store.vectors_of(DOCS, ids, aspect)
+    assert calls == ["retrieve"]
+    assert again == first and set(sparse) == set(dense) == set(ids)
+    assert sparse["d1"] == first["d1"].vectors[SPARSE_VECTOR]
+    store.read_records(DOCS, ["d4"])  # a miss reads only the missing one
+    assert calls == ["retrieve", "retrieve"]
+
+    store.update_points(DOCS, [], {"d1": {"id": "d1", "title": "changed", "text": "chess"}})
+    assert store.read_records(DOCS, ["d1"])["d1"].payload["title"] == "changed"
+    EdgeSparseKeywordIndex(store, schema=DOCS).refresh(DOCS)  # re-weights every sparse vector
+    assert store.vectors_of(DOCS, ["d2"], SPARSE_VECTOR)["d2"] != sparse["d2"]
+    store.delete(DOCS, ["d3"])
+    assert "d3" not in store.read_records(DOCS, ids)
+    n = len(calls)
+    store.clear_record_cache()
+    store.read_records(DOCS, ["d2"])
+    assert len(calls) == n + 1
+    store.close()
+
+
+def test_queries_map_point_ids_to_record_ids_as_the_payload_says(tmp_path: Path) -> None:
+    """GIVEN a shard WHEN dense, sparse and hybrid queries run with the id map (no payload
+    read per hit) and without it THEN both give the same record ids and scores; a record
+    deleted and written again is still found under its id."""
+    store = _docs_store(tmp_path)
+    kw = EdgeSparseKeywordIndex(store)
+    aspect = DOCS.aspect_names[0]
+    rng = np.random.default_rng(5)
+
+    def run() -> list[tuple[list[float], list[str]]]:
+        """Each query's hits, ties in any order (RRF ties are common)."""
+        out = []
+        for _ in range(3):
+            dense = rng.normal(size=8)
+            sparse = kw.query_vector("coral insulin chess")
+            out.append([(h.id, h.score) for h in store.query_dense(DOCS, aspect, dense, 20)])
+            out.append([(h.id, h.score) for h in store.query_sparse(DOCS, sparse, 20, None)])
+            hybrid = store.query_hybrid_rrf(DOCS, aspect, dense, sparse, 20)
+            out.append([(h.id, h.score) for h in hybrid])
+        # scores in order, and the ids above the last score (ties at the cut may differ)
+        return [
+            (
+                [round(s, 6) for _, s in hits],
+                sorted(i for i, s in hits if round(s, 6) > round(hits[-1][1], 6)),
+            )
+            for hits in out
+        ]
+
+    rng = np.random.default_rng(5)
+    mapped = run()
+    assert store._rids[store.collection(DOCS)]  # filled by the queries
+    store.map_ids = False
+    rng = np.random.default_rng(5)
+    assert run() == mapped
+    store.map_ids = True
+    record = store.get_records(DOCS, ["d7"], with_vectors=True)["d7"]
+    store.delete(DOCS, ["d7"])
+    vec = record.vectors[aspect]
+    assert "d7" not in {h.id for h in store.query_dense(DOCS, aspect, vec, 80)}
+    store.upsert(
+        DOCS, [PointWrite("d7", {a: record.vectors[a] for a in DOCS.aspect_names}, record.payload)]
+    )
+    assert store.query_dense(DOCS, aspect, vec, 1)[0].id == "d7"
     store.close()

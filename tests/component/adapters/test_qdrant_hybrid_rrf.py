@@ -83,8 +83,9 @@ def test_server_side_rrf_equals_client_side_rrf() -> None:
 
 
 def test_local_collection_without_sparse_vector_is_reported_unavailable() -> None:
-    """GIVEN a local-mode collection without the sparse vector WHEN the optional system is
-    checked THEN it is unavailable with a reason naming the Qdrant server; it is accepted by
+    """GIVEN a local-mode collection without the sparse vector (an earlier version's) WHEN the
+    optional system is checked THEN it is unavailable with a reason saying how to get the
+    vector; it is accepted by
     parse_systems only by name."""
     store, _ = _store(with_sparse=False)
 
@@ -94,7 +95,7 @@ def test_local_collection_without_sparse_vector_is_reported_unavailable() -> Non
     engine = _Engine()
     engine.components = Components(Settings(), SCHEMA, store=store)  # type: ignore[attr-defined]
     reason = ev.unavailable_reason(engine, "hybrid-rrf-qdrant")  # type: ignore[arg-type]
-    assert reason is not None and "QDRANT_URL" in reason
+    assert reason is not None and "migrate or rebuild" in reason
     assert ev.unavailable_reason(engine, "hybrid-rrf") is None  # type: ignore[arg-type]
     assert "hybrid-rrf-qdrant" not in ev.parse_systems(None)
     assert ev.parse_systems("bm25,hybrid-rrf-qdrant") == ["bm25", "hybrid-rrf-qdrant"]

@@ -1,4 +1,4 @@
-"""The multi-round executor end to end on the bundled catalog (Qdrant local mode, bm25s, MiniLM).
+"""The multi-round executor end to end on the bundled catalog (Qdrant Edge, MiniLM).
 
 The HyDE LLM and the rerank API are the edge of the system: they are served by a real HTTP
 server on loopback that speaks the OpenAI chat-completions and the rerank API shapes.

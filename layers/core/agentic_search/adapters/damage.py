@@ -1,5 +1,5 @@
 """How an embedded store's damaged file is reported: one line with the reason and the command
-that rebuilds the domain from its catalog (shared by the Qdrant local folders and bm25s)."""
+that rebuilds the domain from its catalog (the Qdrant local-mode folders)."""
 
 from __future__ import annotations
 

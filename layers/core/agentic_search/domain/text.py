@@ -1,7 +1,7 @@
 """Text preparation shared by ingest and search: aspect texts, keyword analysis, content hashes.
 
-The :class:`Analyzer` is the one tokenizer both BM25 implementations use (bm25s locally,
-Qdrant sparse vectors on a server), so a query is analysed exactly as the documents were:
+The :class:`Analyzer` is the one tokenizer the BM25 sparse vectors use in every engine (Qdrant
+Edge, a Qdrant server, local mode), so a query is analysed exactly as the documents were:
 lowercase, word tokens of 2+ characters, English stopwords removed, Snowball (Porter2) stems.
 """
 

@@ -82,8 +82,8 @@ def hydrate(
     if query_text is None and plan.sparse_source is not None:
         query_text = plan.sparse_source.text
     query_terms = set(c.analyzer.terms(query_text)) if query_text else set()
-    # Which query terms each candidate contains, from the keyword index's postings when it
-    # can tell (bm25s): analysing 100 abstracts per search was most of this step's time.
+    # Which query terms each candidate contains, from the keyword index when it can tell
+    # (the stored sparse vectors): analysing 100 abstracts per search was most of this step.
     presence: dict[str, set[str]] = {}
     if query_terms:
         presence = c.keyword.term_presence(schema, sorted(query_terms), [f.id for f in fused])

@@ -1,82 +1,72 @@
-"""BM25 through Qdrant sparse vectors (server mode): a sparse ``bm25`` vector per point with
-the IDF modifier computed by Qdrant and the term-frequency weights computed here
-(:mod:`agentic_search.domain.bm25`, the same analyzer as every keyword index)."""
+"""BM25 through Qdrant sparse vectors (a server, or qdrant-client local mode): a sparse
+``bm25`` vector per point with the IDF modifier computed by Qdrant and the term-frequency
+weights computed here. The code is :class:`~agentic_search.adapters.sparse_bm25.SparseBm25Index`,
+shared with Qdrant Edge, so a collection built locally and one built on a server rank the
+same: the statistics (the average document length the vectors were written with) live in
+the collection's own metadata (``bm25``), re-read at most every ``STATS_TTL_S`` seconds
+(other writers may refresh a server's collection) and after every refresh here."""
 
 from __future__ import annotations
 
+import logging
+import time
 from collections.abc import Sequence
 
 from agentic_search.adapters.qdrant.filters import to_qdrant
-from agentic_search.adapters.qdrant.store import QdrantStore
-from agentic_search.domain.bm25 import (
-    DEFAULT_B,
-    DEFAULT_K1,
-    document_vector,
-    query_vector,
-    term_index,
-)
+from agentic_search.adapters.sparse_bm25 import SparseBm25Index
 from agentic_search.domain.schema import DomainSchema
-from agentic_search.domain.text import Analyzer, default_analyzer
-from agentic_search.state import Filter, ScoredRecord, SparseVector
+from agentic_search.state import Filter
+
+#: How long the collection's recorded statistics are used before being read again.
+STATS_TTL_S = 30.0
 
 
-class QdrantSparseKeywordIndex:
-    """BM25 through Qdrant sparse vectors (server mode)."""
+class QdrantSparseKeywordIndex(SparseBm25Index):
+    """The keyword index over a :class:`~agentic_search.adapters.qdrant.store.QdrantStore`."""
 
     name = "qdrant-sparse-bm25"
 
-    def __init__(
-        self,
-        store: QdrantStore,
-        analyzer: Analyzer | None = None,
-        avg_doc_len: float = 256.0,
-        k1: float = DEFAULT_K1,
-        b: float = DEFAULT_B,
-    ) -> None:
-        self.store = store
-        self.analyzer = analyzer or default_analyzer()
-        self.avg_doc_len = avg_doc_len
-        self.k1 = k1
-        self.b = b
+    def __init__(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(*args, **kwargs)
+        #: domain -> (monotonic time read, stats or None)
+        self._stats: dict[str, tuple[float, dict[str, float] | None]] = {}
+        self._no_metadata = False
 
-    def sparse_vector(self, text: str) -> SparseVector | None:
-        """BM25 TF weights of a document's terms (IDF is applied by Qdrant)."""
-        return document_vector(self.analyzer, text, self.avg_doc_len, self.k1, self.b)
+    def _load_stats(self, schema: DomainSchema) -> dict[str, float] | None:
+        cached = self._stats.get(schema.name)
+        if cached is not None and time.monotonic() - cached[0] < STATS_TTL_S:
+            return cached[1]
+        stats = self.store.metadata_of(schema).get("bm25") if self.store.exists(schema) else None
+        self._stats[schema.name] = (time.monotonic(), stats)
+        return stats
 
-    def query_vector(self, text: str) -> SparseVector:
-        """Query-side vector: weight 1 per distinct term."""
-        return query_vector(self.analyzer, text)
+    def _save_stats(self, schema: DomainSchema, stats: dict[str, float]) -> None:
+        self.store.set_metadata(schema, {"bm25": stats})
+        self._stats[schema.name] = (time.monotonic(), dict(stats))
 
-    def search(
-        self,
-        schema: DomainSchema,
-        text: str,
-        top_k: int,
-        filters: Sequence[Filter] = (),
-        exclude_ids: Sequence[str] = (),
-    ) -> list[ScoredRecord]:
-        """Sparse search on the server, filters compiled to a Qdrant payload filter."""
-        vec = self.query_vector(text)
-        if not vec.indices:
-            return []
-        return self.store.query_sparse(schema, vec, top_k, to_qdrant(schema, filters, exclude_ids))
+    def _filter(self, schema: DomainSchema, filters: Sequence[Filter], exclude: Sequence[str]):  # type: ignore[no-untyped-def]
+        return to_qdrant(schema, filters, exclude)
 
-    def refresh(self, schema: DomainSchema) -> None:
-        """Nothing to do: sparse vectors are written with the points."""
+    def refresh(self, schema: DomainSchema) -> bool:
+        """:meth:`SparseBm25Index.refresh` on freshly read statistics. A server that keeps
+        no collection metadata (Qdrant before 1.16) is left on ``avg_doc_len`` (logged once):
+        weights it could not record would not be used for the next documents."""
+        if self._no_metadata or not self.store.exists(schema):
+            return False
+        self._stats.pop(schema.name, None)
+        current = self._load_stats(schema)
+        try:  # rewrites what is there: only to learn whether the server keeps metadata
+            self.store.set_metadata(schema, {"bm25": current})
+        except Exception as exc:  # any refusal means the same
+            self._no_metadata = True
+            logging.getLogger(__name__).warning(
+                "this Qdrant keeps no collection metadata (%s): BM25 weights stay on an "
+                "average document length of %s (BM25_AVG_DOC_LEN)",
+                " ".join(str(exc).split())[:160],
+                self.avg_doc_len,
+            )
+            return False
+        return super().refresh(schema)
 
-    def term_presence(
-        self, schema: DomainSchema, terms: Sequence[str], record_ids: Sequence[str]
-    ) -> dict[str, set[str]]:
-        """Unknown here (the server holds hashed term indexes): every id is absent."""
-        return {}
 
-    def known_terms(self, schema: DomainSchema, terms: Sequence[str]) -> set[str] | None:
-        """The ``terms`` some point's sparse vector holds: one single-term sparse query each
-        (top 1), on the CRC-32 index the documents were written with."""
-        out: set[str] = set()
-        for term in dict.fromkeys(terms):
-            idx = term_index(term)
-            vec = SparseVector(indices=[idx], values=[1.0])
-            if self.store.query_sparse(schema, vec, 1, None):
-                out.add(term)
-        return out
+__all__ = ["STATS_TTL_S", "QdrantSparseKeywordIndex"]

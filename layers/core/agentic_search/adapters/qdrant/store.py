@@ -4,9 +4,10 @@ domain, one named dense vector per aspect.
 Long: one class for the whole port; the record cache, the dense matrix and every read and
 write share one client and one lock, and splitting them would spread that lock.
 
-Embedded default: qdrant-client local mode in a folder (``QDRANT_PATH``); production: a Qdrant
-server (``QDRANT_URL``, ``QDRANT_API_KEY``), where the collection also carries a sparse ``bm25``
-vector with the IDF modifier and payload indexes on the filterable fields.
+A Qdrant server (``QDRANT_URL``, ``QDRANT_API_KEY``), or the fallback embedded engine
+(``VECTOR_STORE=local``): qdrant-client local mode in a folder (``QDRANT_PATH``). Every
+collection carries a sparse ``bm25`` vector with the IDF modifier (the keyword index,
+:mod:`.sparse`); on a server, payload indexes on the filterable fields too.
 
 Point ids are UUIDv5 of ``domain:record_id`` so the same record always lands on the same point
 (idempotent upserts). The payload is the record plus ``_hashes`` (per-aspect content hashes).
@@ -161,11 +162,9 @@ class QdrantStore:
                     a: qm.VectorParams(size=dim, distance=qm.Distance.COSINE)
                     for a in schema.aspect_names
                 },
-                sparse_vectors_config=(
-                    {SPARSE_VECTOR: qm.SparseVectorParams(modifier=qm.Modifier.IDF)}
-                    if self.server_mode
-                    else None
-                ),
+                sparse_vectors_config={
+                    SPARSE_VECTOR: qm.SparseVectorParams(modifier=qm.Modifier.IDF)
+                },
             )
             if self.server_mode:
                 self._create_payload_indexes(schema, name)
@@ -337,6 +336,29 @@ class QdrantStore:
                 self._written()
                 self._c(schema).batch_update_points(self.collection(schema), update_operations=ops)
 
+    def update_sparse(self, schema: DomainSchema, vectors: Mapping[str, SparseVector]) -> None:
+        """Replace the sparse ``bm25`` vector of existing points (record id -> vector); their
+        dense vectors and payloads stay as they are."""
+        if vectors:
+            points = [
+                qm.PointVectors(id=point_id(schema.name, rid), vector=self._vector({}, vec))
+                for rid, vec in vectors.items()
+            ]
+            with self._lock:
+                self._written()
+                self._c(schema).update_vectors(self.collection(schema), points=points, wait=True)
+
+    def metadata_of(self, schema: DomainSchema) -> dict[str, Any]:
+        """The collection's metadata (``{}`` when none, or the server is too old to keep it)."""
+        with self._lock:
+            info = self._c(schema).get_collection(self.collection(schema))
+        return dict(getattr(info.config, "metadata", None) or {})
+
+    def set_metadata(self, schema: DomainSchema, metadata: Mapping[str, Any]) -> None:
+        """Merge ``metadata`` into the collection's metadata (top-level keys replaced)."""
+        with self._lock:
+            self._c(schema).update_collection(self.collection(schema), metadata=dict(metadata))
+
     def delete(self, schema: DomainSchema, record_ids: Sequence[str]) -> None:
         """Delete the points of ``record_ids`` (missing ones are ignored)."""
         if record_ids:
@@ -455,8 +477,8 @@ class QdrantStore:
         ]
 
     def has_sparse(self, schema: DomainSchema) -> bool:
-        """Whether the domain's collection carries the sparse ``bm25`` vector (server mode
-        collections do; local-mode ones keep BM25 in bm25s instead)."""
+        """Whether the domain's collection carries the sparse ``bm25`` vector (every one this
+        version creates does; local-mode ones written before it kept BM25 in bm25s)."""
         if not self.exists(schema):
             return False
         with self._lock:
@@ -515,7 +537,8 @@ class QdrantStore:
         self, schema: DomainSchema, record_ids: Sequence[str], aspect: str
     ) -> dict[str, list[float]]:
         """The stored ``aspect`` vectors of ``record_ids`` keyed by record id (records absent
-        or without that vector are left out). One ``retrieve`` with only the id field of the
+        or without that vector are left out; the sparse ``bm25`` one comes as a
+        :class:`~agentic_search.state.SparseVector`). One ``retrieve`` with only the id field of the
         payload, so no payload is copied."""
         if not record_ids:
             return {}
@@ -531,7 +554,11 @@ class QdrantStore:
         for p in points:
             vec = p.vector.get(aspect) if isinstance(p.vector, dict) else None
             if vec is not None and p.payload and schema.id_field in p.payload:
-                out[str(p.payload[schema.id_field])] = list(vec)  # type: ignore[arg-type]
+                out[str(p.payload[schema.id_field])] = (
+                    SparseVector(list(vec.indices), list(vec.values))  # type: ignore[assignment]
+                    if isinstance(vec, qm.SparseVector)
+                    else list(vec)  # type: ignore[arg-type]
+                )
         return out
 
     def scroll(
@@ -560,6 +587,53 @@ class QdrantStore:
                     yield p.payload
             if offset is None:
                 break
+
+    def dense_sizes(self, schema: DomainSchema) -> dict[str, int]:
+        """The collection's named dense vectors and their dimensions."""
+        with self._lock:
+            info = self._c(schema).get_collection(self.collection(schema))
+        vectors = info.config.params.vectors
+        return {k: v.size for k, v in vectors.items()} if isinstance(vectors, dict) else {}
+
+    def scroll_points(
+        self, schema: DomainSchema, batch: int = 256
+    ) -> Iterator[list[tuple[dict[str, Any], dict[str, Any]]]]:
+        """Every point as ``(payload, vectors)`` (the dense ones as lists, the sparse one as a
+        :class:`~agentic_search.state.SparseVector`), in batches of ``batch``, in point-id
+        order (a whole copy of the collection, e.g. the migration to Edge)."""
+        offset = None
+        while True:
+            with self._lock:
+                points, offset = self._c(schema).scroll(
+                    self.collection(schema),
+                    limit=batch,
+                    offset=offset,
+                    with_payload=True,
+                    with_vectors=True,
+                )
+            out = []
+            for p in points:
+                vectors = {
+                    k: SparseVector(list(v.indices), list(v.values))
+                    if isinstance(v, qm.SparseVector)
+                    else list(v)  # type: ignore[arg-type]
+                    for k, v in (p.vector if isinstance(p.vector, dict) else {}).items()
+                }
+                if p.payload:
+                    out.append((p.payload, vectors))
+            if out:
+                yield out
+            if offset is None:
+                break
+
+    def release(self, collection: str) -> None:
+        """Local mode: close one collection's client (its folder lock released), e.g. before
+        its folder is moved; it reopens on next use."""
+        with self._lock, self._open_lock:
+            self._written()
+            client = self._local.pop(collection, None)
+            if client is not None:
+                client.close()
 
     def close(self) -> None:
         """Release the clients (and the local-mode folder locks)."""

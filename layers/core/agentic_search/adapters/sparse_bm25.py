@@ -1,0 +1,189 @@
+"""BM25 through a store's sparse ``bm25`` vector, shared by every engine that has one (Qdrant
+Edge, a Qdrant server, qdrant-client local mode): the same document and query vectors
+(:mod:`agentic_search.domain.bm25`, the shared analyzer, CRC-32 term indices), the IDF
+applied by the engine (``Modifier.IDF``, Lucene's ``ln(1 + (N - n + 0.5) / (n + 0.5))``, as
+bm25s did). A score is ``(k1 + 1)`` times bm25s's for the same ``k1``, ``b`` and average
+document length, so every engine ranks alike.
+
+The average document length is the corpus' own: a document's weights depend on it, and a
+fixed guess ranks measurably worse (HotpotQA nDCG@10 0.769 with 256 against 0.795 with its
+true 63; see benchmarks/scale/README.md). So :meth:`SparseBm25Index.refresh` (called after
+every ingest and sync) keeps the average the vectors were written with (where is the
+engine's business: :meth:`SparseBm25Index._load_stats`); when the point count has moved by
+more than ``RECHECK_SHARE`` since the last check it measures the average again (on the first
+``SAMPLE`` points in point-id order: UUIDv5 ids make that a uniform sample), and when that
+drifted by more than ``DRIFT_SHARE`` it re-weights every point's sparse vector with the
+exact average (one pass over the texts) before recording it. New documents are weighted with
+the recorded average. Only a writer refreshes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from itertools import islice
+from typing import Any
+
+from agentic_search.domain.bm25 import (
+    DEFAULT_B,
+    DEFAULT_K1,
+    document_vector,
+    query_vector,
+    term_index,
+    terms_vector,
+)
+from agentic_search.domain.schema import DomainSchema
+from agentic_search.domain.text import Analyzer, default_analyzer, keyword_text
+from agentic_search.state import SPARSE_VECTOR, Filter, ScoredRecord, SparseVector
+
+#: Measure the average document length again when the point count moved this much.
+RECHECK_SHARE = 0.05
+#: Re-weight every document when the measured average moved this much from the one used.
+DRIFT_SHARE = 0.05
+#: Points the average is measured on (all of them when there are fewer).
+SAMPLE = 2000
+_REWRITE_BATCH = 256
+
+
+class SparseBm25Index:
+    """The :class:`~agentic_search.ports.KeywordIndex` over a store's sparse vector, for the
+    domain ``schema`` (whose recorded average length :meth:`sparse_vector` uses; without a
+    schema, ``avg_doc_len``). Engines subclass it for where the statistics live and how a
+    filter compiles. The ``store`` needs ``exists``, ``count``, ``scroll``,
+    ``update_sparse``, ``vectors_of`` and ``query_sparse`` (EdgeStore and QdrantStore have
+    them)."""
+
+    name = "sparse-bm25"
+
+    def __init__(
+        self,
+        store: Any,
+        analyzer: Analyzer | None = None,
+        avg_doc_len: float = 256.0,
+        k1: float = DEFAULT_K1,
+        b: float = DEFAULT_B,
+        schema: DomainSchema | None = None,
+    ) -> None:
+        self.store = store
+        self.analyzer = analyzer or default_analyzer()
+        self.avg_doc_len = avg_doc_len
+        self.k1 = k1
+        self.b = b
+        self.schema = schema
+
+    # ----- what an engine provides ------------------------------------------------------------
+
+    def _load_stats(self, schema: DomainSchema) -> dict[str, float] | None:
+        """The recorded ``{"avgdl", "count"}`` of the domain, None when none is."""
+        raise NotImplementedError
+
+    def _save_stats(self, schema: DomainSchema, stats: dict[str, float]) -> None:
+        raise NotImplementedError
+
+    def _filter(self, schema: DomainSchema, filters: Sequence[Filter], exclude: Sequence[str]):  # type: ignore[no-untyped-def]
+        raise NotImplementedError
+
+    # ----- the corpus' average document length ------------------------------------------------
+
+    def avg_doc_len_of(self, schema: DomainSchema) -> float:
+        """The average length the domain's document vectors are weighted with (terms)."""
+        stats = self._load_stats(schema)
+        return float(stats["avgdl"]) if stats else self.avg_doc_len
+
+    def set_average(self, schema: DomainSchema, avgdl: float, count: int) -> None:
+        """Record that the domain's ``count`` document vectors are (about to be) weighted with
+        the average length ``avgdl`` (a bulk copy that computed it first)."""
+        self._save_stats(schema, {"avgdl": avgdl, "count": count})
+
+    def _lengths(self, schema: DomainSchema) -> Iterator[tuple[str, list[str]]]:
+        fields = [schema.id_field, *schema.keyword_fields]
+        for payload in self.store.scroll(schema, fields):
+            terms = self.analyzer.terms(keyword_text(schema, payload))
+            yield str(payload[schema.id_field]), terms
+
+    def sparse_vector(self, text: str) -> SparseVector | None:
+        """BM25 TF weights of a document's terms (the engine applies the IDF), with the
+        domain's recorded average length."""
+        avgdl = self.avg_doc_len_of(self.schema) if self.schema else self.avg_doc_len
+        return document_vector(self.analyzer, text, avgdl, self.k1, self.b)
+
+    def query_vector(self, text: str) -> SparseVector:
+        """Query-side vector: weight 1 per distinct term."""
+        return query_vector(self.analyzer, text)
+
+    def search(
+        self,
+        schema: DomainSchema,
+        text: str,
+        top_k: int,
+        filters: Sequence[Filter] = (),
+        exclude_ids: Sequence[str] = (),
+    ) -> list[ScoredRecord]:
+        """Sparse hits with a positive score, best first, filters pushed down.
+
+        Raises:
+            FilterError: when a filter is not allowed.
+        """
+        flt = self._filter(schema, filters, exclude_ids)
+        vec = self.query_vector(text)
+        if not vec.indices or not self.store.exists(schema):
+            return []
+        return [h for h in self.store.query_sparse(schema, vec, top_k, flt) if h.score > 0]
+
+    def refresh(self, schema: DomainSchema) -> bool:
+        """Keep the document weights on the corpus' average length (see the module
+        docstring); True when every sparse vector was re-weighted."""
+        count = self.store.count(schema)
+        stats = self._load_stats(schema)
+        if count == 0 or (stats and abs(count - stats["count"]) <= RECHECK_SHARE * stats["count"]):
+            return False
+        sample = [len(t) for _, t in islice(self._lengths(schema), SAMPLE)]
+        measured = sum(sample) / max(1, len(sample))
+        used = self.avg_doc_len_of(schema)
+        if abs(measured - used) <= DRIFT_SHARE * used:
+            self._save_stats(schema, {"avgdl": used, "count": count})
+            return False
+        if count > len(sample):  # the exact average, over every point
+            total = n = 0
+            for _, terms in self._lengths(schema):
+                total, n = total + len(terms), n + 1
+            measured = total / max(1, n)
+        batch: dict[str, SparseVector] = {}
+        for rid, terms in self._lengths(schema):
+            batch[rid] = terms_vector(terms, measured, self.k1, self.b)
+            if len(batch) >= _REWRITE_BATCH:
+                self.store.update_sparse(schema, batch)
+                batch = {}
+        self.store.update_sparse(schema, batch)
+        self._save_stats(schema, {"avgdl": measured, "count": count})
+        return True
+
+    def term_presence(
+        self, schema: DomainSchema, terms: Sequence[str], record_ids: Sequence[str]
+    ) -> dict[str, set[str]]:
+        """Which of ``terms`` each record contains, read from the records' stored sparse
+        vectors (a term is present when its CRC-32 index is; records absent from the store
+        are absent here)."""
+        if not record_ids or not self.store.exists(schema):
+            return {}
+        wanted = {term_index(t): t for t in dict.fromkeys(terms)}
+        found = self.store.vectors_of(schema, record_ids, SPARSE_VECTOR)
+        out: dict[str, set[str]] = {}
+        for rid, vec in found.items():
+            indices = set(vec.indices) if isinstance(vec, SparseVector) else set()
+            out[rid] = {t for i, t in wanted.items() if i in indices}
+        return out
+
+    def known_terms(self, schema: DomainSchema, terms: Sequence[str]) -> set[str] | None:
+        """The ``terms`` some point's sparse vector holds: one single-term sparse query each
+        (top 1)."""
+        if not self.store.exists(schema):
+            return set()
+        out: set[str] = set()
+        for term in dict.fromkeys(terms):
+            vec = SparseVector(indices=[term_index(term)], values=[1.0])
+            if self.store.query_sparse(schema, vec, 1, None):
+                out.add(term)
+        return out
+
+
+__all__ = ["DRIFT_SHARE", "RECHECK_SHARE", "SAMPLE", "SparseBm25Index"]
