@@ -176,7 +176,6 @@ def optimize_after_ingest(service: Any, err: Any, min_points: int | None = None)
     import time
 
     from agentic_search.wiring import build_maintenance
-
     from agentic_search_cli.progress import LINE_EVERY_S
 
     c = service.components
@@ -187,9 +186,7 @@ def optimize_after_ingest(service: Any, err: Any, min_points: int | None = None)
     if not maintenance.needs_optimize(c.schema, threshold):
         return False
     name = c.store.collection(c.schema)
-    err.print(
-        f"optimizing {name} (building HNSW indexes in a worker process) ...", markup=False
-    )
+    err.print(f"optimizing {name} (building HNSW indexes in a worker process) ...", markup=False)
     last = [time.monotonic()]
 
     def tick(elapsed: float) -> None:

@@ -42,7 +42,9 @@ def store(tmp_path: Path) -> Iterator[EdgeStore]:
     s.upsert(
         DOCS,
         [
-            PointWrite(f"d{i}", {a: VECTORS[i].tolist() for a in DOCS.aspect_names}, {"id": f"d{i}"})
+            PointWrite(
+                f"d{i}", {a: VECTORS[i].tolist() for a in DOCS.aspect_names}, {"id": f"d{i}"}
+            )
             for i in range(N)
         ],
     )
@@ -99,7 +101,9 @@ def test_a_killed_worker_leaves_the_unoptimized_shard_answering(store) -> None:
     assert "failed" in result.reason and "signal 9" in result.reason
     assert _leftovers(store) == []
     assert _answers(store) == before == _exact()
-    store.upsert(DOCS, [PointWrite("new", {a: [1.0] + [0.0] * 7 for a in DOCS.aspect_names}, {"id": "new"})])
+    store.upsert(
+        DOCS, [PointWrite("new", {a: [1.0] + [0.0] * 7 for a in DOCS.aspect_names}, {"id": "new"})]
+    )
     assert store.count(DOCS) == N + 1
 
 

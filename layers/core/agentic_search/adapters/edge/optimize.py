@@ -96,7 +96,7 @@ class ShardOptimizer:
         with self.store.held(self.schema) as shard:
             self._versions = _versions(shard)
             copy_dir(shard_dir, self.staging)
-        self._out = tempfile.TemporaryFile()
+        self._out = tempfile.TemporaryFile()  # noqa: SIM115 - closed by wait() or cancel()
         self._proc = subprocess.Popen(
             [sys.executable, "-m", __name__, str(self.staging), str(os.getpid())],
             stdout=self._out,
