@@ -239,8 +239,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--workers",
         type=int,
-        help="the spawned server's --workers (default: serve's own, the CPU count; 0: one "
-        "process)",
+        help="the spawned server's --workers (default: serve's own, the CPU count; 0: one process)",
     )
     p.add_argument("--out", type=Path, default=Path("benchmarks/load"), help="report folder")
     p.add_argument("--name", default="load", help="report file name (NAME.json, NAME.md)")
