@@ -98,8 +98,7 @@ def test_workers_answer_as_one_process_and_stop_cleanly(edge_home: Path, tmp_pat
     reference = tmp_path / "reference"
     shutil.copytree(edge_home, reference, ignore=shutil.ignore_patterns("*.lock", "run"))
     proc = subprocess.Popen(
-        [sys.executable, "-m", "agentic_search_cli.main", "serve", "--port", "0"]
-        + ["--workers", "2"],
+        [sys.executable, "-m", "agentic_search_cli.main", "serve", "--port", "0", "--workers", "2"],
         env=_env(edge_home),
         stderr=subprocess.PIPE,
         stdout=subprocess.DEVNULL,

@@ -143,8 +143,15 @@ def test_the_optimized_shard_survives_close_and_reopen(store, tmp_path: Path) ->
 
 def test_needs_optimize_counts_points_and_unindexed_vectors(store) -> None:
     """A shard with fewer points outside an HNSW index than the threshold is left alone; a
-    fresh ingest over it (none indexed) needs an optimize; a missing shard does not."""
+    fresh ingest over it (none indexed) needs an optimize; a missing shard does not; an
+    optimized shard does not until it changes."""
     m = EdgeMaintenance(store)
     assert not m.needs_optimize(DOCS, min_points=N + 1)
     assert m.needs_optimize(DOCS, min_points=N)
     assert not m.needs_optimize(load_schema("tools"), min_points=1)
+    # AND once optimized (these small segments stay unindexed: under Edge's threshold), it
+    # is not optimized again until the shard changes
+    assert m.optimize(DOCS).swapped
+    assert not m.needs_optimize(DOCS, min_points=N)
+    store.delete(DOCS, ["d0"])
+    assert m.needs_optimize(DOCS, min_points=N - 1)

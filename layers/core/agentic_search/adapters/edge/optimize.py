@@ -78,6 +78,7 @@ class ShardOptimizer:
         self._out: Any = None
         self._versions: dict[str, int] = {}
         self._started = 0.0
+        self._result: OptimizeResult | None = None
 
     def start(self) -> None:
         """Copy the shard (writes held off meanwhile) and start the child on the copy.
@@ -110,16 +111,23 @@ class ShardOptimizer:
 
     def wait(self, timeout: float | None = None) -> OptimizeResult | None:
         """Wait up to ``timeout`` s (None: until done) for the child; when it is done, swap
-        the optimized copy in (or discard it) and return the result; None while it runs.
+        the optimized copy in (or discard it) and return the result (the same one on every
+        later call); None while it runs.
 
         Raises:
             OSError: when the directories cannot be exchanged (the shard stays as it was).
         """
         assert self._proc is not None and self.staging is not None, "start() first"
-        try:
-            code = self._proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            return None
+        if self._result is None:
+            try:
+                code = self._proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                return None
+            self._result = self._finish(code)
+        return self._result
+
+    def _finish(self, code: int) -> OptimizeResult:
+        assert self.staging is not None
         self._out.seek(0)
         lines = self._out.read().decode(errors="replace").strip().splitlines()
         self._out.close()
@@ -139,6 +147,7 @@ class ShardOptimizer:
             self.store.unload(self.schema)
             exchange(self.staging, shard_dir)
         self._discard()  # the old, unoptimized shard now
+        _record(self.store, self.schema)
         return OptimizeResult(
             self.collection,
             swapped=True,
@@ -163,6 +172,24 @@ class ShardOptimizer:
     def _discard(self) -> None:
         if self.staging is not None:
             shutil.rmtree(self.staging, ignore_errors=True)
+
+
+def _state(info: Any) -> list[int]:
+    return [info.points_count, info.indexed_vectors_count, info.segments_count]
+
+
+def _record_path(store: EdgeStore, schema: DomainSchema) -> Path:
+    shard = store.shard_dir(schema)
+    return shard.with_name(shard.name + ".optimize.json")
+
+
+def _record(store: EdgeStore, schema: DomainSchema) -> None:
+    """Keep the optimized shard's counts beside it (``<shard>.optimize.json``): while they
+    stay the same, another optimize would change nothing (segments under Edge's indexing
+    threshold stay unindexed however often it runs)."""
+    info = store.info(schema)
+    if info is not None:
+        _record_path(store, schema).write_text(json.dumps({"state": _state(info)}))
 
 
 def optimize_in_worker(
@@ -208,8 +235,15 @@ class EdgeMaintenance:
         info = self.store.info(schema)
         if info is None:
             return False
-        indexed_points = info.indexed_vectors_count // max(1, len(schema.aspect_names))
-        return info.points_count - indexed_points >= min_points
+        try:
+            if json.loads(_record_path(self.store, schema).read_text())["state"] == _state(info):
+                return False  # nothing changed since the last optimize
+        except (OSError, ValueError, KeyError):
+            pass
+        # indexed_vectors_count counts the sparse bm25 vectors too (always indexed)
+        dense = max(1, len(schema.aspect_names))
+        indexed_dense = max(0, info.indexed_vectors_count - info.points_count)
+        return info.points_count - indexed_dense // dense >= min_points
 
     def optimize(
         self, schema: DomainSchema, on_tick: Callable[[float], None] | None = None
