@@ -79,13 +79,17 @@ class WorkerPool:
                 :data:`START_TIMEOUT_S`.
         """
         self._executor = self._new_executor()
-        barrier = self._ctx.Manager().Barrier(self.workers) if self.workers > 1 else None
+        manager = self._ctx.Manager() if self.workers > 1 else None
+        barrier = manager.Barrier(self.workers) if manager is not None else None
         futures = [self._executor.submit(_ready, barrier) for _ in range(self.workers)]
         try:
             return [f.result(timeout=START_TIMEOUT_S) for f in futures]
         except Exception as exc:
             self.close()
             raise RuntimeError(f"the serve workers did not start: {exc}") from exc
+        finally:
+            if manager is not None:
+                manager.shutdown()
 
     def handle(self, event: dict[str, Any], request_id: str) -> dict[str, Any]:
         """The handler's answer to ``event``, computed by a free worker.

@@ -153,3 +153,38 @@ def test_workers_answer_as_one_process_and_stop_cleanly(edge_home: Path, tmp_pat
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+def test_a_killed_worker_fails_its_request_and_the_pool_is_made_anew(
+    edge_home: Path, tmp_path: Path
+) -> None:
+    """GIVEN a pool of one worker on its own copy WHEN the worker is killed THEN the request
+    it held fails (BrokenProcessPool, a 500 in serve) AND the next request is answered by a
+    new worker on a new copy."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    from agentic_search.config import Settings
+    from agentic_search_cli.local_events import http_api_event
+    from agentic_search_cli.serve_pool import WorkerPool
+
+    copies: list[Path] = []
+
+    def make_copy() -> Path:
+        dest = tmp_path / f"copy-{len(copies)}"
+        shutil.copytree(edge_home / "edge", dest, ignore=shutil.ignore_patterns("*.lock"))
+        copies.append(dest)
+        return dest
+
+    settings = Settings(agentic_search_home=edge_home, vector_store="edge", cache_backend="none")
+    pool = WorkerPool(1, settings, make_copy, run_dir=tmp_path / "run")
+    try:
+        [pid] = pool.start()
+        health = http_api_event("GET", "/health", {}, b"")
+        assert pool.handle(health, "a")["statusCode"] == 200
+        os.kill(pid, signal.SIGKILL)
+        with pytest.raises(BrokenProcessPool):
+            pool.handle(health, "b")
+        assert pool.handle(health, "c")["statusCode"] == 200
+        assert len(copies) == 2
+    finally:
+        pool.close()
