@@ -61,10 +61,10 @@ def build_store(settings: Settings) -> VectorStore:
 
 def build_maintenance(settings: Settings, store: VectorStore) -> Any | None:
     """The embedded engine's work outside requests when ``store`` is Qdrant Edge
-    (:class:`~agentic_search.adapters.edge.optimize.EdgeMaintenance`: optimize in a worker
+    (:class:`~agentic_search.adapters.edge.maintenance.EdgeMaintenance`: optimize in a worker
     process, snapshots for reader processes), else None (a server optimizes itself)."""
     if settings.vector_store == "edge" and not settings.qdrant_url:
-        from agentic_search.adapters.edge.optimize import EdgeMaintenance
+        from agentic_search.adapters.edge.maintenance import EdgeMaintenance
 
         return EdgeMaintenance(store)  # type: ignore[arg-type]
     return None

@@ -15,7 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agentic_search.adapters.edge.optimize import EdgeMaintenance, ShardOptimizer
+from agentic_search.adapters.edge.maintenance import EdgeMaintenance
+from agentic_search.adapters.edge.optimize import ShardOptimizer
 from agentic_search.adapters.edge.store import EdgeStore
 from agentic_search.config import Settings
 from agentic_search.domain.schema import load_schema

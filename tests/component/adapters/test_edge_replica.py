@@ -10,7 +10,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from agentic_search.adapters.edge.optimize import EdgeMaintenance
+from agentic_search.adapters.edge.maintenance import EdgeMaintenance
 from agentic_search.adapters.edge.store import EdgeStore
 from agentic_search.config import Settings
 from agentic_search.domain.schema import load_schema

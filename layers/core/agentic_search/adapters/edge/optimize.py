@@ -8,7 +8,7 @@ only (:mod:`~agentic_search.adapters.edge.replica`). So :class:`ShardOptimizer`:
 
 1. copies the shard while the writer holds its writes off for the copy (flushed, consistent);
 2. runs ``optimize()`` on the copy in a child process (``python -m
-   agentic_search.adapters.edge.optimize <copy>``, niced; it dies with its parent), while the
+   agentic_search.adapters.edge.optimize_child <copy>``, niced; it dies with its parent), while the
    writer's own shard, untouched, keeps answering reads (brute force) in the parent;
 3. when the child is done, checks that the shard took no write meanwhile (its segment versions
    are those of the copy), closes it, swaps the optimized copy in with one atomic exchange of
@@ -24,7 +24,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -34,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentic_search.adapters.edge.replica import copy_dir, copy_tree, exchange, snapshot
+from agentic_search.adapters.edge.replica import copy_dir, exchange
 from agentic_search.adapters.edge.store import EdgeStore
 from agentic_search.domain.schema import DomainSchema
 
@@ -42,8 +41,8 @@ from agentic_search.domain.schema import DomainSchema
 #: threshold, 20,000 KB of vectors, is ~13,000 points of 384 floats: smaller segments keep
 #: brute force anyway).
 MIN_POINTS = 10_000
-#: Niceness of the optimize worker: requests served meanwhile come first.
-WORKER_NICE = 10
+#: The module the optimize worker runs (``python -m``).
+CHILD = "agentic_search.adapters.edge.optimize_child"
 
 
 @dataclass(frozen=True)
@@ -99,7 +98,7 @@ class ShardOptimizer:
             copy_dir(shard_dir, self.staging)
         self._out = tempfile.TemporaryFile()  # noqa: SIM115 - closed by wait() or cancel()
         self._proc = subprocess.Popen(
-            [sys.executable, "-m", __name__, str(self.staging), str(os.getpid())],
+            [sys.executable, "-m", CHILD, str(self.staging), str(os.getpid())],
             stdout=self._out,
             stderr=subprocess.STDOUT,
         )
@@ -192,6 +191,23 @@ def _record(store: EdgeStore, schema: DomainSchema) -> None:
         _record_path(store, schema).write_text(json.dumps({"state": _state(info)}))
 
 
+def needs_optimize(store: EdgeStore, schema: DomainSchema, min_points: int = MIN_POINTS) -> bool:
+    """Whether at least ``min_points`` points of the shard are outside an HNSW index (a
+    bulk ingest; a few changed records in a small new segment are cheap to scan)."""
+    info = store.info(schema)
+    if info is None:
+        return False
+    try:
+        if json.loads(_record_path(store, schema).read_text())["state"] == _state(info):
+            return False  # nothing changed since the last optimize
+    except (OSError, ValueError, KeyError):
+        pass
+    # indexed_vectors_count counts the sparse bm25 vectors too (always indexed)
+    dense = max(1, len(schema.aspect_names))
+    indexed_dense = max(0, info.indexed_vectors_count - info.points_count)
+    return info.points_count - indexed_dense // dense >= min_points
+
+
 def optimize_in_worker(
     store: EdgeStore,
     schema: DomainSchema,
@@ -219,96 +235,10 @@ def optimize_in_worker(
     return result
 
 
-class EdgeMaintenance:
-    """The Edge-only work outside requests, for the CLI (through
-    :func:`agentic_search.wiring.build_maintenance`): optimize in a worker process, snapshots
-    and per-process copies for reader processes."""
-
-    MIN_POINTS = MIN_POINTS
-
-    def __init__(self, store: EdgeStore) -> None:
-        self.store = store
-
-    def needs_optimize(self, schema: DomainSchema, min_points: int = MIN_POINTS) -> bool:
-        """Whether at least ``min_points`` points of the shard are outside an HNSW index (a
-        bulk ingest; a few changed records in a small new segment are cheap to scan)."""
-        info = self.store.info(schema)
-        if info is None:
-            return False
-        try:
-            if json.loads(_record_path(self.store, schema).read_text())["state"] == _state(info):
-                return False  # nothing changed since the last optimize
-        except (OSError, ValueError, KeyError):
-            pass
-        # indexed_vectors_count counts the sparse bm25 vectors too (always indexed)
-        dense = max(1, len(schema.aspect_names))
-        indexed_dense = max(0, info.indexed_vectors_count - info.points_count)
-        return info.points_count - indexed_dense // dense >= min_points
-
-    def optimize(
-        self, schema: DomainSchema, on_tick: Callable[[float], None] | None = None
-    ) -> OptimizeResult:
-        """:func:`optimize_in_worker` of the domain's shard."""
-        return optimize_in_worker(self.store, schema, on_tick)
-
-    def optimizer(self, schema: DomainSchema) -> ShardOptimizer:
-        """A :class:`ShardOptimizer` of the domain's shard, not started."""
-        return ShardOptimizer(self.store, schema)
-
-    def snapshot(self, dest: Path) -> list[str]:
-        """:func:`~agentic_search.adapters.edge.replica.snapshot` of every bundled domain."""
-        return snapshot(self.store, dest)
-
-    @staticmethod
-    def copy_snapshot(src: Path, dst: Path) -> None:
-        """A reader process's own copy of a snapshot folder."""
-        copy_tree(src, dst)
-
-
-def _die_with_parent(parent: int) -> None:
-    """Linux: be killed when the parent dies (``PR_SET_PDEATHSIG``), so that a killed writer
-    leaves no optimize running on a copy nobody will swap in."""
-    try:
-        import ctypes
-
-        ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):  # pragma: no cover - not Linux
-        pass
-    if os.getppid() != parent:
-        sys.exit(3)
-
-
-def main(argv: list[str]) -> int:
-    """The child: load the copy ``argv[0]``, optimize, flush, close; print the result as one
-    JSON line (``optimized``, ``points``, ``indexed_vectors``, ``seconds``)."""
-    import qdrant_edge as qe
-
-    _die_with_parent(int(argv[1]))
-    os.nice(WORKER_NICE)
-    started = time.monotonic()
-    shard = qe.EdgeShard.load(argv[0])
-    optimized = bool(shard.optimize())
-    info = shard.info()
-    shard.flush()
-    shard.close()
-    report = {
-        "optimized": optimized,
-        "points": info.points_count,
-        "indexed_vectors": info.indexed_vectors_count,
-        "seconds": round(time.monotonic() - started, 3),
-    }
-    sys.stdout.write(json.dumps(report) + "\n")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
-
-
 __all__ = [
     "MIN_POINTS",
-    "EdgeMaintenance",
     "OptimizeResult",
     "ShardOptimizer",
+    "needs_optimize",
     "optimize_in_worker",
 ]
