@@ -159,8 +159,11 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def spawn_serve(cache: str, home: str | None) -> tuple[subprocess.Popen, str]:
-    """Start ``agentic-search serve`` on a free port; returns the process and its URL."""
+def spawn_serve(
+    cache: str, home: str | None, workers: int | None = None
+) -> tuple[subprocess.Popen, str]:
+    """Start ``agentic-search serve`` on a free port (``--workers`` when given); returns the
+    process and its URL."""
     exe = Path(sys.executable).with_name("agentic-search")
     cmd = [str(exe)] if exe.is_file() else [shutil.which("agentic-search") or "agentic-search"]
     port = _free_port()
@@ -168,7 +171,8 @@ def spawn_serve(cache: str, home: str | None) -> tuple[subprocess.Popen, str]:
     if home:
         env["AGENTIC_SEARCH_HOME"] = home
     proc = subprocess.Popen(
-        [*cmd, "serve", "--port", str(port)],
+        [*cmd, "serve", "--port", str(port)]
+        + ([] if workers is None else ["--workers", str(workers)]),
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -232,6 +236,11 @@ def main(argv: list[str] | None = None) -> int:
         help="result cache of the spawned server (default none: every request searches)",
     )
     p.add_argument("--home", help="AGENTIC_SEARCH_HOME of the spawned server")
+    p.add_argument(
+        "--workers",
+        type=int,
+        help="the spawned server's --workers (default: serve's own, the CPU count; 0: one process)",
+    )
     p.add_argument("--out", type=Path, default=Path("benchmarks/load"), help="report folder")
     p.add_argument("--name", default="load", help="report file name (NAME.json, NAME.md)")
     args = p.parse_args(argv)
@@ -240,7 +249,7 @@ def main(argv: list[str] | None = None) -> int:
     proc = None
     url = args.url
     if not url:
-        proc, url = spawn_serve(args.cache, args.home)
+        proc, url = spawn_serve(args.cache, args.home, args.workers)
     try:
         # one warm-up request (model load, first query) outside the measurement
         run_load(url, 1, 0.01, args.timeout, args.limit)
@@ -250,6 +259,8 @@ def main(argv: list[str] | None = None) -> int:
             proc.terminate()
             proc.wait(timeout=30)
     summary["mode"] = f"serve spawned, cache {args.cache}" if proc else "external server"
+    summary["workers"] = args.workers if proc else None
+    summary["vector_store"] = os.environ.get("VECTOR_STORE", "local")
     summary["measured_at"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     write_report(summary, args.out, args.name)
     print(json.dumps(summary, indent=2))

@@ -63,6 +63,20 @@ def add_parser(sub: Any) -> None:
         "and build it anew from the file (for tools, the bundled catalog when no file is "
         "given); an unreadable sync status is moved aside",
     )
+    i.add_argument(
+        "--no-optimize",
+        action="store_true",
+        help="with Qdrant Edge (VECTOR_STORE=edge), skip building the HNSW indexes after a "
+        "bulk ingest (searches then scan exactly; the next ingest builds them)",
+    )
+    i.add_argument(
+        "--optimize-min-points",
+        type=int,
+        default=None,
+        metavar="N",
+        help="Qdrant Edge: build the HNSW indexes, in a worker process, when at least N points "
+        "are outside one after the ingest (default 10000)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -78,6 +92,8 @@ def run(args: argparse.Namespace) -> int:
     path: Path | None = args.path
     if args.batch_size < 1:
         usage_error("--batch-size must be at least 1")
+    if args.optimize_min_points is not None and args.optimize_min_points < 1:
+        usage_error("--optimize-min-points must be at least 1")
     if path is None:
         if not (args.rebuild and args.domain == "tools"):
             usage_error("a catalog file is required (only `ingest --rebuild` of tools has one)")
@@ -142,8 +158,66 @@ def run(args: argparse.Namespace) -> int:
             sys.stdout.write(json.dumps(report.wire(), indent=2) + "\n")
         else:
             print_ingest(console(), report)
+        if not args.no_optimize and optimize_after_ingest(service, err, args.optimize_min_points):
+            return 130
     finally:
         service.close()
     if args.strict and report.errors:
         return 1
     return 0
+
+
+def optimize_after_ingest(service: Any, err: Any, min_points: int | None = None) -> bool:
+    """With Qdrant Edge, build the HNSW indexes of the domain's shard in a worker process when
+    a bulk ingest left at least ``min_points`` points outside one, showing progress on ``err``
+    ("optimizing <collection> ... done in X s"); searches of this process keep answering
+    meanwhile (exactly). A failed optimize is a warning: the index is complete and is scanned
+    exactly. Returns True when interrupted (Ctrl-C; the shard stays unoptimized)."""
+    import time
+
+    from agentic_search.wiring import build_maintenance
+    from agentic_search_cli.progress import LINE_EVERY_S
+
+    c = service.components
+    maintenance = build_maintenance(c.settings, c.store)
+    if maintenance is None:
+        return False
+    threshold = min_points if min_points is not None else maintenance.MIN_POINTS
+    if not maintenance.needs_optimize(c.schema, threshold):
+        return False
+    name = c.store.collection(c.schema)
+    err.print(f"optimizing {name} (building HNSW indexes in a worker process) ...", markup=False)
+    last = [time.monotonic()]
+
+    def tick(elapsed: float) -> None:
+        if time.monotonic() - last[0] >= LINE_EVERY_S:
+            last[0] = time.monotonic()
+            err.print(f"optimizing {name} ... {elapsed:.0f} s", markup=False)
+
+    try:
+        if err.is_terminal:
+            with err.status(f"optimizing {name} ...") as status:
+                result = maintenance.optimize(
+                    c.schema,
+                    on_tick=lambda s: status.update(f"optimizing {name} ... {s:.0f} s"),
+                )
+        else:
+            result = maintenance.optimize(c.schema, on_tick=tick)
+    except KeyboardInterrupt:
+        sys.stderr.write(
+            f"agentic-search: optimize of {name} interrupted: the index is complete and is "
+            "searched exactly (slower); the next ingest builds the HNSW indexes\n"
+        )
+        return True
+    if result.swapped:
+        err.print(
+            f"optimizing {name} ... done in {result.seconds:.1f} s "
+            f"({result.indexed_vectors} vectors indexed, {result.points} points)",
+            markup=False,
+        )
+    else:
+        sys.stderr.write(
+            f"agentic-search: warning: optimize of {name} not applied: {result.reason}; the "
+            "index is complete and is searched exactly (slower)\n"
+        )
+    return False

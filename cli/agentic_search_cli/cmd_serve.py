@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
+import shutil
 import signal
 import sys
+import tempfile
 import threading
+from pathlib import Path
 from typing import Any
 
 from agentic_search_cli.common import (
@@ -27,8 +31,10 @@ def add_parser(sub: Any) -> None:
             "Serve POST /search, GET /health and GET /openapi.json on a local port. Each request\n"
             "becomes an API Gateway HTTP API (v2) event and goes through the same handler that\n"
             "template.yaml deploys, with the state machine replaced by the local runner.\n"
-            "With the embedded Qdrant (local mode) searches run one at a time; set QDRANT_URL\n"
-            "to serve concurrent searches from a Qdrant server."
+            "With Qdrant Edge (VECTOR_STORE=edge) or a Qdrant server (QDRANT_URL), N worker\n"
+            "processes (--workers, default: the CPU count) answer searches in parallel, each on\n"
+            "its own copy of the Edge index taken at start; this process stays the one writer.\n"
+            "With the embedded Qdrant local mode, searches run one at a time in this process."
         ),
         epilog=(
             "examples:\n"
@@ -40,6 +46,14 @@ def add_parser(sub: Any) -> None:
     )
     v.add_argument("--host", default="127.0.0.1", help="interface to bind (default 127.0.0.1)")
     v.add_argument("--port", type=int, default=8080, help="port (default 8080; 0 picks a free one)")
+    v.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        metavar="N",
+        help="worker processes answering searches (default: the CPU count; 0: in this "
+        "process, one search at a time). Needs VECTOR_STORE=edge or QDRANT_URL",
+    )
     add_llm_flag(v)
 
 
@@ -70,25 +84,96 @@ def run(args: argparse.Namespace) -> int:
     os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
     from agentic_search.ports import KeywordIndexError, VectorStoreError
     from agentic_search.service import SearchService
+    from agentic_search.wiring import build_maintenance
     from agentic_search_lambda.runtime import Runtime, use
 
+    if args.workers is not None and args.workers < 0:
+        usage_error(f"--workers {args.workers}: must be 0 or more")
     rt = Runtime(settings_for(args))
     use(rt)  # the handler serves from this runtime
     service = SearchService(rt.components("tools"))
+    maintenance = build_maintenance(rt.settings, service.components.store)
+    workers = args.workers if args.workers is not None else (os.cpu_count() or 1)
+    if workers and maintenance is None and not rt.settings.qdrant_url:
+        if args.workers:
+            sys.stderr.write(
+                "agentic-search: note: --workers needs VECTOR_STORE=edge or QDRANT_URL (Qdrant "
+                "local mode is one process's); searches run here, one at a time\n"
+            )
+        workers = 0
     try:
         complete_interrupted_write(service)
         if service.is_empty():
             err = console(stderr=True)
             err.print("[dim]first use: ingesting the bundled catalog...[/dim]")
             service.ensure_bundled_catalog()
-        service.warm_up()  # the first request does not pay the model load; no full-GC pauses
+        if not workers:
+            service.warm_up()  # the first request does not pay the model load; no full-GC pauses
     except (VectorStoreError, KeywordIndexError) as exc:
         # a damaged index fails its own domain's requests, not the server
         sys.stderr.write(f"agentic-search: warning: {exc}\n")
     for domain, state in domain_states(rt):
         if state.startswith("error"):
             sys.stderr.write(f"agentic-search: warning: domain {domain!r}: {state}\n")
-    server = make_server(args.host, args.port)
+    try:
+        pool = start_pool(rt.settings, maintenance, workers) if workers else None
+    except (RuntimeError, OSError) as exc:
+        sys.stderr.write(f"agentic-search: error: {exc}\n")
+        rt.components.close()  # type: ignore[attr-defined]
+        return 1
+    try:
+        return _serve(args, rt, make_server(args.host, args.port, pool=pool))
+    finally:
+        if pool is not None:
+            pool.close()
+
+
+def start_pool(settings: Any, maintenance: Any, workers: int) -> Any:
+    """Start ``workers`` worker processes (:class:`~agentic_search_cli.serve_pool.WorkerPool`),
+    each with its own copy of the Edge shards (none with a Qdrant server) in a run dir under
+    ``$AGENTIC_SEARCH_HOME/run`` (left-overs of servers no longer running are deleted first).
+
+    Raises:
+        RuntimeError: when the workers do not start (the reason).
+    """
+    from agentic_search_cli.serve_pool import WorkerPool
+
+    runs = settings.agentic_search_home / "run"
+    runs.mkdir(parents=True, exist_ok=True)
+    for old in runs.glob("serve-*"):
+        pid = old.name.split("-")[1]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(old, ignore_errors=True)
+    run_dir = Path(tempfile.mkdtemp(prefix=f"serve-{os.getpid()}-", dir=runs))
+    copies = itertools.count()
+
+    def make_copy() -> Path:
+        dest = run_dir / f"copy-{next(copies)}"
+        maintenance.snapshot(dest)
+        return dest
+
+    pool = WorkerPool(workers, settings, make_copy if maintenance else None, run_dir)
+    pids = pool.start()
+    copy = "its own copy of the index" if maintenance is not None else "the Qdrant server"
+    sys.stderr.write(
+        f"agentic-search: {workers} worker process(es) (pid {', '.join(map(str, pids))}), "
+        f"each searching {copy}\n"
+    )
+    return pool
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _serve(args: argparse.Namespace, rt: Any, server: Any) -> int:
+    """Serve until SIGTERM or SIGINT, then drain (see :func:`run`)."""
     host, port = server.server_address[:2]
     stop = threading.Event()
 

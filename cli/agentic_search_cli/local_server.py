@@ -4,12 +4,15 @@ Each HTTP request becomes an API Gateway HTTP API (payload v2) event and goes th
 :func:`agentic_search_lambda.api.handler`, the function the template deploys; the state machine
 is replaced by the local runner (:class:`~agentic_search_lambda.api.LocalOrchestrator`).
 
-Concurrency: requests are served by a thread per connection, but searches run one at a time
-behind a lock. Qdrant local mode is a single-process, in-memory store without locking of its
-own (one client per folder), so the engines share one client and only one search touches it
-at a time; the sources of that one search still run in parallel. For concurrent searches, run
-a Qdrant server (``QDRANT_URL``), which lifts the lock. A second *process* on the same
-``QDRANT_PATH`` (another ``serve`` or a CLI search) is refused by Qdrant's folder lock.
+Concurrency: requests are served by a thread per connection. With a worker pool
+(``serve --workers N``, :mod:`~agentic_search_cli.serve_pool`; Qdrant Edge or a Qdrant
+server) each request's event is answered by one of N processes, so N searches run at once on N
+cores. Without one, searches run in this process one at a time behind a lock: Qdrant local
+mode is a single-process, in-memory store without locking of its own (one client per folder),
+so the engines share one client and only one search touches it at a time (the sources of that
+one search still run in parallel); a Qdrant server (``QDRANT_URL``) lifts the lock. A second
+*process* on the same store folder (another ``serve`` or a CLI search) is refused by the
+store's folder lock.
 
 Bounds: at most :data:`MAX_PENDING` requests are admitted at once (running or queued behind
 the lock; the rest get 503 + Retry-After), bodies over :data:`MAX_REQUEST_BYTES` get 413, a
@@ -50,6 +53,7 @@ SOCKET_TIMEOUT_S = 30
 class _Handler(BaseHTTPRequestHandler):
     server_version = "agentic-search"
     lock: Any = threading.Lock()
+    pool: Any = None  # a serve_pool.WorkerPool answers the events when set
     pending: threading.BoundedSemaphore = threading.BoundedSemaphore(MAX_PENDING)
     timeout = SOCKET_TIMEOUT_S
 
@@ -113,8 +117,11 @@ class _Handler(BaseHTTPRequestHandler):
         )
         ctx = LocalContext(aws_request_id=event["requestContext"]["requestId"])
         try:
-            with self.lock:
-                out = api.handler(event, ctx)
+            if self.pool is not None:
+                out = self.pool.handle(event, ctx.aws_request_id)
+            else:
+                with self.lock:
+                    out = api.handler(event, ctx)
         except Exception as exc:  # never a dropped connection; the reason, not a stack trace
             self._send_json(500, "InternalError", type(exc).__name__)
             return
@@ -175,13 +182,16 @@ class _Server(ThreadingHTTPServer):
 
 
 def make_server(
-    host: str = "127.0.0.1", port: int = 8080, max_pending: int = MAX_PENDING
+    host: str = "127.0.0.1", port: int = 8080, max_pending: int = MAX_PENDING, pool: Any = None
 ) -> _Server:
     """A server bound to ``host:port`` (port 0: any free port; see ``server_address``).
-    Searches are serialized unless ``QDRANT_URL`` points at a Qdrant server; at most
-    ``max_pending`` requests are admitted at once (the others get a 503 with Retry-After)."""
+    Events are answered by ``pool`` (a started :class:`~agentic_search_cli.serve_pool.
+    WorkerPool`) when given, else in this process, one search at a time unless ``QDRANT_URL``
+    points at a Qdrant server; at most ``max_pending`` requests are admitted at once (the
+    others get a 503 with Retry-After)."""
     from agentic_search_lambda.runtime import runtime
 
+    _Handler.pool = pool
     _Handler.lock = contextlib.nullcontext() if runtime().settings.qdrant_url else threading.Lock()
     _Handler.pending = threading.BoundedSemaphore(max_pending)
     server = _Server((host, port), _Handler)

@@ -98,6 +98,17 @@ def migrate_local_store(
     return migrate(settings, schemas, progress=progress, force=force, say=say)
 
 
+def build_maintenance(settings: Settings, store: VectorStore) -> Any | None:
+    """The embedded engine's work outside requests when ``store`` is Qdrant Edge
+    (:class:`~agentic_search.adapters.edge.maintenance.EdgeMaintenance`: optimize in a worker
+    process, snapshots for reader processes), else None (a server optimizes itself)."""
+    if settings.vector_store == "edge" and not settings.qdrant_url:
+        from agentic_search.adapters.edge.maintenance import EdgeMaintenance
+
+        return EdgeMaintenance(store)  # type: ignore[arg-type]
+    return None
+
+
 def build_embedder(settings: Settings) -> Embedder:
     """The configured embedder: OpenAI-compatible when ``EMBEDDING_MODEL`` is set, else the int8
     MiniLM run by onnxruntime directly (``LOCAL_EMBEDDER=onnx``, the default) or by fastembed
@@ -362,6 +373,7 @@ __all__ = [
     "build_embedder",
     "build_hyde",
     "build_journal",
+    "build_maintenance",
     "build_reranker",
     "build_store",
     "build_sync_status",

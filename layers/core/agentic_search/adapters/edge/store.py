@@ -18,6 +18,7 @@ and every read and write share one map and one lock.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import threading
@@ -245,6 +246,38 @@ class EdgeStore:
         after a bulk ingest, never inside a request). True when anything was optimized."""
         with self._lock:
             return bool(self._shard(schema).optimize())
+
+    def info(self, schema: DomainSchema) -> Any:
+        """The shard's ``ShardInfo`` (``points_count``, ``indexed_vectors_count``,
+        ``segments_count``), or None when it does not exist."""
+        shard = self._open(self.collection(schema))
+        return None if shard is None else shard.info()
+
+    @contextlib.contextmanager
+    def held(self, schema: DomainSchema) -> Iterator[qe.EdgeShard]:
+        """The domain's open shard, flushed, with this store's writes (and the opening of
+        shards) held off for the block: its directory can be copied consistently
+        (:mod:`~agentic_search.adapters.edge.optimize`). Call :meth:`unload` inside the block
+        before replacing its files.
+
+        Raises:
+            VectorStoreError: when the shard does not exist or cannot be opened.
+        """
+        with self._lock:
+            shard = self._shard(schema)
+            shard.flush()
+            yield shard
+
+    def unload(self, schema: DomainSchema) -> None:
+        """Flush and close the domain's shard but keep its lock: the next read or write loads
+        its directory anew (after an optimized copy was swapped in)."""
+        with self._lock:
+            shard = self._shards.pop(self.collection(schema), None)
+            if shard is not None:
+                try:
+                    shard.flush()
+                finally:
+                    shard.close()
 
     # ----- writes -----------------------------------------------------------------------------
 
@@ -594,3 +627,6 @@ class EdgeStore:
                     shard.close()
                     del self._shards[name]
                     self._locks.pop(name).release()
+            for lock in self._locks.values():  # shards unloaded but still held (optimize)
+                lock.release()
+            self._locks.clear()

@@ -1,0 +1,56 @@
+"""The Edge-only work outside requests, for the CLI (through
+:func:`agentic_search.wiring.build_maintenance`): optimize in a worker process
+(:mod:`~agentic_search.adapters.edge.optimize`), snapshots and per-process copies for reader
+processes (:mod:`~agentic_search.adapters.edge.replica`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from agentic_search.adapters.edge.optimize import (
+    MIN_POINTS,
+    OptimizeResult,
+    ShardOptimizer,
+    needs_optimize,
+    optimize_in_worker,
+)
+from agentic_search.adapters.edge.replica import copy_tree, snapshot
+from agentic_search.adapters.edge.store import EdgeStore
+from agentic_search.domain.schema import DomainSchema
+
+
+class EdgeMaintenance:
+    """Optimize, snapshot and copy the shards of one :class:`EdgeStore`."""
+
+    MIN_POINTS = MIN_POINTS
+
+    def __init__(self, store: EdgeStore) -> None:
+        self.store = store
+
+    def needs_optimize(self, schema: DomainSchema, min_points: int = MIN_POINTS) -> bool:
+        """:func:`~agentic_search.adapters.edge.optimize.needs_optimize` of the domain."""
+        return needs_optimize(self.store, schema, min_points)
+
+    def optimize(
+        self, schema: DomainSchema, on_tick: Callable[[float], None] | None = None
+    ) -> OptimizeResult:
+        """:func:`~agentic_search.adapters.edge.optimize.optimize_in_worker` of the domain's
+        shard."""
+        return optimize_in_worker(self.store, schema, on_tick)
+
+    def optimizer(self, schema: DomainSchema) -> ShardOptimizer:
+        """A :class:`ShardOptimizer` of the domain's shard, not started."""
+        return ShardOptimizer(self.store, schema)
+
+    def snapshot(self, dest: Path) -> list[str]:
+        """:func:`~agentic_search.adapters.edge.replica.snapshot` of every bundled domain."""
+        return snapshot(self.store, dest)
+
+    @staticmethod
+    def copy_snapshot(src: Path, dst: Path) -> None:
+        """A reader process's own copy of a snapshot folder."""
+        copy_tree(src, dst)
+
+
+__all__ = ["EdgeMaintenance"]
