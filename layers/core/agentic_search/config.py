@@ -57,6 +57,22 @@ class Settings(BaseSettings):
         default=None,
         description="Embedding model served by the OpenAI-compatible API; unset = local MiniLM.",
     )
+    embedding_provider: Literal["auto", "local", "openai", "bedrock"] = Field(
+        default="auto",
+        description="Which embedder: auto = the OpenAI-compatible API when EMBEDDING_MODEL is "
+        "set, else the local MiniLM; local; openai (needs EMBEDDING_MODEL); bedrock = Amazon "
+        "Bedrock InvokeModel (BEDROCK_EMBEDDING_MODEL, region from AWS_REGION).",
+    )
+    bedrock_embedding_model: str = Field(
+        default="amazon.titan-embed-text-v2:0",
+        description="Bedrock model id of EMBEDDING_PROVIDER=bedrock (Titan v2's request body).",
+    )
+    bedrock_embedding_dimensions: Literal[256, 512, 1024] = Field(
+        default=1024, description="Vector dimension asked of the Bedrock model."
+    )
+    bedrock_region: str | None = Field(
+        default=None, description="Bedrock's region (unset: AWS_REGION / AWS_DEFAULT_REGION)."
+    )
     local_embedder: Literal["onnx", "fastembed"] = Field(
         default="onnx",
         description="How the local MiniLM runs when EMBEDDING_MODEL is unset: onnx = "
