@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_CHAT_MODEL = "gpt-4o-mini"
@@ -67,8 +67,8 @@ class Settings(BaseSettings):
         default="amazon.titan-embed-text-v2:0",
         description="Bedrock model id of EMBEDDING_PROVIDER=bedrock (Titan v2's request body).",
     )
-    bedrock_embedding_dimensions: Literal[256, 512, 1024] = Field(
-        default=1024, description="Vector dimension asked of the Bedrock model."
+    bedrock_embedding_dimensions: int = Field(
+        default=1024, description="Vector dimension asked of the Bedrock model: 256, 512 or 1024."
     )
     bedrock_region: str | None = Field(
         default=None, description="Bedrock's region (unset: AWS_REGION / AWS_DEFAULT_REGION)."
@@ -155,6 +155,13 @@ class Settings(BaseSettings):
     sync_status_table: str | None = Field(
         default=None, description="DynamoDB table of the sync status (unset = SQLite file)."
     )
+
+    @field_validator("bedrock_embedding_dimensions")
+    @classmethod
+    def _titan_dimensions(cls, v: int) -> int:
+        if v not in (256, 512, 1024):
+            raise ValueError(f"BEDROCK_EMBEDDING_DIMENSIONS must be 256, 512 or 1024, not {v}")
+        return v
 
     @property
     def llm_enabled(self) -> bool:

@@ -19,7 +19,7 @@ every route actually returns.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from aws_lambda_powertools.event_handler.openapi.models import APIKey, APIKeyIn, HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field
@@ -114,6 +114,17 @@ class SearchResponseBody(QueryExecutorOutput):
     plan_cache: CacheInfo | None = None
 
 
+class HealthBody(BaseModel):
+    """``GET /health``: ``status`` (``ok``, or ``degraded`` when a domain's index cannot be
+    read); with ``?deep=true``, ``domains``: domain -> ``ok``, ``empty`` or the one-line
+    error."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    status: Literal["ok", "degraded"]
+    domains: dict[str, str] | None = None
+
+
 def validation_doc(description: str = "a field is invalid (detail names each)") -> dict[int, Any]:
     """The ``responses`` entry of a route's 422 (what the validation handler answers)."""
     return {
@@ -128,6 +139,7 @@ __all__ = [
     "SECURITY",
     "SECURITY_SCHEMES",
     "FieldProblem",
+    "HealthBody",
     "SearchResponseBody",
     "ValidationErrorBody",
     "validation_doc",

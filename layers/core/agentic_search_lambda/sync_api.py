@@ -51,6 +51,21 @@ def _doc(description: str, model: type[BaseModel]) -> dict[str, Any]:
     return {"description": description, "content": {"application/json": {"model": model}}}
 
 
+class StatusBody(BaseModel):
+    """``GET /sync/status``: entries per status, and whether nothing is pending or failed."""
+
+    domain: str
+    counts: dict[str, int]
+    healthy: bool
+
+
+class EntriesBody(BaseModel):
+    """``GET /sync/failed`` and ``GET /sync/pending``: the entries, oldest update first."""
+
+    domain: str
+    entries: list[SyncEntry]
+
+
 # Every status a route answers is in the OpenAPI document (422: the API's validation handler,
 # and _unknown_domain, both answer openapi_doc.ValidationErrorBody).
 INVALID = validation_doc()
@@ -59,19 +74,19 @@ QUEUED = {202: _doc("re-queued; the next SyncRedrive run applies them", QueuedBo
 CONFLICT = {409: _doc("the entry has no change to re-apply (the reason)", SyncErrorBody)}
 
 
-@router.get("/sync/status", responses=INVALID)
+@router.get("/sync/status", responses={200: _doc("counts per status", StatusBody), **INVALID})
 def get_status(domain: Domain = "tools") -> Response[str]:
     """Sync health: entries per status (synced, pending, failed)."""
     return _unknown_domain(domain) or _json(200, status_summary(runtime().sync_status, domain))
 
 
-@router.get("/sync/failed", responses=INVALID)
+@router.get("/sync/failed", responses={200: _doc("failed entries", EntriesBody), **INVALID})
 def get_failed(domain: Domain = "tools", limit: Limit = 100) -> Response[str]:
     """Records parked as failed, with the last error and retry count."""
     return _unknown_domain(domain) or _entries(domain, "failed", limit)
 
 
-@router.get("/sync/pending", responses=INVALID)
+@router.get("/sync/pending", responses={200: _doc("pending entries", EntriesBody), **INVALID})
 def get_pending(domain: Domain = "tools", limit: Limit = 100) -> Response[str]:
     """Records waiting for a retry, with the next attempt time."""
     return _unknown_domain(domain) or _entries(domain, "pending", limit)

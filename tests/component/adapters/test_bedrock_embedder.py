@@ -96,7 +96,10 @@ def test_wired_by_settings_lazily_with_its_identity(monkeypatch, tmp_path):
     for var in ("AWS_REGION", "AWS_DEFAULT_REGION"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
-    settings = Settings(embedding_provider="bedrock", bedrock_embedding_dimensions=512)
+    # as the template sets them: environment strings
+    monkeypatch.setenv("EMBEDDING_PROVIDER", "bedrock")
+    monkeypatch.setenv("BEDROCK_EMBEDDING_DIMENSIONS", "512")
+    settings = Settings()
     embedder = build_embedder(settings)
     assert isinstance(embedder, BedrockEmbedder) and isinstance(embedder, Embedder)
     assert embedder._client is None
@@ -104,6 +107,12 @@ def test_wired_by_settings_lazily_with_its_identity(monkeypatch, tmp_path):
     # the first call without a region is a clear error of the port, not a botocore one
     with pytest.raises(EmbedderError, match="region"):
         embedder.embed_query("q")
+
+
+def test_a_dimension_titan_does_not_offer_is_refused(monkeypatch):
+    monkeypatch.setenv("BEDROCK_EMBEDDING_DIMENSIONS", "300")
+    with pytest.raises(ValueError, match="256, 512 or 1024"):
+        Settings()
 
 
 def test_openai_provider_without_a_model_is_refused():
