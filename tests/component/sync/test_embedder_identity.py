@@ -147,3 +147,26 @@ def test_an_api_embedders_dimension_is_learnt_and_recorded(tmp_path, embedder, c
     engine.ingest_records(catalog_records[3:5])
     assert store.embedder_identity(schema) == embedder.identity
     engine.close()
+
+
+def test_sync_with_another_embedder_fails_each_change_naming_both(
+    tmp_path, embedder, catalog_records
+):
+    from agentic_search.sync.apply import apply_changes
+    from agentic_search.sync.changes import CatalogChange, ChangeOp
+
+    engine = _engine(tmp_path, embedder, "local")
+    engine.ingest_records(catalog_records[:6])
+    schema, store = engine.schema, engine.components.store
+    other = engine.components.derive(embedder=_Other(embedder))
+    changes = [
+        CatalogChange(op=ChangeOp.INSERT, record_id=r[schema.id_field], version=1, record=r)
+        for r in catalog_records[6:9]
+    ]
+    report = apply_changes(other, changes)
+    assert [o.outcome for o in report.outcomes] == ["failed"] * 3
+    for outcome in report.outcomes:
+        assert "amazon.titan-embed-text-v2:0" in outcome.error
+        assert "all-MiniLM-L6-v2-int8" in outcome.error
+    assert store.count(schema) == 6
+    engine.close()
