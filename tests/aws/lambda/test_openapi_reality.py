@@ -131,3 +131,14 @@ def test_the_guards_422_and_the_sync_routes_422_are_the_documented_body(
     assert status == 422, body
     assert _errors(_validator(doc, "/sync/tool/{id}", "get", 422), body) == []
     assert body["detail"][0]["field"] == "domain"
+
+
+def test_real_health_and_sync_status_200s_are_the_documented_bodies(doc, handlers, wired_runtime):
+    status, body = _call(handlers, load_event("search_api/get_health.json"))
+    assert status == 200 and _errors(_validator(doc, "/health", "get", 200), body) == []
+    sync = copy.deepcopy(load_event("search_api/get_health.json"))
+    sync["rawPath"] = sync["requestContext"]["http"]["path"] = "/sync/status"
+    sync["routeKey"] = "GET /sync/status"
+    status, body = _call(handlers, sync)
+    assert status == 200, body
+    assert _errors(_validator(doc, "/sync/status", "get", 200), body) == []
