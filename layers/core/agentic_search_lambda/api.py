@@ -35,9 +35,9 @@ from agentic_search.sync.audit import domain_health
 from agentic_search_lambda.http_guard import MAX_BODY_BYTES, json_body_as_declared, precheck
 from agentic_search_lambda.observability import logger, metrics, tracer
 from agentic_search_lambda.openapi_doc import (
+    HEALTH_RESPONSES,
     SECURITY,
     SECURITY_SCHEMES,
-    HealthBody,
     SearchResponseBody,
     validation_doc,
     validation_error,
@@ -147,16 +147,7 @@ def search(body: SearchBody) -> dict[str, Any]:
     return response
 
 
-@app.get(
-    "/health",
-    responses={
-        200: {
-            "description": "ok, or degraded with each domain's state (deep=true)",
-            "content": {"application/json": {"model": HealthBody}},
-        },
-        **validation_doc(),
-    },
-)
+@app.get("/health", responses=HEALTH_RESPONSES)
 def health(deep: Annotated[bool, Query()] = False) -> dict[str, Any]:
     """Liveness: the function is up (it does not touch the sources); with ``?deep=true``,
     each domain's index is opened and read: ``domains`` maps a domain to ``ok``, ``empty``

@@ -135,7 +135,18 @@ def validation_doc(description: str = "a field is invalid (detail names each)") 
     }
 
 
+#: ``GET /health``'s documented answers.
+HEALTH_RESPONSES: dict[int, Any] = {
+    200: {
+        "description": "ok, or degraded with each domain's state (deep=true)",
+        "content": {"application/json": {"model": HealthBody}},
+    },
+    **validation_doc(),
+}
+
+
 __all__ = [
+    "HEALTH_RESPONSES",
     "SECURITY",
     "SECURITY_SCHEMES",
     "FieldProblem",
