@@ -226,8 +226,8 @@ def test_the_openapi_document_lists_every_status_a_sync_route_answers():
         (m.upper(), p): set(op["responses"]) for p, ops in paths.items() for m, op in ops.items()
     }
     assert documented[("GET", "/sync/status")] >= {"200", "422"}
-    assert documented[("GET", "/sync/tool/{record_id}")] >= {"200", "404", "422"}
-    assert documented[("POST", "/sync/retry/{record_id}")] >= {"202", "404", "409", "422"}
+    assert documented[("GET", "/sync/tool/{id}")] >= {"200", "404", "422"}
+    assert documented[("POST", "/sync/retry/{id}")] >= {"202", "404", "409", "422"}
     assert documented[("POST", "/sync/retry-all")] >= {"202", "422"}
 
 

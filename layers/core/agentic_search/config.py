@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_CHAT_MODEL = "gpt-4o-mini"
@@ -58,6 +58,22 @@ class Settings(BaseSettings):
     embedding_model: str | None = Field(
         default=None,
         description="Embedding model served by the OpenAI-compatible API; unset = local MiniLM.",
+    )
+    embedding_provider: Literal["auto", "local", "openai", "bedrock"] = Field(
+        default="auto",
+        description="Which embedder: auto = the OpenAI-compatible API when EMBEDDING_MODEL is "
+        "set, else the local MiniLM; local; openai (needs EMBEDDING_MODEL); bedrock = Amazon "
+        "Bedrock InvokeModel (BEDROCK_EMBEDDING_MODEL, region from AWS_REGION).",
+    )
+    bedrock_embedding_model: str = Field(
+        default="amazon.titan-embed-text-v2:0",
+        description="Bedrock model id of EMBEDDING_PROVIDER=bedrock (Titan v2's request body).",
+    )
+    bedrock_embedding_dimensions: int = Field(
+        default=1024, description="Vector dimension asked of the Bedrock model: 256, 512 or 1024."
+    )
+    bedrock_region: str | None = Field(
+        default=None, description="Bedrock's region (unset: AWS_REGION / AWS_DEFAULT_REGION)."
     )
     local_embedder: Literal["onnx", "fastembed"] = Field(
         default="onnx",
@@ -144,6 +160,13 @@ class Settings(BaseSettings):
     sync_status_table: str | None = Field(
         default=None, description="DynamoDB table of the sync status (unset = SQLite file)."
     )
+
+    @field_validator("bedrock_embedding_dimensions")
+    @classmethod
+    def _titan_dimensions(cls, v: int) -> int:
+        if v not in (256, 512, 1024):
+            raise ValueError(f"BEDROCK_EMBEDDING_DIMENSIONS must be 256, 512 or 1024, not {v}")
+        return v
 
     @property
     def llm_enabled(self) -> bool:

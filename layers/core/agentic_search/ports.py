@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # numpy and the schema only for annotations: no import cost h
 
     from agentic_search.domain.schema import DomainSchema
     from agentic_search.state import (
+        EmbedderIdentity,
         Filter,
         IntentState,
         PointWrite,
@@ -48,6 +49,11 @@ if TYPE_CHECKING:  # numpy and the schema only for annotations: no import cost h
 
 class VectorStoreError(RuntimeError):
     """A collection is missing, incompatible, or the vector store failed."""
+
+
+class EmbedderMismatch(VectorStoreError):
+    """The collection was built by another embedder than the current one (the message names
+    both identities and the two ways out: rebuild, or configure the old embedder back)."""
 
 
 class KeywordIndexError(RuntimeError):
@@ -126,6 +132,15 @@ class VectorStore(Protocol):
             VectorStoreError: when an existing collection does not match (the message says
                 which and how to fix it).
         """
+        ...
+
+    def embedder_identity(self, schema: DomainSchema) -> EmbedderIdentity | None:
+        """The identity of the embedder that built the domain's collection (None when the
+        collection does not exist, or was built before identities were recorded)."""
+        ...
+
+    def record_embedder_identity(self, schema: DomainSchema, identity: EmbedderIdentity) -> None:
+        """Store ``identity`` with the domain's (existing) collection, replacing any."""
         ...
 
     def drop(self, schema: DomainSchema) -> None:
@@ -274,7 +289,10 @@ class Embedder(Protocol):
     Optional: ``embed_queries(texts)`` (a query-side session), ``count_tokens(texts)`` (the
     model's own tokenizer; :mod:`agentic_search.domain.tokens` falls back when absent) and
     ``warm_up()`` (load a local model's query session: start-up work, counted outside round
-    budgets and source deadlines; a remote embedder has none, its calls stay bounded).
+    budgets and source deadlines; a remote embedder has none, its calls stay bounded) and
+    ``identity`` (an :class:`~agentic_search.state.EmbedderIdentity`, known without I/O; its
+    ``dim`` may be None until a remote embedder has answered once; without it the identity
+    is ``name`` and ``dim``).
     """
 
     name: str
@@ -446,6 +464,7 @@ __all__ = [
     "ChatJSONClient",
     "Embedder",
     "EmbedderError",
+    "EmbedderMismatch",
     "HydeError",
     "HydeGenerator",
     "IntentPlanner",

@@ -14,6 +14,7 @@ from typing import Any
 
 from agentic_search.components import Components
 from agentic_search.config import Settings
+from agentic_search.domain.embedder_identity import check_identity
 from agentic_search.domain.schema import DomainSchema
 from agentic_search.pipeline.catalog import extract_by_rules
 from agentic_search.pipeline.inprocess import run_rounds
@@ -70,8 +71,12 @@ class SearchService:
             ValueError: for an empty or over-long query, a limit outside 1..100 or rounds
                 outside 1..5 (a pydantic ``ValidationError`` naming the field).
             agentic_search.pipeline.runner.SearchFailed: when no path could answer.
+            EmbedderMismatch: when the collection was built by another embedder (the
+                message names both and how to fix it).
         """
         request = SearchRequest(query=query, limit=limit, rounds=rounds, domain=self.schema.name)
+        c = self.components
+        check_identity(c.store, c.schema, c.embedder)  # refused before anything runs
         if self._runner is None:
             self._runner = LocalRunner(
                 lambda _: self.components, self.settings.max_parallel_sources

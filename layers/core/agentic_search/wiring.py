@@ -6,7 +6,8 @@
 * BM25 as the store's sparse vectors (one shared implementation, every engine);
 * MongoDB as the structured source when ``MONGODB_URI`` is set, a Qdrant payload filter
   otherwise;
-* OpenAI-compatible embeddings when ``EMBEDDING_MODEL`` is set, the local MiniLM otherwise;
+* OpenAI-compatible embeddings when ``EMBEDDING_MODEL`` is set, Amazon Bedrock with
+  ``EMBEDDING_PROVIDER=bedrock``, the local MiniLM otherwise;
 * a reranker when ``RERANKER_MODEL_PATH`` or ``RERANKER_URL`` is set; HyDE and the LLM
   intent/planner when an OpenAI-compatible endpoint is configured;
 * the result cache ``CACHE_BACKEND`` selects; the sync status store (``SYNC_STATUS_TABLE``).
@@ -31,6 +32,7 @@ from agentic_search.config import Settings
 from agentic_search.domain.schema import DomainSchema, available_domains, load_schema
 from agentic_search.ports import (
     Embedder,
+    EmbedderError,
     HydeGenerator,
     IntentPlanner,
     KeywordIndex,
@@ -110,17 +112,30 @@ def build_maintenance(settings: Settings, store: VectorStore) -> Any | None:
 
 
 def build_embedder(settings: Settings) -> Embedder:
-    """The configured embedder: OpenAI-compatible when ``EMBEDDING_MODEL`` is set, else the int8
-    MiniLM run by onnxruntime directly (``LOCAL_EMBEDDER=onnx``, the default) or by fastembed
-    (``LOCAL_EMBEDDER=fastembed``); the two give the same vectors. The ONNX one and the
-    OpenAI-compatible one do no I/O here (files, sessions and clients on first use); the
+    """The configured embedder: Amazon Bedrock with ``EMBEDDING_PROVIDER=bedrock``; else
+    OpenAI-compatible when ``EMBEDDING_MODEL`` is set (and the provider is not ``local``);
+    else the int8 MiniLM run by onnxruntime directly (``LOCAL_EMBEDDER=onnx``, the default) or
+    by fastembed (``LOCAL_EMBEDDER=fastembed``); the two give the same vectors. The ONNX, Bedrock
+    and OpenAI-compatible ones do no I/O here (files, sessions and clients on first use); the
     fastembed one loads its model when made.
 
     Raises:
-        EmbedderError: when the local model cannot be assembled or loaded.
+        EmbedderError: when the local model cannot be assembled or loaded, or for
+            ``EMBEDDING_PROVIDER=openai`` without ``EMBEDDING_MODEL``.
     """
     limit_blas_threads(settings.blas_threads)
-    if settings.embedding_model:
+    provider = settings.embedding_provider
+    if provider == "bedrock":
+        from agentic_search.adapters.bedrock_embedder import BedrockEmbedder
+
+        return BedrockEmbedder(
+            model_id=settings.bedrock_embedding_model,
+            dimensions=settings.bedrock_embedding_dimensions,
+            region=settings.bedrock_region,
+        )
+    if provider == "openai" and not settings.embedding_model:
+        raise EmbedderError("EMBEDDING_PROVIDER=openai needs EMBEDDING_MODEL (the API's model)")
+    if settings.embedding_model and provider != "local":
         from agentic_search.adapters.embedders import OpenAIEmbedder
 
         return OpenAIEmbedder(

@@ -34,6 +34,14 @@ from agentic_search.state import QUERY_MAX_CHARS, SearchRequest
 from agentic_search.sync.audit import domain_health
 from agentic_search_lambda.http_guard import MAX_BODY_BYTES, json_body_as_declared, precheck
 from agentic_search_lambda.observability import logger, metrics, tracer
+from agentic_search_lambda.openapi_doc import (
+    HEALTH_RESPONSES,
+    SECURITY,
+    SECURITY_SCHEMES,
+    SearchResponseBody,
+    validation_doc,
+    validation_error,
+)
 from agentic_search_lambda.orchestrators import SearchUnavailable
 from agentic_search_lambda.runtime import runtime
 from agentic_search_lambda.sync_api import router as sync_router
@@ -81,6 +89,8 @@ app.configure_openapi(
     title="agentic-search",
     version="0.1.0",
     summary="Agentic search: intent, plan, multi-round hybrid retrieval, evidence, provenance.",
+    security_schemes=SECURITY_SCHEMES,  # see openapi_doc: IAM SigV4 or JWT, by AuthMode
+    security=SECURITY,
 )
 
 app.include_router(sync_router)  # GET/POST /sync/* (agentic_search_lambda.sync_api)
@@ -102,7 +112,11 @@ def _err(description: str) -> dict[str, Any]:
 
 
 SEARCH_RESPONSES: dict[int, Any] = {
-    200: {"description": "the response: candidates, intent, plan, evidence pack, report"},
+    200: {
+        "description": "the response: candidates, intent, plan, evidence pack, report",
+        "content": {"application/json": {"model": SearchResponseBody}},
+    },
+    **validation_doc(),
     400: _err("the body is not UTF-8, not JSON, or nested too deeply"),
     405: _err("wrong method"),
     413: _err(f"the body is over {MAX_BODY_BYTES} bytes"),
@@ -133,7 +147,7 @@ def search(body: SearchBody) -> dict[str, Any]:
     return response
 
 
-@app.get("/health")
+@app.get("/health", responses=HEALTH_RESPONSES)
 def health(deep: Annotated[bool, Query()] = False) -> dict[str, Any]:
     """Liveness: the function is up (it does not touch the sources); with ``?deep=true``,
     each domain's index is opened and read: ``domains`` maps a domain to ``ok``, ``empty``
@@ -190,13 +204,8 @@ def _invalid(exc: RequestValidationError) -> Response:
         }
         for e in exc.errors()
     ]
-    fields = ", ".join(d["field"] or "body" for d in detail)
     return Response(
-        status_code=422,
-        content_type="application/json",
-        body=json.dumps(
-            {"error": "ValidationError", "message": f"invalid field(s): {fields}", "detail": detail}
-        ),
+        status_code=422, content_type="application/json", body=json.dumps(validation_error(detail))
     )
 
 

@@ -23,6 +23,7 @@ from pydantic import BaseModel
 from agentic_search.domain.schema import available_domains
 from agentic_search.state.sync import SyncEntry
 from agentic_search.sync.retries import retry_report, status_summary
+from agentic_search_lambda.openapi_doc import validation_doc, validation_error
 from agentic_search_lambda.runtime import runtime
 
 router = APIGatewayHttpRouter()
@@ -50,52 +51,69 @@ def _doc(description: str, model: type[BaseModel]) -> dict[str, Any]:
     return {"description": description, "content": {"application/json": {"model": model}}}
 
 
-# Every status a route answers is in the OpenAPI document (422: Powertools' validation).
+class StatusBody(BaseModel):
+    """``GET /sync/status``: entries per status, and whether nothing is pending or failed."""
+
+    domain: str
+    counts: dict[str, int]
+    healthy: bool
+
+
+class EntriesBody(BaseModel):
+    """``GET /sync/failed`` and ``GET /sync/pending``: the entries, oldest update first."""
+
+    domain: str
+    entries: list[SyncEntry]
+
+
+# Every status a route answers is in the OpenAPI document (422: the API's validation handler,
+# and _unknown_domain, both answer openapi_doc.ValidationErrorBody).
+INVALID = validation_doc()
 NOT_FOUND = {404: _doc("no such sync entry / nothing to retry", SyncErrorBody)}
 QUEUED = {202: _doc("re-queued; the next SyncRedrive run applies them", QueuedBody)}
 CONFLICT = {409: _doc("the entry has no change to re-apply (the reason)", SyncErrorBody)}
 
 
-@router.get("/sync/status")
+@router.get("/sync/status", responses={200: _doc("counts per status", StatusBody), **INVALID})
 def get_status(domain: Domain = "tools") -> Response[str]:
     """Sync health: entries per status (synced, pending, failed)."""
     return _unknown_domain(domain) or _json(200, status_summary(runtime().sync_status, domain))
 
 
-@router.get("/sync/failed")
+@router.get("/sync/failed", responses={200: _doc("failed entries", EntriesBody), **INVALID})
 def get_failed(domain: Domain = "tools", limit: Limit = 100) -> Response[str]:
     """Records parked as failed, with the last error and retry count."""
     return _unknown_domain(domain) or _entries(domain, "failed", limit)
 
 
-@router.get("/sync/pending")
+@router.get("/sync/pending", responses={200: _doc("pending entries", EntriesBody), **INVALID})
 def get_pending(domain: Domain = "tools", limit: Limit = 100) -> Response[str]:
     """Records waiting for a retry, with the next attempt time."""
     return _unknown_domain(domain) or _entries(domain, "pending", limit)
 
 
 @router.get(
-    "/sync/tool/<record_id>",
-    responses={200: _doc("the record's sync entry", SyncEntry), **NOT_FOUND},
+    "/sync/tool/<id>",  # the template's path parameter name
+    responses={200: _doc("the record's sync entry", SyncEntry), **NOT_FOUND, **INVALID},
 )
-def get_tool(record_id: str, domain: Domain = "tools") -> Response[str]:
+def get_tool(id: str, domain: Domain = "tools") -> Response[str]:
     """One record's sync entry (per aspect: status, content hash, last synced at)."""
     if bad := _unknown_domain(domain):
         return bad
-    rid = unquote(record_id)
+    rid = unquote(id)
     entry = runtime().sync_status.get(domain, [rid]).get(rid)
     if entry is None:
         return _json(404, {"error": "NotFound", "message": f"no sync entry for {rid!r}"})
     return _json(200, entry.wire())
 
 
-@router.post("/sync/retry/<record_id>", responses={**QUEUED, **NOT_FOUND, **CONFLICT})
-def post_retry(record_id: str, domain: Domain = "tools") -> Response[str]:
+@router.post("/sync/retry/<id>", responses={**QUEUED, **NOT_FOUND, **CONFLICT, **INVALID})
+def post_retry(id: str, domain: Domain = "tools") -> Response[str]:
     """Re-queue one record's failed change (404 when the record has no sync entry, 409 when
     its entry has no change to re-apply, with the reason)."""
     if bad := _unknown_domain(domain):
         return bad
-    rid = unquote(record_id)
+    rid = unquote(id)
     report = retry_report(runtime().sync_status, domain, [rid])
     if report.missing:
         return _json(404, {"error": "NotFound", "message": f"no sync entry for {rid!r}"})
@@ -104,7 +122,7 @@ def post_retry(record_id: str, domain: Domain = "tools") -> Response[str]:
     return _json(202, {"queued": report.queued})
 
 
-@router.post("/sync/retry-all", responses=QUEUED)
+@router.post("/sync/retry-all", responses={**QUEUED, **INVALID})
 def post_retry_all(domain: Domain = "tools") -> Response[str]:
     """Re-queue every parked failure of the domain; ``skipped`` says why the others stay."""
     if bad := _unknown_domain(domain):
@@ -125,8 +143,7 @@ def _unknown_domain(domain: str) -> Response[str] | None:
         return None
     message = f"unknown domain {domain!r} (known: {', '.join(known)})"
     detail = [{"field": "domain", "message": message, "type": "value_error"}]
-    body = {"error": "ValidationError", "message": "invalid field(s): domain", "detail": detail}
-    return _json(422, body)
+    return _json(422, validation_error(detail))
 
 
 def _json(status: int, body: dict[str, Any]) -> Response[str]:

@@ -152,7 +152,8 @@ def test_dimension_mismatch_is_a_clear_error(engine, messy_catalog):
     with pytest.raises(VectorStoreError) as exc:
         indexer.upsert(engine.schema, [_record("new", "New")])
     message = str(exc.value)
-    assert "dimension 384" in message and "produces 8" in message and "Re-create" in message
+    assert "all-MiniLM-L6-v2-int8 (384 dims" in message and "tiny (8 dims)" in message
+    assert "ingest --rebuild" in message
 
 
 def test_records_written_before_snippet_counts_are_backfilled_without_embedding(

@@ -25,6 +25,7 @@ import numpy as np
 from agentic_search.adapters.onnx_embedder import WordPieceCounter
 from agentic_search.adapters.openai_embedder import OpenAIEmbedder  # re-exported
 from agentic_search.ports import EmbedderError
+from agentic_search.state import EmbedderIdentity
 
 MINILM_DIM = 384
 _LOCAL_MODEL_NAME = "agentic-search/all-MiniLM-L6-v2-int8"
@@ -126,6 +127,13 @@ class LocalMiniLMEmbedder(WordPieceCounter):
             )
         except Exception as exc:  # fastembed raises plain exceptions
             raise EmbedderError(f"could not load {what}: {exc}") from exc
+
+    @property
+    def identity(self) -> EmbedderIdentity:
+        """The same identity as the ONNX embedder's (the same model and vectors)."""
+        return EmbedderIdentity(
+            model=self.name, dim=self.dim, normalized=True, max_length=self.max_length
+        )
 
     @property
     def tokenizer(self):

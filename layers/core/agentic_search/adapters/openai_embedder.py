@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from agentic_search.ports import EmbedderError
+from agentic_search.state import EmbedderIdentity
 
 
 class OpenAIEmbedder:
@@ -64,6 +65,12 @@ class OpenAIEmbedder:
             self._dim = len(self._call(["dimension probe"])[0])
         return self._dim
 
+    @property
+    def identity(self) -> EmbedderIdentity:
+        """The model name, normalised (vectors are L2-normalised here), the API's own
+        truncation; ``dim`` only once known (given, or learnt from a call: no probe here)."""
+        return EmbedderIdentity(model=self.name, dim=self._dim, normalized=True)
+
     def _call(self, texts: list[str]) -> np.ndarray:
         try:
             resp = self.client.embeddings.create(model=self.name, input=texts)
@@ -71,6 +78,8 @@ class OpenAIEmbedder:
             raise EmbedderError(f"embedding API call failed: {exc}") from exc
         rows = sorted(resp.data, key=lambda d: d.index)
         arr = np.asarray([r.embedding for r in rows], dtype=np.float32)
+        if self._dim is None and arr.ndim == 2:
+            self._dim = int(arr.shape[1])  # learnt from the first answer
         norms = np.linalg.norm(arr, axis=1, keepdims=True)
         return arr / np.where(norms == 0, 1.0, norms)
 

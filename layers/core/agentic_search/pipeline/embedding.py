@@ -3,7 +3,8 @@
 Vectors are kept in the memo (LRU of :data:`QUERY_VECTOR_CACHE` texts per embedder), and a text
 another thread is embedding right now is waited for, not embedded twice (the Map's sub-queries
 of one round share one embedding). A hanging embedding API is given up at the deadline and
-fails only the dense sources that need its vectors.
+fails only the dense sources that need its vectors. A collection built by another embedder
+(:mod:`agentic_search.domain.embedder_identity`) fails them too, with one message naming both.
 """
 
 from __future__ import annotations
@@ -11,10 +12,11 @@ from __future__ import annotations
 import concurrent.futures as cf
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from agentic_search.components import Components
+from agentic_search.domain.embedder_identity import check_identity
 from agentic_search.ports import Embedder, EmbedderError
 from agentic_search.state import QueryPlan
 
@@ -45,11 +47,17 @@ def drain_embedding_threads(timeout_s: float = 30.0) -> int:
         return sum(1 for t in _LIVE if t.is_alive())
 
 
-def embed_within(embedder: Embedder, texts: Sequence[str], timeout_s: float) -> Any:
+def embed_within(
+    embedder: Embedder,
+    texts: Sequence[str],
+    timeout_s: float,
+    before: Callable[[], object] | None = None,
+) -> Any:
     """Search query vectors of ``texts`` (the embedder's ``embed_queries`` when it has one,
     else ``embed_documents``; an ``(n, dim)`` array), given up after ``timeout_s`` (a search's
     per-source deadline): a hanging embedding API must not hold the whole search. The call
-    goes on in a daemon thread and its result is dropped.
+    goes on in a daemon thread and its result is dropped. ``before`` runs first in the same
+    thread, under the same deadline (the search's embedder identity check reads the store).
 
     Raises:
         EmbedderError: when the embedder does not answer in time (anything it raises is
@@ -60,6 +68,8 @@ def embed_within(embedder: Embedder, texts: Sequence[str], timeout_s: float) -> 
 
     def call() -> None:
         try:
+            if before is not None:
+                before()
             embed = getattr(embedder, "embed_queries", None) or embedder.embed_documents
             box["value"] = embed(texts)
         except BaseException as exc:  # handed to the caller
@@ -120,7 +130,14 @@ def embed_texts(c: Components, plan: QueryPlan) -> tuple[dict[str, Any], dict[st
                 pass
         try:
             # bounded by the source deadline: a hanging embedding API fails only dense
-            embedded = embed_within(embedder, mine, c.settings.source_timeout_s)
+            # the collection's recorded embedder is checked first: a mismatch fails the dense
+            # sources with the message naming both (EmbedderMismatch)
+            embedded = embed_within(
+                embedder,
+                mine,
+                c.settings.source_timeout_s,
+                lambda: check_identity(c.store, c.schema, embedder),
+            )
             failure: Exception | None = None
         except Exception as exc:  # any embedder failure fails only the dense sources
             embedded, failure = [], exc

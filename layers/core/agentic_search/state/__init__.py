@@ -10,7 +10,8 @@ entry) or an adapter port is defined in a submodule here and re-exported by this
 * :mod:`.executor` - the executor state between steps (sub-queries, retrieved lists);
 * :mod:`.search` - the search request and the state machine's state;
 * :mod:`.response` - the search response the front door returns;
-* :mod:`.sync` - the sync status of a record.
+* :mod:`.sync` - the sync status of a record;
+* :mod:`.identity` - the identity of the embedder that built a collection.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ from agentic_search.state.executor import (
     RoundWork,
     SubQuery,
 )
+from agentic_search.state.identity import EmbedderIdentity
 from agentic_search.state.query import (
     TOP_K_MAX,
     TOP_K_MIN,
@@ -148,6 +150,7 @@ __all__ = [
     "Coverage",
     "CoverageItem",
     "CoverageTarget",
+    "EmbedderIdentity",
     "EntityLink",
     "EntitySource",
     "Evidence",

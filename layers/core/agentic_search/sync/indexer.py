@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentic_search.domain.embedder_identity import adopt_identity, check_identity
 from agentic_search.domain.schema import DomainSchema
 from agentic_search.domain.snippets import snippet_token_entries, stored_snippet_tokens
 from agentic_search.domain.text import aspect_hash, aspect_text, keyword_text, record_hash
@@ -101,13 +102,18 @@ class Indexer:
         """Insert or update validated records (one batch); see the module docstring.
 
         Raises:
+            EmbedderMismatch: when the collection was built by another embedder (see
+                :mod:`agentic_search.domain.embedder_identity`; nothing is written).
             VectorStoreError: when the collection does not match the embedder.
             EmbedderError: when embedding fails (nothing of the batch is written).
         """
         stats = WriteStats()
         if not records:
             return stats
-        self.store.ensure_collection(schema, self.embedder.dim)
+        dim = self.embedder.dim  # an API embedder learns its dimension here
+        recorded = check_identity(self.store, schema, self.embedder)  # before any write
+        self.store.ensure_collection(schema, dim)
+        adopt_identity(self.store, schema, self.embedder, recorded)
         ids = [r[schema.id_field] for r in records]
         existing = self.store.get_records(schema, ids)
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import shutil
 import threading
 from collections import OrderedDict
@@ -42,6 +43,7 @@ from agentic_search.state import (
     LINKED_FROM_KEY,
     LINKS_KEY,
     SPARSE_VECTOR,
+    EmbedderIdentity,
     Filter,
     PointWrite,
     ScoredRecord,
@@ -210,6 +212,37 @@ class EdgeStore:
         )
         self._open(name, config)
         self._index_payload(schema)
+
+    # The embedder identity: a sidecar ``<shard>.embedder.json`` beside the shard (Edge has no
+    # collection metadata), written atomically (a temporary file, then os.replace) and removed
+    # with the shard by drop() (it is one of the ``<shard>.*.json`` files).
+
+    def _identity_file(self, schema: DomainSchema) -> Path:
+        return self.root / f"{self.collection(schema)}.embedder.json"
+
+    def embedder_identity(self, schema: DomainSchema) -> EmbedderIdentity | None:
+        """The identity in the shard's ``.embedder.json`` sidecar (None when absent).
+
+        Raises:
+            VectorStoreError: when the sidecar cannot be read or parsed.
+        """
+        path = self._identity_file(schema)
+        try:
+            return EmbedderIdentity.model_validate_json(path.read_bytes())
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError) as exc:
+            raise VectorStoreError(
+                f"unreadable embedder identity {path}: {exc}. Delete it (it is written again "
+                "on the next ingest) or rebuild (`agentic-search ingest --rebuild`)."
+            ) from exc
+
+    def record_embedder_identity(self, schema: DomainSchema, identity: EmbedderIdentity) -> None:
+        """Write the shard's ``.embedder.json`` sidecar atomically."""
+        path = self._identity_file(schema)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(json.dumps(identity.to_json_dict()))
+        os.replace(tmp, path)
 
     def _index_payload(self, schema: DomainSchema) -> None:
         """Create the payload indexes the shard lacks: every filterable field (keyword,

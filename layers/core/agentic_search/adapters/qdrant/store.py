@@ -27,6 +27,7 @@ from qdrant_client import QdrantClient
 from qdrant_client import models as qm
 
 from agentic_search.adapters.qdrant.filters import to_qdrant
+from agentic_search.adapters.qdrant.identity import read_identity, write_identity
 from agentic_search.adapters.qdrant.ids import point_id
 from agentic_search.adapters.qdrant.local_folders import adopt_shared_layout, open_local
 from agentic_search.config import Settings
@@ -38,6 +39,7 @@ from agentic_search.state import (
     LINKED_FROM_KEY,
     LINKS_KEY,
     SPARSE_VECTOR,
+    EmbedderIdentity,
     Filter,
     PointWrite,
     ScoredRecord,
@@ -85,6 +87,9 @@ class QdrantStore:
         self._records: OrderedDict[tuple[str, str], StoredRecord] = OrderedDict()
         #: (collection, aspect) -> (unit vectors, record ids) (local mode only, query_dense)
         self._dense: dict[tuple[str, str], tuple[np.ndarray, list[str]]] = {}
+        #: collection -> recorded embedder identity, read once per process (see
+        #: embedder_identity)
+        self._identities: dict[str, EmbedderIdentity | None] = {}
 
     # ----- collection management ------------------------------------------------------------
 
@@ -169,6 +174,31 @@ class QdrantStore:
             if self.server_mode:
                 self._create_payload_indexes(schema, name)
 
+    def embedder_identity(self, schema: DomainSchema) -> EmbedderIdentity | None:
+        """The embedder identity in the collection's metadata (see :mod:`.identity`); None
+        when the collection does not exist or has none. Read once per process per collection
+        (this process's writes update it; a rebuild by another process is seen by a new one).
+
+        Raises:
+            VectorStoreError: when the collection cannot be read, or the value is not one.
+        """
+        name = self.collection(schema)
+        with self._lock:
+            if name in self._identities:
+                return self._identities[name]
+            client = self._c(schema)
+            identity = read_identity(client, name)
+            if identity is not None or client.collection_exists(name):
+                self._identities[name] = identity
+            return identity
+
+    def record_embedder_identity(self, schema: DomainSchema, identity: EmbedderIdentity) -> None:
+        """Store ``identity`` in the (existing) collection's metadata."""
+        name = self.collection(schema)
+        with self._lock:
+            write_identity(self._c(schema), name, identity)
+            self._identities[name] = identity
+
     def _create_payload_indexes(self, schema: DomainSchema, name: str) -> None:
         kinds = {
             "string": qm.PayloadSchemaType.KEYWORD,
@@ -189,6 +219,7 @@ class QdrantStore:
         when its files cannot be read (the repair path's first step)."""
         with self._lock:
             self._written()
+            self._identities.pop(self.collection(schema), None)
             if self.client is not None:
                 if self.client.collection_exists(self.collection(schema)):
                     self.client.delete_collection(self.collection(schema))
