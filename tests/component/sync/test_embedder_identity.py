@@ -49,7 +49,7 @@ def _engine(tmp_path, embedder, mode: str) -> SearchService:
         )
         store = QdrantStore(settings, client=QdrantClient(":memory:"))
         return SearchService.create(settings, "tools", store=store, embedder=embedder)
-    settings = Settings(agentic_search_home=tmp_path, cache_backend="none")
+    settings = Settings(agentic_search_home=tmp_path, vector_store="local", cache_backend="none")
     return SearchService.create(settings, "tools", embedder=embedder)
 
 
