@@ -167,16 +167,19 @@ def _filters():
 # ----- engines ------------------------------------------------------------------------------------
 
 
-def run_edge(corpus: Corpus, root: Path, nq: int, dense_only: bool = False) -> dict[str, Any]:
+def run_edge(
+    corpus: Corpus, root: Path, nq: int, dense_only: bool = False, on_disk: bool = False
+) -> dict[str, Any]:
     """Edge: ingest, queries before and after ``optimize()``, recall, RSS, disk, open time.
     ``dense_only``: one named vector per point (``overview``), no sparse vector, and only the
-    dense and filtered queries (the issue's 1M case)."""
+    dense and filtered queries (the issue's 1M case). ``on_disk``: ``QDRANT_EDGE_ON_DISK``
+    (vectors memory-mapped, an int8 quantized copy in RAM)."""
     from agentic_search.adapters.edge.store import EdgeStore
     from agentic_search.config import Settings
     from agentic_search.state import PointWrite, SparseVector
 
     sch = schema()
-    store = EdgeStore(Settings(), root=root)
+    store = EdgeStore(Settings(qdrant_edge_on_disk=on_disk), root=root)
     store.ensure_collection(sch, DIM)
     ingest_s = 0.0
     done, last = 0, time.perf_counter()
@@ -366,6 +369,11 @@ def main() -> None:
         action="store_true",
         help="Edge with one dense vector per point, no sparse vector (the 1M case)",
     )
+    ap.add_argument(
+        "--on-disk",
+        action="store_true",
+        help="Edge shards with QDRANT_EDGE_ON_DISK (vectors memory-mapped, int8 copy in RAM)",
+    )
     ap.add_argument("--root", type=Path, help="parent folder of the stores (default: a tmp dir)")
     ap.add_argument("--open-edge", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -381,7 +389,9 @@ def main() -> None:
             try:
                 start = machine()
                 if engine == "edge":
-                    res = run_edge(corpus, tmp / "edge", args.queries, args.dense_only)
+                    res = run_edge(
+                        corpus, tmp / "edge", args.queries, args.dense_only, args.on_disk
+                    )
                 elif engine == "local":
                     res = run_local(corpus, tmp / "qdrant", args.queries)
                 else:
@@ -389,7 +399,9 @@ def main() -> None:
             finally:
                 shutil.rmtree(tmp, ignore_errors=True)
             line = {
-                "engine": engine + ("-dense-only" if args.dense_only else ""),
+                "engine": engine
+                + ("-dense-only" if args.dense_only else "")
+                + ("-on-disk" if args.on_disk else ""),
                 "n": n,
                 **res,
                 "machine": start,

@@ -44,6 +44,12 @@ class Settings(BaseSettings):
         description="Folder of the Qdrant Edge shards, one per collection "
         "(default: $AGENTIC_SEARCH_HOME/edge).",
     )
+    qdrant_edge_on_disk: bool = Field(
+        default=False,
+        description="New Edge shards keep their dense vectors on disk (memory-mapped) and an "
+        "int8 scalar-quantized copy in RAM, rescored with the originals: for collections of "
+        "a million points or more. Existing shards keep the placement they were created with.",
+    )
     qdrant_api_key: SecretStr | None = None
     collection_prefix: str = Field(default="", description="Prefix for collection names.")
 

@@ -162,8 +162,10 @@ def test_structured_edge_ranks_as_the_reference(
 DOCS = load_schema("documents")
 
 
-def _docs_store(root: Path, n: int = 80, dim: int = 8, seed: int = 3) -> EdgeStore:
-    store = EdgeStore(Settings(), root=root)
+def _docs_store(
+    root: Path, n: int = 80, dim: int = 8, seed: int = 3, on_disk: bool = False
+) -> EdgeStore:
+    store = EdgeStore(Settings(qdrant_edge_on_disk=on_disk), root=root)
     store.ensure_collection(DOCS, dim=dim)
     kw = EdgeSparseKeywordIndex(store)
     rng = np.random.default_rng(seed)
@@ -244,6 +246,33 @@ def test_dense_search_is_exact(tmp_path: Path) -> None:
     assert [h.id for h in hits] == expected
     assert [h.score for h in hits] == pytest.approx(sorted(scores, reverse=True)[:10], abs=1e-5)
     store.close()
+
+
+def test_an_on_disk_shard_keeps_an_int8_copy_and_ranks_as_brute_force(tmp_path: Path) -> None:
+    """GIVEN QDRANT_EDGE_ON_DISK (vectors memory-mapped, an int8 scalar-quantized copy in RAM)
+    WHEN 3,000 points are optimized (HNSW over the quantized copy) THEN the top 10 rescored
+    with the float32 vectors is numpy's brute force's, AND the shard reopened by a store
+    without the setting keeps its placement (the config is the shard's, not the process')."""
+    n = 3000
+    store = _docs_store(tmp_path, n=n, dim=32, on_disk=True)
+    aspect = DOCS.aspect_names[0]
+    ids = [f"d{i}" for i in range(n)]
+    vecs = store.vectors_of(DOCS, ids, aspect)
+    mat = np.asarray([vecs[i] for i in ids])
+    mat /= np.linalg.norm(mat, axis=1, keepdims=True)
+    store.optimize(DOCS)
+    rng = np.random.default_rng(11)
+    for q in rng.normal(size=(5, 32)):
+        scores = mat @ (q / np.linalg.norm(q))
+        expected = [ids[i] for i in np.argsort(-scores)[:10]]
+        assert [h.id for h in store.query_dense(DOCS, aspect, q, 10)] == expected
+    store.close()
+    config = next(tmp_path.glob("*/edge_config.json")).read_text()
+    assert "int8" in config.lower()
+    again = EdgeStore(Settings(), root=tmp_path)
+    assert again.count(DOCS) == n
+    again.close()
+    assert "int8" in next(tmp_path.glob("*/edge_config.json")).read_text().lower()
 
 
 def lucene_bm25(

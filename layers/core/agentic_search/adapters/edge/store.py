@@ -83,6 +83,23 @@ def _vector(vectors: Mapping[str, Sequence[float]], sparse: SparseVector | None)
     return out
 
 
+def _vector_params(dim: int, on_disk: bool) -> qe.EdgeVectorParams:
+    """A dense named vector's parameters (cosine). ``on_disk``: the float32 vectors
+    memory-mapped (``Memory.Cached``: the OS keeps the pages it can) and an int8 scalar
+    quantization pinned in RAM; searches use the quantized copy and rescore with the
+    originals (Qdrant's default), so RSS is about a quarter of the in-RAM layout's."""
+    if not on_disk:
+        return qe.EdgeVectorParams(size=dim, distance=qe.Distance.Cosine)
+    return qe.EdgeVectorParams(
+        size=dim,
+        distance=qe.Distance.Cosine,
+        memory=qe.Memory.Cached,
+        quantization_config=qe.ScalarQuantizationConfig(
+            type=qe.ScalarType.Int8, quantile=0.99, memory=qe.Memory.Pinned
+        ),
+    )
+
+
 def _stored_vectors(vector: Any) -> dict[str, Any] | None:
     if not isinstance(vector, dict):
         return None
@@ -105,6 +122,16 @@ class EdgeStore:
         self.settings = settings
         self.root = root or settings.resolved_edge_path
         self.root.mkdir(parents=True, exist_ok=True)
+        #: new shards: vectors memory-mapped + int8 quantized copy in RAM (QDRANT_EDGE_ON_DISK)
+        self.on_disk = settings.qdrant_edge_on_disk
+        #: with the int8 copy: 2x the candidates from it, rescored with the float32 vectors
+        self._dense_params = (
+            qe.SearchParams(
+                quantization=qe.QuantizationSearchParams(rescore=True, oversampling=2.0)
+            )
+            if self.on_disk
+            else None
+        )
         self._shards: dict[str, qe.EdgeShard] = {}
         self._locks: dict[str, ShardLock] = {}
         self._lock = threading.RLock()
@@ -203,10 +230,7 @@ class EdgeStore:
             self._index_payload(schema)  # a crash after create, or a field made filterable
             return
         config = qe.EdgeConfig(
-            vectors={
-                a: qe.EdgeVectorParams(size=dim, distance=qe.Distance.Cosine)
-                for a in schema.aspect_names
-            },
+            vectors={a: _vector_params(dim, self.on_disk) for a in schema.aspect_names},
             sparse_vectors={SPARSE_VECTOR: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
             wal_enabled=True,
         )
@@ -522,6 +546,7 @@ class EdgeStore:
             query=qe.Query.Nearest(list(map(float, vector)), using=aspect),
             filter=to_edge(schema, filters, exclude_ids),
             with_payload=self._hit_payload(schema),
+            params=self._dense_params,
         )
         return self._query(schema, request)
 
@@ -563,6 +588,7 @@ class EdgeStore:
                     limit=top_k,
                     query=qe.Query.Nearest(list(map(float, dense)), using=aspect),
                     filter=flt,
+                    params=self._dense_params,
                 ),
                 qe.Prefetch(
                     limit=top_k,
