@@ -1,6 +1,12 @@
 # The two commands of the README: `make demo` (search the bundled catalog) and `make test`.
-# Both create .venv with Python 3.11 and install the package with its test extras on first use.
-PYTHON ?= $(shell command -v python3.11 || command -v python3)
+# Both create .venv and install the package with its test extras on first use, with the Lambda
+# runtime's Python (RUNTIME_PYTHON, the template's python3.12: on PATH or through pyenv, see
+# scripts/find_python.sh) so the tests run on what the functions run on; without it, Python
+# 3.11 (supported too: requires-python >= 3.11), with a note. `make clean` then `make install`
+# rebuilds .venv after switching.
+RUNTIME_PYTHON := 3.12
+PYTHON ?= $(shell bash scripts/find_python.sh $(RUNTIME_PYTHON) || command -v python3.11 \
+	|| command -v python3)
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
@@ -10,6 +16,9 @@ QUERY  ?= AI code completion tools that work locally
 	deploy seed smoke delete
 
 $(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; v = "%d.%d" % sys.version_info[:2]; \
+		v == "$(RUNTIME_PYTHON)" or print(f"note: python$(RUNTIME_PYTHON) (the Lambda runtime)" \
+		f" was not found on PATH or in pyenv: .venv uses Python {v}")'
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e ".[test]"

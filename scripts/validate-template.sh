@@ -71,25 +71,17 @@ RUNTIME=$(sed -n 's/^    Runtime: \(python3\.[0-9]*\)$/\1/p' "$TEMPLATE" | head 
 RUNTIME=${RUNTIME:-python3.12}
 
 # Put a working $RUNTIME first on PATH: the one on PATH if it runs, else the newest pyenv version
-# of it (a pyenv shim is on PATH even when no version is selected, and then fails).
+# of it (scripts/find_python.sh; a pyenv shim is on PATH even when no version is selected).
 find_runtime_python() {
-  local want=${RUNTIME#python} bin
-  if "$RUNTIME" -c 'import sys' >/dev/null 2>&1; then
-    echo "$RUNTIME for sam build: $(command -v "$RUNTIME") ($("$RUNTIME" --version 2>&1))"
+  local bin
+  if bin=$(bash scripts/find_python.sh "${RUNTIME#python}"); then
+    export PATH="$(dirname "$bin"):$PATH"
+    echo "$RUNTIME for sam build: $bin ($("$bin" --version 2>&1))"
     return
   fi
-  if command -v pyenv >/dev/null 2>&1; then
-    bin=$(pyenv root)/versions/$(pyenv versions --bare 2>/dev/null | grep -E "^${want//./\\.}\.[0-9]+$" \
-      | sort -t. -k3,3n | tail -n 1)/bin
-    if [ -x "$bin/$RUNTIME" ] && "$bin/$RUNTIME" -c 'import sys' >/dev/null 2>&1; then
-      export PATH="$bin:$PATH"
-      echo "$RUNTIME for sam build: $bin/$RUNTIME (pyenv; $("$bin/$RUNTIME" --version 2>&1))"
-      return
-    fi
-  fi
   echo "sam build needs $RUNTIME (the template's Runtime) and none was found: not on PATH and" \
-    "not among pyenv's versions. Install it (e.g. \`pyenv install $want\`) or put it on PATH," \
-    "or run with --no-build." >&2
+    "not among pyenv's versions. Install it (e.g. \`pyenv install ${RUNTIME#python}\`) or put it" \
+    "on PATH, or run with --no-build." >&2
   return 1
 }
 

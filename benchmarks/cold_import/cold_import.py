@@ -1,7 +1,8 @@
 """Cold import of every Lambda handler as the runtime does it: the built artifacts of `sam build`
 (.aws-sam/build: the function folder, then its layers' python/ folders), python3.12, no .pyc
 written (PYTHONDONTWRITEBYTECODE: /opt and /var/task are read-only in Lambda, so only the
-layers' precompiled .pyc help), a Lambda-like environment (Powertools Tracer on), one fresh
+layers' precompiled .pyc help), a Lambda-like environment (LAMBDA_TASK_ROOT = the function's
+folder, so Powertools Tracer is on and the X-Ray SDK in its Lambda mode), one fresh
 process per run. CPU is user + sys of the child (getrusage), median of the runs after one
 warm-up; the interpreter's own start (`-c pass`) is measured the same way and shown apart.
 
@@ -92,7 +93,14 @@ def main(argv: list[str] | None = None) -> int:
     print("|---|---|---|---|---|")
     for name, layers in sorted(function_layers(template).items()):
         path = [build / name] + [build / layer / "python" for layer in layers]
-        env = {**base, "PYTHONPATH": os.pathsep.join(str(p) for p in path)}
+        # LAMBDA_TASK_ROOT (/var/task in Lambda): the X-Ray SDK and Powertools' Tracer take the
+        # Lambda path only where it is set (else the SDK builds a botocore X-Ray client for its
+        # centralized sampler, and the Tracer disables itself, both unlike a real cold start).
+        env = {
+            **base,
+            "PYTHONPATH": os.pathsep.join(str(p) for p in path),
+            "LAMBDA_TASK_ROOT": str(build / name),
+        }
         cpu, wall = median_of([args.python, "-c", "import app"], env, args.runs)
         target = EMBEDDING_TARGET_S if "EmbedLayer" in layers else LIGHT_TARGET_S
         verdict = "within" if cpu <= target else "over"

@@ -18,18 +18,19 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from agentic_search.config import Settings
-from agentic_search.domain.coverage import DeterministicGrader, EvidenceMatcher
-from agentic_search.domain.entities import EntityIndex
-from agentic_search.domain.intent import CatalogLookup
-from agentic_search.domain.intent_rules import RuleBasedIntentExtractor
-from agentic_search.domain.planner import RuleBasedPlanner
-from agentic_search.domain.schema import DomainSchema
 from agentic_search.domain.text import Analyzer, default_analyzer
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the helpers' modules load on first use (a light Lambda never needs them)
+    from agentic_search.config import Settings
+    from agentic_search.domain.coverage import DeterministicGrader, EvidenceMatcher
+    from agentic_search.domain.entities import EntityIndex
+    from agentic_search.domain.intent import CatalogLookup
+    from agentic_search.domain.intent_rules import RuleBasedIntentExtractor
+    from agentic_search.domain.planner import RuleBasedPlanner
+    from agentic_search.domain.schema import DomainSchema
     from agentic_search.ports import (
         Embedder,
         HydeGenerator,
@@ -156,12 +157,30 @@ class Components:
         self.schema = schema
         self.memo = memo or Memo()
         self.analyzer: Analyzer = default_analyzer()
-        self.planner = RuleBasedPlanner(schema, rrf_k=settings.rrf_k)
-        self.matcher = EvidenceMatcher(schema, self.analyzer)
-        self.grader = DeterministicGrader(schema, self.matcher)
         self._factories = dict(factories or {})
         self._built: dict[str, Any] = dict(given)
         self._lock = threading.RLock()
+
+    @cached_property
+    def planner(self) -> RuleBasedPlanner:
+        """The domain's rule-based planner (built on first use)."""
+        from agentic_search.domain.planner import RuleBasedPlanner
+
+        return RuleBasedPlanner(self.schema, rrf_k=self.settings.rrf_k)
+
+    @cached_property
+    def matcher(self) -> EvidenceMatcher:
+        """What decides whether evidence supports a coverage target (built on first use)."""
+        from agentic_search.domain.coverage import EvidenceMatcher
+
+        return EvidenceMatcher(self.schema, self.analyzer)
+
+    @cached_property
+    def grader(self) -> DeterministicGrader:
+        """The coverage grader over :attr:`matcher` (built on first use)."""
+        from agentic_search.domain.coverage import DeterministicGrader
+
+        return DeterministicGrader(self.schema, self.matcher)
 
     def __getattr__(self, name: str) -> Any:
         # Only reached for attributes not set in __init__: the lazily built adapters.

@@ -10,7 +10,9 @@
 ``correlationId``), the X-Ray segment, the metrics flush, the
 event parsed into the step's pydantic model (``SearchState``, or ``RetrieveEvent`` for the
 Map's items), the domain's components from the container's runtime
-(:func:`agentic_search_lambda.runtime.runtime`), and the result back as JSON.
+(:func:`agentic_search_lambda.runtime.runtime`), and the result back as JSON, kept under Step
+Functions' 256 KB state limit (:func:`fit`: trimmed in a defined order and reported in the
+state's ``retrievalReport.trimmed`` rather than failing with ``States.DataLimitExceeded``).
 """
 
 from __future__ import annotations
@@ -24,15 +26,20 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from agentic_search.components import Components
 from agentic_search.state import RetrieveEvent, SearchState, WireModel
-from agentic_search_lambda.observability import logger, metrics, tracer
+from agentic_search.state.budget import STATE_BUDGET_BYTES, fit_state, map_reserve
+from agentic_search_lambda.observability import count, logger, metrics, tracer
 from agentic_search_lambda.runtime import runtime
 
 Step = Callable[[Any, Components], WireModel]
 
 
-def step_handler(fn: Step | None = None, *, model: type[Any] = SearchState) -> Any:
+def step_handler(
+    fn: Step | None = None, *, model: type[Any] = SearchState, before_map: bool = False
+) -> Any:
     """Decorate ``fn(event, components) -> model`` as a Lambda handler ``(event, context) ->
-    dict``; ``model`` is what the event parses into (``SearchState`` by default).
+    dict``; ``model`` is what the event parses into (``SearchState`` by default). A
+    SearchState result is kept under the state limit by :func:`fit` (``before_map``: the
+    state machine's Map adds the round's Retrieve results to it next, PrepareRound).
 
     Raises (from the handler):
         pydantic.ValidationError: for an event that does not parse (a Task failure the
@@ -46,12 +53,34 @@ def step_handler(fn: Step | None = None, *, model: type[Any] = SearchState) -> A
         @functools.wraps(step)
         def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
             parsed = parse(event=event, model=model)
-            domain = parsed.domain if isinstance(parsed, RetrieveEvent) else parsed.request.domain
-            return step(parsed, runtime().components(domain)).wire()
+            if isinstance(parsed, RetrieveEvent):  # one Map item: bounded by its topK
+                return step(parsed, runtime().components(parsed.domain)).wire()
+            out = step(parsed, runtime().components(parsed.request.domain)).wire()
+            return fit(out, before_map=before_map)
 
         return handler
 
     return wrap(fn) if fn is not None else wrap
 
 
-__all__ = ["step_handler"]
+#: The least a state is allowed before the Map's results (a floor under :func:`map_reserve`).
+MIN_BUDGET_BYTES = 64 * 1024
+
+
+def fit(state: dict[str, Any], *, before_map: bool = False) -> dict[str, Any]:
+    """``state`` (a SearchState's wire dict) trimmed to Step Functions' budget
+    (:func:`~agentic_search.state.budget.fit_state`); ``before_map``: less what the Map's
+    Retrieve results will add (:func:`~agentic_search.state.budget.map_reserve`). A trim is
+    logged as a warning and counted (metric ``StatesTrimmed``)."""
+    reserve = map_reserve(state) if before_map else 0
+    budget = max(MIN_BUDGET_BYTES, STATE_BUDGET_BYTES - reserve)
+    notes = fit_state(state, budget)
+    if notes:
+        logger.warning(
+            "state trimmed to stay under Step Functions' 256 KB", extra={"trimmed": notes}
+        )
+        count("StatesTrimmed")
+    return state
+
+
+__all__ = ["fit", "step_handler"]

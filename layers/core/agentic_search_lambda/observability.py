@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 
+import wrapt  # aws-xray-sdk's own dependency (Powertools' tracer patches through it)
 from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit
 
@@ -19,8 +20,20 @@ NAMESPACE = os.environ.get("POWERTOOLS_METRICS_NAMESPACE", "AgenticSearch")
 TRACED_MODULES = ("botocore",)
 
 logger = Logger(service=SERVICE)
-tracer = Tracer(service=SERVICE, patch_modules=TRACED_MODULES)
+tracer = Tracer(service=SERVICE, auto_patch=False)
 metrics = Metrics(service=SERVICE, namespace=NAMESPACE)
+
+
+def _patch_traced(_module: object) -> None:
+    tracer.patch(modules=TRACED_MODULES)  # a no-op where tracing is disabled
+
+
+# Patched when the function first imports botocore's session module (boto3 does, for its
+# first client or a secret read), not at cold start: patching imports botocore's client
+# machinery (~0.15 s with urllib3), which a function that makes no AWS call never needs
+# (Powertools imports only the light ``botocore`` package itself). The hook runs once the
+# module is loaded (``botocore.client`` is complete by then); already imported: right away.
+wrapt.register_post_import_hook(_patch_traced, "botocore.session")
 
 
 def count(name: str, value: int = 1) -> None:

@@ -249,12 +249,68 @@ def test_a_cache_hit_skips_retrieval(sfn, steps_over, tmp_path):
     assert ranked(a) == ranked(b) and b["cache"]["hit"] is True and a["cache"]["hit"] is False
 
 
-def test_every_state_output_stays_under_256_kb(sfn):
-    out, history = execute(sfn, {"query": "chatbot for healthcare", "limit": 100, "rounds": 5})
-    assert out["status"] == "SUCCEEDED"
-    sizes = [
-        len(e["stateExitedEventDetails"].get("output", "").encode())
+#: The largest request the API allows: limit 100, 5 rounds, and (second case) a query of
+#: 1,000 characters, which every round report and source hit repeats.
+LONG_QUERY = (
+    "coding assistant like Amazon Q Developer that runs in the IDE and the terminal, with "
+    "security scanning, code transformation and agents for enterprise teams on AWS; "
+) * 7
+LONG_QUERY = LONG_QUERY[:1000].rstrip()
+
+
+@pytest.fixture()
+def every_round(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rounds never stop before ``max_rounds`` (as if coverage never completed): the stopping
+    rule's own answer is kept only for the last round."""
+    from agentic_search.pipeline import grade_round
+
+    rule = grade_round.should_continue
+
+    def keep_going(state, new_evidence, round_ms, found_any):
+        go, reason = rule(state, new_evidence, round_ms, found_any)
+        if state.round_index < state.caps.max_rounds:
+            return True, f"continue (forced by the test; the rule said: {reason})"
+        return go, reason
+
+    monkeypatch.setattr(grade_round, "should_continue", keep_going)
+
+
+def state_sizes(history: list[dict]) -> list[tuple[str, int]]:
+    """(state name, bytes) of every state's output, as moto's interpreter wrote it (ASCII JSON
+    with spaces: never fewer bytes than the UTF-8 JSON Step Functions counts)."""
+    return [
+        (e["stateExitedEventDetails"]["name"], len(e["stateExitedEventDetails"]["output"].encode()))
         for e in history
         if "stateExitedEventDetails" in e
     ]
-    assert sizes and max(sizes) < STATE_LIMIT
+
+
+@pytest.mark.parametrize(
+    ("query", "largest_first"),
+    [("AI coding assistant for AWS developers", True), (LONG_QUERY, False)],
+    ids=["largest-record-first", "1000-character-query"],
+)
+def test_every_state_output_stays_under_256_kb(
+    sfn, steps_over, every_round, catalog_records, query, largest_first
+):
+    request = {"query": query, "limit": 100, "rounds": 5}
+    out, history = execute(sfn, request)
+    assert out["status"] == "SUCCEEDED", out
+    names = entered(history)
+    assert names.count("GradeRound") == 5 and names.count("PrepareRound") == 5
+    sizes = state_sizes(history)
+    assert len(sizes) > 30 and max(size for _, size in sizes) < STATE_LIMIT, sizes
+    assert not any("DataLimitExceeded" in json.dumps(e, default=str) for e in history)
+    response = json.loads(out["output"])
+    assert len(response["retrievalReport"]["rounds"]) == 5
+    assert response["errors"] == []  # no step failed (a Catch would list it)
+    # the local runner (no state limit) answers the same request with more than fits: the
+    # guard trimmed and says so in the response
+    untrimmed = local(steps_over.components("tools"), request)
+    assert len(json.dumps(untrimmed)) > STATE_LIMIT
+    trimmed = response["retrievalReport"]["trimmed"]
+    assert trimmed and trimmed[0].startswith("query texts: ")
+    ids = [c["id"] for c in response["candidates"]]
+    assert ids and ids == [c["id"] for c in untrimmed["candidates"]][: len(ids)]  # best, in order
+    if largest_first:  # the largest catalog record is the first result
+        assert ids[0] == max(catalog_records, key=lambda r: len(json.dumps(r)))["id"]

@@ -218,6 +218,11 @@ class RetrievalReport(WireModel):
     no_new_streak: int = 0
     caps: ExecutorCaps = Field(default_factory=ExecutorCaps)
     total_ms: float = 0.0
+    trimmed: list[str] | None = Field(
+        default=None,
+        description="what was cut to keep a state under Step Functions' 256 KB "
+        "(agentic_search.state.budget); absent when nothing was",
+    )
 
 
 class EvidencePack(WireModel):
