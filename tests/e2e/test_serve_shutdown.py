@@ -10,7 +10,7 @@ import subprocess
 import time
 
 import pytest
-from support.http import start_serve, wait_serving
+from support.http import HalfSentSearch, start_serve, wait_serving
 
 
 def _start(home) -> tuple[subprocess.Popen[str], str, int]:
@@ -24,22 +24,12 @@ def test_a_request_in_flight_is_answered_and_serve_exits_0(indexed_home, sig):
     proc, host, port = _start(indexed_home)
     try:
         # GIVEN a request in flight (its body still arriving)
-        body = json.dumps({"query": "open source vector database", "limit": 3}).encode()
-        client = socket.create_connection((host, port), timeout=60)
-        head = (
-            f"POST /search HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
-            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
-        ).encode()
-        client.sendall(head + body[:10])
+        request = HalfSentSearch(host, port, {"query": "open source vector database", "limit": 3})
         time.sleep(0.5)  # the server has admitted it
         # WHEN the server is told to stop
         proc.send_signal(sig)
         time.sleep(0.5)
-        client.sendall(body[10:])
-        reply = b""
-        while chunk := client.recv(65536):
-            reply += chunk
-        client.close()
+        reply = request.finish()
         # THEN the request is answered in full
         status, _, rest = reply.partition(b"\r\n")
         assert status.startswith(b"HTTP/1.0 200") or status.startswith(b"HTTP/1.1 200"), reply[:300]

@@ -9,7 +9,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -18,6 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from support.http import HalfSentSearch
 
 QUERIES = ["free code editor", "open source vector database", "text to speech", "chatbot"]
 
@@ -126,21 +126,11 @@ def test_workers_answer_as_one_process_and_stop_cleanly(edge_home: Path, tmp_pat
         for q, (_, body) in zip(QUERIES * 2, answers, strict=True):
             assert _ids(body) == expected[q], q
         # a request in flight (its body still arriving) when the stop comes
-        body = json.dumps({"query": "free code editor", "limit": 3}).encode()
-        client = socket.create_connection((host, port), timeout=60)
-        head = (
-            f"POST /search HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
-            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
-        ).encode()
-        client.sendall(head + body[:10])
+        request = HalfSentSearch(host, port, {"query": "free code editor", "limit": 3})
         time.sleep(0.5)
         proc.send_signal(signal.SIGTERM)
         time.sleep(0.5)
-        client.sendall(body[10:])
-        reply = b""
-        while chunk := client.recv(65536):
-            reply += chunk
-        client.close()
+        reply = request.finish()
         assert reply.split(b"\r\n", 1)[0].endswith(b"200 OK"), reply[:300]
         assert json.loads(reply.split(b"\r\n\r\n", 1)[1])["candidates"]
         assert proc.wait(timeout=60) == 0

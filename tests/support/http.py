@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import socket
 import subprocess
 import sys
 import urllib.error
@@ -55,3 +56,27 @@ def wait_serving(proc: subprocess.Popen[str]) -> tuple[str, int]:
         if found:
             return found.group(1), int(found.group(2))
     raise AssertionError(f"serve did not start (rc {proc.wait()})")
+
+
+class HalfSentSearch:
+    """A ``POST /search`` in flight: the headers and the first 10 bytes of ``body`` are sent
+    on construction (the server admits the request and waits for the rest); :meth:`finish`
+    sends the rest and returns the whole raw reply (status line, headers, body)."""
+
+    def __init__(self, host: str, port: int, body: dict[str, Any]) -> None:
+        self.body = json.dumps(body).encode()
+        self.client = socket.create_connection((host, port), timeout=60)
+        head = (
+            f"POST /search HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(self.body)}\r\nConnection: close\r\n\r\n"
+        ).encode()
+        self.client.sendall(head + self.body[:10])
+
+    def finish(self) -> bytes:
+        """Send the rest of the body; the reply, read until the server closes."""
+        self.client.sendall(self.body[10:])
+        reply = b""
+        while chunk := self.client.recv(65536):
+            reply += chunk
+        self.client.close()
+        return reply
