@@ -85,15 +85,15 @@ def _vector(vectors: Mapping[str, Sequence[float]], sparse: SparseVector | None)
 
 def _vector_params(dim: int, on_disk: bool) -> qe.EdgeVectorParams:
     """A dense named vector's parameters (cosine). ``on_disk``: the float32 vectors
-    memory-mapped (``Memory.Cached``: the OS keeps the pages it can) and an int8 scalar
-    quantization pinned in RAM; searches use the quantized copy and rescore with the
-    originals (Qdrant's default), so RSS is about a quarter of the in-RAM layout's."""
+    memory-mapped and read on demand (``Memory.Cold``; the default, ``Cached``, loads them
+    all when the shard opens) and an int8 scalar quantization pinned in RAM; searches walk
+    the quantized copy and rescore the candidates with the originals."""
     if not on_disk:
         return qe.EdgeVectorParams(size=dim, distance=qe.Distance.Cosine)
     return qe.EdgeVectorParams(
         size=dim,
         distance=qe.Distance.Cosine,
-        memory=qe.Memory.Cached,
+        memory=qe.Memory.Cold,
         quantization_config=qe.ScalarQuantizationConfig(
             type=qe.ScalarType.Int8, quantile=0.99, memory=qe.Memory.Pinned
         ),
