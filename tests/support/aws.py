@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -72,3 +73,19 @@ class FakeContext:
 
     def get_remaining_time_in_millis(self) -> int:
         return 60_000
+
+
+def wait_for_execution(client: Any, execution_arn: str, timeout_s: float = 120.0) -> dict:
+    """``describe_execution`` once the execution has ended (or ``timeout_s`` passed).
+
+    moto's Step Functions interpreter runs an execution in a thread and sets its status to
+    SUCCEEDED one statement before it sets its output, so a poll can see SUCCEEDED with no
+    ``output`` yet (seen on a loaded machine with a 240 KB final state): a succeeded
+    execution counts as ended once its output is there."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        out = client.describe_execution(executionArn=execution_arn)
+        ended = out["status"] != "RUNNING" and (out["status"] != "SUCCEEDED" or "output" in out)
+        if ended or time.monotonic() > deadline:
+            return out
+        time.sleep(0.05)

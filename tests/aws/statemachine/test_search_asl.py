@@ -24,6 +24,7 @@ import boto3
 import pytest
 from moto import mock_aws
 from moto.awslambda.models import LambdaFunction
+from support.aws import wait_for_execution
 from support.lambdas import STATE_FUNCTIONS, load_function, runtime_over, use_runtime
 from support.paths import STATEMACHINE
 
@@ -117,12 +118,7 @@ def execute(sfn: tuple[Any, str, Faults], request: dict) -> tuple[dict, list[dic
     ex = client.start_execution(
         stateMachineArn=arn, name=f"search-{time.monotonic_ns()}", input=json.dumps(state)
     )["executionArn"]
-    deadline = time.monotonic() + 120
-    while True:
-        out = client.describe_execution(executionArn=ex)
-        if out["status"] != "RUNNING" or time.monotonic() > deadline:
-            break
-        time.sleep(0.05)
+    out = wait_for_execution(client, ex)
     history = client.get_execution_history(executionArn=ex, maxResults=1000)["events"]
     return out, history
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 import copy
 import io
 import json
-import time
 import zipfile
 from typing import Any
 
@@ -38,7 +37,7 @@ from moto.stepfunctions.parser.asl.component.state.exec.state_map.item_reader.re
     InputType,
 )
 from support import lambdas
-from support.aws import REGION, FakeContext
+from support.aws import REGION, FakeContext, wait_for_execution
 from support.lambdas import load_function, runtime_over
 from support.paths import REPO
 
@@ -129,12 +128,7 @@ def run(sfn, machine: str, key: str) -> dict:
     ex = sfn.start_execution(
         stateMachineArn=machine, input=json.dumps({"bucket": "exports", "key": key})
     )["executionArn"]
-    deadline = time.monotonic() + 120
-    while True:
-        out = sfn.describe_execution(executionArn=ex)
-        if out["status"] != "RUNNING" or time.monotonic() > deadline:
-            return out
-        time.sleep(0.1)
+    return wait_for_execution(sfn, ex)
 
 
 def export(s3, key: str, lines: list[str]) -> None:
