@@ -19,6 +19,7 @@ the recorded average. Only a writer refreshes.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from itertools import islice
 from typing import Any
@@ -44,7 +45,7 @@ SAMPLE = 2000
 _REWRITE_BATCH = 256
 
 
-class SparseBm25Index:
+class SparseBm25Index(ABC):
     """The :class:`~agentic_search.ports.KeywordIndex` over a store's sparse vector, for the
     domain ``schema`` (whose recorded average length :meth:`sparse_vector` uses; without a
     schema, ``avg_doc_len``). Engines subclass it for where the statistics live and how a
@@ -72,15 +73,17 @@ class SparseBm25Index:
 
     # ----- what an engine provides ------------------------------------------------------------
 
+    @abstractmethod
     def _load_stats(self, schema: DomainSchema) -> dict[str, float] | None:
         """The recorded ``{"avgdl", "count"}`` of the domain, None when none is."""
-        raise NotImplementedError
 
+    @abstractmethod
     def _save_stats(self, schema: DomainSchema, stats: dict[str, float]) -> None:
-        raise NotImplementedError
+        """Record the domain's ``{"avgdl", "count"}`` where the engine keeps metadata."""
 
+    @abstractmethod
     def _filter(self, schema: DomainSchema, filters: Sequence[Filter], exclude: Sequence[str]):  # type: ignore[no-untyped-def]
-        raise NotImplementedError
+        """The engine's filter object for ``filters`` and the excluded record ids."""
 
     # ----- the corpus' average document length ------------------------------------------------
 
