@@ -12,7 +12,8 @@ domain) and, in the embedded default, the same filters as a Qdrant payload filte
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from itertools import islice
 from typing import Any
 
 from agentic_search.domain.filters import matches
@@ -53,3 +54,23 @@ def rank_structured(
         ScoredRecord(str(rec[schema.id_field]), hits / n if preferences else 1.0, rec)
         for hits, rec in scored[:top_k]
     ]
+
+
+def ranking_fields(schema: DomainSchema, preferences: Sequence[Filter]) -> list[str]:
+    """The payload fields :func:`rank_structured` reads: the id, the sort field and every
+    preference's field (sorted, each once)."""
+    return sorted({schema.id_field, schema.structured_sort.field, *(p.field for p in preferences)})
+
+
+def rank_scanned(
+    schema: DomainSchema,
+    payloads: Iterable[dict[str, Any]],
+    preferences: Sequence[Filter],
+    top_k: int,
+) -> list[ScoredRecord]:
+    """:func:`rank_structured` over the first :data:`SCAN_CAP` of ``payloads`` (partial
+    payloads holding :func:`ranking_fields`), returned with **no payload**: only the ranking
+    fields were read, so the caller fetches the full records it keeps instead of trusting a
+    partial one."""
+    ranked = rank_structured(schema, list(islice(payloads, SCAN_CAP)), preferences, top_k)
+    return [ScoredRecord(r.id, r.score, {}) for r in ranked]

@@ -13,7 +13,7 @@ from agentic_search.adapters.edge.filters import conditions, to_edge
 from agentic_search.adapters.edge.store import EdgeStore
 from agentic_search.domain.filters import validate_filters
 from agentic_search.domain.schema import DomainSchema
-from agentic_search.domain.structured import SCAN_CAP, rank_structured
+from agentic_search.domain.structured import rank_scanned, ranking_fields
 from agentic_search.state import Filter, ScoredRecord
 
 
@@ -46,18 +46,8 @@ class EdgeStructuredStore:
             if must or must_not or should
             else None
         )
-        needed = sorted(
-            {schema.id_field, schema.structured_sort.field, *(p.field for p in preferences)}
-        )
-        records = []
-        for payload in self.store.scroll(schema, needed, flt=flt):
-            records.append(payload)
-            if len(records) >= SCAN_CAP:
-                break
-        ranked = rank_structured(schema, records, preferences, top_k)
-        # Only the ranking fields were read: hand back no payload, so the caller fetches the
-        # full records it keeps instead of trusting a partial one.
-        return [ScoredRecord(r.id, r.score, {}) for r in ranked]
+        payloads = self.store.scroll(schema, ranking_fields(schema, preferences), flt=flt)
+        return rank_scanned(schema, payloads, preferences, top_k)
 
 
 __all__ = ["EdgeStructuredStore"]
