@@ -50,6 +50,10 @@ class FaultyStore:
     """The real QdrantStore, except ``methods`` raise ConnectionError (or sleep ``stall_s``
     first, like a Qdrant server that stopped answering)."""
 
+    #: a server: its sources run on the source threads under the deadline, whatever the
+    #: inner store is (Edge sources run in the calling thread)
+    in_process = False
+
     def __init__(self, inner: Any, methods: set[str], stall_s: float = 0.0) -> None:
         self._inner = inner
         self._methods = methods

@@ -12,7 +12,9 @@ It calls the same steps (:data:`agentic_search.pipeline.steps.STATES`) in the sa
   before the failed step (a Catch keeps the step's input), listing the error;
 * CacheStore fails -> the answer is returned anyway.
 
-The Map runs the round's sub-queries in a thread pool of ``map_max_concurrency`` workers.
+The Map runs the round's sub-queries in a thread pool of ``map_max_concurrency`` workers, or one
+after the other when every adapter runs in this process (the embedded defaults: see
+:func:`~agentic_search.ports.runs_in_process`).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from dataclasses import dataclass, field
 from agentic_search.components import Components
 from agentic_search.pipeline.retrieve import retrieve
 from agentic_search.pipeline.steps import STATES, Step
+from agentic_search.ports import runs_in_process
 from agentic_search.state import (
     RetrievedList,
     RetrieveEvent,
@@ -166,7 +169,9 @@ class LocalRunner:
 
     def _map(self, c: Components, domain: str, subs: list[SubQuery]) -> list[RetrievedList]:
         """The Map state: one Retrieve per sub-query, bounded concurrency, results in order;
-        a failing Retrieve becomes an error result (the ``RetrieveFailed`` state)."""
+        a failing Retrieve becomes an error result (the ``RetrieveFailed`` state). When every
+        adapter runs in this process (:func:`_all_in_process`), the items run one after the
+        other in the calling thread: threads would only hand the GIL over."""
 
         def one(sub: SubQuery) -> RetrievedList:
             try:
@@ -175,7 +180,7 @@ class LocalRunner:
                 err = SourceError(source=sub.name, error=type(exc).__name__, message=str(exc))
                 return RetrievedList(name=sub.name, error=err)
 
-        if len(subs) <= 1:
+        if len(subs) <= 1 or _all_in_process(c):
             return [one(s) for s in subs]
         with self._pool_lock:
             if self._pool is None:
@@ -184,6 +189,13 @@ class LocalRunner:
                 )
             pool = self._pool
         return list(pool.map(one, subs))
+
+
+def _all_in_process(c: Components) -> bool:
+    """Whether the store, keyword index, structured store and embedder of ``c`` all run in
+    this process (:func:`~agentic_search.ports.runs_in_process`: Qdrant Edge and the local
+    model, the embedded defaults)."""
+    return all(runs_in_process(a) for a in (c.store, c.keyword, c.structured, c.embedder))
 
 
 __all__ = ["LocalRunner", "RunResult", "SearchFailed"]

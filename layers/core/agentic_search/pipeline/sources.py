@@ -4,7 +4,9 @@
    sources is embedded once, under the source deadline (a failure fails only the dense sources
    that need that text; reference-tool vectors are read from the store);
 2. **retrieve**: dense sources (one per aspect x query vector source), the BM25 source and the
-   structured sources run in a bounded thread pool, each with its own deadline
+   structured sources run on the process's source threads
+   (:mod:`~agentic_search.pipeline.source_pool`), at most ``MAX_PARALLEL_SOURCES`` of a call
+   at once, each with its own deadline
    (``SOURCE_TIMEOUT_S``); hard filters are pushed down into every source; a source that
    raises or times out carries the error and the others still answer;
 3. **fuse** (:func:`merge`): the plan's method over the successful ranked lists.
@@ -13,15 +15,18 @@
 from __future__ import annotations
 
 import concurrent.futures as cf
+import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from agentic_search.components import Components
 from agentic_search.domain.fusion import fuse
 from agentic_search.domain.rocchio import rocchio_vector
 from agentic_search.pipeline.embedding import embed_texts
 from agentic_search.pipeline.graph import fetch_entities, walk
+from agentic_search.pipeline.source_pool import SOURCES, bounded
+from agentic_search.ports import runs_in_process
 from agentic_search.state import (
     Fused,
     QueryPlan,
@@ -32,7 +37,15 @@ from agentic_search.state import (
     elapsed_ms,
 )
 
-Task = tuple[SourceResult, Callable[[], list[ScoredRecord]]]
+
+class Task(NamedTuple):
+    """One source of a plan: its result shell, the call that fills it, and whether the call
+    runs in the calling thread (its adapter :func:`~agentic_search.ports.runs_in_process`)
+    rather than on the source threads."""
+
+    result: SourceResult
+    call: Callable[[], list[ScoredRecord]]
+    inline: bool = False
 
 
 def placed(result: SourceResult) -> bool:
@@ -54,6 +67,7 @@ def source_tasks(
     dense sources that already failed because their text could not be embedded."""
     schema = c.schema
     store = c.store
+    on_store = runs_in_process(store)
     filters, exclude = plan.filters, plan.exclude_ids
     tasks: list[Task] = []
     failed: list[SourceResult] = []
@@ -77,7 +91,7 @@ def source_tasks(
                     raise LookupError(f"reference tool {ref!r} has no stored {vs.aspect!r} vector")
                 return store.query_dense(schema, vs.aspect, vec, vs.top_k, filters, exclude)
 
-            tasks.append((res, run))
+            tasks.append(Task(res, run, on_store))
             continue
         text = vs.text or ""
         if text in embed_errors:
@@ -92,14 +106,15 @@ def source_tasks(
                 moved = rocchio_vector(vec, list(stored.values()), vs.feedback_alpha)
                 return store.query_dense(schema, vs.aspect, moved, vs.top_k, filters, exclude)
 
-            tasks.append((res, run_feedback))
+            tasks.append(Task(res, run_feedback, on_store))
             continue
         tasks.append(
-            (
+            Task(
                 res,
                 lambda vs=vs, vec=vec: store.query_dense(
                     schema, vs.aspect, vec, vs.top_k, filters, exclude
                 ),
+                on_store,
             )
         )
     if plan.sparse_source is not None:
@@ -109,12 +124,16 @@ def source_tasks(
             f"sparse:{keyword.name}", "qdrant", weight=sp.weight, round=plan.round, query=sp.text
         )
         tasks.append(
-            (res, lambda sp=sp: keyword.search(schema, sp.text, sp.top_k, filters, exclude))
+            Task(
+                res,
+                lambda sp=sp: keyword.search(schema, sp.text, sp.top_k, filters, exclude),
+                runs_in_process(keyword),
+            )
         )
     if plan.entity_source is not None:
         es = plan.entity_source
         res = SourceResult("entity", "qdrant", round=plan.round, query=", ".join(es.names) or None)
-        tasks.append((res, lambda es=es: fetch_entities(c, es, filters)))
+        tasks.append(Task(res, lambda es=es: fetch_entities(c, es, filters), on_store))
     if plan.graph_source is not None:
         gs = plan.graph_source
         res = SourceResult(
@@ -126,7 +145,7 @@ def source_tasks(
             round=plan.round,
             query=gs.text or (f"neighbours of {gs.reference}" if gs.reference else None),
         )
-        tasks.append((res, lambda gs=gs: walk(c, gs, filters)))
+        tasks.append(Task(res, lambda gs=gs: walk(c, gs, filters), on_store))
     if plan.structured_sources:
         structured = c.structured
         for i, st in enumerate(plan.structured_sources):
@@ -138,20 +157,27 @@ def source_tasks(
                 query=", ".join(p.label() for p in st.preferences) or None,
             )
             tasks.append(
-                (
+                Task(
                     res,
                     lambda st=st: structured.find(
                         schema, [*filters, *st.filters], st.preferences, st.top_k, exclude
                     ),
+                    runs_in_process(structured),
                 )
             )
     return tasks, failed
 
 
 def run_sources(c: Components, plan: QueryPlan) -> tuple[list[SourceResult], dict[str, float]]:
-    """Embed, then run every source of ``plan`` in the bounded pool; returns the results and
-    the ``embed`` and ``retrieve`` stage times (ms). Never raises for a failing source: its
-    :class:`SourceResult` carries the error instead of hits."""
+    """Embed, then run every source of ``plan``; returns the results (in the plan's order)
+    and the ``embed`` and ``retrieve`` stage times (ms). Never raises for a failing source:
+    its :class:`SourceResult` carries the error instead of hits.
+
+    Sources on a remote system run on the source threads
+    (:mod:`~agentic_search.pipeline.source_pool`), at most ``MAX_PARALLEL_SOURCES`` at once,
+    each abandoned at the deadline (``SOURCE_TIMEOUT_S`` from the start) with a
+    ``SourceTimeout``; sources in this process (:attr:`Task.inline`) run in the calling
+    thread meanwhile, and answer whenever they finish."""
     stage: dict[str, float] = {}
     t = time.perf_counter()
     vectors, embed_errors = embed_texts(c, plan)
@@ -161,31 +187,38 @@ def run_sources(c: Components, plan: QueryPlan) -> tuple[list[SourceResult], dic
     t = time.perf_counter()
     settings = c.settings
     timeout = settings.source_timeout_s
-    pool = cf.ThreadPoolExecutor(
-        max_workers=max(1, min(settings.max_parallel_sources, len(tasks) or 1)),
-        thread_name_prefix="source",
-    )
-    try:
-        futures = {pool.submit(_timed, fn): res for res, fn in tasks}
-        deadline = time.monotonic() + timeout
-        for fut, res in futures.items():
-            try:
-                hits, ms = fut.result(timeout=max(0.0, deadline - time.monotonic()))
-                res.hits, res.ms = hits, ms
-            except cf.TimeoutError:
-                res.ms = timeout * 1000
-                res.error = SourceError(
-                    source=res.name,
-                    error="SourceTimeout",
-                    message=f"no answer within {timeout:.1f} s",
-                )
-            except Exception as exc:
-                res.error = SourceError(
-                    source=res.name, error=type(exc).__name__, message=str(exc)[:500]
-                )
-            results.append(res)
-    finally:
-        pool.shutdown(wait=False, cancel_futures=True)
+    deadline = time.monotonic() + timeout
+    remote = [task for task in tasks if not task.inline]
+    pool = SOURCES.executor() if remote else None
+    futures: dict[int, cf.Future] = {}
+    if pool is not None:
+        gate = threading.BoundedSemaphore(max(1, settings.max_parallel_sources))
+        futures = {id(task): pool.submit(_timed, bounded(task.call, gate)) for task in remote}
+    abandoned = False
+    for task in tasks:
+        res = task.result
+        try:
+            if task.inline:
+                res.hits, res.ms = _timed(task.call)
+            else:
+                fut = futures[id(task)]
+                try:
+                    res.hits, res.ms = fut.result(timeout=max(0.0, deadline - time.monotonic()))
+                except cf.TimeoutError:
+                    abandoned |= not fut.cancel()  # still running: its thread is not given back
+                    res.ms = timeout * 1000
+                    res.error = SourceError(
+                        source=res.name,
+                        error="SourceTimeout",
+                        message=f"no answer within {timeout:.1f} s",
+                    )
+        except Exception as exc:
+            res.error = SourceError(
+                source=res.name, error=type(exc).__name__, message=str(exc)[:500]
+            )
+        results.append(res)
+    if abandoned and pool is not None:
+        SOURCES.discard(pool)
     stage["retrieve"] = elapsed_ms(t)
     log = c.memo.source_log
     if log is not None:

@@ -25,6 +25,8 @@ class EdgeSparseKeywordIndex(SparseBm25Index):
     """The keyword index over an :class:`~agentic_search.adapters.edge.store.EdgeStore`."""
 
     name = "edge-sparse-bm25"
+    #: queries run in this process holding the GIL (:func:`~agentic_search.ports.runs_in_process`)
+    in_process = True
 
     def __init__(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
         super().__init__(*args, **kwargs)

@@ -117,6 +117,8 @@ class EdgeStore:
     """
 
     server_mode = False
+    #: queries run in this process holding the GIL (:func:`~agentic_search.ports.runs_in_process`)
+    in_process = True
 
     def __init__(self, settings: Settings, root: Path | None = None) -> None:
         self.settings = settings
@@ -518,7 +520,9 @@ class EdgeStore:
         except Exception as exc:  # Edge raises plain Exception (e.g. an unknown vector name)
             raise VectorStoreError(f"Qdrant Edge query failed: {exc}") from exc
         rids = self._rids.setdefault(self.collection(schema), {})
-        got = {p.id: rids.get(p.id) for p in points}
+        # each read of a point's id builds a new uuid.UUID: read it once
+        hits = [(p.id, p.score) for p in points]
+        got = {pid: rids.get(pid) for pid, _ in hits}
         missing = [pid for pid, rid in got.items() if rid is None]
         if missing:
             found = shard.retrieve(missing, with_payload=[schema.id_field], with_vector=False)
@@ -528,7 +532,9 @@ class EdgeStore:
                 payload = p.payload
                 if payload and schema.id_field in payload:
                     got[p.id] = rids[p.id] = str(payload[schema.id_field])
-        return [ScoredRecord(got[p.id], p.score, {}) for p in points if got[p.id] is not None]
+        return [
+            ScoredRecord(rid, score, {}) for pid, score in hits if (rid := got[pid]) is not None
+        ]
 
     def query_dense(
         self,
