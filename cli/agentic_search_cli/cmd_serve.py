@@ -33,7 +33,9 @@ def add_parser(sub: Any) -> None:
             "template.yaml deploys, with the state machine replaced by the local runner.\n"
             "With Qdrant Edge (VECTOR_STORE=edge) or a Qdrant server (QDRANT_URL), N worker\n"
             "processes (--workers, default: the CPU count) answer searches in parallel, each on\n"
-            "its own copy of the Edge index taken at start; this process stays the one writer.\n"
+            "its own copy of the Edge index taken at start; this process holds every domain's\n"
+            "write lock meanwhile, so stop it before `agentic-search ingest` (which would\n"
+            "otherwise never reach the copies) and start it again.\n"
             "With the embedded Qdrant local mode, searches run one at a time in this process."
         ),
         epilog=(
@@ -133,10 +135,18 @@ def start_pool(settings: Any, maintenance: Any, workers: int) -> Any:
     each with its own copy of the Edge shards (none with a Qdrant server) in a run dir under
     ``$AGENTIC_SEARCH_HOME/run`` (left-overs of servers no longer running are deleted first).
 
+    With Edge, this process first holds every bundled domain's shard lock, existing or not:
+    the workers search copies taken now, so a later write by another process (``ingest`` of
+    a domain this server had not opened) would never reach them; it is refused instead.
+
     Raises:
-        RuntimeError: when the workers do not start (the reason).
+        RuntimeError: when the workers do not start (the reason), or another process is
+            writing a shard (its pid).
     """
     from agentic_search_cli.serve_pool import WorkerPool
+
+    if maintenance is not None:
+        maintenance.hold_writes()
 
     runs = settings.agentic_search_home / "run"
     runs.mkdir(parents=True, exist_ok=True)

@@ -17,7 +17,7 @@ from agentic_search.adapters.edge.optimize import (
 )
 from agentic_search.adapters.edge.replica import copy_tree, snapshot
 from agentic_search.adapters.edge.store import EdgeStore
-from agentic_search.domain.schema import DomainSchema
+from agentic_search.domain.schema import DomainSchema, available_domains, load_schema
 
 
 class EdgeMaintenance:
@@ -46,6 +46,18 @@ class EdgeMaintenance:
     def snapshot(self, dest: Path) -> list[str]:
         """:func:`~agentic_search.adapters.edge.replica.snapshot` of every bundled domain."""
         return snapshot(self.store, dest)
+
+    def hold_writes(self, domains: list[str] | None = None) -> None:
+        """Hold the shard lock of every bundled domain (``domains``), existing or not, until
+        the store closes: reader processes search copies taken once, so a write by another
+        process (an ``ingest`` of a new domain while ``serve`` runs) would never reach them;
+        it is refused instead, naming this process.
+
+        Raises:
+            VectorStoreError: when another process holds one of them.
+        """
+        for name in domains or available_domains():
+            self.store.hold(load_schema(name))
 
     @staticmethod
     def copy_snapshot(src: Path, dst: Path) -> None:

@@ -191,6 +191,18 @@ class EdgeStore:
             )
         return shard
 
+    def hold(self, schema: DomainSchema) -> None:
+        """Take the domain's shard lock now, whether or not its shard exists (none is created),
+        and keep it until :meth:`close`: no other process can create or write the shard
+        meanwhile.
+
+        Raises:
+            VectorStoreError: when another process holds it (the message names its pid).
+        """
+        with self._lock:
+            name = self.collection(schema)
+            self._locks.setdefault(name, ShardLock(self.root / name)).acquire()
+
     def exists(self, schema: DomainSchema) -> bool:
         """Whether the domain's shard exists."""
         name = self.collection(schema)
