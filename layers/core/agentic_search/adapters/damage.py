@@ -1,5 +1,6 @@
 """How an embedded store's damaged file is reported: one line with the reason and the command
-that rebuilds the domain from its catalog (the Qdrant local-mode folders)."""
+that rebuilds the domain from its catalog (the Qdrant local-mode folders, the Qdrant Edge
+shards)."""
 
 from __future__ import annotations
 
@@ -18,4 +19,12 @@ def damage_message(what: str, exc: BaseException, domain: str) -> str:
     return f"{what} cannot be read ({reason}); rebuild it with {repair_command(domain)}"
 
 
-__all__ = ["damage_message", "repair_command"]
+def is_engine_failure(exc: BaseException) -> bool:
+    """Whether ``exc`` is an embedded engine's failure: any ``Exception``, or a Rust panic,
+    which pyo3 raises as ``PanicException``, a ``BaseException`` that escapes ``except
+    Exception`` (Qdrant Edge 0.9 panics opening some damaged files: a truncated
+    ``status.dat``). ``KeyboardInterrupt``, ``SystemExit`` and the like are not."""
+    return isinstance(exc, Exception) or type(exc).__name__ == "PanicException"
+
+
+__all__ = ["damage_message", "is_engine_failure", "repair_command"]

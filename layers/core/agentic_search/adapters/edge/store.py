@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 import qdrant_edge as qe
 
+from agentic_search.adapters.damage import damage_message, is_engine_failure
 from agentic_search.adapters.edge.filters import to_edge
 from agentic_search.adapters.edge.lock import ShardLock
 from agentic_search.adapters.qdrant.ids import point_id
@@ -177,11 +178,20 @@ class EdgeStore:
                     shard = qe.EdgeShard.load(str(path))
                 else:
                     shard = qe.EdgeShard.create(str(path), config)
-            except Exception as exc:  # Edge raises plain Exception
+            except BaseException as exc:  # plain Exception, or a panic on a damaged file
                 lock.release()
-                raise VectorStoreError(f"Qdrant Edge could not open {path}: {exc}") from exc
+                if not is_engine_failure(exc):
+                    raise
+                raise self._damaged(name, exc) from exc
             self._shards[name] = shard
             return shard
+
+    def _damaged(self, name: str, exc: BaseException) -> VectorStoreError:
+        """The one-line error of shard ``name`` that cannot be read, naming the command that
+        rebuilds it (:func:`~agentic_search.adapters.damage.damage_message`)."""
+        domain = name.removeprefix(self.settings.collection_prefix)
+        what = f"the {domain!r} index at {self.root / name}"
+        return VectorStoreError(damage_message(what, exc, domain))
 
     def _shard(self, schema: DomainSchema) -> qe.EdgeShard:
         shard = self._open(self.collection(schema))
@@ -298,16 +308,24 @@ class EdgeStore:
                     shard.update(qe.UpdateOperation.create_field_index(fname, kind))
 
     def drop(self, schema: DomainSchema) -> None:
-        """Delete the domain's shard if it exists (taking its lock first), and the files
-        kept beside it for it (``<shard>.*.json``, e.g. the BM25 statistics)."""
+        """Delete the domain's shard directory if there is one (taking its lock first, but not
+        loading it: ``ingest --rebuild`` drops a shard that cannot be opened), and the files
+        kept beside it for it (``<shard>.*.json``, e.g. the BM25 statistics).
+
+        Raises:
+            VectorStoreError: when another process holds the shard's lock.
+        """
         name = self.collection(schema)
+        path = self.root / name
         with self._lock:
-            if not self.exists(schema):
+            if name not in self._shards and not path.exists():
                 return
-            self._open(name)
+            self._locks.setdefault(name, ShardLock(path)).acquire()
             self._written()
-            self._shards.pop(name).close()
-            shutil.rmtree(self.root / name)
+            shard = self._shards.pop(name, None)
+            if shard is not None:
+                shard.close()
+            shutil.rmtree(path, ignore_errors=True)
             for sidecar in self.root.glob(f"{name}.*.json"):
                 sidecar.unlink()
             self._locks.pop(name).release()
@@ -455,7 +473,14 @@ class EdgeStore:
             return {}
         ids = [point_id(schema.name, r) for r in dict.fromkeys(record_ids)]
         payload: Any = qe.PayloadSelector.Exclude(list(without)) if without else True
-        points = self._shard(schema).retrieve(ids, with_payload=payload, with_vector=with_vectors)
+        try:
+            points = self._shard(schema).retrieve(
+                ids, with_payload=payload, with_vector=with_vectors
+            )
+        except BaseException as exc:  # a damaged payload or vector file (plain Exception)
+            if isinstance(exc, VectorStoreError) or not is_engine_failure(exc):
+                raise
+            raise self._damaged(self.collection(schema), exc) from exc
         out = {}
         for p in points:
             payload = p.payload  # each read of the property converts the payload anew
@@ -521,16 +546,15 @@ class EdgeStore:
         (a pair never changes: the point id is derived from the record id); ids not in it yet
         are read in one ``retrieve`` of the id field and added."""
         shard = self._shard(schema)
-        if not self.map_ids:
-            try:
-                points = shard.query(request)
-            except Exception as exc:  # Edge raises plain Exception
-                raise VectorStoreError(f"Qdrant Edge query failed: {exc}") from exc
-            return [ScoredRecord(str(p.payload[schema.id_field]), p.score, {}) for p in points]
         try:
             points = shard.query(request)
-        except Exception as exc:  # Edge raises plain Exception (e.g. an unknown vector name)
-            raise VectorStoreError(f"Qdrant Edge query failed: {exc}") from exc
+        except BaseException as exc:  # plain Exception (e.g. an unknown vector name), a panic
+            if not is_engine_failure(exc):
+                raise
+            reason = " ".join(str(exc).split())[:300]
+            raise VectorStoreError(f"Qdrant Edge query failed: {reason}") from exc
+        if not self.map_ids:
+            return [ScoredRecord(str(p.payload[schema.id_field]), p.score, {}) for p in points]
         rids = self._rids.setdefault(self.collection(schema), {})
         # each read of a point's id builds a new uuid.UUID: read it once
         hits = [(p.id, p.score) for p in points]
@@ -685,7 +709,12 @@ class EdgeStore:
             request = qe.ScrollRequest(
                 offset=offset, limit=batch, filter=flt, with_payload=selector, with_vector=False
             )
-            points, offset = shard.scroll(request)
+            try:
+                points, offset = shard.scroll(request)
+            except BaseException as exc:  # a damaged payload file (plain Exception)
+                if not is_engine_failure(exc):
+                    raise
+                raise self._damaged(self.collection(schema), exc) from exc
             for p in points:
                 payload = p.payload
                 if payload:

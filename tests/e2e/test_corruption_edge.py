@@ -1,0 +1,109 @@
+"""A damaged Qdrant Edge shard is a clear error, isolated (the default store; the local-mode
+folders are tests/e2e/test_corruption.py's).
+
+Measured on Qdrant Edge 0.9 by damaging each file of a 12-document shard in turn (truncated to
+half, or zeroed): 27 of 90 cases fail to open or to read, 63 still answer (the engine rebuilds
+or ignores what it lost). Five of the failures were Rust panics, raised by pyo3 as
+``PanicException``, a ``BaseException`` that escaped every ``except Exception``. The cases
+below are one per way of failing; each must be one line naming the shard and the command that
+rebuilds it, the other domain must answer as before, and that command must repair it.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from agentic_search.config import Settings
+from agentic_search.pipeline.runner import SearchFailed
+from agentic_search.ports import VectorStoreError
+from agentic_search.service import SearchService
+
+DOCS = [
+    {"_id": f"d{i}", "title": f"Field note {i}", "text": f"Glaciers retreat {i}: ice sheets melt."}
+    for i in range(12)
+]
+
+#: (file glob under the documents shard, damage): a panic at open (status.dat truncated), a
+#: config that does not parse, a zeroed WAL, and a zeroed payload page read by a search
+CASES = [
+    ("segments/*/vector_storage-content/vectors/status.dat", "truncate"),
+    ("segments/*/payload_index/*-null/is_null/status.dat", "truncate"),
+    ("segments/*/segment.json", "truncate"),
+    ("edge_config.json", "zero"),
+    ("wal/open-1", "zero"),
+    ("segments/*/payload_storage/page_0.dat", "zero"),
+]
+
+
+@pytest.fixture(scope="module")
+def base(embedder, tmp_path_factory) -> Path:
+    """A home on Qdrant Edge with both domains indexed (the bundled catalog, 12 notes)."""
+    home = tmp_path_factory.mktemp("corrupt-edge") / "home"
+    docs = home.parent / "docs.jsonl"
+    docs.write_text("".join(json.dumps(d) + "\n" for d in DOCS))
+    for domain in ("tools", "documents"):
+        service = SearchService.create(_settings(home), domain, embedder=embedder)
+        try:
+            if domain == "tools":
+                report = service.ensure_bundled_catalog()
+                assert report is not None and not report.errors
+            else:
+                service.ingest_file(docs, id_key="_id")
+        finally:
+            service.close()
+    return home
+
+
+def _settings(home: Path) -> Settings:
+    return Settings(agentic_search_home=home, vector_store="edge", cache_backend="none")
+
+
+def _damage(path: Path, mode: str) -> None:
+    size = path.stat().st_size
+    path.write_bytes(b"\0" * size if mode == "zero" else path.read_bytes()[: size // 2])
+
+
+def _search(home: Path, domain: str, query: str, embedder) -> list[str]:
+    service = SearchService.create(_settings(home), domain, embedder=embedder)
+    try:
+        return [c.id for c in service.search(query, limit=3).output.candidates]
+    finally:
+        service.close()
+
+
+@pytest.mark.parametrize(("pattern", "mode"), CASES)
+def test_a_damaged_edge_file_is_one_line_naming_the_repair(
+    base: Path, tmp_path: Path, embedder, pattern: str, mode: str
+) -> None:
+    # GIVEN a copy of the home whose documents shard has one damaged file
+    home = tmp_path / "home"
+    shutil.copytree(base, home, ignore=shutil.ignore_patterns("*.lock", "run"))
+    [target] = sorted((home / "edge" / "documents").glob(pattern))[:1]
+    _damage(target, mode)
+    tools_before = _search(base, "tools", "vector database", embedder)
+    # WHEN the documents domain is searched
+    with pytest.raises((VectorStoreError, SearchFailed)) as err:
+        _search(home, "documents", "glaciers", embedder)
+    # THEN one line names the shard and the rebuild command (no panic escapes)
+    exc = err.value
+    line = exc.cause if isinstance(exc, SearchFailed) else str(exc)
+    if isinstance(exc, SearchFailed):
+        assert exc.error == "VectorStoreError", exc
+    assert "\n" not in line
+    assert str(home / "edge" / "documents") in line
+    assert "agentic-search ingest FILE --rebuild --domain documents" in line
+    # AND the tools domain, in the same folder, answers as before
+    assert _search(home, "tools", "vector database", embedder) == tools_before
+    # AND the repair it names (ingest --rebuild) drops the unreadable shard without opening
+    # it and restores the answers of the undamaged copy
+    service = SearchService.create(_settings(home), "documents", embedder=embedder)
+    try:
+        service.rebuild(base.parent / "docs.jsonl", id_key="_id")
+    finally:
+        service.close()
+    expected = _search(base, "documents", "glaciers", embedder)
+    assert _search(home, "documents", "glaciers", embedder) == expected and expected
