@@ -1,12 +1,13 @@
 """A damaged Qdrant Edge shard is a clear error, isolated (the default store; the local-mode
 folders are tests/e2e/test_corruption.py's).
 
-Measured on Qdrant Edge 0.9 by damaging each file of a 12-document shard in turn (truncated to
-half, or zeroed): 27 of 90 cases fail to open or to read, 63 still answer (the engine rebuilds
-or ignores what it lost). Five of the failures were Rust panics, raised by pyo3 as
-``PanicException``, a ``BaseException`` that escaped every ``except Exception``. The cases
-below are one per way of failing; each must be one line naming the shard and the command that
-rebuilds it, the other domain must answer as before, and that command must repair it.
+Measured on Qdrant Edge 0.9 by damaging each of the 44 files of a 12-document shard in turn
+(truncated to half, or zeroed): 27 of the 88 cases fail to open or to read, 61 still answer
+(the engine rebuilds or ignores what it lost). Seven of the failures were Rust panics,
+raised by pyo3 as ``PanicException``, a ``BaseException`` that escaped every ``except
+Exception``. The cases below are one per way of failing; each must be one line naming the
+shard and the command that rebuilds it, the other domain must answer as before, and that
+command must repair it.
 """
 
 from __future__ import annotations
