@@ -193,6 +193,20 @@ class EdgeStore:
         what = f"the {domain!r} index at {self.root / name}"
         return VectorStoreError(damage_message(what, exc, domain))
 
+    @contextlib.contextmanager
+    def _reading(self, schema: DomainSchema) -> Iterator[None]:
+        """Engine failures inside the block (a plain ``Exception``, or a panic on a damaged
+        file: :func:`~agentic_search.adapters.damage.is_engine_failure`) become the shard's
+        :meth:`_damaged` error; a ``VectorStoreError`` passes as it is."""
+        try:
+            yield
+        except VectorStoreError:
+            raise
+        except BaseException as exc:
+            if not is_engine_failure(exc):
+                raise
+            raise self._damaged(self.collection(schema), exc) from exc
+
     def _shard(self, schema: DomainSchema) -> qe.EdgeShard:
         shard = self._open(self.collection(schema))
         if shard is None:
@@ -473,14 +487,10 @@ class EdgeStore:
             return {}
         ids = [point_id(schema.name, r) for r in dict.fromkeys(record_ids)]
         payload: Any = qe.PayloadSelector.Exclude(list(without)) if without else True
-        try:
+        with self._reading(schema):  # a damaged payload or vector file
             points = self._shard(schema).retrieve(
                 ids, with_payload=payload, with_vector=with_vectors
             )
-        except BaseException as exc:  # a damaged payload or vector file (plain Exception)
-            if isinstance(exc, VectorStoreError) or not is_engine_failure(exc):
-                raise
-            raise self._damaged(self.collection(schema), exc) from exc
         out = {}
         for p in points:
             payload = p.payload  # each read of the property converts the payload anew
@@ -709,12 +719,8 @@ class EdgeStore:
             request = qe.ScrollRequest(
                 offset=offset, limit=batch, filter=flt, with_payload=selector, with_vector=False
             )
-            try:
+            with self._reading(schema):  # a damaged payload file
                 points, offset = shard.scroll(request)
-            except BaseException as exc:  # a damaged payload file (plain Exception)
-                if not is_engine_failure(exc):
-                    raise
-                raise self._damaged(self.collection(schema), exc) from exc
             for p in points:
                 payload = p.payload
                 if payload:
