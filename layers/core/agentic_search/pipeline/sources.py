@@ -188,20 +188,23 @@ def run_sources(c: Components, plan: QueryPlan) -> tuple[list[SourceResult], dic
     settings = c.settings
     timeout = settings.source_timeout_s
     deadline = time.monotonic() + timeout
-    remote = [task for task in tasks if not task.inline]
-    pool = SOURCES.executor() if remote else None
-    futures: dict[int, cf.Future] = {}
+    pool = None if all(task.inline for task in tasks) else SOURCES.executor()
+    futures: dict[int, cf.Future] = {}  # task index -> its run on the source threads
     if pool is not None:
         gate = threading.BoundedSemaphore(max(1, settings.max_parallel_sources))
-        futures = {id(task): pool.submit(_timed, bounded(task.call, gate)) for task in remote}
+        futures = {
+            i: pool.submit(_timed, bounded(task.call, gate))
+            for i, task in enumerate(tasks)
+            if not task.inline
+        }
     abandoned = False
-    for task in tasks:
+    for i, task in enumerate(tasks):
         res = task.result
         try:
             if task.inline:
                 res.hits, res.ms = _timed(task.call)
             else:
-                fut = futures[id(task)]
+                fut = futures[i]
                 try:
                     res.hits, res.ms = fut.result(timeout=max(0.0, deadline - time.monotonic()))
                 except cf.TimeoutError:
