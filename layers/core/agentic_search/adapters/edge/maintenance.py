@@ -47,8 +47,8 @@ class EdgeMaintenance:
         """:func:`~agentic_search.adapters.edge.replica.snapshot` of every bundled domain."""
         return snapshot(self.store, dest)
 
-    def hold_writes(self, domains: list[str] | None = None) -> None:
-        """Hold the shard lock of every bundled domain (``domains``), existing or not, until
+    def hold_writes(self) -> None:
+        """Hold the shard lock of every bundled domain, existing or not, until
         the store closes: reader processes search copies taken once, so a write by another
         process (an ``ingest`` of a new domain while ``serve`` runs) would never reach them;
         it is refused instead, naming this process.
@@ -56,7 +56,7 @@ class EdgeMaintenance:
         Raises:
             VectorStoreError: when another process holds one of them.
         """
-        for name in domains or available_domains():
+        for name in available_domains():
             self.store.hold(load_schema(name))
 
     @staticmethod
