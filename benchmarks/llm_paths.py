@@ -27,9 +27,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from agentic_search.adapters.caches import SqliteCache
 from agentic_search.config import Settings
-from agentic_search.pipeline.steps import SearchSteps
+from agentic_search.pipeline.steps import STATES
 from agentic_search.service import SearchService
 from agentic_search.state import SearchRequest, SearchState
 
@@ -73,14 +72,14 @@ def main() -> int:
         )
         engine = SearchService.create(settings, "tools")
         engine.ensure_bundled_catalog()
-        cache = SqliteCache(Path(home) / "plans.sqlite")
-        steps = SearchSteps(lambda _: engine, cache=cache)
+        c = engine.components  # its plan cache: SQLite in the temporary home
         for g in golden:
             runs = []
             for _ in range(2):
                 t0 = time.perf_counter()
-                state = steps.extract_intent(SearchState(request=SearchRequest(query=g["query"])))
-                state = steps.plan_query(state)
+                state = SearchState(request=SearchRequest(query=g["query"]))
+                state = STATES["ExtractIntent"](state, c)
+                state = STATES["PlanQuery"](state, c)
                 runs.append((state, (time.perf_counter() - t0) * 1000.0))
             (miss, miss_ms), (hit, hit_ms) = runs
             rows.append(
@@ -104,7 +103,6 @@ def main() -> int:
                 file=sys.stderr,
             )
         engine.close()
-        cache.close()
     n = len(rows)
     intent_fb = collections.Counter(r["intentFallback"] for r in rows if r["intentFallback"])
     plan_fb = collections.Counter(r["planFallback"] for r in rows if r["planFallback"])

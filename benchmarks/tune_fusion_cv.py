@@ -13,6 +13,7 @@ two studies leave: ``/tmp/prf.pkl`` (tune_prf.py), ``/tmp/passages/w128o32.npy``
 """
 
 # ruff: noqa: E741
+import argparse
 import json
 import pickle
 import sys
@@ -26,6 +27,12 @@ from agentic_search.domain.schema import load_schema
 from agentic_search.domain.text import default_analyzer
 from agentic_search_cli import evaluation as ev
 
+CACHES = ("/tmp/prf.pkl", "/tmp/content_M.npy", "/tmp/content_ids.json", "/tmp/prf_titles.npy")
+argparse.ArgumentParser(
+    description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+).parse_args()
+if missing := [p for p in CACHES if not Path(p).exists()]:
+    sys.exit(f"tune_fusion_cv: run tune_prf.py and tune_passages.py first (missing {missing[0]})")
 AN = default_analyzer()
 schema = load_schema("documents")
 data = ev.load_beir(Path("../shared/datasets/scifact"), "train", schema)
