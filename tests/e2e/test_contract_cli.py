@@ -1,7 +1,5 @@
-"""Output contract and CLI: every --json output validates against the seeds' JSON Schemas.
-
-The schemas are the ones in seeds/query-executor-node.md, stored verbatim in
-agentic_search/contracts; Candidate is referenced from QueryExecutorOutput by $ref.
+"""Output contract and CLI: every --json output validates against the output contract's JSON
+Schemas (ARCHITECTURE.md, "Contracts"), stored verbatim in agentic_search/contracts; Candidate is referenced from QueryExecutorOutput by $ref.
 """
 
 from __future__ import annotations

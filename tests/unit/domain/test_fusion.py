@@ -1,7 +1,7 @@
 """Rank fusion (RRF, weighted sum of min-max scores, DBSF) against hand-computed examples.
 
-Every expected value below is worked out by hand in the comments (DESIGN.md, "Concepts and
-their standard names"):
+Every expected value below is worked out by hand in the comments (ARCHITECTURE.md,
+"Contracts"):
 
 * RRF: ``fused(d) = sum_l w_l / (k + rank_l(d))``, rank from 1, ``score = fused / (sum w / (k+1))``
   over the non-empty lists.

@@ -1,6 +1,6 @@
 """Rank fusion: RRF, weighted sum of min-max normalized scores, and DBSF.
 
-Pure functions over ranked lists; no I/O. Definitions (DESIGN.md):
+Pure functions over ranked lists; no I/O. Definitions (ARCHITECTURE.md, "Contracts"):
 
 * **RRF** (Cormack, Clarke, Buettcher, "Reciprocal Rank Fusion outperforms Condorcet and
   individual rank learning methods", SIGIR 2009): ``score(d) = sum_l w_l / (k + rank_l(d))``,

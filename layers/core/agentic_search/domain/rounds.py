@@ -1,6 +1,6 @@
 """The executor's round policy, pure: the gate, what the next round asks, the relaxation
-ladder, the stopping rule, the final ranking and the evidence pack (the nodes of
-``seeds/executor-subgraph.md`` that do no I/O). The split of a round's plan into the Map's
+ladder, the stopping rule, the final ranking and the evidence pack (the nodes of the
+executor's round graph that do no I/O; ARCHITECTURE.md). The split of a round's plan into the Map's
 items is :mod:`.subqueries`; what entity-aware rounds fetch, walk and place is
 :mod:`.entity_rounds`.
 

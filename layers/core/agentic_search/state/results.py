@@ -1,7 +1,7 @@
 """What retrieval produces: ranked lists, fused entries, candidates and the executor output.
 
-``Candidate`` and ``QueryExecutorOutput`` follow the JSON Schemas in
-``seeds/query-executor-node.md`` (kept in ``agentic_search/contracts``; camelCase on the wire).
+``Candidate`` and ``QueryExecutorOutput`` follow the JSON Schemas of the output contract
+(ARCHITECTURE.md; kept in ``agentic_search/contracts``; camelCase on the wire).
 ``RankedList`` / ``Fused`` are the inputs and outputs of :mod:`agentic_search.domain.fusion`;
 ``SourceResult`` is one source's answer inside a process (payloads included).
 """
