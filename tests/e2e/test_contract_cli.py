@@ -1,5 +1,6 @@
 """Output contract and CLI: every --json output validates against the output contract's JSON
-Schemas (ARCHITECTURE.md, "Contracts"), stored verbatim in agentic_search/contracts; Candidate is referenced from QueryExecutorOutput by $ref.
+Schemas (ARCHITECTURE.md, "Contracts"), stored verbatim in agentic_search/contracts; Candidate
+is referenced from QueryExecutorOutput by $ref.
 """
 
 from __future__ import annotations
