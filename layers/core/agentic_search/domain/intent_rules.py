@@ -14,8 +14,8 @@ from agentic_search.domain.intent import (
     CatalogLookup,
     normalize_query,
     quoted_phrases,
+    reference_profile,
 )
-from agentic_search.domain.intent_names import read_names
 from agentic_search.domain.intent_patterns import QUOTED, phrase_pattern
 from agentic_search.domain.linking import apply_corrections
 from agentic_search.domain.schema import DomainSchema
@@ -115,10 +115,87 @@ class _Reading:
         self.take(span)
         self.constraint_spans.append(span)
 
+    def linked_products(self) -> None:
+        """The records the linker found (exact or fuzzy), located in the normalized query."""
+        assert self.linking is not None
+        q = self.q
+        for link in self.linking.entities:
+            surface = normalize_query(link.surface)
+            for m in re.finditer(re.escape(surface), q):
+                span = m.span()
+                same = any((p[0], p[1]) == span for p in self.products)
+                if self.free(span) or same:
+                    self.products.append((span[0], span[1], link.name.lower(), link.id))
+                    self.take(span)
+                    break
+
     def products_and_reference(self) -> None:
-        """Product names, the reference tool and the goal, the excluded tools
-        (:func:`agentic_search.domain.intent_names.read_names`)."""
-        read_names(self)
+        """Product names (longest first), the reference tool among them and the goal, the
+        excluded tools ("not Terraform"); every product name is a must-preserve term."""
+        q, query = self.q, self.query
+        if self.linking is not None:
+            self.linked_products()
+        else:
+            for pattern, name, rid in self.x.names:
+                for m in pattern.finditer(q):
+                    if self.free(m.span()) and P.is_product_mention(query, q, m.start(), m.end()):
+                        self.products.append((m.start(), m.end(), name, rid))
+                        self.take(m.span())
+        self.products.sort()
+        ref_phrase_span: tuple[int, int] | None = None
+        for start, end, _name, rid in self.products:
+            prefix = q[:start]
+            for pat, kind in P.REF_PATTERNS:
+                m = re.search(pat + r"$", prefix)
+                if m is not None:
+                    self.reference = (rid, q[start:end])
+                    self.goal = kind
+                    ref_phrase_span = (m.start(), end)
+                    break
+            if self.reference:
+                break
+        if self.reference is None:
+            for start, end, _name, rid in self.products:
+                after = re.match(r"(?:'s)?\s*(?:alternatives?|replacements?)\b", q[end:])
+                if after:
+                    self.reference, self.goal = (rid, q[start:end]), "alternative-to"
+                    ref_phrase_span = (start, end + len(after[0]))
+                    break
+        if ref_phrase_span:
+            self.constraint(ref_phrase_span)
+        for start, end, _name, rid in self.products:
+            neg = P.NEG_BEFORE.search(q[:start])
+            if neg and (self.reference is None or rid != self.reference[0]):
+                self.excluded.append(rid)
+                self.constraint_spans.append((neg.start(), end))
+        if self.reference:
+            record = self.x.catalog.record(self.reference[0]) or {}
+            self.profile = reference_profile(self.x.schema, record)
+        for start, end, name, _ in self.products:
+            original = re.search(re.escape(q[start:end]), query, re.IGNORECASE)
+            term = original.group(0) if original else name
+            if term not in self.must_preserve and self.preserve(start, end):
+                self.must_preserve.append(term)
+        # distinct names, not records: one name of two records ("The Hard Easy") compares nothing
+        named = {(start, end) for start, end, *_ in self.products}
+        if self.goal == "find":
+            if (P.COMPARE.search(q) and len(named) >= 2) or (
+                len(named) >= 2 and P.COMPARE_CUE.search(q)
+            ):
+                self.goal = "compare"
+            elif P.EXPLAIN.search(q):
+                self.goal = "explain"
+
+    def preserve(self, start: int, end: int) -> bool:
+        """Whether a product mention is kept verbatim for BM25: exact links are; a fuzzy one
+        (a typo) is not, its record's name is asked instead (the reading's intent asks for it)."""
+        if self.linking is None:
+            return True
+        span = self.q[start:end]
+        return not any(
+            lk.method == "fuzzy" and normalize_query(lk.surface) == span
+            for lk in self.linking.entities
+        )
 
     def price_ceilings(self) -> None:
         """ "under $20", "$15 or less", and "cheaper than <reference tool>" (its price)."""
