@@ -15,7 +15,9 @@ The split is fixed before any tuning and never depends on the engine: within eac
 queries with the same kind, language and answerability, the queries are ordered by the SHA-256
 of their id and the first ``round(0.4 * n)`` go to ``tuning``, the rest to ``heldout`` (so every
 kind and every language of the answerable queries is in both splits, about 40/60; a group of one
-goes to ``heldout``). ``--check`` exits 1 when the files on disk
+goes to ``heldout``). Adding a query to a group can move that group's others across the cut, so
+once tuning has started a new query carries its own ``"split": "heldout"`` in the judgments
+(kept as written, outside the rule). ``--check`` exits 1 when the files on disk
 differ from what the judgments give (the test suite runs the same comparison).
 """
 
@@ -39,12 +41,16 @@ def read_judgments(path: Path = JUDGMENTS) -> list[dict]:
 
 
 def split_of(judgments: list[dict], share: float = TUNING_SHARE) -> dict[str, str]:
-    """{query id: "tuning" | "heldout"}: per (kind, language, answerable) group, the first
-    ``round(share * n)`` ids by SHA-256 go to tuning."""
+    """{query id: "tuning" | "heldout"}: a judgment's own ``split`` when it has one, else per
+    (kind, language, answerable) group of the others, the first ``round(share * n)`` ids by
+    SHA-256 go to tuning."""
     groups: dict[tuple[str, str, bool], list[str]] = {}
-    for j in judgments:
-        groups.setdefault((j["kind"], j["lang"], bool(j["answerable"])), []).append(j["id"])
     out: dict[str, str] = {}
+    for j in judgments:
+        if j.get("split") in SPLITS:
+            out[j["id"]] = j["split"]
+            continue
+        groups.setdefault((j["kind"], j["lang"], bool(j["answerable"])), []).append(j["id"])
     for ids in groups.values():
         ordered = sorted(ids, key=lambda i: hashlib.sha256(i.encode()).hexdigest())
         cut = round(share * len(ordered))
