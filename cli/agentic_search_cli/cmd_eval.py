@@ -28,8 +28,10 @@ def add_parser(sub: Any) -> None:
         description=(
             "Ingest a BEIR-layout dataset (corpus.jsonl, queries.jsonl, qrels/SPLIT.tsv) into\n"
             "the 'documents' domain when needed, run every system on the same index and the\n"
-            "judged queries of the split, and report nDCG@10, Recall@100, MRR@10 (pytrec_eval)\n"
-            "and latency p50/p95/p99 per system (top 100 each).\n\n"
+            "judged queries of the split, and report nDCG@10, Recall@5/10/100, MRR@10\n"
+            "(pytrec_eval) and latency p50/p95/p99 per system (top 100 each). A folder with a\n"
+            "dataset.json naming a bundled catalog (benchmarks/tools_queries) is evaluated on\n"
+            "that catalog, and its unanswerable queries are scored for abstention.\n\n"
             "systems:\n"
             "  bm25             the keyword index alone\n"
             "  dense            the 'content' named vector alone\n"
@@ -45,11 +47,19 @@ def add_parser(sub: Any) -> None:
             "  agentic-search eval --dataset ../shared/datasets/scifact --json "
             "--out benchmarks/scifact\n"
             "  agentic-search eval --dataset DIR --systems bm25,dense --max-queries 50\n"
+            "  agentic-search eval --dataset benchmarks/tools_queries --split tuning,heldout\n"
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     e.add_argument("--dataset", type=Path, required=True, metavar="DIR", help="BEIR dataset folder")
-    e.add_argument("--split", default="test", help="qrels split: qrels/SPLIT.tsv (default test)")
+    e.add_argument(
+        "--split",
+        default="test",
+        help=(
+            "qrels split: qrels/SPLIT.tsv (default test); several, comma-separated "
+            "(tuning,heldout), are evaluated together and reported per split"
+        ),
+    )
     e.add_argument(
         "--systems",
         default=None,
@@ -95,6 +105,7 @@ def run(args: argparse.Namespace) -> int:
         usage_error(str(exc))
     try:
         ev.check_dataset(args.dataset, args.split)
+        domain = ev.dataset_domain(args.dataset)
     except ev.DatasetError as exc:
         usage_error(str(exc))
     if args.out is not None and args.out.exists() and not args.out.is_dir():
@@ -118,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
     # the figures are reproducible and compare retrieval, not a remote model.
     service = SearchService.create(
         settings_for(collection_prefix=prefix, cache_backend="none", llm=eval_llm()),
-        "documents",
+        domain,
     )
     try:
         try:

@@ -196,7 +196,14 @@ def test_cli_eval_prints_one_json_object_and_writes_results_and_plots(
     for name in ev.SYSTEMS:
         s = obj["systems"][name]
         # (no query has two relevant documents, so no both@k; no query type, no by_type)
-        assert set(s) == {"ndcg@10", "recall@10", "recall@100", "mrr@10", "latency_ms"}
+        assert set(s) == {
+            "ndcg@10",
+            "recall@5",
+            "recall@10",
+            "recall@100",
+            "mrr@10",
+            "latency_ms",
+        }
         assert set(s["latency_ms"]) == {"p50", "p95", "p99"}
         assert all(0.0 <= s[m] <= 1.0 for m in ("ndcg@10", "recall@100", "mrr@10"))
     # AND the progress went to stderr, the files to --out

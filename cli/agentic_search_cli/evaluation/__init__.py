@@ -6,7 +6,9 @@ The package, by job:
 * :mod:`.corpus`: making the evaluation collection hold exactly the corpus;
 * :mod:`.systems`: the systems compared (``bm25``, ``dense``, ``hybrid-rrf``, the executor in
   one and several rounds, optionally Qdrant's own RRF);
-* :mod:`.metrics`: nDCG@10, Recall@100 and MRR@10 from ``pytrec_eval``, latency percentiles;
+* :mod:`.metrics`: nDCG@10, Recall@10/100 and MRR@10 from ``pytrec_eval``, Recall@5, both@k,
+  abstention counts (unanswerable queries answered with nothing, answerable ones left empty),
+  latency percentiles;
 * :mod:`.run`: :func:`evaluate`, every system over the judged queries of one split;
 * :mod:`.outputs`: ``results.json`` and the plots.
 
@@ -20,12 +22,15 @@ from agentic_search_cli.evaluation.datasets import (
     DatasetError,
     available_splits,
     check_dataset,
+    dataset_domain,
     load_beir,
     read_qrels,
     read_queries,
 )
 from agentic_search_cli.evaluation.metrics import (
     METRICS,
+    Abstention,
+    abstention,
     evaluate_rankings,
     latency_percentiles,
     mean_metrics,
@@ -39,6 +44,7 @@ from agentic_search_cli.evaluation.outputs import (
 from agentic_search_cli.evaluation.run import (
     DEFAULT_WARMUP,
     EvaluationResult,
+    QueryGroups,
     SystemResult,
     evaluate,
 )
@@ -51,8 +57,10 @@ from agentic_search_cli.evaluation.systems import (
     SYSTEMS,
     TOP_K,
     UNAVAILABLE,
+    Answer,
     bm25_ranking,
     cold_start,
+    dense_aspect,
     dense_ranking,
     hybrid_rrf_qdrant_ranking,
     hybrid_rrf_ranking,
@@ -74,15 +82,21 @@ __all__ = [
     "SYSTEMS",
     "TOP_K",
     "UNAVAILABLE",
+    "Abstention",
+    "Answer",
     "BeirDataset",
     "CorpusSync",
     "DatasetError",
     "EvaluationResult",
+    "QueryGroups",
     "SystemResult",
+    "abstention",
     "available_splits",
     "bm25_ranking",
     "check_dataset",
     "cold_start",
+    "dataset_domain",
+    "dense_aspect",
     "dense_ranking",
     "ensure_corpus",
     "evaluate",

@@ -21,20 +21,23 @@ from agentic_search_cli.evaluation.corpus import CorpusSync
 from agentic_search_cli.evaluation.datasets import BeirDataset
 from agentic_search_cli.evaluation.metrics import (
     METRICS,
+    Abstention,
+    abstention,
     evaluate_rankings,
     latency_percentiles,
     mean_metrics,
+    means_by_label,
     means_by_type,
     multi_relevant,
 )
 from agentic_search_cli.evaluation.systems import (
     COLD,
-    DENSE_ASPECT,
     RRF_K,
     RUNNERS,
     SYSTEMS,
     TOP_K,
     cold_start,
+    dense_aspect,
     unavailable_reason,
 )
 
@@ -50,8 +53,10 @@ class SystemResult:
     """One system's outcome: rankings, per-query metrics and latencies (ms), or why it is absent.
 
     ``rankings``: {query id: doc ids, best first, at most 100}; ``per_query``: {query id:
-    {metric: value in [0, 1]}}; ``latency_ms``: {query id: wall-clock ms}; ``errors``: {query
-    id: message} for queries where the system failed or reported failing sources.
+    {metric: value in [0, 1]}} for the judged (answerable) queries; ``latency_ms``: {query id:
+    wall-clock ms}; ``errors``: {query id: message} for queries where the system failed or
+    reported failing sources; ``verdicts``: {query id: the executor's answer-level verdict}
+    (empty for systems without one).
     """
 
     name: str
@@ -61,6 +66,11 @@ class SystemResult:
     per_query: dict[str, dict[str, float]] = field(default_factory=dict)
     latency_ms: dict[str, float] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)
+    verdicts: dict[str, str] = field(default_factory=dict)
+
+    def abstention(self, query_ids: Sequence[str], unanswerable: frozenset[str]) -> Abstention:
+        """:func:`~agentic_search_cli.evaluation.metrics.abstention` over ``query_ids``."""
+        return abstention(query_ids, unanswerable, self.rankings, self.errors, self.verdicts)
 
     @property
     def means(self) -> dict[str, float]:
@@ -73,11 +83,16 @@ class SystemResult:
         return latency_percentiles(list(self.latency_ms.values()))
 
     def summary(
-        self, metrics: Sequence[str] = METRICS, types: dict[str, str] | None = None
+        self,
+        metrics: Sequence[str] = METRICS,
+        types: dict[str, str] | None = None,
+        groups: QueryGroups | None = None,
     ) -> dict[str, Any]:
         """``{metric: mean for each of metrics, "latency_ms": {"p50", "p95", "p99"}}`` plus
         ``"by_type": {type: {metric: mean}}`` when ``types`` is given, or
-        ``{"available": false, "reason"}``."""
+        ``{"available": false, "reason"}``; with ``groups`` (see :class:`QueryGroups`) also
+        ``"by_lang"``, ``"by_split"`` (each split's means, ``by_type`` and ``abstention``) and
+        ``"abstention"`` when some query is unanswerable."""
         if not self.available:
             return {"available": False, "reason": self.reason}
         pct = self.percentiles
@@ -89,26 +104,65 @@ class SystemResult:
                 typ: {m: round(row[m], 4) for m in metrics}
                 for typ, row in means_by_type(self.per_query, types).items()
             }
+        if groups is None:
+            return out
+        if groups.langs:
+            out["by_lang"] = {
+                lang: {m: round(row[m], 4) for m in metrics}
+                for lang, row in means_by_label(self.per_query, groups.langs).items()
+            }
+        if groups.splits:
+            by_split: dict[str, Any] = {}
+            for name, row in means_by_label(self.per_query, groups.splits, types).items():
+                ids = [q for q in groups.query_ids if groups.splits.get(q) == name]
+                by_split[name] = {
+                    **{m: round(row[m], 4) for m in metrics},
+                    "by_type": {
+                        typ: {m: round(r[m], 4) for m in metrics}
+                        for typ, r in row.get("by_type", {}).items()
+                    },
+                    "abstention": self.abstention(ids, groups.unanswerable).wire(),
+                }
+            out["by_split"] = by_split
+        if groups.unanswerable:
+            out["abstention"] = self.abstention(groups.query_ids, groups.unanswerable).wire()
         return out
 
     def detail(
-        self, metrics: Sequence[str] = METRICS, types: dict[str, str] | None = None
+        self,
+        metrics: Sequence[str] = METRICS,
+        types: dict[str, str] | None = None,
+        groups: QueryGroups | None = None,
     ) -> dict[str, Any]:
         """The summary plus mean latency, error count and per-query metrics and latency."""
         if not self.available:
             return self.summary()
-        out = self.summary(metrics, types)
+        out = self.summary(metrics, types, groups)
         out["latency_ms"]["mean"] = round(self.percentiles["mean"], 2)
         out["errors"] = len(self.errors)
         out["per_query"] = {
             q: {
-                **{m: round(v, 4) for m, v in row.items()},
+                **{m: round(v, 4) for m, v in self.per_query.get(q, {}).items()},
+                "returned": len(self.rankings.get(q, ())),
                 "latency_ms": round(self.latency_ms.get(q, 0.0), 2),
+                **({"verdict": self.verdicts[q]} if q in self.verdicts else {}),
                 **({"error": self.errors[q]} if q in self.errors else {}),
             }
-            for q, row in self.per_query.items()
+            for q in (self.rankings or self.per_query)
         }
         return out
+
+
+@dataclass(frozen=True)
+class QueryGroups:
+    """How a run's queries group beyond their type: ``query_ids`` (all, in order), ``langs``
+    and ``splits`` ({query id: label}; empty when queries carry none) and ``unanswerable``
+    (ids judged to have no answer in the corpus)."""
+
+    query_ids: tuple[str, ...] = ()
+    langs: dict[str, str] = field(default_factory=dict)
+    splits: dict[str, str] = field(default_factory=dict)
+    unanswerable: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -123,6 +177,14 @@ class EvaluationResult:
     info: dict[str, Any] = field(default_factory=dict)
     types: dict[str, str] = field(default_factory=dict)
     multi_relevant: bool = False
+    langs: dict[str, str] = field(default_factory=dict)
+    splits: dict[str, str] = field(default_factory=dict)
+    unanswerable: frozenset[str] = frozenset()
+
+    @property
+    def groups(self) -> QueryGroups:
+        """The run's :class:`QueryGroups` (languages, splits, unanswerable queries)."""
+        return QueryGroups(tuple(self.query_ids), self.langs, self.splits, self.unanswerable)
 
     @property
     def metrics(self) -> tuple[str, ...]:
@@ -132,24 +194,38 @@ class EvaluationResult:
     @property
     def type_counts(self) -> dict[str, int]:
         """Queries per type, in first-seen order (empty when queries carry no type)."""
+        return self.label_counts(self.types, judged_only=True)
+
+    def label_counts(self, labels: dict[str, str], judged_only: bool = False) -> dict[str, int]:
+        """Queries per label ({query id: label}), in first-seen order; ``judged_only`` counts
+        only the answerable queries (those the metrics are means over)."""
         counts: dict[str, int] = {}
         for q in self.query_ids:
-            if q in self.types:
-                counts[self.types[q]] = counts.get(self.types[q], 0) + 1
+            if q in labels and not (judged_only and q in self.unanswerable):
+                counts[labels[q]] = counts.get(labels[q], 0) + 1
         return counts
 
     def summary(self) -> dict[str, Any]:
-        """The ``--json`` object: ``{"dataset", "split", "queries", ["types"], "systems":
-        {NAME: ...}}``."""
+        """The ``--json`` object: ``{"dataset", "split", "queries", ["answerable",
+        "unanswerable"], ["types"], ["langs"], ["splits"], "systems": {NAME: ...}}`` (the
+        metrics are means over the answerable queries; see :meth:`SystemResult.summary`)."""
         out: dict[str, Any] = {
             "dataset": self.dataset,
             "split": self.split,
             "queries": len(self.query_ids),
         }
+        if self.unanswerable:
+            out["answerable"] = len(self.query_ids) - len(self.unanswerable)
+            out["unanswerable"] = len(self.unanswerable)
         if self.types:
             out["types"] = self.type_counts
+        if self.langs:
+            out["langs"] = self.label_counts(self.langs, judged_only=True)
+        if self.splits:
+            out["splits"] = self.label_counts(self.splits)
+        groups = self.groups
         out["systems"] = {
-            name: s.summary(self.metrics, self.types) for name, s in self.systems.items()
+            name: s.summary(self.metrics, self.types, groups) for name, s in self.systems.items()
         }
         return out
 
@@ -157,8 +233,9 @@ class EvaluationResult:
         """``results.json``: the summary with per-query metrics, settings, corpus and machine."""
         out = self.summary()
         out["dataset_path"] = self.dataset_path
+        groups = self.groups
         out["systems"] = {
-            name: s.detail(self.metrics, self.types) for name, s in self.systems.items()
+            name: s.detail(self.metrics, self.types, groups) for name, s in self.systems.items()
         }
         out.update(self.info)
         return out
@@ -202,13 +279,15 @@ def evaluate(
             if name in COLD:
                 cold_start(engine)
             t = time.perf_counter()
-            ranking, error = RUNNERS[name](engine, text)
+            answer = RUNNERS[name](engine, text)
             ms = (time.perf_counter() - t) * 1000
             res = results[name]
-            res.rankings[qid] = doc_ranking(ranking)[:TOP_K]
+            res.rankings[qid] = doc_ranking(answer.ranking)[:TOP_K]
             res.latency_ms[qid] = ms
-            if error:
-                res.errors[qid] = error
+            if answer.error:
+                res.errors[qid] = answer.error
+            if answer.verdict:
+                res.verdicts[qid] = answer.verdict
             if on_progress:
                 on_progress(1)
     for name in runnable:
@@ -221,7 +300,7 @@ def evaluate(
         "settings": {
             "top_k": TOP_K,
             "rrf_k": RRF_K,
-            "dense_aspect": DENSE_ASPECT,
+            "dense_aspect": dense_aspect(engine),
             "warmup_queries": min(max(0, warmup), len(qids)),
             "ignore_identical_ids": ignore_identical_ids,
             "embedder": getattr(
@@ -247,4 +326,7 @@ def evaluate(
         info=info,
         types=dict(dataset.types),
         multi_relevant=multi_relevant(dataset.qrels),
+        langs=dict(dataset.langs),
+        splits=dict(dataset.splits),
+        unanswerable=dataset.unanswerable,
     )

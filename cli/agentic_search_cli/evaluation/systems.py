@@ -1,9 +1,12 @@
-"""The evaluated systems: each maps (engine, query text) to doc ids, best first.
+"""The evaluated systems: each maps (engine, query text) to an :class:`Answer`: doc ids, best
+first, an error when it failed, and the answer-level verdict where the system gives one.
 
 Systems (all over the same collection, each asked for its top ``TOP_K`` = 100):
 
 * ``bm25``: the keyword index alone (:meth:`KeywordIndex.search` on the query text);
-* ``dense``: the ``content`` named vector alone, queried with the embedded query text;
+* ``dense``: the ``content`` named vector alone, queried with the embedded query text (a
+  schema without a ``content`` aspect: its first aspect, the tools schema's ``identity``:
+  name, vendor, category, description);
 * ``hybrid-rrf``: the two lists above fused in one step by plain RRF, k = 60
   (:func:`agentic_search.domain.fusion.rrf`; Cormack, Clarke, Buettcher, SIGIR 2009);
 * ``executor-1round``: the engine's own pipeline, ``engine.search(query, limit=100)``
@@ -20,7 +23,7 @@ Systems (all over the same collection, each asked for its top ``TOP_K`` = 100):
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from agentic_search.domain.fusion import DEFAULT_RRF_K, rrf
 from agentic_search.state import RankedList
@@ -30,6 +33,18 @@ if TYPE_CHECKING:
 
 
 TOP_K = 100
+
+
+class Answer(NamedTuple):
+    """One system's answer to one query: ``ranking`` (doc ids, best first), ``error`` (why it
+    failed or which sources failed; None when all went well) and ``verdict`` (the executor's
+    ``answerQuality`` verdict, ``good``/``weak``/``none``; None for systems without one)."""
+
+    ranking: list[str]
+    error: str | None = None
+    verdict: str | None = None
+
+
 RRF_K = DEFAULT_RRF_K  # plain RRF, k = 60, whatever RRF_K the engine is configured with
 DENSE_ASPECT = "content"
 
@@ -45,12 +60,19 @@ def bm25_ranking(engine: SearchService, text: str, top_k: int = TOP_K) -> list[s
     return [h.id for h in engine.components.keyword.search(engine.schema, text, top_k)]
 
 
+def dense_aspect(engine: SearchService) -> str:
+    """The named vector the ``dense`` system searches: ``content`` when the schema has it
+    (the documents domain), else the schema's first aspect."""
+    names = engine.schema.aspect_names
+    return DENSE_ASPECT if DENSE_ASPECT in names else names[0]
+
+
 def dense_ranking(engine: SearchService, text: str, top_k: int = TOP_K) -> list[str]:
-    """Doc ids from the ``content`` named vector with the embedded query, best first."""
+    """Doc ids from the :func:`dense_aspect` named vector with the embedded query, best
+    first."""
     vec = engine.components.embedder.embed_query(text)
-    return [
-        h.id for h in engine.components.store.query_dense(engine.schema, DENSE_ASPECT, vec, top_k)
-    ]
+    aspect = dense_aspect(engine)
+    return [h.id for h in engine.components.store.query_dense(engine.schema, aspect, vec, top_k)]
 
 
 def hybrid_rrf_ranking(
@@ -61,8 +83,8 @@ def hybrid_rrf_ranking(
     return [f.id for f in fused[:top_k]]
 
 
-def _run_hybrid(engine: SearchService, text: str) -> tuple[list[str], str | None]:
-    return hybrid_rrf_ranking(dense_ranking(engine, text), bm25_ranking(engine, text)), None
+def _run_hybrid(engine: SearchService, text: str) -> Answer:
+    return Answer(hybrid_rrf_ranking(dense_ranking(engine, text), bm25_ranking(engine, text)))
 
 
 def hybrid_rrf_qdrant_ranking(engine: SearchService, text: str, top_k: int = TOP_K) -> list[str]:
@@ -72,7 +94,7 @@ def hybrid_rrf_qdrant_ranking(engine: SearchService, text: str, top_k: int = TOP
     vec = engine.components.embedder.embed_query(text)
     sparse = QdrantSparseKeywordIndex(engine.components.store).query_vector(text)
     hits = engine.components.store.query_hybrid_rrf(
-        engine.schema, DENSE_ASPECT, vec, sparse, top_k, RRF_K
+        engine.schema, dense_aspect(engine), vec, sparse, top_k, RRF_K
     )
     return [h.id for h in hits]
 
@@ -98,31 +120,34 @@ def cold_start(engine: SearchService) -> None:
     engine.components.memo.clear_token_counts()
 
 
-def _run_executor(engine: SearchService, text: str, rounds: int) -> tuple[list[str], str | None]:
+def _run_executor(engine: SearchService, text: str, rounds: int) -> Answer:
     try:
         resp = engine.search(text, limit=TOP_K, rounds=rounds)
     except ValueError as exc:  # empty or over-long query: no ranking, counted as an error
-        return [], str(exc)
+        return Answer([], str(exc))
     errors = resp.output.errors
     note = "; ".join(f"{e.source}: {e.error}" for e in errors) if errors else None
-    return [c.id for c in resp.output.candidates], note
+    quality = resp.output.answer_quality
+    return Answer(
+        [c.id for c in resp.output.candidates], note, quality.verdict if quality else None
+    )
 
 
-def _run_executor_1round(engine: SearchService, text: str) -> tuple[list[str], str | None]:
+def _run_executor_1round(engine: SearchService, text: str) -> Answer:
     return _run_executor(engine, text, 1)
 
 
-def _run_executor_multi(engine: SearchService, text: str) -> tuple[list[str], str | None]:
+def _run_executor_multi(engine: SearchService, text: str) -> Answer:
     return _run_executor(engine, text, max(2, engine.settings.max_rounds))
 
 
-SystemFn = Callable[["SearchService", str], tuple[list[str], str | None]]
+SystemFn = Callable[["SearchService", str], Answer]
 
 RUNNERS: dict[str, SystemFn] = {
-    "bm25": lambda e, t: (bm25_ranking(e, t), None),
-    "dense": lambda e, t: (dense_ranking(e, t), None),
+    "bm25": lambda e, t: Answer(bm25_ranking(e, t)),
+    "dense": lambda e, t: Answer(dense_ranking(e, t)),
     "hybrid-rrf": _run_hybrid,
-    "hybrid-rrf-qdrant": lambda e, t: (hybrid_rrf_qdrant_ranking(e, t), None),
+    "hybrid-rrf-qdrant": lambda e, t: Answer(hybrid_rrf_qdrant_ranking(e, t)),
     "executor-1round": _run_executor_1round,
     "executor": _run_executor_multi,
 }
