@@ -111,7 +111,9 @@ def run(args: argparse.Namespace) -> int:
         try:
             maintenance.hold_writes()
         except VectorStoreError as exc:
-            sys.stderr.write(f"agentic-search: error: {_held_by(rt.settings, exc)}\n")
+            from agentic_search_cli.serve_link import held_message
+
+            sys.stderr.write(f"agentic-search: error: {held_message(rt.settings, exc)}\n")
             rt.components.close()  # type: ignore[attr-defined]
             return 1
     try:  # the port next: one taken fails before any worker starts
@@ -163,20 +165,6 @@ def run(args: argparse.Namespace) -> int:
             serve_link.remove_info(rt.settings)
         if pool is not None:
             pool.close()
-
-
-def _held_by(settings: Any, exc: Exception) -> str:
-    """The lock error of ``exc``, or, when the holder is a running ``serve``, which one."""
-    from agentic_search_cli.serve_link import running_server
-
-    info = running_server(settings)
-    if info is not None and f"(pid {info.pid})" in str(exc):
-        return (
-            f"agentic-search serve (pid {info.pid}) is already serving "
-            f"{settings.resolved_edge_path} on port {info.port}; stop it, or point "
-            "QDRANT_EDGE_PATH elsewhere"
-        )
-    return str(exc)
 
 
 def start_pool(settings: Any, maintenance: Any, workers: int) -> Any:

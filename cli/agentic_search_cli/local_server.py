@@ -24,8 +24,6 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import hmac
-import ipaddress
 import json
 import threading
 import time
@@ -115,8 +113,10 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             return
         body = self.rfile.read(length) if length else b""
-        if self.path.startswith("/_local/"):
-            self._local_write(body)
+        if self.path.startswith("/_local/"):  # a CLI write (serve_writer), not the API's
+            from agentic_search_cli.serve_writer import answer
+
+            answer(self, body)
             return
         event = http_api_event(
             self.command, self.path, dict(self.headers.items()), body, self.client_address[0]
@@ -134,50 +134,6 @@ class _Handler(BaseHTTPRequestHandler):
         data = out.get("body") or ""
         raw = base64.b64decode(data) if out.get("isBase64Encoded") else data.encode("utf-8")
         self._reply(int(out.get("statusCode", 200)), dict(out.get("headers") or {}), raw)
-
-    def _local_write(self, body: bytes) -> None:
-        """``POST /_local/ingest`` and ``/_local/sync``: a CLI write handed to this server
-        (:mod:`~agentic_search_cli.serve_link`), answered to a loopback client holding the
-        serve-info token, as a stream of JSON lines (:mod:`~agentic_search_cli.serve_writer`).
-        These routes are the local server's, not the deployed API's."""
-        from agentic_search_cli.serve_link import TOKEN_HEADER
-
-        writer, route = self.writer, self.path.split("?", 1)[0]
-        if writer is None or route not in writer.ROUTES:
-            self._send_json(404, "NotFound", f"no route {route}")
-            return
-        if self.command != "POST":
-            self._send_json(405, "MethodNotAllowed", f"{route} takes POST")
-            return
-        token = self.headers.get(TOKEN_HEADER) or ""
-        try:
-            loopback = ipaddress.ip_address(self.client_address[0]).is_loopback
-        except ValueError:
-            loopback = False
-        if not loopback or not hmac.compare_digest(token.encode(), writer.token.encode()):
-            self._send_json(
-                403, "Forbidden", "the write routes answer a loopback client with the token"
-            )
-            return
-        try:
-            payload = json.loads(body)
-            if not isinstance(payload, dict):
-                raise ValueError("not an object")
-        except ValueError as exc:
-            self._send_json(400, "BadRequest", f"the body is not a JSON object: {exc}")
-            return
-        self.close_connection = True  # HTTP/1.0: the answer ends when the connection closes
-        self.send_response(200)
-        self.send_header("content-type", "application/x-ndjson")
-        self.end_headers()
-
-        def emit(obj: dict[str, Any]) -> None:
-            # a client gone (Ctrl-C) does not stop the write: it completes, as journaled
-            with contextlib.suppress(OSError):
-                self.wfile.write((json.dumps(obj) + "\n").encode())
-                self.wfile.flush()
-
-        writer.handle(route, payload, emit)
 
     def _reply(self, status: int, headers: dict[str, str], raw: bytes) -> None:
         self.send_response(status)

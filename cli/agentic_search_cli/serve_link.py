@@ -10,6 +10,9 @@ folder, and the server answers these routes to loopback clients only). The serve
 JSON object per line (progress, notes, then the result), applies the write with its own writer
 (journaled as the CLI's own), then gives its worker processes fresh copies of the index before
 it answers: when the command returns, every new record is searchable through ``serve``.
+
+Long: both ends of one small protocol (the serve-info file, the client, and how the CLI shows
+the answer) in one file, so a change to one side is seen with the other.
 """
 
 from __future__ import annotations
@@ -93,6 +96,18 @@ def _alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def held_message(settings: Any, exc: Exception) -> str:
+    """The lock error of ``exc``, or, when the holder is a running ``serve``, which one."""
+    info = running_server(settings)
+    if info is not None and f"(pid {info.pid})" in str(exc):
+        return (
+            f"agentic-search serve (pid {info.pid}) is already serving "
+            f"{settings.resolved_edge_path} on port {info.port}; stop it, or point "
+            "QDRANT_EDGE_PATH elsewhere"
+        )
+    return str(exc)
 
 
 class ServeLinkError(RuntimeError):
@@ -238,16 +253,30 @@ def run_ingest(args: Any, path: Path, info: ServeInfo) -> int:
     return 1 if args.strict and report.errors else 0
 
 
+def sync_body(args: Any) -> dict[str, Any]:
+    """The body of ``POST /_local/sync`` for the ``sync`` command's ``args``."""
+    return {
+        "domain": args.domain,
+        "events": str(args.events.resolve()) if args.events is not None else None,
+        "batchSize": args.batch_size,
+        "redrive": args.redrive,
+        "retryFailed": args.retry_failed,
+        "status": args.status,
+    }
+
+
 __all__ = [
     "INFO_NAME",
     "TOKEN_HEADER",
     "ServeInfo",
     "ServeLinkError",
     "follow",
+    "held_message",
     "info_path",
     "post_lines",
     "remove_info",
     "run_ingest",
     "running_server",
+    "sync_body",
     "write_info",
 ]

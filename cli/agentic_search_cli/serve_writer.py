@@ -21,6 +21,9 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import hmac
+import ipaddress
+import json
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -143,4 +146,48 @@ class ServeWriter:
         return {"summary": summary, "changed": args.events is not None or args.redrive}
 
 
-__all__ = ["ServeWriter"]
+def answer(handler: Any, body: bytes) -> None:
+    """Answer ``POST /_local/ingest`` or ``/_local/sync`` on the local server's request
+    ``handler`` (a ``BaseHTTPRequestHandler`` whose class holds the ``writer``): to a
+    loopback client holding the serve-info token only, as a stream of JSON lines. These
+    routes are the local server's, not the deployed API's."""
+    from agentic_search_cli.serve_link import TOKEN_HEADER
+
+    writer, route = handler.writer, handler.path.split("?", 1)[0]
+    if writer is None or route not in writer.ROUTES:
+        handler._send_json(404, "NotFound", f"no route {route}")
+        return
+    if handler.command != "POST":
+        handler._send_json(405, "MethodNotAllowed", f"{route} takes POST")
+        return
+    token = handler.headers.get(TOKEN_HEADER) or ""
+    try:
+        loopback = ipaddress.ip_address(handler.client_address[0]).is_loopback
+    except ValueError:
+        loopback = False
+    if not loopback or not hmac.compare_digest(token.encode(), writer.token.encode()):
+        message = "the write routes answer a loopback client with the token"
+        handler._send_json(403, "Forbidden", message)
+        return
+    try:
+        payload = json.loads(body)
+        if not isinstance(payload, dict):
+            raise ValueError("not an object")
+    except ValueError as exc:
+        handler._send_json(400, "BadRequest", f"the body is not a JSON object: {exc}")
+        return
+    handler.close_connection = True  # HTTP/1.0: the answer ends when the connection closes
+    handler.send_response(200)
+    handler.send_header("content-type", "application/x-ndjson")
+    handler.end_headers()
+
+    def emit(obj: dict[str, Any]) -> None:
+        # a client gone (Ctrl-C) does not stop the write: it completes, as journaled
+        with contextlib.suppress(OSError):
+            handler.wfile.write((json.dumps(obj) + "\n").encode())
+            handler.wfile.flush()
+
+    writer.handle(route, payload, emit)
+
+
+__all__ = ["ServeWriter", "answer"]

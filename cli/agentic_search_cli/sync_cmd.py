@@ -115,16 +115,8 @@ def run(args: argparse.Namespace) -> int:
     if args.events is not None and not args.events.is_file():
         usage_error(f"no such file: {args.events}")
     if args.domain in available_domains() and (info := serve_link.running_server(Settings())):
-        body = {
-            "domain": args.domain,
-            "events": str(args.events.resolve()) if args.events is not None else None,
-            "batchSize": args.batch_size,
-            "redrive": args.redrive,
-            "retryFailed": args.retry_failed,
-            "status": args.status,
-        }
         what = f"syncing into {args.domain!r}" if args.events is not None else None
-        done = serve_link.follow(info, "/_local/sync", body, what)
+        done = serve_link.follow(info, "/_local/sync", serve_link.sync_body(args), what)
         return print_summary(args, done["summary"])
     service = open_service(args.domain)
     try:
