@@ -83,8 +83,9 @@ class ServeWriter:
             except (VectorStoreError, KeywordIndexError, EmbedderError, OSError) as exc:
                 emit({"error": str(exc)})
                 return
-            except RuntimeError as exc:  # the new workers did not start (the old ones serve)
-                emit({"error": str(exc)})
+            except Exception as exc:  # new workers that did not start (the old ones serve),
+                # anything else: the reason in one line, never a cut-off answer
+                emit({"error": f"{type(exc).__name__}: {exc}"})
                 return
         emit(result)
 

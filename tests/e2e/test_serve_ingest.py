@@ -184,6 +184,27 @@ def test_sync_and_another_domain_while_serving_go_through_serve(
     assert "sync status of 'tools'" in counts.stdout and "synced" in counts.stdout
 
 
+def test_the_write_routes_need_the_token_of_the_serve_info_file(served, tmp_path: Path) -> None:
+    """GIVEN serve WHEN a write route is called without the serve-info token, or a route that
+    does not exist THEN 403 / 404 and nothing is written."""
+    _, url = served
+    catalog = tmp_path / "sneaky.jsonl"
+    catalog.write_text('{"id": "sneaky"}\n')
+    body = json.dumps({"path": str(catalog)}).encode()
+    for route, token, expected in [
+        ("/_local/ingest", None, 403),
+        ("/_local/ingest", "wrong", 403),
+        ("/_local/nothing", "wrong", 404),
+    ]:
+        headers = {"content-type": "application/json"}
+        if token:
+            headers["x-agentic-search-token"] = token
+        req = urllib.request.Request(url + route, data=body, headers=headers)
+        with pytest.raises(urllib.error.HTTPError) as err:
+            urllib.request.urlopen(req, timeout=60)
+        assert err.value.code == expected, route
+
+
 def test_a_second_serve_on_the_folder_fails_in_one_line_naming_the_first(
     served, home: Path
 ) -> None:
