@@ -184,6 +184,45 @@ def test_sync_and_another_domain_while_serving_go_through_serve(
     assert "sync status of 'tools'" in counts.stdout and "synced" in counts.stdout
 
 
+def test_ingest_through_serve_without_workers(catalog_records, tmp_path: Path) -> None:
+    """GIVEN serve --workers 0 (searches in the serving process) WHEN `ingest` runs THEN it
+    goes through serve, exits 0, and serve finds the new record."""
+    home = tmp_path / "home"
+    seed = tmp_path / "seed.jsonl"
+    seed.write_text("".join(map(_line, catalog_records[:5])))
+    assert run_cli(home, "ingest", str(seed), timeout=600, **ENV).returncode == 0
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agentic_search_cli.main", "serve", "--port", "0", "--workers", "0"],
+        env=_env(home),
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            if m := re.search(r"serving on (http://[\d.]+:\d+)", line):
+                url = m.group(1)
+                break
+        else:
+            raise AssertionError(f"serve did not start (rc {proc.wait()})")
+        threading.Thread(target=proc.stderr.read, daemon=True).start()
+        new = tmp_path / "new.jsonl"
+        record = dict(catalog_records[0], id="plimvax", name="Plimvax Orchestrator")
+        new.write_text(_line(record))
+        with _Searches(url, clients=2) as searches:
+            done = run_cli(home, "ingest", str(new), timeout=600, **ENV)
+        assert done.returncode == 0, done.stderr
+        assert f"serve (pid {proc.pid}" in done.stderr and "1 new" in done.stdout
+        assert set(searches.statuses) == {200}, searches.statuses
+        status, found = _search(url, "Plimvax Orchestrator")
+        assert status == 200 and "plimvax" in found, found
+    finally:
+        proc.terminate()
+        assert proc.wait(timeout=120) == 0
+    assert not (home / "edge" / "serve.json").exists()  # removed at stop
+
+
 def test_the_write_routes_need_the_token_of_the_serve_info_file(served, tmp_path: Path) -> None:
     """GIVEN serve WHEN a write route is called without the serve-info token, or a route that
     does not exist THEN 403 / 404 and nothing is written."""
