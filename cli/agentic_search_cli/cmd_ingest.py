@@ -100,6 +100,10 @@ def run(args: argparse.Namespace) -> int:
         path = bundled_catalog_path()
     if not path.exists():
         usage_error(f"no such file or folder: {path}")
+    if served := _serving(args.domain):  # serve holds the index: it applies the write
+        from agentic_search_cli.serve_link import run_ingest
+
+        return run_ingest(args, path, served)
     # the repair path must open what an interrupted write's completion would fail on
     service = open_service(args.domain, recover=not args.rebuild)
     try:
@@ -165,6 +169,15 @@ def run(args: argparse.Namespace) -> int:
     if args.strict and report.errors:
         return 1
     return 0
+
+
+def _serving(domain: str) -> Any:
+    """The running ``serve`` that holds ``domain``'s index (a bundled domain), or None."""
+    from agentic_search.config import Settings
+    from agentic_search.domain.schema import available_domains
+    from agentic_search_cli.serve_link import running_server
+
+    return running_server(Settings()) if domain in available_domains() else None
 
 
 def optimize_after_ingest(service: Any, err: Any, min_points: int | None = None) -> bool:

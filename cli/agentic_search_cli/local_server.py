@@ -54,6 +54,7 @@ class _Handler(BaseHTTPRequestHandler):
     server_version = "agentic-search"
     lock: Any = threading.Lock()
     pool: Any = None  # a serve_pool.WorkerPool answers the events when set
+    writer: Any = None  # a serve_writer.ServeWriter applies the CLI's writes when set
     pending: threading.BoundedSemaphore = threading.BoundedSemaphore(MAX_PENDING)
     timeout = SOCKET_TIMEOUT_S
 
@@ -112,6 +113,11 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             return
         body = self.rfile.read(length) if length else b""
+        if self.path.startswith("/_local/"):  # a CLI write (serve_writer), not the API's
+            from agentic_search_cli.serve_writer import answer
+
+            answer(self, body)
+            return
         event = http_api_event(
             self.command, self.path, dict(self.headers.items()), body, self.client_address[0]
         )
@@ -192,6 +198,7 @@ def make_server(
     from agentic_search_lambda.runtime import runtime
 
     _Handler.pool = pool
+    _Handler.writer = None
     _Handler.lock = contextlib.nullcontext() if runtime().settings.qdrant_url else threading.Lock()
     _Handler.pending = threading.BoundedSemaphore(max_pending)
     server = _Server((host, port), _Handler)
@@ -199,7 +206,29 @@ def make_server(
     return server
 
 
-__all__ = ["MAX_PENDING", "SOCKET_TIMEOUT_S", "LocalContext", "http_api_event", "make_server"]
+def attach(pool: Any = None, writer: Any = None) -> None:
+    """Hand the events of the servers made by :func:`make_server` to ``pool`` (a started
+    :class:`~agentic_search_cli.serve_pool.WorkerPool`; None: this process) and the CLI's
+    writes to ``writer`` (a :class:`~agentic_search_cli.serve_writer.ServeWriter`; None: no
+    write routes). ``serve`` binds its port first and starts its workers after."""
+    _Handler.pool = pool
+    _Handler.writer = writer
+
+
+def search_lock() -> Any:
+    """The lock searches in this process take (a null context with a Qdrant server)."""
+    return _Handler.lock
+
+
+__all__ = [
+    "MAX_PENDING",
+    "SOCKET_TIMEOUT_S",
+    "LocalContext",
+    "attach",
+    "http_api_event",
+    "make_server",
+    "search_lock",
+]
 
 
 @contextlib.contextmanager
