@@ -13,7 +13,7 @@ STAMP  := $(VENV)/.installed
 QUERY  ?= AI code completion tools that work locally
 
 .PHONY: demo test test-unit test-component test-aws test-e2e lint validate serve install clean \
-	deploy seed smoke delete
+	deploy seed smoke delete lock
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; v = "%d.%d" % sys.version_info[:2]; \
@@ -38,6 +38,12 @@ lint: $(STAMP)
 # (SAM CLI in its own .venv-sam; see scripts/validate-template.sh).
 validate:
 	bash scripts/validate-template.sh
+
+# The layers' lock files (layers/*/requirements.txt): resolved from pyproject.toml for python3.12
+# on Amazon Linux 2023 against the package index (scripts/layer_requirements.py). Run after
+# changing a dependency; tests/unit/test_layer_requirements.py fails while a file is stale.
+lock: $(STAMP)
+	$(BIN)/python scripts/layer_requirements.py
 
 # The real llama.cpp server test runs only where llama-cpp-python is already installed (it
 # builds from source, about 10 minutes): see the README.
