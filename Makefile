@@ -63,7 +63,9 @@ test-unit test-component test-aws test-e2e: test-%: $(STAMP)
 # through the catalog table's stream (VIA=table) or the S3 export + reindex (VIA=export); smoke
 # sends a SigV4-signed POST /search and checks a known answer; delete empties the export bucket
 # and deletes the stack. scripts/stack.py does the work (tests/e2e/test_stack_ops.py runs it
-# against moto's server).
+# against moto's server). deploy needs real AWS: its change set runs CloudFormation's transforms,
+# which moto lacks; tests/aws/deploy/test_deploy_moto.py packages, expands and creates the
+# template in moto's CloudFormation instead.
 STACK ?= agentic-search
 VIA   ?= table
 deploy: validate
