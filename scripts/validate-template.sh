@@ -6,7 +6,7 @@
 #                                    template's runtime, python3.12, from PATH or pyenv)
 # after checking that the layers' lock files (requirements.txt) are current with pyproject.toml
 # (scripts/layer_requirements.py --check), then prints the built size of each layer and of each function
-# with its layers and fails when one is over Lambda's 250 MB unzipped limit
+# with its layers and fails when one is over Lambda's 250 MiB unzipped limit
 # (scripts/built_sizes.py). Every step is timed.
 #
 # SAM CLI lives in its own venv (.venv-sam, created on first use): it pins its own cfn-lint and
@@ -94,7 +94,7 @@ step "layer lock files = pyproject" "$SAM_VENV/bin/python" scripts/layer_require
 if [ "$BUILD" = 1 ]; then
   find_runtime_python
   step "sam build" "$SAM_VENV/bin/sam" build --template "$TEMPLATE" --build-dir "$BUILD_DIR"
-  step "built sizes (each <= 250 MB)" \
+  step "built sizes (each <= 250 MiB)" \
     "$SAM_VENV/bin/python" scripts/built_sizes.py --template "$TEMPLATE" --build-dir "$BUILD_DIR"
 fi
 
