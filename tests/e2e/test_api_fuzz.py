@@ -35,7 +35,7 @@ MAX_EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "60"))
 
 # The document GET /openapi.json serves (asserted equal below), loaded at import so that
 # schemathesis can parametrize the test.
-schema = schemathesis.openapi.from_dict(json.loads(api.app.get_openapi_json_schema()))
+schema = schemathesis.openapi.from_dict(json.loads(api.openapi_document()))
 
 
 def test_the_fuzzed_document_is_the_one_serve_publishes(live_url):

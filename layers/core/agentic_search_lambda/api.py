@@ -37,8 +37,8 @@ from agentic_search_lambda.observability import logger, metrics, tracer
 from agentic_search_lambda.openapi_doc import (
     HEALTH_RESPONSES,
     SECURITY,
-    SECURITY_SCHEMES,
     SearchResponseBody,
+    security_schemes,
     validation_doc,
     validation_error,
 )
@@ -85,14 +85,6 @@ class SourcesUnavailable(RuntimeError):
 
 
 app = APIGatewayHttpResolver(enable_validation=True)
-app.configure_openapi(
-    title="agentic-search",
-    version="0.1.0",
-    summary="Agentic search: intent, plan, multi-round hybrid retrieval, evidence, provenance.",
-    security_schemes=SECURITY_SCHEMES,  # see openapi_doc: IAM SigV4 or JWT, by AuthMode
-    security=SECURITY,
-)
-
 app.include_router(sync_router)  # GET/POST /sync/* (agentic_search_lambda.sync_api)
 
 
@@ -160,12 +152,26 @@ def health(deep: Annotated[bool, Query()] = False) -> dict[str, Any]:
     return {"status": "degraded" if bad else "ok", "domains": domains}
 
 
+@lru_cache(maxsize=1)
+def openapi_document() -> str:
+    """This API's OpenAPI 3 document (JSON text), built on the first call and kept.
+
+    Built here rather than at import: Powertools' OpenAPI models and the schema generation
+    cost a cold start ~45 ms that only ``GET /openapi.json`` needs."""
+    app.configure_openapi(
+        title="agentic-search",
+        version="0.1.0",
+        summary="Agentic search: intent, plan, multi-round hybrid retrieval, evidence, provenance.",
+        security_schemes=security_schemes(),  # see openapi_doc: IAM SigV4 or JWT, by AuthMode
+        security=SECURITY,
+    )
+    return app.get_openapi_json_schema()
+
+
 @app.get("/openapi.json")
 def openapi() -> Response[str]:
     """This API's OpenAPI 3 document."""
-    return Response(
-        status_code=200, content_type="application/json", body=app.get_openapi_json_schema()
-    )
+    return Response(status_code=200, content_type="application/json", body=openapi_document())
 
 
 @app.not_found
@@ -252,4 +258,4 @@ def _error(status: int, error: str, message: str) -> Response:
     )
 
 
-__all__ = ["SearchBody", "SourcesUnavailable", "app", "handler"]
+__all__ = ["SearchBody", "SourcesUnavailable", "app", "handler", "openapi_document"]
