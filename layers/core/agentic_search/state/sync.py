@@ -20,6 +20,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 Status = Literal["synced", "pending", "failed"]
 STATUSES: tuple[Status, ...] = ("synced", "pending", "failed")
+#: What ``SyncStatusStore.counts`` counts: the statuses, with a deleted record's tombstone (a
+#: synced entry with ``deleted``) counted apart as ``deleted``, so that ``synced`` is the number
+#: of records the index holds.
+COUNTED: tuple[str, ...] = (*STATUSES, "deleted")
 #: How long a delete's tombstone is kept (s): longer than the DLQ keeps a message (14 days).
 TOMBSTONE_TTL_S = 30 * 86400
 
@@ -58,4 +62,4 @@ class SyncEntry(BaseModel):
         return self.model_dump(by_alias=True, mode="json")
 
 
-__all__ = ["STATUSES", "TOMBSTONE_TTL_S", "AspectStatus", "Status", "SyncEntry"]
+__all__ = ["COUNTED", "STATUSES", "TOMBSTONE_TTL_S", "AspectStatus", "Status", "SyncEntry"]
