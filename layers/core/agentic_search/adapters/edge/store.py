@@ -462,7 +462,10 @@ class EdgeStore:
         """The shard's ``ShardInfo`` (``points_count``, ``indexed_vectors_count``,
         ``segments_count``), or None when it does not exist."""
         shard = self._open(schema)
-        return None if shard is None else shard.info()
+        if shard is None:
+            return None
+        with self._reading(schema):
+            return shard.info()
 
     @contextlib.contextmanager
     def held(self, schema: DomainSchema) -> Iterator[qe.EdgeShard]:
