@@ -448,7 +448,9 @@ class SyncStatusStore(Protocol):
         ...
 
     def counts(self, domain: str) -> dict[str, int]:
-        """Number of entries per status."""
+        """Number of entries per status (``synced``, ``pending``, ``failed``), with the
+        tombstones of deleted records apart (``deleted``): ``synced`` is what the index holds.
+        Raises :class:`SyncStatusError`."""
         ...
 
 

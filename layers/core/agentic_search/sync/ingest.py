@@ -111,18 +111,18 @@ def ingest_records(
             c,
             insert_changes(schema, batch),
             status,
-            refresh_keyword=False,
-            bump_catalog=False,
+            after=False,
         )
         total.add(report.stats)
         if report.failed and report.failed[0].exception is not None:
             if total.changed:
-                c.keyword.refresh(schema)
+                after_write(c, total)
             raise report.failed[0].exception
         if on_progress:  # in source records (a record's first chunk), as on_start counts
             on_progress(sum(1 for r in batch if not r.get("chunk_id")))
     if total.changed or force_refresh:
-        after_write(c, total)
+        # completing an interrupted write: what it wrote before it stopped is relinked too
+        after_write(c, total, everything=force_refresh)
     c.memo.forget_catalog()
     return total
 

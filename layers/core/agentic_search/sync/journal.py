@@ -65,7 +65,7 @@ def recover(c: Components) -> str | None:
                 f"{s.updated_vectors + s.updated_payload} updated, {s.unchanged} already there"
                 + (f", {report.pruned} pruned" if report.pruned else "")
             )
-        after_write(c, WriteStats())
+        after_write(c, WriteStats(), everything=True)
         c.journal.finish(domain)
         return (
             f"an ingest of {label} ({when}) was interrupted and the file is gone: the index "

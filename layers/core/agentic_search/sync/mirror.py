@@ -2,34 +2,21 @@
 
 :func:`not_in_file` lists the documents in the index that a whole catalog file does not hold;
 :func:`prune_records` deletes them through the one writer as remove changes (tombstones in the
-sync status); :func:`after_write` is what every write ends with (keyword index, entity graph,
-caches).
+sync status), then :func:`~agentic_search.sync.after_write.after_write` runs as after every
+write (re-exported here for the ingest).
 """
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Sequence
 from typing import Any
 
 from agentic_search.components import Components
 from agentic_search.domain.chunking import doc_id_of
-from agentic_search.ports import CacheError, SyncStatusStore
+from agentic_search.ports import SyncStatusStore
+from agentic_search.sync.after_write import after_write
 from agentic_search.sync.apply import apply_changes
 from agentic_search.sync.changes import CatalogChange, ChangeOp
-from agentic_search.sync.indexer import WriteStats
-from agentic_search.sync.relink import relink_changed
-
-
-def after_write(c: Components, stats: WriteStats) -> None:
-    """What follows a write: the keyword index rebuilt, the entity graph relinked around the
-    written and deleted records, cached answers retired (a new catalog version; an unreachable
-    cache must not fail the write: its entries expire by TTL)."""
-    c.keyword.refresh(c.schema)
-    relink_changed(c, stats.written_ids, stats.deleted_ids)
-    with contextlib.suppress(CacheError):
-        c.cache.bump_catalog_version(c.schema.name)
-    c.memo.forget_catalog()
 
 
 def not_in_file(c: Components, records: Sequence[dict[str, Any]]) -> list[str]:
@@ -60,7 +47,7 @@ def prune_records(c: Components, doc_ids: Sequence[str], status: SyncStatusStore
     removes = [
         CatalogChange(op=ChangeOp.REMOVE, domain=schema.name, record_id=rid) for rid in points
     ]
-    report = apply_changes(c, removes, status, refresh_keyword=False, bump_catalog=False)
+    report = apply_changes(c, removes, status, after=False)
     if report.stats.changed:
         after_write(c, report.stats)
     return report.stats.deleted
