@@ -185,7 +185,7 @@ def test_typed_query_shows_the_apis_results_in_order_with_why_and_snippet(
     evidence = {e["id"]: e["text"] for e in body["evidencePack"]["evidence"]}
     assert snippet.rstrip("…") in evidence[body["candidates"][0]["id"]]
     # the rounds, the timings and the raw JSON are there
-    rounds = browser.find_element("id", "rounds").get_attribute("textContent")
+    rounds = browser.find_element("id", "rounds-body").get_attribute("textContent")
     assert "Round 1:" in rounds and "Stopped:" in rounds and "Whole search, per stage" in rounds
     raw = json.loads(browser.find_element("id", "raw").get_attribute("textContent"))
     assert [c["id"] for c in raw["candidates"]] == [c["id"] for c in body["candidates"]]
@@ -196,11 +196,16 @@ def test_typed_query_shows_the_apis_results_in_order_with_why_and_snippet(
 
 def test_a_url_opened_directly_searches_and_the_back_button_restores(browser, page_url):
     # GIVEN two searches reached by URL
-    open_page(browser, f"{page_url}/?q=vector+database&limit=3")
+    open_page(browser, f"{page_url}/?q=vector+database&limit=3&rounds=1")
     wait_done(browser)
     first = card_names(browser)
+    # the form shows the URL's query and options, and the search used them
     assert browser.find_element("id", "q").get_attribute("value") == "vector database"
+    assert browser.find_element("id", "rounds").get_attribute("value") == "1"
     assert len(first) == 3
+    assert first == names_of(api_search(page_url, query="vector database", limit=3, rounds=1))
+    raw = json.loads(browser.find_element("id", "raw").get_attribute("textContent"))
+    assert raw["executionStats"]["rounds"] == 1
     box = browser.find_element("id", "q")
     box.clear()
     box.send_keys("terminal emulator\n")
@@ -215,8 +220,9 @@ def test_a_url_opened_directly_searches_and_the_back_button_restores(browser, pa
         lambda d: d.find_element("id", "q").get_attribute("value") == "vector database"
     )
     wait_done(browser)
-    # THEN the first search is shown again
+    # THEN the first search is shown again, with its options
     assert card_names(browser) == first
+    assert browser.find_element("id", "rounds").get_attribute("value") == "1"
 
 
 def test_removing_a_chip_reruns_without_it(browser, page_url):
@@ -254,25 +260,40 @@ def test_removing_a_chip_reruns_without_it(browser, page_url):
 def test_a_comparison_query_shows_the_table(browser, page_url):
     open_page(browser, f"{page_url}/?q=Cursor+vs+Windsurf&limit=5")
     wait_done(browser)
-    body = api_search(page_url, query="Cursor vs Windsurf", limit=5)
-    cmp = body["comparison"]
+    cmp = api_search(page_url, query="Cursor vs Windsurf", limit=5)["comparison"]
     table = browser.find_element("id", "comparison-table")
-    heads = [th.text for th in table.find_elements("css selector", "thead th")]
+    heads = [
+        th.get_attribute("textContent") for th in table.find_elements("css selector", "thead th")
+    ]
     assert heads == ["field"] + [r["name"] for r in cmp["records"]]
     rows = {
-        tr.find_element("tag name", "th").text: [
-            td.text for td in tr.find_elements("tag name", "td")
-        ]
+        tr.find_element("tag name", "th").get_attribute("textContent"): (
+            tr.get_attribute("class"),
+            [td.text for td in tr.find_elements("tag name", "td")],
+        )
         for tr in table.find_elements("css selector", "tbody tr")
     }
     assert list(rows) == cmp["fields"]
-    field = cmp["fields"][0]
-    expected = [r["values"].get(field) for r in cmp["records"]]
-    assert all(
-        (str(v) if not isinstance(v, list) else ", ".join(map(str, v))) in cell
-        for v, cell in zip(expected, rows[field], strict=True)
-        if v is not None
-    )
+    # each cell is the record's value; a row is marked "differs" exactly when the values do
+    for field, (cls, cells) in rows.items():
+        values = [r["values"].get(field) for r in cmp["records"]]
+        shown = [
+            ", ".join(map(fmt_value, v)) if isinstance(v, list) else fmt_value(v) for v in values
+        ]
+        assert cells == shown, field
+        assert cls == ("differs" if len(set(shown)) > 1 else "same"), field
+    assert {c for c, _ in rows.values()} == {"same", "differs"}
+
+
+def fmt_value(v: Any) -> str:
+    """How the page writes one value (booleans as yes/no, whole floats without .0)."""
+    if v is None:
+        return "—"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, float):
+        return str(int(v)) if v.is_integer() else f"{round(v, 3):g}"
+    return str(v)
 
 
 def test_an_unanswerable_query_explains_the_missed_threshold(browser, page_url):
@@ -369,3 +390,11 @@ def test_the_override_and_the_domains_are_documented_and_validated(page_url):
 
     status, err = post_search_error(page_url, {"query": "free code editor", "drop": ["nope"]})
     assert status == 422 and [d["field"] for d in err["detail"]] == ["drop"]
+
+
+def test_a_missing_browser_fails_naming_the_install(monkeypatch):
+    # GIVEN a machine without Chromium or its driver on PATH
+    monkeypatch.setattr(shutil, "which", lambda _name: None)
+    # THEN the browser tests fail (never skip), saying how to install them
+    with pytest.raises(pytest.fail.Exception, match=r"apt-get install -y chromium chromium-driver"):
+        _browser_paths()

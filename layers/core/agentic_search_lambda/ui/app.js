@@ -275,16 +275,17 @@
   function renderComparison(cmp) {
     const table = clear($("comparison-table"));
     if (!cmp || !(cmp.records || []).length) { show($("comparison"), false); return; }
-    table.append(el("caption", { text: `${cmp.records.map((x) => x.name).join(" vs ")}` }));
+    table.append(el("caption", { text: `${cmp.records.map((x) => x.name).join(" vs ")} (fields marked ≠ differ)` }));
     table.append(el("thead", {}, el("tr", {}, el("th", { scope: "col", text: "field" }),
       cmp.records.map((rec) => el("th", { scope: "col", text: rec.name })))));
     const body = el("tbody");
     const fields = cmp.fields && cmp.fields.length ? cmp.fields : Object.keys(cmp.records[0].values || {});
     for (const f of fields) {
-      const common = cmp.common && cmp.common[f];
-      body.append(el("tr", { class: common && common.length ? "same" : "differs" },
+      const cells = cmp.records.map((rec) => fmt((rec.values || {})[f]));
+      const differs = new Set(cells).size > 1;
+      body.append(el("tr", { class: differs ? "differs" : "same", title: differs ? "the values differ" : "the same for all" },
         el("th", { scope: "row", text: f }),
-        cmp.records.map((rec) => el("td", { text: fmt((rec.values || {})[f]) }))));
+        cells.map((text) => el("td", { text }))));
     }
     table.append(body);
     show($("comparison"), true);
@@ -377,7 +378,7 @@
   }
 
   function renderRounds(r) {
-    const box = clear($("rounds"));
+    const box = clear($("rounds-body"));
     const rep = r.retrievalReport;
     const stats = r.executionStats || {};
     if (rep) {
