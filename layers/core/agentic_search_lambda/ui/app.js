@@ -369,12 +369,16 @@
   }
 
   // ---- rounds and timings -----------------------------------------------------------------------
-  function timingTable(caption, stages) {
+  // Stage timings side by side (a row of stages); many long names (per source) one per row.
+  function timingTable(caption, stages, vertical) {
     const entries = Object.entries(stages || {});
     if (!entries.length) return null;
+    const body = vertical
+      ? [el("tbody", {}, entries.map(([k, v]) => el("tr", {}, el("th", { scope: "row", text: k }), el("td", { text: ms(v) }))))]
+      : [el("thead", {}, el("tr", {}, entries.map(([k]) => el("th", { scope: "col", text: k })))),
+        el("tbody", {}, el("tr", {}, entries.map(([, v]) => el("td", { text: ms(v) }))))];
     return el("div", { class: "table-wrap", tabindex: "0", role: "region", "aria-label": caption },
-      el("table", { class: "timings" }, el("caption", { text: caption }),
-        el("tbody", {}, entries.map(([k, v]) => el("tr", {}, el("th", { scope: "row", text: k }), el("td", { text: ms(v) }))))));
+      el("table", { class: `timings${vertical ? " vertical" : ""}` }, el("caption", { text: caption }), body));
   }
 
   function renderRounds(r) {
@@ -405,7 +409,7 @@
       box.append(el("p", { text: `One-shot search (${stats.rounds || 1} round, no evidence selection).` }));
     }
     box.append(timingTable("Whole search, per stage", stats.stageMs));
-    if (stats.sourceMs) box.append(timingTable("Per source", stats.sourceMs));
+    if (stats.sourceMs) box.append(timingTable("Per source", stats.sourceMs, true));
     show($("rounds-panel"), true);
   }
 
