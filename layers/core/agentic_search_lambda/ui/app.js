@@ -235,7 +235,7 @@
     for (const id of s.drop) {
       removed.append(el("li", { class: "chip removed", "data-dropped": id },
         el("span", { class: "chip-label", text: id }),
-        el("button", { type: "button", class: "chip-restore", "aria-label": `Put back “${id}” and search again`,
+        el("button", { type: "button", class: "chip-restore", "aria-label": `restore “${id}” and search again`,
           onclick: () => rerun(s, s.drop.filter((d) => d !== id)) }, "restore")));
     }
     show($("removed"), s.drop.length > 0);
