@@ -28,7 +28,8 @@ def add_parser(sub: Any) -> None:
         "serve",
         help="serve the HTTP API locally (the deployed SearchApiFunction handler)",
         description=(
-            "Serve POST /search, GET /health and GET /openapi.json on a local port. Each request\n"
+            "Serve POST /search, GET /health, GET /openapi.json and the search page (GET /: open\n"
+            "http://127.0.0.1:8080/ in a browser) on a local port. Each request\n"
             "becomes an API Gateway HTTP API (v2) event and goes through the same handler that\n"
             "template.yaml deploys, with the state machine replaced by the local runner.\n"
             "With Qdrant Edge (VECTOR_STORE=edge) or a Qdrant server (QDRANT_URL), N worker\n"
@@ -43,7 +44,7 @@ def add_parser(sub: Any) -> None:
         ),
         epilog=(
             "examples:\n"
-            "  agentic-search serve --port 8080\n"
+            "  agentic-search serve --port 8080     # then open http://127.0.0.1:8080/\n"
             '  curl -s -X POST localhost:8080/search -d \'{"query": "free code editor"}\'\n'
             "  curl -s localhost:8080/openapi.json\n"
         ),

@@ -212,7 +212,7 @@ def test_cli_eval_prints_one_json_object_and_writes_results_and_plots(
     assert results["systems"]["bm25"]["per_query"]["q1"]["ndcg@10"] == 1.0
     assert set(results["systems"]["dense"]["per_query"]) == {"q1", "q2", "q3", "q4"}
     assert results["corpus"]["documents"] == 12
-    for png in (ev.QUALITY_PLOT, ev.LATENCY_PLOT):
+    for png in (ev.QUALITY_PLOT, ev.LATENCY_PLOT, ev.METRICS_PLOT):
         data = (out / png).read_bytes()
         assert data.startswith(b"\x89PNG") and len(data) > 5000
     # AND one TREC run file per system whose lines give back its ranking

@@ -1,5 +1,6 @@
 """The HTTP API (API Gateway HTTP API, payload v2): ``POST /search``, ``GET /health``,
-``GET /openapi.json``, and the ``/sync/*`` routes of :mod:`agentic_search_lambda.sync_api`.
+``GET /openapi.json``, the ``/sync/*`` routes of :mod:`agentic_search_lambda.sync_api`, and the
+search page (``GET /``, ``/ui/*``, ``/domains``) of :mod:`agentic_search_lambda.search_page`.
 
 Requests are validated by Powertools' data validation against :class:`SearchBody` (pydantic):
 a bad field gets a 422 whose ``detail`` names it (``loc``), unknown fields are rejected. The
@@ -44,6 +45,8 @@ from agentic_search_lambda.openapi_doc import (
 )
 from agentic_search_lambda.orchestrators import SearchUnavailable
 from agentic_search_lambda.runtime import runtime
+from agentic_search_lambda.search_page import ASSETS
+from agentic_search_lambda.search_page import router as page_router
 from agentic_search_lambda.sync_api import router as sync_router
 
 
@@ -86,6 +89,7 @@ class SourcesUnavailable(RuntimeError):
 
 app = APIGatewayHttpResolver(enable_validation=True)
 app.include_router(sync_router)  # GET/POST /sync/* (agentic_search_lambda.sync_api)
+app.include_router(page_router)  # GET /, /ui/*, /domains (agentic_search_lambda.search_page)
 
 
 class ErrorBody(BaseModel):
@@ -178,7 +182,7 @@ def openapi() -> Response[str]:
 def _not_found(exc: Exception) -> Response:
     method = app.current_event.request_context.http.method
     path = app.current_event.path
-    if path in ("/search", "/health", "/openapi.json"):
+    if path in ("/search", "/health", "/openapi.json", "/domains") or path in ASSETS:
         allowed = "POST" if path == "/search" else "GET"
         resp = _error(405, "MethodNotAllowed", f"{method} {path}: use {allowed}")
         resp.headers["Allow"] = allowed

@@ -474,7 +474,9 @@ def test_search_api_function_starts_only_this_state_machine(resources):
         for e in props["Events"].values()
         if e["Type"] == "HttpApi" and e["Properties"]["ApiId"] == {"Ref": "SearchApi"}
     }
-    assert routes == {("POST", "/search"), ("GET", "/health"), ("GET", "/openapi.json")}
+    assert routes == {("POST", "/search"), ("GET", "/health"), ("GET", "/openapi.json")} | {
+        ("GET", p) for p in ("/", "/ui/app.js", "/ui/app.css", "/domains")
+    }
 
 
 # ----- template: HTTP API -------------------------------------------------------------------------
@@ -505,7 +507,12 @@ def test_deployed_routes_require_iam_by_default_and_jwt_when_chosen(
 ):
     # GIVEN the SAM transform with the defaults, THEN every route is SigV4 (IAM) authorised.
     routes = _api_routes(deployed_default)
-    assert set(routes) == {"POST /search", "GET /health", "GET /openapi.json"} | SYNC_ROUTES
+    assert set(routes) == {"POST /search", "GET /health", "GET /openapi.json"} | SYNC_ROUTES | {
+        "GET /",
+        "GET /ui/app.js",
+        "GET /ui/app.css",
+        "GET /domains",
+    }
     for key, op in routes.items():
         assert op["security"] == [{"AWS_IAM": []}], key
     # GIVEN AuthMode JWT, THEN every route uses the JWT authorizer on the configured issuer.

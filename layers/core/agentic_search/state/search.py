@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import unicodedata
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
@@ -17,6 +17,15 @@ from agentic_search.state.results import SourceError
 
 #: Query length bounds (characters), the same as the API's.
 QUERY_MAX_CHARS = 1000
+#: One part of the understood intent to leave out (``SearchRequest.drop``): ``filter:FIELD:OP``
+#: (the constraints on FIELD with operator OP), ``prefer:VOCABULARY=VALUE`` (a soft
+#: preference), ``entity:ID`` (a reference or linked record) or ``exclude:ID`` (an excluded
+#: record). See :mod:`agentic_search.domain.intent_overrides`.
+DROP_PATTERN = (
+    r"^(filter:[a-z][a-z0-9_]{0,63}:[a-z]{2,8}|(prefer|entity|exclude):[^\x00-\x1f]{1,200})$"
+)
+#: At most this many parts of the intent are left out in one request.
+DROP_MAX = 32
 
 
 def query_problem(query: str) -> str | None:
@@ -45,6 +54,17 @@ class SearchRequest(WireModel):
     limit: int = Field(default=10, ge=1, le=100)
     rounds: int | None = Field(default=None, ge=1, le=5)
     domain: str = Field(default="tools", pattern=r"^[a-z][a-z0-9_-]{0,39}$")
+    drop: list[Annotated[str, Field(pattern=DROP_PATTERN)]] | None = Field(
+        default=None,
+        max_length=DROP_MAX,
+        description="parts of the understood intent to leave out (the search page's removed "
+        "chips): 'filter:FIELD:OP' drops the constraints on FIELD with operator OP (e.g. "
+        "'filter:released:gte'), 'prefer:VOCABULARY=VALUE' a soft preference (e.g. "
+        "'prefer:categories=IDE'), 'entity:ID' a reference or linked record (e.g. "
+        "'entity:vs-code'), 'exclude:ID' an excluded record; one that names nothing in the "
+        "intent changes nothing",
+        examples=[["filter:released:gte"]],
+    )
 
     @field_validator("query")
     @classmethod
@@ -84,12 +104,16 @@ def error_message(cause: str | None, limit: int = 500) -> str:
 
 
 class CacheInfo(WireModel):
-    """The cache lookup: key, hit or miss, backend, and a cache failure if any."""
+    """The cache lookup: key, hit or miss, backend, and a cache failure if any; for the
+    result cache, ``catalog_version``: the domain's catalog version the key was made with
+    (bumped by every write to the index; None when the cache could not say, always 0 with
+    the ``none`` backend)."""
 
     key: str = ""
     hit: bool = False
     backend: str = "none"
     error: str | None = None
+    catalog_version: int | None = None
 
 
 class ExtractorInfo(WireModel):
