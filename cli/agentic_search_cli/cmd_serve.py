@@ -105,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
         workers = 0
     try:
         complete_interrupted_write(service)
-        if service.is_empty():
+        if service.never_written():  # first use (an index a prune emptied stays empty)
             err = console(stderr=True)
             err.print("[dim]first use: ingesting the bundled catalog...[/dim]")
             service.ensure_bundled_catalog()
