@@ -232,3 +232,38 @@ def test_prune_keeps_a_record_whose_line_was_rejected(tmp_path, embedder, small,
     out = io.StringIO()
     print_ingest(Console(file=out, width=200), report)
     assert f"kept 2 record(s) whose line was rejected: {', '.join(report.kept)}" in out.getvalue()
+
+
+def test_a_sync_refused_by_another_writer_journals_and_records_nothing(
+    tmp_path, small, home, monkeypatch, capsys, embedder
+):
+    # GIVEN serve's lock held, and a batch of catalog changes (a new record, a removal)
+    monkeypatch.setenv("AGENTIC_SEARCH_HOME", str(home))
+    events = tmp_path / "changes.jsonl"
+    details = [
+        {"operation": "insert", "recordId": small[7]["id"], "version": 1, "record": small[7]},
+        {"operation": "remove", "recordId": small[0]["id"], "version": 2},
+    ]
+    events.write_text(
+        "".join(json.dumps({"detail-type": "catalog.changed", "detail": d}) + "\n" for d in details)
+    )
+    writer = EdgeStore(Settings(agentic_search_home=home))
+    writer.hold(load_schema("tools"))
+    try:
+        # WHEN `agentic-search sync changes.jsonl` runs
+        code = cli.main(["sync", str(events)])
+    finally:
+        writer.close()
+    # THEN it is refused in one line; no intent, no pending change to re-apply later
+    err = capsys.readouterr().err
+    assert code == 1 and "open for writing by another process" in err, err
+    assert _journal_files(home) == []
+    service = _service(home, embedder)
+    try:
+        entries = service.components.sync_status.get("tools", [small[7]["id"], small[0]["id"]])
+        assert small[7]["id"] not in entries
+        assert entries[small[0]["id"]].status == "synced"
+        result = audit(service.components, small[:6])
+        assert result.consistent, result.wire()
+    finally:
+        service.close()
