@@ -9,9 +9,8 @@ the expected ones. A UTF-8 byte-order mark is skipped.
 A bad record never stops the rest: each problem is reported with its 1-based position (line of
 a JSON Lines or CSV file, item of a JSON array) and the good records go on. Blank lines are
 counted (``blank``). A rejected record names its id when the line shows one, even a line that
-does not parse (:func:`readable_id`): ``--prune`` keeps that record. Duplicate ids keep the
-first occurrence and report the later ones. BEIR
-corpora (``_id``, ``title``, ``text``) are read with :func:`read_beir_corpus`.
+does not parse (:func:`readable_id`; ``--prune`` keeps it). Duplicate ids keep the first
+occurrence and report the later ones. BEIR corpora are read with :func:`read_beir_corpus`.
 """
 
 from __future__ import annotations
@@ -93,31 +92,25 @@ def catalog_format(path: Path) -> str:
 
 
 def _lines(path: Path) -> Iterator[tuple[int, str, str | None]]:
-    """(line number, text, why it is unreadable or None); an invalid UTF-8 line's text is
-    decoded with replacement characters (only to read its id)."""
+    """(number, text, why it is unreadable); an invalid UTF-8 line decoded with replacements."""
     with path.open("rb") as fh:
         for number, raw in enumerate(fh, start=1):
             encoding = "utf-8-sig" if number == 1 else "utf-8"
             try:
                 yield number, raw.decode(encoding), None
             except UnicodeDecodeError as exc:
-                text = raw.decode(encoding, errors="replace")
-                yield number, text, f"invalid UTF-8 at byte {exc.start}"
+                yield number, raw.decode(encoding, "replace"), f"invalid UTF-8 at byte {exc.start}"
 
 
 def readable_id(text: str, id_fields: Sequence[str]) -> str | None:
-    """The record id a line that does not parse still shows (``"id": "quillpad"`` or
-    ``"id": 7`` for one of ``id_fields``, the first found), or None: a rejected line's record
-    is still in the file, and ``--prune`` must not delete it."""
+    """The id a line that does not parse still shows (``"id": "quillpad"`` or ``"id": 7``, the
+    first of ``id_fields`` found), or None: its record is in the file (``--prune`` keeps it)."""
+    string = r'"(?:[^"\\\x00-\x1f]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*"'  # JSON's, so it loads
     for name in id_fields:
-        pattern = rf'"{re.escape(name)}"\s*:\s*("(?:[^"\\]|\\.)*"|-?\d+)'
-        match = re.search(pattern, text)
-        if match:
-            try:
-                value = json.loads(match.group(1))
-            except ValueError:
-                continue
-            return str(value) if str(value).strip() else None
+        match = re.search(rf'"{re.escape(name)}"\s*:\s*({string}|-?\d+)', text)
+        value = str(json.loads(match.group(1))) if match else ""
+        if value.strip():
+            return value
     return None
 
 
@@ -133,13 +126,8 @@ def _jsonl(path: Path, out: CatalogRead, id_fields: Sequence[str]) -> Iterator[t
         try:
             yield number, json.loads(text)
         except json.JSONDecodeError as exc:
-            out.errors.append(
-                LineError(
-                    number,
-                    f"malformed JSON: {exc.msg} at column {exc.colno}",
-                    readable_id(text, id_fields),
-                )
-            )
+            why = f"malformed JSON: {exc.msg} at column {exc.colno}"
+            out.errors.append(LineError(number, why, readable_id(text, id_fields)))
 
 
 def _json_array(path: Path, out: CatalogRead) -> Iterator[tuple[int, Any]]:

@@ -8,17 +8,13 @@ records its outcome in the sync status.
 A file's ingest is journaled (:class:`~agentic_search.ports.WriteJournal`): its intent is
 recorded before the first write and forgotten after the last (keyword index refreshed, entity
 graph relinked, stale records pruned when asked), so an interrupted one is found and completed
-by the next process (:mod:`agentic_search.sync.journal`). The intent is recorded only once this
-process is the domain's writer (:meth:`~agentic_search.ports.VectorStore.hold`) and the prune
-rules passed: an ingest refused (another process writes the index, a prune refused) leaves
-nothing behind for a later process to apply. The index mirrors the file: records in the index
-but not in the file are reported (``stale``) and, with ``prune``, deleted through the same
-writer (tombstones in the sync status, caches retired); a record whose line was rejected is in
-the file and keeps its indexed version (``kept``; see :mod:`agentic_search.sync.mirror`).
-
-First-use seeding (:func:`ensure_bundled_catalog`) happens only in a folder never written: one
-whose tools collection does not exist. The first write creates the collection and nothing but
-``ingest --rebuild`` drops it, so an index a prune (or a sync) emptied stays empty.
+by the next process (:mod:`agentic_search.sync.journal`); it is recorded only once this process
+is the writer (:meth:`~agentic_search.ports.VectorStore.hold`) and the prune rules passed, so a
+refused ingest leaves nothing for a later process to apply. The index mirrors the file: records
+in the index but not in the file are reported (``stale``) and, with ``prune``, deleted through
+the same writer; one whose line was rejected keeps its version (``kept``; see
+:mod:`agentic_search.sync.mirror`). First use seeds the bundled catalog only into a folder never
+written (no tools collection: a prune or a sync that emptied one leaves it there).
 """
 
 from __future__ import annotations
@@ -39,12 +35,7 @@ from agentic_search.sync.changes import insert_changes
 from agentic_search.sync.files import CatalogRead, LineError, bundled_catalog_path, read_catalog
 from agentic_search.sync.indexer import WriteStats
 from agentic_search.sync.links import LinkStats, relink
-from agentic_search.sync.mirror import (
-    after_write,
-    check_prune,
-    mirror_plan,
-    prune_records,
-)
+from agentic_search.sync.mirror import after_write, check_prune, mirror_plan, prune_records
 
 #: Records per write batch.
 DEFAULT_BATCH = 64
@@ -176,13 +167,9 @@ def ingest_file(
     catalog = read or read_catalog(path, schema, id_key=id_key)
     c.store.hold(schema)  # the writer first: a refused ingest journals nothing
     rejected_ids = [e.record_id for e in catalog.errors]
-    if prune:
-        check_prune(
-            mirror_plan(c, catalog.records, rejected_ids),
-            len(catalog.records),
-            len(catalog.errors),
-            force,
-        )
+    if prune:  # refused before anything is journaled or written
+        plan = mirror_plan(c, catalog.records, rejected_ids)
+        check_prune(plan, len(catalog.records), len(catalog.errors), force)
     if on_start:
         on_start(len(catalog.records))
     c.journal.begin(
@@ -236,9 +223,8 @@ def is_empty(c: Components) -> bool:
 
 
 def never_written(c: Components) -> bool:
-    """Whether nothing was ever written to the domain's index in this folder: its collection
-    does not exist (the first write creates it; a prune or a sync that deletes every record
-    leaves it, empty)."""
+    """Whether nothing was ever written to the domain's index here: no collection (the first
+    write creates it; deleting every record leaves it)."""
     return not c.store.exists(c.schema)
 
 
@@ -247,9 +233,9 @@ def ensure_bundled_catalog(
     on_start: Callable[[int], None] | None = None,
     on_progress: Callable[[int], None] | None = None,
 ) -> IngestReport | None:
-    """Ingest the bundled tools catalog into a tools index never written (first use; never
-    into one a prune emptied: see the module docstring); a tools collection indexed before
-    the entity graph existed gets its graph. None when nothing was ingested."""
+    """Ingest the bundled tools catalog into a tools index never written (first use; never one
+    a prune emptied); a tools collection indexed before the entity graph existed gets its
+    graph. None when nothing was ingested."""
     if c.schema.name != "tools":
         return None
     if not never_written(c):
