@@ -267,3 +267,24 @@ def test_a_sync_refused_by_another_writer_journals_and_records_nothing(
         assert result.consistent, result.wire()
     finally:
         service.close()
+
+
+def test_an_interrupted_prune_whose_file_lost_every_line_is_completed_without_pruning(
+    tmp_path, embedder, small, home
+):
+    # GIVEN an ingest --prune cut short (its intent journaled), and its file since broken
+    path = tmp_path / "catalog.jsonl"
+    path.write_text("not json\n" * 4)
+    service = _service(home, embedder)
+    try:
+        intent = {"op": "ingest", "source": str(path), "idKey": None, "prune": True}
+        service.components.journal.begin("tools", {**intent, "startedAt": 0})
+        # WHEN the next command completes it
+        message = service.recover()
+        # THEN nothing is pruned, the line says why, and the write is done
+        assert message is not None and "\n" not in message
+        assert "not pruned: no line of the file was accepted" in message
+        result = audit(service.components, small[:6])
+        assert result.consistent, result.wire()
+    finally:
+        service.close()
