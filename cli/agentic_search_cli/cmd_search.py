@@ -79,7 +79,8 @@ def run(args: argparse.Namespace) -> int:
     service = open_service(args.domain, settings_for(args))
     try:
         err = console(stderr=True)
-        if service.schema.name == "tools" and service.is_empty():
+        # first use: a tools index never written (one a prune emptied stays empty)
+        if service.schema.name == "tools" and service.never_written():
             try:
                 with progress_bar(err) as progress:
                     task = progress.add_task("first use: ingesting the bundled catalog", total=None)

@@ -130,7 +130,7 @@ def run(args: argparse.Namespace) -> int:
         return 1
     try:
         complete_interrupted_write(service)
-        if service.is_empty():
+        if service.never_written():  # first use (an index a prune emptied stays empty)
             err = console(stderr=True)
             err.print("[dim]first use: ingesting the bundled catalog...[/dim]")
             service.ensure_bundled_catalog()

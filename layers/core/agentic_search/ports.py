@@ -139,6 +139,16 @@ class VectorStore(Protocol):
         """Records in the domain's collection (0 when it does not exist)."""
         ...
 
+    def hold(self, schema: DomainSchema) -> None:
+        """Become the domain's writer now, before anything is written or journaled, and stay
+        it until the store closes (an embedded store's lock on its folder; a server takes
+        concurrent writers, so nothing to take). Creates no collection.
+
+        Raises:
+            VectorStoreError: when another process is the writer (the message names it).
+        """
+        ...
+
     def ensure_collection(self, schema: DomainSchema, dim: int) -> None:
         """Create the collection, or check an existing one has ``dim`` and every aspect.
 

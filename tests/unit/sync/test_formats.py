@@ -127,3 +127,30 @@ def test_a_jsonl_file_without_extension_is_sniffed(tmp_path):
     path = tmp_path / "catalog"
     path.write_text(json.dumps(RECORDS[0]) + "\n")
     assert _ids(read_catalog(path, SCHEMA)) == [RECORDS[0]["id"]]
+
+
+def test_a_rejected_line_names_its_id_even_when_it_does_not_parse(tmp_path):
+    # issue 25 finding 3: --prune keeps the record of a rejected line, so its id must be read
+    # even from a line cut short or not valid UTF-8; a line that shows none names none
+    cut = json.dumps(RECORDS[0])[:50]
+    bad_utf8 = json.dumps(RECORDS[1]).encode()[:60] + b"\xff\xfe tail"
+    nan = json.dumps({**RECORDS[2], "price_monthly_usd": float("nan")})
+    escaped = '{"id": "we\\"ird", "name": '
+    path = tmp_path / "c.jsonl"
+    path.write_bytes(
+        b"\n".join(
+            [cut.encode(), bad_utf8, nan.encode(), b"not json", escaped.encode(), b'{"id": 42,']
+        )
+        + b"\n"
+    )
+    read = read_catalog(path, SCHEMA)
+    assert read.records == []
+    assert [e.record_id for e in read.errors] == [
+        RECORDS[0]["id"],
+        RECORDS[1]["id"],
+        RECORDS[2]["id"],
+        None,
+        'we"ird',
+        "42",
+    ]
+    assert read.errors[1].reason.startswith("invalid UTF-8 at byte")
