@@ -3,7 +3,9 @@
 A document's vector holds BM25 term-frequency weights,
 ``tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl))`` (Robertson and Zaragoza, "The
 Probabilistic Relevance Framework: BM25 and Beyond", 2009); the IDF factor is applied by the
-engine (Qdrant's ``Modifier.IDF``). A query's vector weighs each distinct term 1. Terms are
+engine (Qdrant's ``Modifier.IDF``). A query's vector weighs each term by its count in the
+query, so a term said twice adds its score twice, as Lucene's ``BooleanQuery`` of term clauses
+and bm25s (``BM25.get_scores`` sums over the query's tokens, repeats included) do. Terms are
 hashed to stable 31-bit indices (CRC-32), so a collection built anywhere ranks the same.
 """
 
@@ -50,9 +52,12 @@ def terms_vector(
 
 
 def query_vector(analyzer: Analyzer, text: str) -> SparseVector:
-    """Query-side vector: weight 1 per distinct term, indices ascending."""
-    indices = sorted({term_index(t) for t in analyzer.terms(text)})
-    return SparseVector(indices=indices, values=[1.0] * len(indices))
+    """Query-side vector: each analysed term weighted by its count in ``text`` (a query term
+    occurring n times contributes n times its BM25 score, as in Lucene and bm25s), indices
+    ascending; empty when ``text`` has no terms."""
+    counts = Counter(term_index(t) for t in analyzer.terms(text))
+    indices = sorted(counts)
+    return SparseVector(indices=indices, values=[float(counts[i]) for i in indices])
 
 
 __all__ = [
