@@ -15,7 +15,7 @@ import zlib
 from collections import Counter
 from collections.abc import Sequence
 
-from agentic_search.domain.text import Analyzer
+from agentic_search.domain.text import Analyzer, contains_phrase
 from agentic_search.state import SparseVector
 
 DEFAULT_K1 = 1.2
@@ -60,10 +60,24 @@ def query_vector(analyzer: Analyzer, text: str) -> SparseVector:
     return SparseVector(indices=indices, values=[float(counts[i]) for i in indices])
 
 
+def keyword_query(base: str, *extra: str) -> str:
+    """The text of a BM25 query: ``base`` followed by each of ``extra`` that it does not
+    already hold (whole words, case-insensitively; see :func:`contains_phrase`), so that what
+    the query already says keeps its own count (:func:`query_vector`) and an addition (a
+    quoted phrase, a corrected name, a missing term) is asked without an unplanned boost."""
+    text = base.strip()
+    for part in extra:
+        part = part.strip()
+        if part and not contains_phrase(text, part):
+            text = f"{text} {part}" if text else part
+    return text
+
+
 __all__ = [
     "DEFAULT_B",
     "DEFAULT_K1",
     "document_vector",
+    "keyword_query",
     "query_vector",
     "term_index",
     "terms_vector",
