@@ -99,10 +99,8 @@ def cold_start(engine: SearchService) -> None:
 
 
 def _run_executor(engine: SearchService, text: str, rounds: int) -> tuple[list[str], str | None]:
-    try:
-        resp = engine.search(text, limit=TOP_K, rounds=rounds)
-    except ValueError as exc:  # empty or over-long query: no ranking, counted as an error
-        return [], str(exc)
+    # An empty or over-long query raises ValueError: evaluate() counts it as the system's error.
+    resp = engine.search(text, limit=TOP_K, rounds=rounds)
     errors = resp.output.errors
     note = "; ".join(f"{e.source}: {e.error}" for e in errors) if errors else None
     return [c.id for c in resp.output.candidates], note

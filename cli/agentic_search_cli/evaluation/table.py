@@ -22,8 +22,9 @@ _LABELS = {
 
 def evaluation_table(result: EvaluationResult) -> Table:
     """One row per system: the reported metrics' means (nDCG@10, Recall@10, Recall@100,
-    MRR@10, and both@2/5/10 where queries have 2+ relevant documents) and latency
-    p50/p95/p99 (ms); with query types, one more row per system and type (metrics only)."""
+    MRR@10, and both@2/5/10 where queries have 2+ relevant documents), the number of
+    queries that errored (``err``: each scored 0 in the means) and latency p50/p95/p99 (ms);
+    with query types, one more row per system and type (metrics only)."""
     metrics = result.metrics
     table = Table(
         title=(
@@ -32,17 +33,18 @@ def evaluation_table(result: EvaluationResult) -> Table:
         )
     )
     table.add_column("system", no_wrap=True)
-    for name in [*(_LABELS[m] for m in metrics), "p50 ms", "p95 ms", "p99 ms"]:
+    for name in [*(_LABELS[m] for m in metrics), "err", "p50 ms", "p95 ms", "p99 ms"]:
         table.add_column(name, justify="right", no_wrap=True)
     counts = result.type_counts
     for name, s in result.systems.items():
         if not s.available:
-            table.add_row(name, *[Text("n/a", style="dim")] * (len(metrics) + 3))
+            table.add_row(name, *[Text("n/a", style="dim")] * (len(metrics) + 4))
             continue
         m, p = s.means, s.percentiles
         table.add_row(
             name,
             *(f"{m[k]:.4f}" for k in metrics),
+            Text(str(len(s.errors)), style="bold red" if s.errors else ""),
             f"{p['p50']:.1f}",
             f"{p['p95']:.1f}",
             f"{p['p99']:.1f}",
@@ -51,6 +53,7 @@ def evaluation_table(result: EvaluationResult) -> Table:
             table.add_row(
                 Text(f"  {typ} ({counts.get(typ, 0)})", style="dim"),
                 *(f"{row[k]:.4f}" for k in metrics),
+                "",
                 "",
                 "",
                 "",
