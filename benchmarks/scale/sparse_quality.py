@@ -34,7 +34,7 @@ try:
     import bm25s
     from bm25s.tokenization import Tokenized
 except ImportError:  # bm25s is no longer a dependency of the project
-    sys.exit("this benchmark compares with bm25s (no longer a dependency): pip install bm25s")
+    sys.exit("this benchmark compares with bm25s (in the test extra): pip install bm25s")
 
 TOP = 100
 
