@@ -175,8 +175,9 @@ def run(args: argparse.Namespace) -> int:
             print_evaluation(console(), result)
     finally:
         service.close()
-    if result.errored and not args.allow_errors:
-        counts = ", ".join(f"{name} {n}" for name, n in result.errored.items())
+    errored = {name: len(s.errors) for name, s in result.systems.items() if s.errors}
+    if errored and not args.allow_errors:  # a failed query scores 0: the figures are not its
+        counts = ", ".join(f"{name} {n}" for name, n in errored.items())
         sys.stderr.write(
             f"agentic-search: error: queries failed ({counts}; scored 0, listed in "
             "results.json with --out); rerun with --allow-errors to accept the figures\n"

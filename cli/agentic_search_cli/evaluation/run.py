@@ -127,11 +127,6 @@ class EvaluationResult:
     multi_relevant: bool = False
 
     @property
-    def errored(self) -> dict[str, int]:
-        """Systems with queries that errored: name -> how many (empty: none did)."""
-        return {name: len(s.errors) for name, s in self.systems.items() if s.errors}
-
-    @property
     def metrics(self) -> tuple[str, ...]:
         """The metrics reported: both@k only where some query has 2+ relevant documents."""
         return tuple(m for m in METRICS if self.multi_relevant or not m.startswith("both@"))
