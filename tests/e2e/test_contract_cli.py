@@ -129,7 +129,7 @@ def test_cli_first_use_ingests_and_prints_valid_json(tmp_path, output_validator)
     [
         (["search", ""], "query is empty"),
         (["search", "   "], "query is empty"),
-        (["search", "x" * 1001], "maximum is 1000"),
+        (["search", "x" * 4001], "query is 4,001 characters; the maximum is 4,000"),
         (["search", "ok", "--limit", "0"], "between 1 and 100"),
         (["search", "ok", "--limit", "abc"], "not an integer"),
         (["search", "ok", "--bogus"], "unrecognized arguments: --bogus"),
@@ -155,4 +155,4 @@ def test_cli_help_teaches(capsys):
         main(["search", "--help"])
     assert exc.value.code == 0
     out = capsys.readouterr().out
-    assert "--explain" in out and "examples:" in out and "1 to 1,000 characters" in out
+    assert "--explain" in out and "examples:" in out and "up to 4,000 characters" in out

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support.datasets import DOCS, make_dataset
+from support.datasets import DOCS, QUERIES, make_dataset
 
 from agentic_search.config import Settings
 from agentic_search.domain.fusion import rrf
@@ -202,8 +202,10 @@ def test_cli_eval_prints_one_json_object_and_writes_results_and_plots(
             "recall@10",
             "recall@100",
             "mrr@10",
+            "errors",
             "latency_ms",
         }
+        assert s["errors"] == 0
         assert set(s["latency_ms"]) == {"p50", "p95", "p99"}
         assert all(0.0 <= s[m] <= 1.0 for m in ("ndcg@10", "recall@100", "mrr@10"))
     # AND the progress went to stderr, the files to --out
@@ -223,6 +225,41 @@ def test_cli_eval_prints_one_json_object_and_writes_results_and_plots(
         q1 = [c[2] for c in cols if c[0] == "q1"]
         assert [int(c[3]) for c in cols if c[0] == "q1"] == list(range(1, len(q1) + 1))
         assert q1 == results_rankings(out, name, "q1")
+
+
+def test_a_system_that_errors_is_counted_and_fails_the_run_unless_allowed(
+    dataset_dir, tmp_path, monkeypatch, capsys
+):
+    """GIVEN bm25 raising on one judged query (as the executor did on queries over the length
+    bound) WHEN eval runs THEN the query scores 0, ``--json`` and the table count 1 error for
+    bm25 and 0 for dense, and the run exits 1 with one line naming the system; with
+    ``--allow-errors`` the same run exits 0."""
+    from agentic_search_cli.evaluation.systems import RUNNERS
+
+    real = RUNNERS["bm25"]
+
+    def flaky(engine, text):
+        if text == QUERIES["q1"]:
+            raise ValueError("query refused")
+        return real(engine, text)
+
+    monkeypatch.setitem(RUNNERS, "bm25", flaky)
+    monkeypatch.setenv("AGENTIC_SEARCH_HOME", str(tmp_path / "home"))
+    args = ["eval", "--dataset", str(dataset_dir), "--systems", "bm25,dense"]
+    assert main([*args, "--json", "--out", str(tmp_path / "figures")]) == 1
+    captured = capsys.readouterr()
+    systems = json.loads(captured.out)["systems"]
+    assert systems["bm25"]["errors"] == 1 and systems["dense"]["errors"] == 0
+    q1 = json.loads((tmp_path / "figures" / "results.json").read_text())["systems"]["bm25"]
+    assert q1["per_query"]["q1"]["ndcg@10"] == 0.0  # (1.0 when bm25 answers it)
+    assert q1["per_query"]["q1"]["error"] == "ValueError: query refused"
+    err = captured.err.strip().splitlines()[-1]
+    assert "queries failed (bm25 1;" in err and "--allow-errors" in err
+    # the table: an "err" column, and the failing query named
+    assert main([*args, "--allow-errors"]) == 0
+    out = capsys.readouterr().out
+    assert " err " in out
+    assert "bm25: 1 query(ies) with errors, e.g. q1: ValueError: query refused" in out
 
 
 def test_cli_eval_table_with_a_subset_of_systems(dataset_dir, tmp_path, monkeypatch, capsys):

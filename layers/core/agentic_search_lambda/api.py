@@ -51,14 +51,17 @@ from agentic_search_lambda.sync_api import router as sync_router
 
 
 class SearchBody(SearchRequest):
-    """``POST /search`` body: ``query`` (1..1,000 characters), ``limit`` (1..100, default 10),
-    ``rounds`` (1..5, default the deployment's ``MAX_ROUNDS``), ``domain`` (default tools).
-    Unknown fields are rejected."""
+    """``POST /search`` body: ``query`` (1..4,000 characters, at most 1,000 word tokens),
+    ``limit`` (1..100, default 10), ``rounds`` (1..5, default the deployment's
+    ``MAX_ROUNDS``), ``domain`` (default tools). Unknown fields are rejected."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
     query: str = Field(
-        min_length=1, max_length=QUERY_MAX_CHARS, strict=True, examples=["free code editor"]
+        min_length=1,
+        strict=True,
+        examples=["free code editor"],
+        json_schema_extra={"maxLength": QUERY_MAX_CHARS},  # checked by SearchRequest's validator
     )
     limit: int = Field(default=10, ge=1, le=100, strict=True)
     rounds: int | None = Field(default=None, ge=1, le=5, strict=True)

@@ -279,7 +279,8 @@ def lucene_bm25(
     docs: dict[str, list[str]], query: list[str], k1: float, b: float
 ) -> dict[str, float]:
     """Lucene's BM25 (as bm25s computes it, the reference the project's keyword index was
-    measured against): sum over the distinct query terms a document holds of
+    measured against): sum over the query's terms, each occurrence counted (Lucene's
+    ``BooleanQuery`` holds one clause per occurrence; bm25s sums over the query's tokens), of
     ``ln(1 + (N - n + 0.5) / (n + 0.5)) * tf / (tf + k1 * (1 - b + b * dl / avgdl))``; only
     documents scoring above 0."""
     n_docs = len(docs)
@@ -287,7 +288,7 @@ def lucene_bm25(
     out: dict[str, float] = {}
     for rid, terms in docs.items():
         score = 0.0
-        for t in dict.fromkeys(query):
+        for t in query:
             tf = terms.count(t)
             if tf:
                 df = sum(1 for d in docs.values() if t in d)
@@ -302,7 +303,8 @@ def test_sparse_scores_are_k1_plus_1_times_lucene_bm25_after_refresh(tmp_path: P
     """GIVEN documents weighted with a guessed average length (256, the setting) WHEN the
     index refreshes THEN every sparse vector is re-weighted with the corpus' true average, and
     a query's Edge scores are (k1 + 1) x Lucene BM25's (same analyzer, k1, b; bm25s's) on the
-    same ids; a second refresh with nothing changed rewrites nothing."""
+    same ids, a repeated query term counted once per occurrence; a second refresh with nothing
+    changed rewrites nothing."""
     store = _docs_store(tmp_path)
     kw = EdgeSparseKeywordIndex(store, schema=DOCS)
     texts = {p["id"]: keyword_text(DOCS, p) for p in store.scroll(DOCS, ["id", "title", "text"])}
@@ -318,7 +320,8 @@ def test_sparse_scores_are_k1_plus_1_times_lucene_bm25_after_refresh(tmp_path: P
     )
 
     ids = list(terms)
-    for query in ["coral reef", "insulin glucose bone", "chess"]:
+    # (the last two repeat a term: it counts once per occurrence, as in Lucene and bm25s)
+    for query in ["coral reef", "insulin glucose bone", "chess", "coral coral reef", "bone bone"]:
         expected = lucene_bm25(terms, kw.analyzer.terms(query), kw.k1, kw.b)
         assert expected
         hits = kw.search(DOCS, query, len(ids))

@@ -103,6 +103,7 @@ from agentic_search.state.results import (
 )
 from agentic_search.state.search import (
     QUERY_MAX_CHARS,
+    QUERY_MAX_TOKENS,
     CacheInfo,
     ExtractorInfo,
     RetrieveEvent,
@@ -130,6 +131,7 @@ __all__ = [
     "LINKS_KEY",
     "PATH_KEYS",
     "QUERY_MAX_CHARS",
+    "QUERY_MAX_TOKENS",
     "SNIPPET_CHARS",
     "SPARSE_VECTOR",
     "STATUSES",
