@@ -58,3 +58,13 @@ def test_ingest_prints_progress_lines_when_stderr_is_not_a_terminal(indexed_home
     assert proc.returncode == 0, proc.stderr[-800:]
     assert "ingesting into 'tools': 5/5 (100%)" in proc.stderr
     assert "ingested 5 of 6 lines (0 rejected, 1 blank)" in proc.stdout
+
+
+def test_ingest_of_a_latin1_csv_exits_2_with_one_line_naming_line_and_byte(indexed_home, tmp_path):
+    # issue 25 finding 7: a Latin-1 CSV ended in a UnicodeDecodeError traceback, rc 1
+    path = tmp_path / "export.csv"
+    path.write_bytes("id,name\ncafe,Caf\xe9\n".encode("latin-1"))
+    proc = run_cli(indexed_home, "ingest", str(path))
+    assert proc.returncode == 2, proc.stderr[-800:]
+    (line,) = proc.stderr.strip().splitlines()
+    assert line.startswith("agentic-search: error: export.csv line 2: invalid UTF-8 at byte 8;")
