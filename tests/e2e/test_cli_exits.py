@@ -58,6 +58,9 @@ def test_ingest_prints_progress_lines_when_stderr_is_not_a_terminal(indexed_home
     assert proc.returncode == 0, proc.stderr[-800:]
     assert "ingesting into 'tools': 5/5 (100%)" in proc.stderr
     assert "ingested 5 of 6 lines (0 rejected, 1 blank)" in proc.stdout
+    # AND the report is not hard-wrapped at 80 columns: one line per fact (issue 25 finding 15)
+    (report,) = [line for line in proc.stdout.splitlines() if line.startswith("ingested")]
+    assert f"from {path.resolve()}: 0 new," in report and report.endswith("docs/s)")
 
 
 def test_ingest_of_a_latin1_csv_exits_2_with_one_line_naming_line_and_byte(indexed_home, tmp_path):
