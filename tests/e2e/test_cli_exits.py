@@ -71,3 +71,16 @@ def test_ingest_of_a_latin1_csv_exits_2_with_one_line_naming_line_and_byte(index
     assert proc.returncode == 2, proc.stderr[-800:]
     (line,) = proc.stderr.strip().splitlines()
     assert line.startswith("agentic-search: error: export.csv line 2: invalid UTF-8 at byte 8;")
+
+
+def test_search_with_a_domain_file_that_is_no_schema_exits_2_in_one_line(tmp_path):
+    # issue 25 finding 12: `search ide --domain /etc/passwd` printed a 4-line pydantic error
+    passwd = tmp_path / "passwd"
+    passwd.write_text("root:x:0:0:root:/root:/bin/bash\n")
+    proc = run_cli(tmp_path / "home", "search", "ide", "--domain", str(passwd))
+    assert proc.returncode == 2, proc.stderr[-800:]
+    (line,) = proc.stderr.strip().splitlines()
+    assert line == (
+        f"agentic-search: error: invalid domain schema in {passwd}: expected a YAML mapping of "
+        "a domain schema (name, fields, aspects, ...), got str"
+    )
