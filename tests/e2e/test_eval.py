@@ -279,6 +279,10 @@ def test_cli_eval_missing_folder_exits_2(tmp_path, monkeypatch, capsys):
     assert exc.value.code == 2
     err = capsys.readouterr().err.strip()
     assert "no such dataset folder" in err and len(err.splitlines()) == 1
+    # AND it says where a BEIR dataset comes from (issue 25 finding 17: the README's
+    # ../shared/datasets/scifact is not in a clone)
+    beir = "https://public.ukp.informatik.tu-darmstadt.de/thakur/BEIR/datasets"
+    assert f"download {beir}/nope.zip and unzip it into {tmp_path})" in err
 
 
 def results_rankings(out: Path, system: str, query: str) -> list[str]:

@@ -9,7 +9,8 @@ Evaluation of Information Retrieval Models", NeurIPS Datasets and Benchmarks 202
 * ``qrels/<split>.tsv``: a header line ``query-id corpus-id score`` then one judgment per line,
   tab-separated; ``score`` is an integer graded relevance (0 = judged not relevant).
 
-Only queries with at least one judgment in the split are evaluated.
+Only queries with at least one judgment in the split are evaluated. The BEIR datasets are
+downloaded as ``<name>.zip`` from :data:`BEIR_DOWNLOADS` (a clone ships none).
 """
 
 from __future__ import annotations
@@ -20,6 +21,9 @@ from pathlib import Path
 
 from agentic_search.domain.schema import DomainSchema
 from agentic_search.sync.files import CatalogRead, read_beir_corpus
+
+#: Where the BEIR datasets are published (``<name>.zip`` unzips to a ``<name>/`` folder).
+BEIR_DOWNLOADS = "https://public.ukp.informatik.tu-darmstadt.de/thakur/BEIR/datasets"
 
 
 class DatasetError(ValueError):
@@ -82,7 +86,10 @@ def check_dataset(path: Path, split: str) -> None:
         DatasetError: naming the first missing piece in one line.
     """
     if not path.is_dir():
-        raise DatasetError(f"no such dataset folder: {path}")
+        raise DatasetError(
+            f"no such dataset folder: {path} (a BEIR dataset, e.g. SciFact: download "
+            f"{BEIR_DOWNLOADS}/{path.name or 'scifact'}.zip and unzip it into {path.parent})"
+        )
     for name in ("corpus.jsonl", "queries.jsonl"):
         if not (path / name).is_file():
             raise DatasetError(f"{path} has no {name} (BEIR layout expected)")
