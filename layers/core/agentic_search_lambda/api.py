@@ -169,20 +169,15 @@ def openapi() -> Response[str]:
 
 
 def allowed_methods(path: str) -> list[str]:
-    """The methods of the routes whose rule matches ``path`` (``/sync/tool/x`` matches
-    ``/sync/tool/<id>``), sorted; empty for a path no route serves.
-
-    Read from the resolver's registered routes (Powertools keeps them in ``_static_routes``
-    and ``_dynamic_routes``, the lists its own dispatch walks), so a route added to the app
-    or the sync router is covered without a list to keep in step."""
+    """The methods of the routes matching ``path`` (``/sync/tool/x``: ``/sync/tool/<id>``),
+    sorted; empty for no route. Read from the routes Powertools' own dispatch walks."""
     routes = [*app._static_routes, *app._dynamic_routes]
     return sorted({r.method.upper() for r in routes if r.rule.match(path)})
 
 
 @app.not_found
 def _not_found(exc: Exception) -> Response:
-    method = app.current_event.request_context.http.method
-    path = app.current_event.path
+    method, path = app.current_event.request_context.http.method, app.current_event.path
     allowed = ", ".join(allowed_methods(path))
     if allowed:  # a known route, another method: 405 with Allow (RFC 9110 section 15.5.6)
         resp = _error(405, "MethodNotAllowed", f"{method} {path}: use {allowed}")
@@ -227,10 +222,9 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     """SearchApiFunction's handler (``functions/search_api/app.py`` re-exports it; ``serve``
     calls it with events it builds from local HTTP requests).
 
-    A body sent as ``application/x-www-form-urlencoded`` (what ``curl -d`` declares by
-    default) is read as JSON; any other non-JSON content type is refused with a 415, and
-    bodies that are too large, not UTF-8, not JSON or too deeply nested get a 413 / 400
-    before validation (:func:`~agentic_search_lambda.http_guard.precheck`)."""
+    A body sent as ``application/x-www-form-urlencoded`` (``curl -d``'s default) is read as
+    JSON; another non-JSON content type is a 415, and bodies that are too large, not UTF-8,
+    not JSON or too deeply nested get a 413 / 400 before validation (``http_guard.precheck``)."""
     event = json_body_as_declared(event)
     refused = precheck(event)
     if refused is not None:

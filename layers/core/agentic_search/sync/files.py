@@ -139,12 +139,9 @@ def _json_array(path: Path, out: CatalogRead) -> Iterator[tuple[int, Any]]:
 
 def _csv_text(path: Path, fh: Any) -> Iterator[str]:
     """The lines of the binary file ``fh`` decoded as UTF-8 (a byte-order mark skipped).
-
-    Raises:
-        CatalogFormatError: "<file> line N: invalid UTF-8 at byte K" at the first line that is
-            not UTF-8 (a Latin-1 export, a binary file): a CSV is refused whole, before any
-            record is written, rather than ingested without its non-ASCII rows.
-    """
+    Raises :class:`CatalogFormatError` ("<file> line N: invalid UTF-8 at byte K") at the first
+    line that is not (a Latin-1 export, a binary file): the CSV is refused whole, before any
+    write, rather than ingested without its non-ASCII rows."""
     for number, raw in enumerate(fh, start=1):
         try:
             yield raw.decode("utf-8-sig" if number == 1 else "utf-8")
