@@ -100,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
             if report is not None:
                 err.print(
                     f"indexed {report.valid} tools in {report.seconds:.1f} s into "
-                    f"{service.settings.resolved_qdrant_path}"
+                    f"{service.settings.store_location}"
                 )
         elif service.is_empty():
             usage_error(

@@ -86,8 +86,9 @@ def run(args: argparse.Namespace) -> int:
         sys.stderr.write(f"agentic-search: error: {exc}: pip install 'agentic-search'\n")
         return 1
     # Powertools' metrics go to CloudWatch in Lambda; locally they would only flood stdout.
-    os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
-    os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
+    from agentic_search_lambda.observability import outside_lambda
+
+    outside_lambda()
     from agentic_search.ports import KeywordIndexError, VectorStoreError
     from agentic_search.service import SearchService
     from agentic_search.wiring import build_maintenance

@@ -87,7 +87,15 @@ class _Handler(BaseHTTPRequestHandler):
         self.close_connection = True
         if code == 501:
             code, error = 405, "MethodNotAllowed"
-            message = f"method {self.command!r} is not supported"
+            path = (self.path or "").split("?", 1)[0]
+            allowed = ", ".join(api.allowed_methods(path))
+            message = f"method {self.command!r} is not supported" + (
+                f" on {path}: use {allowed}" if allowed else ""
+            )
+            if allowed:
+                raw = json.dumps({"error": error, "message": message}).encode()
+                self._reply(code, {"content-type": "application/json", "allow": allowed}, raw)
+                return
         else:
             error = HTTPStatus(code).phrase.replace(" ", "") if code in _STATUSES else "Error"
         self._send_json(code, error, message or explain or "")

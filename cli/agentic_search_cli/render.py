@@ -225,6 +225,9 @@ def print_search(console: Console, resp: SearchResponse, explain: bool) -> None:
     err = errors_panel(resp)
     if err is not None:
         items.append(err)
+    for item in items:  # the terminal's width; piped, the content's (see common.console)
+        if hasattr(item, "expand"):
+            item.expand = console.is_terminal
     console.print(Group(*items))
 
 

@@ -182,8 +182,10 @@ def _init_worker(settings: Any, copies: Any, parent: int) -> None:
     from multiprocessing import util
 
     from agentic_search.service import SearchService
+    from agentic_search_lambda.observability import outside_lambda
     from agentic_search_lambda.runtime import Runtime, use
 
+    outside_lambda()  # no Powertools metric JSON on serve's stdout
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _die_with_parent(parent)
     warnings.filterwarnings("ignore", category=UserWarning)  # as main() does

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -274,6 +275,25 @@ def test_cli_eval_table_with_a_subset_of_systems(dataset_dir, tmp_path, monkeypa
     assert "unavailable" not in out
 
 
+def test_cli_eval_table_is_full_width_when_stdout_is_not_a_terminal(
+    dataset_dir, tmp_path, monkeypatch, capsys
+):
+    # issue 25 finding 13: piped (rich's default 80 columns) the default systems' table had
+    # its headers and values truncated: "p50 …", "1.00…"
+    monkeypatch.setenv("AGENTIC_SEARCH_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("COLUMNS", raising=False)
+    assert main(["eval", "--dataset", str(dataset_dir), "--max-queries", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "…" not in out
+    lines = out.splitlines()
+    header = next(line for line in lines if line.strip("┃│ ").startswith("system"))
+    for name in ("nDCG@10", "R@10", "R@100", "MRR@10", "p50 ms", "p95 ms", "p99 ms"):
+        assert name in header
+    for system in ("bm25", "dense", "hybrid-rrf", "executor-1round", "executor"):
+        row = next(line for line in lines if line.strip("│ ").startswith(system + " "))
+        assert len(re.findall(r"\b[01]\.\d{4}\b", row)) == 4, row
+
+
 @pytest.mark.parametrize(
     ("extra", "reason"),
     [
@@ -303,6 +323,10 @@ def test_cli_eval_missing_folder_exits_2(tmp_path, monkeypatch, capsys):
     assert exc.value.code == 2
     err = capsys.readouterr().err.strip()
     assert "no such dataset folder" in err and len(err.splitlines()) == 1
+    # AND it says where a BEIR dataset comes from (issue 25 finding 17: the README's
+    # ../shared/datasets/scifact is not in a clone)
+    beir = "https://public.ukp.informatik.tu-darmstadt.de/thakur/BEIR/datasets"
+    assert f"download {beir}/nope.zip and unzip it into {tmp_path})" in err
 
 
 def results_rankings(out: Path, system: str, query: str) -> list[str]:

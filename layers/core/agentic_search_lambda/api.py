@@ -45,7 +45,6 @@ from agentic_search_lambda.openapi_doc import (
 )
 from agentic_search_lambda.orchestrators import SearchUnavailable
 from agentic_search_lambda.runtime import runtime
-from agentic_search_lambda.search_page import ASSETS
 from agentic_search_lambda.search_page import router as page_router
 from agentic_search_lambda.sync_api import router as sync_router
 
@@ -181,12 +180,18 @@ def openapi() -> Response[str]:
     return Response(status_code=200, content_type="application/json", body=openapi_document())
 
 
+def allowed_methods(path: str) -> list[str]:
+    """The methods of the routes matching ``path`` (``/sync/tool/x``: ``/sync/tool/<id>``),
+    sorted; empty for no route. Read from the routes Powertools' own dispatch walks."""
+    routes = [*app._static_routes, *app._dynamic_routes]
+    return sorted({r.method.upper() for r in routes if r.rule.match(path)})
+
+
 @app.not_found
 def _not_found(exc: Exception) -> Response:
-    method = app.current_event.request_context.http.method
-    path = app.current_event.path
-    if path in ("/search", "/health", "/openapi.json", "/domains") or path in ASSETS:
-        allowed = "POST" if path == "/search" else "GET"
+    method, path = app.current_event.request_context.http.method, app.current_event.path
+    allowed = ", ".join(allowed_methods(path))
+    if allowed:  # a known route, another method: 405 with Allow (RFC 9110 section 15.5.6)
         resp = _error(405, "MethodNotAllowed", f"{method} {path}: use {allowed}")
         resp.headers["Allow"] = allowed
         return resp
@@ -229,10 +234,9 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     """SearchApiFunction's handler (``functions/search_api/app.py`` re-exports it; ``serve``
     calls it with events it builds from local HTTP requests).
 
-    A JSON body sent as ``application/x-www-form-urlencoded`` (what ``curl -d`` declares by
-    default) is read as JSON; any other non-JSON content type is refused with a 415, and
-    bodies that are too large, not UTF-8, not JSON or too deeply nested get a 413 / 400
-    before validation (:func:`~agentic_search_lambda.http_guard.precheck`)."""
+    A body sent as ``application/x-www-form-urlencoded`` (``curl -d``'s default) is read as
+    JSON; another non-JSON content type is a 415, and bodies that are too large, not UTF-8,
+    not JSON or too deeply nested get a 413 / 400 before validation (``http_guard.precheck``)."""
     event = json_body_as_declared(event)
     refused = precheck(event)
     if refused is not None:
@@ -265,4 +269,11 @@ def _error(status: int, error: str, message: str) -> Response:
     )
 
 
-__all__ = ["SearchBody", "SourcesUnavailable", "app", "handler", "openapi_document"]
+__all__ = [
+    "SearchBody",
+    "SourcesUnavailable",
+    "allowed_methods",
+    "app",
+    "handler",
+    "openapi_document",
+]

@@ -758,7 +758,7 @@ def test_alternative_to_excludes_and_uses_reference_vectors(
         v.aspect: v.text for v in plan.vector_sources if v.query_vector_source == "reference_tool"
     }
     assert refs == {"identity": "cursor", "functionality": "cursor"}
-    assert [f.label() for f in plan.filters] == ["price_monthly_usd<20.0"]
+    assert [f.label() for f in plan.filters] == ["price_monthly_usd<20"]
     assert plan.fusion == "rrf"
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 from agentic_search.state.base import (
     WireModel,
     elapsed_ms,
+    value_text,
     wire_keys,
 )
 from agentic_search.state.evidence import (
@@ -207,5 +208,6 @@ __all__ = [
     "WireModel",
     "elapsed_ms",
     "error_message",
+    "value_text",
     "wire_keys",
 ]

@@ -4,7 +4,9 @@ Formats (:func:`catalog_format`): JSON Lines (``.jsonl``, ``.ndjson``), a JSON a
 (``.json``) and CSV with the schema's field names as header (``.csv``; list fields split on
 :data:`CSV_LIST_SEPARATOR`, empty cells are null); another extension is sniffed from the first
 character (``[`` an array, ``{`` JSON Lines) or refused with :class:`CatalogFormatError` naming
-the expected ones. A UTF-8 byte-order mark is skipped.
+the expected ones. A UTF-8 byte-order mark is skipped. A line that is not UTF-8 is rejected in
+JSON Lines; a CSV file holding one is refused whole (:class:`CatalogFormatError`, "line N:
+invalid UTF-8 at byte K").
 
 A bad record never stops the rest: each problem is reported with its 1-based position (line of
 a JSON Lines or CSV file, item of a JSON array) and the good records go on. Blank lines are
@@ -152,9 +154,24 @@ def _json_array(path: Path, out: CatalogRead) -> Iterator[tuple[int, Any]]:
         yield number, item
 
 
+def _csv_text(path: Path, fh: Any) -> Iterator[str]:
+    """The lines of the binary file ``fh`` decoded as UTF-8 (a byte-order mark skipped).
+    Raises :class:`CatalogFormatError` ("<file> line N: invalid UTF-8 at byte K") at the first
+    line that is not (a Latin-1 export, a binary file): the CSV is refused whole, before any
+    write, rather than ingested without its non-ASCII rows."""
+    for number, raw in enumerate(fh, start=1):
+        try:
+            yield raw.decode("utf-8-sig" if number == 1 else "utf-8")
+        except UnicodeDecodeError as exc:
+            raise CatalogFormatError(
+                f"{path.name} line {number}: invalid UTF-8 at byte {exc.start}; save the CSV "
+                "as UTF-8 (in Excel: CSV UTF-8)"
+            ) from None
+
+
 def _csv(path: Path, schema: DomainSchema, out: CatalogRead) -> Iterator[tuple[int, Any]]:
-    with path.open(encoding="utf-8-sig", newline="") as fh:
-        reader = csv.DictReader(fh)
+    with path.open("rb") as fh:
+        reader = csv.DictReader(_csv_text(path, fh))
         unknown = [h for h in reader.fieldnames or [] if h not in schema.fields]
         if not reader.fieldnames or schema.id_field not in reader.fieldnames:
             out.errors.append(
@@ -212,7 +229,7 @@ def read_catalog(path: Path, schema: DomainSchema, id_key: str | None = None) ->
 
     Raises:
         FileNotFoundError: when ``path`` does not exist.
-        CatalogFormatError: for a format it does not read.
+        CatalogFormatError: for a format it does not read, or a CSV file that is not UTF-8.
     """
     if not path.is_file():
         raise FileNotFoundError(f"catalog file not found: {path}")
