@@ -287,11 +287,11 @@ def test_cli_eval_table_is_full_width_when_stdout_is_not_a_terminal(
     assert "…" not in out
     lines = out.splitlines()
     header = next(line for line in lines if line.strip("┃│ ").startswith("system"))
-    for name in ("nDCG@10", "R@10", "R@100", "MRR@10", "p50 ms", "p95 ms", "p99 ms"):
+    for name in ("nDCG@10", "R@5", "R@10", "R@100", "MRR@10", "err", "p50 ms", "p95 ms", "p99 ms"):
         assert name in header
     for system in ("bm25", "dense", "hybrid-rrf", "executor-1round", "executor"):
         row = next(line for line in lines if line.strip("│ ").startswith(system + " "))
-        assert len(re.findall(r"\b[01]\.\d{4}\b", row)) == 4, row
+        assert len(re.findall(r"\b[01]\.\d{4}\b", row)) == 5, row  # nDCG@10 .. MRR@10
 
 
 @pytest.mark.parametrize(
