@@ -113,10 +113,12 @@ def test_round2_asks_for_missing_targets_by_weight(tools_schema: DomainSchema) -
         ([LOCAL], [pref], 30)
     ]
     assert [(v.aspect, v.top_k, v.query_vector_source, v.text) for v in plan.vector_sources] == [
-        ("identity", 20, "coverage", f"{QUERY} Code Completion")
+        ("identity", 20, "query_text", "x"),
+        ("identity", 20, "coverage", f"{QUERY} Code Completion"),
     ]
     assert plan.filters == [LOCAL]
     assert [(q.text, q.target, q.modes) for q in queries[1:]] == [
+        ("x", None, ["dense:identity"]),
         ("pair programmer", '"pair programmer"', ["sparse"]),
         (f"{QUERY} Code Completion", "functionality ~ Code Completion", ["dense:identity"]),
         ("functionality in [Code Completion]", "functionality ~ Code Completion", ["structured"]),
@@ -160,8 +162,8 @@ def test_round2_dense_feedback_is_rocchio_on_the_feedback_documents(
     assert [
         (v.query_vector_source, v.text, v.feedback_ids, v.feedback_alpha)
         for v in plan.vector_sources
-    ] == [("feedback", "x", ["a", "c", "d"], 0.8)]
-    assert [q.target for q in queries if q.modes == ["dense:identity"]] == ["Rocchio"]
+    ] == [("query_text", "x", [], 0.8), ("feedback", "x", ["a", "c", "d"], 0.8)]
+    assert [q.target for q in queries if q.modes == ["dense:identity"]] == [None, "Rocchio"]
 
 
 def test_round2_dense_feedback_embed_and_none(tools_schema: DomainSchema) -> None:
@@ -172,10 +174,27 @@ def test_round2_dense_feedback_embed_and_none(tools_schema: DomainSchema) -> Non
     embed = _feedback_round_state(tools_schema, "embed")
     plan, _ = prepare_round_queries(embed, tools_schema)
     assert plan is not None and plan.sparse_source is not None
-    [vs] = plan.vector_sources
+    first, vs = plan.vector_sources
+    assert (first.query_vector_source, first.text) == ("query_text", "x")
     words = plan.sparse_source.text.removeprefix(f"{QUERY} ")
     assert vs.text == f"{QUERY} {words}" and vs.feedback_ids == []
     none = _feedback_round_state(tools_schema, "none")
     plan_none, _ = prepare_round_queries(none, tools_schema)
-    assert plan_none is not None and plan_none.vector_sources == []
+    assert plan_none is not None
     assert plan_none.sparse_source == plan.sparse_source
+
+
+def test_later_rounds_keep_the_dense_side(tools_schema: DomainSchema) -> None:
+    """GIVEN an RM3-only round 2 (feedback_vector none, every target covered)
+    THEN the round is hybrid: round 1's dense query 'x' on its aspect (its vector cached)
+    beside the BM25 query with the feedback words, and fused by RRF; never a BM25-only list
+    that would tilt the final ranking toward the keyword source."""
+    state = _feedback_round_state(tools_schema, "none")
+    plan, queries = prepare_round_queries(state, tools_schema)
+    assert plan is not None and plan.sparse_source is not None
+    assert [(v.aspect, v.query_vector_source, v.text, v.top_k) for v in plan.vector_sources] == [
+        ("identity", "query_text", "x", 20)
+    ]
+    assert plan.fusion == "rrf"
+    assert ("x", "plan", ["dense:identity"]) in [(q.text, q.purpose, q.modes) for q in queries]
+    assert "offline" in plan.sparse_source.text
