@@ -20,8 +20,7 @@ from agentic_search.domain.entity_rounds import (
     seed_weights,
     with_entity_source,
 )
-from agentic_search.domain.quality import answer_quality, clearing
-from agentic_search.domain.schema import QualitySpec, load_schema
+from agentic_search.domain.schema import load_schema
 from agentic_search.domain.temporal import year_ranges
 from agentic_search.domain.text import default_analyzer
 from agentic_search.state import (
@@ -213,27 +212,6 @@ def test_temporal_ranges_in_whole_years():
     assert ranges("launched after 2022") == [(2023, None)]
     assert ranges("databases between 2015 and 2010") == [(2010, 2016)]
     assert ranges("runs in 512 MB") == []
-
-
-# ----- answer quality ----------------------------------------------------------------------------
-
-SPEC = QualitySpec(min_relevance=0.42, min_coverage=0.9)
-
-
-def test_no_good_match_needs_both_signals_to_fall_short():
-    good = answer_quality(SPEC, {"a": 0.61, "b": 0.3}, 0.95)
-    assert good.verdict == "good" and good.score == 1.0
-    weak = answer_quality(SPEC, {"a": 0.61}, 0.5)
-    assert weak.verdict == "weak" and "coverage 0.50 < 0.90" in weak.reason
-    none = answer_quality(SPEC, {"a": 0.19, "b": 0.1}, 0.48)
-    assert none.verdict == "none"
-    assert clearing(none, ["a", "b"], {"a": 0.19, "b": 0.1}, SPEC) == []
-    assert clearing(weak, ["a", "b"], {"a": 0.61}, SPEC) == ["a", "b"]
-    # named records that were found, or a candidate holding every query word, are a match
-    assert answer_quality(SPEC, {"a": 0.1}, 0.1, named_found=["a"]).verdict == "good"
-    assert answer_quality(SPEC, {"a": 0.1}, 0.1, lexical=["a"]).verdict == "weak"
-    # a query by example has no relevance to read: coverage alone
-    assert answer_quality(SPEC, {}, 0.95).verdict == "good"
 
 
 # ----- comparison and coverage -------------------------------------------------------------------
