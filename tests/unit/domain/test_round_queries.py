@@ -112,13 +112,12 @@ def test_round2_asks_for_missing_targets_by_weight(tools_schema: DomainSchema) -
     assert [(s.filters, s.preferences, s.top_k) for s in plan.structured_sources] == [
         ([LOCAL], [pref], 30)
     ]
+    # the coverage query is the round's dense side: round 1's list is not run again
     assert [(v.aspect, v.top_k, v.query_vector_source, v.text) for v in plan.vector_sources] == [
-        ("identity", 20, "query_text", "x"),
-        ("identity", 20, "coverage", f"{QUERY} Code Completion"),
+        ("identity", 20, "coverage", f"{QUERY} Code Completion")
     ]
     assert plan.filters == [LOCAL]
     assert [(q.text, q.target, q.modes) for q in queries[1:]] == [
-        ("x", None, ["dense:identity"]),
         ("pair programmer", '"pair programmer"', ["sparse"]),
         (f"{QUERY} Code Completion", "functionality ~ Code Completion", ["dense:identity"]),
         ("functionality in [Code Completion]", "functionality ~ Code Completion", ["structured"]),
@@ -162,8 +161,8 @@ def test_round2_dense_feedback_is_rocchio_on_the_feedback_documents(
     assert [
         (v.query_vector_source, v.text, v.feedback_ids, v.feedback_alpha)
         for v in plan.vector_sources
-    ] == [("query_text", "x", [], 0.8), ("feedback", "x", ["a", "c", "d"], 0.8)]
-    assert [q.target for q in queries if q.modes == ["dense:identity"]] == [None, "Rocchio"]
+    ] == [("feedback", "x", ["a", "c", "d"], 0.8)]
+    assert [q.target for q in queries if q.modes == ["dense:identity"]] == ["Rocchio"]
 
 
 def test_round2_dense_feedback_embed_and_none(tools_schema: DomainSchema) -> None:
@@ -174,8 +173,7 @@ def test_round2_dense_feedback_embed_and_none(tools_schema: DomainSchema) -> Non
     embed = _feedback_round_state(tools_schema, "embed")
     plan, _ = prepare_round_queries(embed, tools_schema)
     assert plan is not None and plan.sparse_source is not None
-    first, vs = plan.vector_sources
-    assert (first.query_vector_source, first.text) == ("query_text", "x")
+    [vs] = plan.vector_sources
     words = plan.sparse_source.text.removeprefix(f"{QUERY} ")
     assert vs.text == f"{QUERY} {words}" and vs.feedback_ids == []
     none = _feedback_round_state(tools_schema, "none")
