@@ -18,7 +18,6 @@ from agentic_search.domain.rounds import (
     rerank_order,
 )
 from agentic_search.pipeline.hydrate import execution_stats, hydrate
-from agentic_search.pipeline.relevance import query_relevance
 from agentic_search.state import (
     AnswerQuality,
     CacheInfo,
@@ -159,18 +158,11 @@ def judge(
     c: Components, state: ExecutorState, candidates: list[Candidate], coverage: float
 ) -> tuple[list[Candidate], AnswerQuality]:
     """The answer quality of ``candidates`` and the candidates that clear it, each judged by
-    its own evidence (see :mod:`agentic_search.domain.quality`). Candidates without a
-    measured cosine (found in a later round) get one from their stored vectors."""
+    its own evidence (see :mod:`agentic_search.domain.quality`); the cosines were measured
+    by FuseRerank (round 1's head, and what later rounds brought into theirs)."""
     spec = c.schema.quality
     found = {cand.id for cand in candidates}
     pins = {rid for rid in state.pins if rid in found}
-    missing = [cand.id for cand in candidates if cand.id not in state.relevance]
-    if state.relevance and missing:
-        extra = query_relevance(c, state.plan, [], missing)
-        state.relevance.update(extra)
-        for cand in candidates:
-            if cand.relevance is None and cand.id in extra:
-                cand.relevance = extra[cand.id]
     words = set(c.analyzer.terms(state.intent.normalized_query))
     asked = {
         c.schema.vocabulary_fields[vocab]: set(values)
