@@ -13,7 +13,7 @@ STAMP  := $(VENV)/.installed
 QUERY  ?= AI code completion tools that work locally
 
 .PHONY: demo test test-unit test-component test-aws test-e2e lint validate serve install clean \
-	deploy seed smoke delete
+	deploy seed smoke delete lock
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; v = "%d.%d" % sys.version_info[:2]; \
@@ -39,6 +39,12 @@ lint: $(STAMP)
 validate:
 	bash scripts/validate-template.sh
 
+# The layers' lock files (layers/*/requirements.txt): resolved from pyproject.toml for python3.12
+# on Amazon Linux 2023 against the package index (scripts/layer_requirements.py). Run after
+# changing a dependency; tests/unit/test_layer_requirements.py fails while a file is stale.
+lock: $(STAMP)
+	$(BIN)/python scripts/layer_requirements.py
+
 # The real llama.cpp server test runs only where llama-cpp-python is already installed (it
 # builds from source, about 10 minutes): see the README.
 test: lint validate
@@ -57,7 +63,9 @@ test-unit test-component test-aws test-e2e: test-%: $(STAMP)
 # through the catalog table's stream (VIA=table) or the S3 export + reindex (VIA=export); smoke
 # sends a SigV4-signed POST /search and checks a known answer; delete empties the export bucket
 # and deletes the stack. scripts/stack.py does the work (tests/e2e/test_stack_ops.py runs it
-# against moto's server).
+# against moto's server). deploy needs real AWS: its change set runs CloudFormation's transforms,
+# which moto lacks; tests/aws/deploy/test_deploy_moto.py packages, expands and creates the
+# template in moto's CloudFormation instead.
 STACK ?= agentic-search
 VIA   ?= table
 deploy: validate

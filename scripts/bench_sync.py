@@ -206,7 +206,7 @@ def main() -> int:
         )
     embedder.texts = embedder.calls = 0
     for c in changes:  # one change per batch: what a stream of single edits looks like
-        apply_changes(engine, [c], status, refresh_keyword=False, bump_catalog=False)
+        apply_changes(engine, [c], status, after=False)
     engine.close()
     aspects = len(schema.aspect_names)
     naive = aspects * len(changes)

@@ -1,13 +1,14 @@
-"""Unzipped size of each built function with its layers, against Lambda's 250 MB limit.
+"""Unzipped size of each built function with its layers, against Lambda's 250 MiB limit.
 
 Reads the template (for each ``AWS::Serverless::Function`` the Globals' ``Layers`` then its own)
 and sizes the folders ``sam build`` wrote under the build directory (one per logical id).
 
 Usage:
-    python scripts/built_sizes.py [--template template.yaml] [--build-dir .aws-sam/build]
+    python scripts/built_sizes.py [--template template.yaml] [--build-dir DIR] [--markdown]
 
-Prints one row per layer and per function (MB = 2**20 bytes) and exits 1 when a function plus
-its layers is over 250 MB unzipped (262,144,000 bytes), 2 when a built folder is missing.
+Prints one row per layer and per function (MiB = 2**20 bytes; ``--markdown``: the README's table)
+and exits 1 when a function plus its layers is over 250 MiB unzipped (262,144,000 bytes), 2 when
+a built folder is missing.
 """
 
 from __future__ import annotations
@@ -62,11 +63,31 @@ def function_layers(template: dict[str, Any]) -> dict[str, list[str]]:
     return out
 
 
+def _total(name: str, layers_of: dict[str, list[str]], sizes: dict[str, int]) -> int:
+    return sizes[name] + sum(sizes[x] for x in layers_of[name])
+
+
+def markdown(layers_of: dict[str, list[str]], sizes: dict[str, int]) -> str:
+    """The sizes as a markdown table: one row per set of layers, the functions that have it."""
+    rows: dict[tuple[str, ...], list[str]] = {}
+    for name in sorted(layers_of):
+        rows.setdefault(tuple(layers_of[name]), []).append(name.removesuffix("Function"))
+    lines = ["| layers | functions | MiB unzipped, with the layers |", "|---|---|---|"]
+    for layers, names in sorted(
+        rows.items(), key=lambda kv: _total(f"{kv[1][0]}Function", layers_of, sizes)
+    ):
+        total = max(_total(f"{n}Function", layers_of, sizes) for n in names)
+        parts = " + ".join(f"{x} {sizes[x] / MB:.1f}" for x in layers)
+        lines.append(f"| {parts} | {', '.join(names)} | {total / MB:.1f} |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Print the sizes; the exit status says whether every function fits (see the module doc)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--template", default="template.yaml")
     parser.add_argument("--build-dir", default=".aws-sam/build")
+    parser.add_argument("--markdown", action="store_true", help="a markdown table of the sizes")
     args = parser.parse_args(argv)
     template = yaml.load(Path(args.template).read_text(encoding="utf-8"), Loader=_CfnLoader)
     build = Path(args.build_dir)
@@ -78,18 +99,21 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         sizes[name] = folder_bytes(build / name)
     layer_names = sorted({x for ls in layers_of.values() for x in ls})
-    print(f"{'artifact':<28} {'MB':>8}  (unzipped)")
+    if args.markdown:
+        print(markdown(layers_of, sizes))
+        return 1 if any(_total(n, layers_of, sizes) > LIMIT_BYTES for n in layers_of) else 0
+    print(f"{'artifact':<28} {'MiB':>8}  (unzipped)")
     for name in layer_names:
         print(f"{name:<28} {sizes[name] / MB:>8.1f}")
     over = []
     for name in sorted(layers_of):
-        total = sizes[name] + sum(sizes[x] for x in layers_of[name])
+        total = _total(name, layers_of, sizes)
         with_layers = " + ".join(layers_of[name]) or "no layer"
         print(f"{name:<28} {sizes[name] / MB:>8.3f}  with {with_layers}: {total / MB:.1f}")
         if total > LIMIT_BYTES:
             over.append(name)
     for name in over:
-        print(f"{name}: over Lambda's 250 MB unzipped limit", file=sys.stderr)
+        print(f"{name}: over Lambda's 250 MiB unzipped limit", file=sys.stderr)
     return 1 if over else 0
 
 

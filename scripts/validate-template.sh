@@ -4,9 +4,9 @@
 #   2. cfn-lint + serverless rules  (cfn-lint-serverless; .cfnlintrc says what is ignored and why)
 #   3. sam build                    (no container: pip-installs the layer requirements with the
 #                                    template's runtime, python3.12, from PATH or pyenv)
-# after checking that the layers' requirements.txt are what pyproject.toml says
-# (scripts/layer_requirements.py), then prints the built size of each layer and of each function
-# with its layers and fails when one is over Lambda's 250 MB unzipped limit
+# after checking that the layers' lock files (requirements.txt) are current with pyproject.toml
+# (scripts/layer_requirements.py --check), then prints the built size of each layer and of each function
+# with its layers and fails when one is over Lambda's 250 MiB unzipped limit
 # (scripts/built_sizes.py). Every step is timed.
 #
 # SAM CLI lives in its own venv (.venv-sam, created on first use): it pins its own cfn-lint and
@@ -90,11 +90,11 @@ step "sam validate --lint" "$SAM_VENV/bin/sam" validate --lint --template "$TEMP
 step "sam validate (SAM transform)" "$SAM_VENV/bin/sam" validate --template "$TEMPLATE"
 step "cfn-lint (+ serverless rules)" \
   "$SAM_VENV/bin/cfn-lint" --append-rules cfn_lint_serverless.rules -- "$TEMPLATE"
-step "layer requirements = pyproject" "$SAM_VENV/bin/python" scripts/layer_requirements.py --check
+step "layer lock files = pyproject" "$SAM_VENV/bin/python" scripts/layer_requirements.py --check
 if [ "$BUILD" = 1 ]; then
   find_runtime_python
   step "sam build" "$SAM_VENV/bin/sam" build --template "$TEMPLATE" --build-dir "$BUILD_DIR"
-  step "built sizes (each <= 250 MB)" \
+  step "built sizes (each <= 250 MiB)" \
     "$SAM_VENV/bin/python" scripts/built_sizes.py --template "$TEMPLATE" --build-dir "$BUILD_DIR"
 fi
 

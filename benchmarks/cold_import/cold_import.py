@@ -49,7 +49,7 @@ LAMBDA_ENV = {
     "PYTHONDONTWRITEBYTECODE": "1",
     "PYTHONNOUSERSITE": "1",
 }
-EMBEDDING_TARGET_S, LIGHT_TARGET_S = 1.5, 0.5
+EMBEDDING_TARGET_S, LIGHT_TARGET_S = 0.5, 0.4
 
 
 def child_cpu(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:

@@ -154,10 +154,12 @@ def run(args: argparse.Namespace) -> int:
         err.print("wrote " + ", ".join(str(p) for p in paths))
         if args.json:
             sys.stdout.write(json.dumps(result, ensure_ascii=False) + "\n")
-        else:
+        elif (out_console := console()).is_terminal:
             from rich.markdown import Markdown
 
-            console().print(Markdown(bench.to_markdown(result)))
+            out_console.print(Markdown(bench.to_markdown(result)))
+        else:  # piped: the Markdown itself, every table row whole
+            sys.stdout.write(bench.to_markdown(result).rstrip("\n") + "\n")
     finally:
         if service is not None:
             service.close()

@@ -87,6 +87,12 @@ def add_parser(sub: Any) -> None:
         help="write results.json and two PNG plots into DIR",
     )
     e.add_argument(
+        "--allow-errors",
+        action="store_true",
+        help="exit 0 even when a system failed on some queries (by default such a run exits "
+        "1: each failed query scores 0, so its figures are not the system's)",
+    )
+    e.add_argument(
         "--max-queries",
         type=positive_int,
         default=None,
@@ -180,4 +186,12 @@ def run(args: argparse.Namespace) -> int:
             print_evaluation(console(), result)
     finally:
         service.close()
+    errored = {name: len(s.errors) for name, s in result.systems.items() if s.errors}
+    if errored and not args.allow_errors:  # a failed query scores 0: the figures are not its
+        counts = ", ".join(f"{name} {n}" for name, n in errored.items())
+        sys.stderr.write(
+            f"agentic-search: error: queries failed ({counts}; scored 0, listed in "
+            "results.json with --out); rerun with --allow-errors to accept the figures\n"
+        )
+        return 1
     return 0

@@ -28,8 +28,10 @@ def add_parser(sub: Any) -> None:
             "UTF-8 BOM is skipped. Bad records are reported with their line (or item) number; "
             "the rest go in; blank lines are counted. Re-ingesting the same file changes "
             "nothing; changed records re-embed only the aspects whose content changed; records "
-            "in the index but not in the file are listed (--prune deletes them). An interrupted "
-            "ingest is completed by the next command over the same folder.\n\n"
+            "in the index but not in the file are listed (--prune deletes them; a record whose "
+            "line was rejected is kept). An interrupted ingest is completed by the next command "
+            "over the same folder; a refused one (another process writes the index, a prune "
+            "refused) changes nothing.\n\n"
             "exit codes: 0 done; 1 a runtime failure (store, model), or a rejected record with "
             "--strict; 2 a usage error (no such file, unknown format, bad option)."
         ),
@@ -54,7 +56,14 @@ def add_parser(sub: Any) -> None:
         "--prune",
         action="store_true",
         help="delete the records in the index that the file does not hold (the index then "
-        "mirrors the file; without it they are listed and stay searchable)",
+        "mirrors the file; without it they are listed and stay searchable). Refused (exit 1, "
+        "nothing written) when no line of the file was accepted, or when it would delete more "
+        "than half of the indexed records (unless --force)",
+    )
+    i.add_argument(
+        "--force",
+        action="store_true",
+        help="with --prune, delete even when that is more than half of the indexed records",
     )
     i.add_argument(
         "--rebuild",
@@ -87,6 +96,7 @@ def run(args: argparse.Namespace) -> int:
         read_beir_corpus,
         read_catalog,
     )
+    from agentic_search.sync.mirror import PruneRefused
     from agentic_search_cli.render import print_ingest
 
     path: Path | None = args.path
@@ -94,12 +104,18 @@ def run(args: argparse.Namespace) -> int:
         usage_error("--batch-size must be at least 1")
     if args.optimize_min_points is not None and args.optimize_min_points < 1:
         usage_error("--optimize-min-points must be at least 1")
+    if args.force and not args.prune:
+        usage_error("--force goes with --prune")
     if path is None:
         if not (args.rebuild and args.domain == "tools"):
             usage_error("a catalog file is required (only `ingest --rebuild` of tools has one)")
         path = bundled_catalog_path()
     if not path.exists():
         usage_error(f"no such file or folder: {path}")
+    if served := _serving(args.domain):  # serve holds the index: it applies the write
+        from agentic_search_cli.serve_link import run_ingest
+
+        return run_ingest(args, path, served)
     # the repair path must open what an interrupted write's completion would fail on
     service = open_service(args.domain, recover=not args.rebuild)
     try:
@@ -145,8 +161,12 @@ def run(args: argparse.Namespace) -> int:
                         read=read,
                         on_progress=advance,
                         prune=args.prune,
+                        force=args.force,
                         id_key=id_key,
                     )
+        except PruneRefused as exc:
+            sys.stderr.write(f"agentic-search: error: {exc}\n")
+            return 1
         except KeyboardInterrupt:
             sys.stderr.write(
                 f"agentic-search: interrupted after {done[0]} of {len(read.records)} records: "
@@ -165,6 +185,15 @@ def run(args: argparse.Namespace) -> int:
     if args.strict and report.errors:
         return 1
     return 0
+
+
+def _serving(domain: str) -> Any:
+    """The running ``serve`` that holds ``domain``'s index (a bundled domain), or None."""
+    from agentic_search.config import Settings
+    from agentic_search.domain.schema import available_domains
+    from agentic_search_cli.serve_link import running_server
+
+    return running_server(Settings()) if domain in available_domains() else None
 
 
 def optimize_after_ingest(service: Any, err: Any, min_points: int | None = None) -> bool:

@@ -30,7 +30,12 @@ def add_parser(sub: Any) -> None:
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    s.add_argument("query", help="natural-language query, 1 to 1,000 characters")
+    s.add_argument(
+        "query",
+        # the bounds are agentic_search.state.search's (not imported here: CLI start-up time)
+        help="natural-language query, a phrase or a pasted paragraph: up to 4,000 characters "
+        "and 1,000 words",
+    )
     s.add_argument(
         "--limit", "-n", type=positive_limit, default=10, help="results, 1..100 (default 10)"
     )
@@ -68,18 +73,17 @@ def run(args: argparse.Namespace) -> int:
 
     if not query.strip():
         usage_error("query is empty")
-    problem = query_problem(query)
+    problem = query_problem(query)  # the API's validation: length bounds, characters
     if problem:
         usage_error(problem)
-    if len(query) > 1000:
-        usage_error(f"query is {len(query)} characters; the maximum is 1000")
     from agentic_search.domain.availability import unanswered, unavailable_message
     from agentic_search_cli.render import print_search
 
     service = open_service(args.domain, settings_for(args))
     try:
         err = console(stderr=True)
-        if service.schema.name == "tools" and service.is_empty():
+        # first use: a tools index never written (one a prune emptied stays empty)
+        if service.schema.name == "tools" and service.never_written():
             try:
                 with progress_bar(err) as progress:
                     task = progress.add_task("first use: ingesting the bundled catalog", total=None)
@@ -96,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
             if report is not None:
                 err.print(
                     f"indexed {report.valid} tools in {report.seconds:.1f} s into "
-                    f"{service.settings.resolved_qdrant_path}"
+                    f"{service.settings.store_location}"
                 )
         elif service.is_empty():
             usage_error(

@@ -28,19 +28,23 @@ def add_parser(sub: Any) -> None:
         "serve",
         help="serve the HTTP API locally (the deployed SearchApiFunction handler)",
         description=(
-            "Serve POST /search, GET /health and GET /openapi.json on a local port. Each request\n"
+            "Serve POST /search, GET /health, GET /openapi.json and the search page (GET /: open\n"
+            "http://127.0.0.1:8080/ in a browser) on a local port. Each request\n"
             "becomes an API Gateway HTTP API (v2) event and goes through the same handler that\n"
             "template.yaml deploys, with the state machine replaced by the local runner.\n"
             "With Qdrant Edge (VECTOR_STORE=edge) or a Qdrant server (QDRANT_URL), N worker\n"
             "processes (--workers, default: the CPU count) answer searches in parallel, each on\n"
-            "its own copy of the Edge index taken at start; this process holds every domain's\n"
-            "write lock meanwhile, so stop it before `agentic-search ingest` (which would\n"
-            "otherwise never reach the copies) and start it again.\n"
+            "its own copy of the Edge index. This process holds every domain's write lock:\n"
+            "`agentic-search ingest` and `sync` while it runs hand their write to it (over\n"
+            "loopback, found through $QDRANT_EDGE_PATH/serve.json), which applies it and gives\n"
+            "the workers fresh copies before the command returns; no request fails meanwhile.\n"
+            "exit codes: 0 stopped by SIGTERM/SIGINT; 1 the port is in use, another process\n"
+            "(another serve) holds the index, or the workers did not start; 2 a usage error.\n"
             "With the embedded Qdrant local mode, searches run one at a time in this process."
         ),
         epilog=(
             "examples:\n"
-            "  agentic-search serve --port 8080\n"
+            "  agentic-search serve --port 8080     # then open http://127.0.0.1:8080/\n"
             '  curl -s -X POST localhost:8080/search -d \'{"query": "free code editor"}\'\n'
             "  curl -s localhost:8080/openapi.json\n"
         ),
@@ -82,8 +86,9 @@ def run(args: argparse.Namespace) -> int:
         sys.stderr.write(f"agentic-search: error: {exc}: pip install 'agentic-search'\n")
         return 1
     # Powertools' metrics go to CloudWatch in Lambda; locally they would only flood stdout.
-    os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
-    os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
+    from agentic_search_lambda.observability import outside_lambda
+
+    outside_lambda()
     from agentic_search.ports import KeywordIndexError, VectorStoreError
     from agentic_search.service import SearchService
     from agentic_search.wiring import build_maintenance
@@ -103,9 +108,30 @@ def run(args: argparse.Namespace) -> int:
                 "local mode is one process's); searches run here, one at a time\n"
             )
         workers = 0
+    if maintenance is not None:
+        # every domain's shard lock first: a second serve on the folder stops here, in one line
+        try:
+            maintenance.hold_writes()
+        except VectorStoreError as exc:
+            from agentic_search_cli.serve_link import held_message
+
+            sys.stderr.write(f"agentic-search: error: {held_message(rt.settings, exc)}\n")
+            rt.components.close()  # type: ignore[attr-defined]
+            return 1
+    try:  # the port next: one taken fails before any worker starts
+        server = make_server(args.host, args.port)
+    except OSError as exc:
+        sys.stderr.write(
+            f"agentic-search: error: cannot listen on {args.host}:{args.port}: "
+            f"{exc.strerror or exc}"
+            + (" (pick another with --port)" if exc.errno == 98 else "")
+            + "\n"
+        )
+        rt.components.close()  # type: ignore[attr-defined]
+        return 1
     try:
         complete_interrupted_write(service)
-        if service.is_empty():
+        if service.never_written():  # first use (an index a prune emptied stays empty)
             err = console(stderr=True)
             err.print("[dim]first use: ingesting the bundled catalog...[/dim]")
             service.ensure_bundled_catalog()
@@ -121,11 +147,24 @@ def run(args: argparse.Namespace) -> int:
         pool = start_pool(rt.settings, maintenance, workers) if workers else None
     except (RuntimeError, OSError) as exc:
         sys.stderr.write(f"agentic-search: error: {exc}\n")
+        server.server_close()
         rt.components.close()  # type: ignore[attr-defined]
         return 1
+    from agentic_search_cli import serve_link
+    from agentic_search_cli.local_server import attach, search_lock
+    from agentic_search_cli.serve_writer import ServeWriter
+
+    writer = None
+    if maintenance is not None:  # ingest and sync of the CLI come here (serve_link)
+        host, port = server.server_address[:2]
+        info = serve_link.write_info(rt.settings, host, port)
+        writer = ServeWriter(rt, info.token, pool, search_lock())
+    attach(pool, writer)
     try:
-        return _serve(args, rt, make_server(args.host, args.port, pool=pool))
+        return _serve(args, rt, server)
     finally:
+        if writer is not None:
+            serve_link.remove_info(rt.settings)
         if pool is not None:
             pool.close()
 
@@ -135,18 +174,14 @@ def start_pool(settings: Any, maintenance: Any, workers: int) -> Any:
     each with its own copy of the Edge shards (none with a Qdrant server) in a run dir under
     ``$AGENTIC_SEARCH_HOME/run`` (left-overs of servers no longer running are deleted first).
 
-    With Edge, this process first holds every bundled domain's shard lock, existing or not:
-    the workers search copies taken now, so a later write by another process (``ingest`` of
-    a domain this server had not opened) would never reach them; it is refused instead.
+    With Edge, :func:`run` holds every bundled domain's shard lock first: the workers search
+    copies, so every write goes through this process (:mod:`~agentic_search_cli.serve_writer`),
+    which then gives them new copies.
 
     Raises:
-        RuntimeError: when the workers do not start (the reason), or another process is
-            writing a shard (its pid).
+        RuntimeError: when the workers do not start (the reason).
     """
     from agentic_search_cli.serve_pool import WorkerPool
-
-    if maintenance is not None:
-        maintenance.hold_writes()
 
     runs = settings.agentic_search_home / "run"
     runs.mkdir(parents=True, exist_ok=True)

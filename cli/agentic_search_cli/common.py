@@ -22,8 +22,8 @@ examples:
   agentic-search sync events/sync/stream_mixed_batch.json   # apply catalog change events
 
 The first search ingests the bundled catalog (284 AI and developer tools) into the embedded
-store under ./.agentic-search (set AGENTIC_SEARCH_HOME or QDRANT_PATH to move it; set
-QDRANT_URL, MONGODB_URI, OPENAI_BASE_URL/EMBEDDING_MODEL to use servers instead).
+store, Qdrant Edge, in ./.agentic-search/edge (set AGENTIC_SEARCH_HOME or QDRANT_EDGE_PATH to
+move it; set QDRANT_URL, MONGODB_URI, OPENAI_BASE_URL/EMBEDDING_MODEL to use servers instead).
 """
 
 
@@ -119,11 +119,23 @@ def eval_llm() -> str:
     return os.environ.get("LLM") or "off"
 
 
+#: The width of a console that is not a terminal (a pipe, a file, a CI log): lines are not
+#: hard-wrapped and tables are not truncated to rich's default of 80 columns.
+PIPE_WIDTH = 4096
+
+
 def console(stderr: bool = False) -> Any:
-    """A rich console on stdout (or stderr), no highlighting."""
+    """A rich console on stdout (or stderr), no highlighting. When the stream is not a terminal
+    (and ``COLUMNS`` is unset) it is :data:`PIPE_WIDTH` wide and soft-wraps: a line is written
+    whole and a table takes the width of its content, never truncated ("nDCG…") or wrapped at
+    80 columns; renderers expand tables and panels to the width only on a terminal."""
     from rich.console import Console
 
-    return Console(stderr=stderr, highlight=False)
+    out = Console(stderr=stderr, highlight=False)
+    if not out.is_terminal and not os.environ.get("COLUMNS"):
+        out.width = PIPE_WIDTH
+        out.soft_wrap = True
+    return out
 
 
 def progress_bar(out: Any) -> Any:

@@ -54,6 +54,7 @@ class _Handler(BaseHTTPRequestHandler):
     server_version = "agentic-search"
     lock: Any = threading.Lock()
     pool: Any = None  # a serve_pool.WorkerPool answers the events when set
+    writer: Any = None  # a serve_writer.ServeWriter applies the CLI's writes when set
     pending: threading.BoundedSemaphore = threading.BoundedSemaphore(MAX_PENDING)
     timeout = SOCKET_TIMEOUT_S
 
@@ -86,7 +87,15 @@ class _Handler(BaseHTTPRequestHandler):
         self.close_connection = True
         if code == 501:
             code, error = 405, "MethodNotAllowed"
-            message = f"method {self.command!r} is not supported"
+            path = (self.path or "").split("?", 1)[0]
+            allowed = ", ".join(api.allowed_methods(path))
+            message = f"method {self.command!r} is not supported" + (
+                f" on {path}: use {allowed}" if allowed else ""
+            )
+            if allowed:
+                raw = json.dumps({"error": error, "message": message}).encode()
+                self._reply(code, {"content-type": "application/json", "allow": allowed}, raw)
+                return
         else:
             error = HTTPStatus(code).phrase.replace(" ", "") if code in _STATUSES else "Error"
         self._send_json(code, error, message or explain or "")
@@ -112,6 +121,11 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             return
         body = self.rfile.read(length) if length else b""
+        if self.path.startswith("/_local/"):  # a CLI write (serve_writer), not the API's
+            from agentic_search_cli.serve_writer import answer
+
+            answer(self, body)
+            return
         event = http_api_event(
             self.command, self.path, dict(self.headers.items()), body, self.client_address[0]
         )
@@ -192,6 +206,7 @@ def make_server(
     from agentic_search_lambda.runtime import runtime
 
     _Handler.pool = pool
+    _Handler.writer = None
     _Handler.lock = contextlib.nullcontext() if runtime().settings.qdrant_url else threading.Lock()
     _Handler.pending = threading.BoundedSemaphore(max_pending)
     server = _Server((host, port), _Handler)
@@ -199,7 +214,29 @@ def make_server(
     return server
 
 
-__all__ = ["MAX_PENDING", "SOCKET_TIMEOUT_S", "LocalContext", "http_api_event", "make_server"]
+def attach(pool: Any = None, writer: Any = None) -> None:
+    """Hand the events of the servers made by :func:`make_server` to ``pool`` (a started
+    :class:`~agentic_search_cli.serve_pool.WorkerPool`; None: this process) and the CLI's
+    writes to ``writer`` (a :class:`~agentic_search_cli.serve_writer.ServeWriter`; None: no
+    write routes). ``serve`` binds its port first and starts its workers after."""
+    _Handler.pool = pool
+    _Handler.writer = writer
+
+
+def search_lock() -> Any:
+    """The lock searches in this process take (a null context with a Qdrant server)."""
+    return _Handler.lock
+
+
+__all__ = [
+    "MAX_PENDING",
+    "SOCKET_TIMEOUT_S",
+    "LocalContext",
+    "attach",
+    "http_api_event",
+    "make_server",
+    "search_lock",
+]
 
 
 @contextlib.contextmanager

@@ -225,6 +225,9 @@ def print_search(console: Console, resp: SearchResponse, explain: bool) -> None:
     err = errors_panel(resp)
     if err is not None:
         items.append(err)
+    for item in items:  # the terminal's width; piped, the content's (see common.console)
+        if hasattr(item, "expand"):
+            item.expand = console.is_terminal
     console.print(Group(*items))
 
 
@@ -245,6 +248,9 @@ def print_ingest(console: Console, report: IngestReport) -> None:
             console.print(Text(f"  {e}", style="yellow"))
         if len(report.errors) > 50:
             console.print(f"  ... and {len(report.errors) - 50} more")
+    if report.kept:  # in the file: their indexed version stays, even with --prune
+        kept = ", ".join(report.kept[:10]) + (" ..." if len(report.kept) > 10 else "")
+        console.print(Text(f"kept {len(report.kept)} record(s) whose line was rejected: {kept}"))
     if report.pruned:
         console.print(
             f"pruned {report.pruned} point(s) of {len(report.stale)} record(s) not in the file"

@@ -20,6 +20,7 @@ requests.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import shutil
@@ -27,7 +28,7 @@ import signal
 import threading
 import warnings
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
@@ -57,6 +58,9 @@ class WorkerPool:
         self._ctx = multiprocessing.get_context("spawn")
         self._lock = threading.Lock()
         self._executor: ProcessPoolExecutor | None = None
+        # Workers are spawned by this one long-lived thread: a worker's PR_SET_PDEATHSIG
+        # fires when the *thread* that spawned it exits, and a request's thread is short-lived
+        self._keeper = ThreadPoolExecutor(1, thread_name_prefix="serve-pool")
 
     def _new_executor(self) -> ProcessPoolExecutor:
         """A pool whose workers each take one of ``workers`` fresh copies from a queue."""
@@ -78,14 +82,45 @@ class WorkerPool:
             RuntimeError: when a worker fails to start (its reason) or they take longer than
                 :data:`START_TIMEOUT_S`.
         """
-        self._executor = self._new_executor()
+        try:
+            self._executor, pids = self._keeper.submit(self._started).result()
+        except RuntimeError:
+            self.close()
+            raise
+        return pids
+
+    def refresh(self) -> list[int]:
+        """Replace the workers by new ones, each on a new copy of the index (taken now: the
+        writer's committed state), without failing a request: the old workers answer until
+        the new ones are ready, then finish what they hold and exit. Returns the new pids.
+
+        Raises:
+            RuntimeError: when the new workers do not start (the old ones go on serving).
+        """
+        executor, pids = self._keeper.submit(self._started).result()
+        with self._lock:
+            old, self._executor = self._executor, executor
+        if old is not None:
+            # the requests it holds finish; a request that picked it just before the swap is
+            # sent again to the new pool (handle)
+            old.shutdown(wait=True)
+        return pids
+
+    def _started(self) -> tuple[ProcessPoolExecutor, list[int]]:
+        """A new pool (:meth:`_new_executor`) whose workers have all started, and their pids.
+
+        Raises:
+            RuntimeError: when a worker fails to start (its reason) or they take longer than
+                :data:`START_TIMEOUT_S` (the new pool is shut down).
+        """
+        executor = self._new_executor()
         manager = self._ctx.Manager() if self.workers > 1 else None
         barrier = manager.Barrier(self.workers) if manager is not None else None
-        futures = [self._executor.submit(_ready, barrier) for _ in range(self.workers)]
+        futures = [executor.submit(_ready, barrier) for _ in range(self.workers)]
         try:
-            return [f.result(timeout=START_TIMEOUT_S) for f in futures]
+            return executor, [f.result(timeout=START_TIMEOUT_S) for f in futures]
         except Exception as exc:
-            self.close()
+            executor.shutdown(wait=False, cancel_futures=True)
             raise RuntimeError(f"the serve workers did not start: {exc}") from exc
         finally:
             if manager is not None:
@@ -97,16 +132,34 @@ class WorkerPool:
         Raises:
             BrokenProcessPool: when the worker died meanwhile (the pool is made anew).
         """
-        with self._lock:
-            executor = self._executor
-        assert executor is not None, "start() first"
-        try:
-            return executor.submit(_handle, event, request_id).result()
-        except BrokenProcessPool:
+        while True:
             with self._lock:
-                if self._executor is executor:  # the first to notice makes the new pool
-                    self._executor = self._new_executor()
+                executor = self._executor
+            assert executor is not None, "start() first"
+            try:
+                future = executor.submit(_handle, event, request_id)
+            except BrokenProcessPool:
+                self._renew(executor)
+                raise
+            except RuntimeError:  # shut down by a refresh since: the new pool answers
+                with self._lock:
+                    if self._executor is not executor:
+                        continue
+                raise
+            break
+        try:
+            return future.result()
+        except BrokenProcessPool:
+            self._renew(executor)
             raise
+
+    def _renew(self, broken: ProcessPoolExecutor) -> None:
+        """Make a new pool in place of ``broken`` (the first to notice it does; the requests
+        meanwhile wait for it)."""
+        with self._lock:
+            if self._executor is broken:
+                with contextlib.suppress(RuntimeError):  # else the next request tries again
+                    self._executor = self._keeper.submit(self._started).result()[0]
 
     def close(self) -> None:
         """Stop the workers (those in the middle of a request are not waited for: drain
@@ -115,6 +168,7 @@ class WorkerPool:
             executor, self._executor = self._executor, None
         if executor is not None:
             executor.shutdown(wait=True, cancel_futures=True)
+        self._keeper.shutdown(wait=False)
         if self.run_dir is not None:
             shutil.rmtree(self.run_dir, ignore_errors=True)
 
@@ -128,8 +182,10 @@ def _init_worker(settings: Any, copies: Any, parent: int) -> None:
     from multiprocessing import util
 
     from agentic_search.service import SearchService
+    from agentic_search_lambda.observability import outside_lambda
     from agentic_search_lambda.runtime import Runtime, use
 
+    outside_lambda()  # no Powertools metric JSON on serve's stdout
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _die_with_parent(parent)
     warnings.filterwarnings("ignore", category=UserWarning)  # as main() does

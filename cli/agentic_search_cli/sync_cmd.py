@@ -7,8 +7,11 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from rich.console import Console
 
 from agentic_search_cli.common import open_service, progress_bar, usage_error
 
@@ -33,6 +36,8 @@ change that fails (embedder or store error) is left pending in the sync status
 ($AGENTIC_SEARCH_HOME/sync.sqlite); `--redrive` retries the pending ones that are due
 (backoff 1, 2, 4, 8 minutes; parked after 5 attempts), `--retry-failed` re-queues the parked
 ones first and says why any cannot be (a refused change: only a valid new one syncs it).
+While `agentic-search serve` runs over the folder, the command hands all this to it (it holds
+the index) and prints the same summary.
 """
 
 EPILOG = """\
@@ -100,11 +105,21 @@ def _read_items(path: Path) -> list[tuple[str, Any]]:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run ``sync``; returns the exit code (1 when a change was rejected or failed)."""
+    """Run ``sync``; returns the exit code (1 when a change was rejected or failed). While
+    ``serve`` holds the index, the changes are handed to it (:mod:`~agentic_search_cli.
+    serve_link`)."""
+    from agentic_search.config import Settings
+    from agentic_search.domain.schema import available_domains
+    from agentic_search_cli import serve_link
+
     if args.batch_size < 1:
         usage_error("--batch-size must be at least 1")
     if args.events is not None and not args.events.is_file():
         usage_error(f"no such file: {args.events}")
+    if args.domain in available_domains() and (info := serve_link.running_server(Settings())):
+        what = f"syncing into {args.domain!r}" if args.events is not None else None
+        done = serve_link.follow(info, "/_local/sync", serve_link.sync_body(args), what)
+        return print_summary(args, done["summary"])
     service = open_service(args.domain)
     try:
         return run_sync(args, service.components)
@@ -114,8 +129,31 @@ def run(args: argparse.Namespace) -> int:
 
 def run_sync(args: argparse.Namespace, c: Components) -> int:
     """The ``sync`` command over one domain's components; returns the exit code."""
-    from rich.console import Console
+    if args.events is None:  # nothing to apply: no progress bar
+        return print_summary(args, sync_summary(args, c))
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    with progress_bar(err) as progress:
+        task = progress.add_task(f"syncing into {c.schema.name!r}", total=None)
+        summary = sync_summary(
+            args,
+            c,
+            on_total=lambda n: progress.update(task, total=n),
+            on_progress=lambda n: progress.advance(task, n),
+        )
+    return print_summary(args, summary)
 
+
+def sync_summary(
+    args: argparse.Namespace,
+    c: Components,
+    on_total: Callable[[int], None] | None = None,
+    on_progress: Callable[[int], None] | None = None,
+) -> dict[str, Any]:
+    """Apply the ``sync`` command's changes (``args``: events, batch_size, redrive,
+    retry_failed, status) to one domain; returns the JSON summary (``domain``, ``changes``,
+    ``problems``: the rejected or failed changes with their position, ``requeued``,
+    ``redrive``, ``status``). ``on_total(n)`` gets the number of changes to apply,
+    ``on_progress(n)`` each batch's."""
     from agentic_search.sync.apply import SyncReport, apply_changes
     from agentic_search.sync.changes import ChangeError
     from agentic_search.sync.events import parse_change, rejected_record_id
@@ -124,13 +162,11 @@ def run_sync(args: argparse.Namespace, c: Components) -> int:
 
     status = c.sync_status
     schema = c.schema
-    # soft_wrap: a line naming a bad record stays one line (greppable), whatever the width
-    err = Console(stderr=True, highlight=False, soft_wrap=True)
-    out = Console(highlight=False, soft_wrap=True)
     summary: dict[str, Any] = {"domain": schema.name}
     rejected: list[dict[str, Any]] = []
     total = SyncReport()
     if args.events is not None:
+        c.store.hold(schema)  # the writer first: a refused sync journals (and parks) nothing
         changes, positions = [], []
         for where, item in _read_items(args.events):
             try:
@@ -143,26 +179,27 @@ def run_sync(args: argparse.Namespace, c: Components) -> int:
                 rejected.append({"at": where, "id": rid, "reason": str(exc)})
                 if rid is not None:  # as CatalogSync does: parked, the next valid change fixes it
                     park_rejected(status, schema.name, rid, f"rejected: {exc}")
-        with progress_bar(err) as progress:
-            task = progress.add_task(f"syncing into {schema.name!r}", total=len(changes))
-            for i in range(0, len(changes), args.batch_size):
-                batch = changes[i : i + args.batch_size]
-                # journaled: a batch cut short is completed by the next command
-                c.journal.begin(
-                    schema.name,
-                    {
-                        "op": "sync",
-                        "changes": [ch.wire() for ch in batch],
-                        "startedAt": time.time(),
-                    },
-                )
-                report = apply_changes(c, batch, status)
-                c.journal.finish(schema.name)
-                total.outcomes += report.outcomes
-                total.stats.add(report.stats)
-                total.seconds += report.seconds
-                total.catalog_version = report.catalog_version or total.catalog_version
-                progress.advance(task, len(batch))
+        if on_total:
+            on_total(len(changes))
+        for i in range(0, len(changes), args.batch_size):
+            batch = changes[i : i + args.batch_size]
+            # journaled: a batch cut short is completed by the next command
+            c.journal.begin(
+                schema.name,
+                {
+                    "op": "sync",
+                    "changes": [ch.wire() for ch in batch],
+                    "startedAt": time.time(),
+                },
+            )
+            report = apply_changes(c, batch, status)
+            c.journal.finish(schema.name)
+            total.outcomes += report.outcomes
+            total.stats.add(report.stats)
+            total.seconds += report.seconds
+            total.catalog_version = report.catalog_version or total.catalog_version
+            if on_progress:
+                on_progress(len(batch))
         where_of = {id(c): w for c, w in zip(changes, positions, strict=True)}
         summary["changes"] = total.wire()
         for o in total.failed:
@@ -177,7 +214,17 @@ def run_sync(args: argparse.Namespace, c: Components) -> int:
         summary["redrive"] = redrive_due(c, status).wire()
     if args.status or args.events is None:
         summary["status"] = status_summary(status, schema.name)
+    return summary
 
+
+def print_summary(args: argparse.Namespace, summary: dict[str, Any]) -> int:
+    """Print a :func:`sync_summary` (``--json``: as JSON) and each problem on stderr; returns
+    the exit code (1 when a change was rejected or failed)."""
+    # soft_wrap: a line naming a bad record stays one line (greppable), whatever the width
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    out = Console(highlight=False, soft_wrap=True)
+    rejected = summary.get("problems", [])
+    domain = summary["domain"]
     if args.json:
         sys.stdout.write(json.dumps(summary, indent=2) + "\n")
     else:
@@ -206,8 +253,7 @@ def run_sync(args: argparse.Namespace, c: Components) -> int:
         if "status" in summary:
             counts = summary["status"]["counts"]
             out.print(
-                f"sync status of {schema.name!r}: "
-                + ", ".join(f"{n} {k}" for k, n in counts.items())
+                f"sync status of {domain!r}: " + ", ".join(f"{n} {k}" for k, n in counts.items())
             )
     for p in rejected:
         who = f" (id {p['id']!r})" if p["id"] else ""

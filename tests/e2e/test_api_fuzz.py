@@ -35,7 +35,7 @@ MAX_EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "60"))
 
 # The document GET /openapi.json serves (asserted equal below), loaded at import so that
 # schemathesis can parametrize the test.
-schema = schemathesis.openapi.from_dict(json.loads(api.app.get_openapi_json_schema()))
+schema = schemathesis.openapi.from_dict(json.loads(api.openapi_document()))
 
 
 def test_the_fuzzed_document_is_the_one_serve_publishes(live_url):
@@ -173,6 +173,30 @@ def test_hostile_request_bodies_get_a_named_client_error(live_url, name, body, h
     status, raw = send(f"{live_url}/search", body, headers)
     check_answer(name, status, raw)
     assert status in expected, (name, status, raw[:300])
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "allow"),
+    [
+        ("POST", "/sync/status", "GET"),
+        ("GET", "/sync/retry-all", "POST"),
+        ("DELETE", "/sync/tool/cursor", "GET"),
+        ("PUT", "/health", "GET"),
+        ("HEAD", "/sync/retry/cursor", "POST"),  # no do_HEAD: http.server's own 501 path
+        ("PROPFIND", "/search", "POST"),
+    ],
+)
+def test_serve_answers_a_known_route_with_another_method_405_and_allow(
+    live_url, method, path, allow
+):
+    # issue 25 finding 10: every route, not only /search and /health
+    req = urllib.request.Request(f"{live_url}{path}", method=method)
+    with pytest.raises(urllib.error.HTTPError) as caught:
+        urllib.request.urlopen(req, timeout=60)
+    assert caught.value.code == 405
+    assert caught.value.headers["Allow"] == allow
+    if method != "HEAD":
+        check_answer(f"{method} {path}", 405, caught.value.read())
 
 
 @pytest.mark.parametrize("method", ["GET", "PUT", "DELETE", "PATCH"])

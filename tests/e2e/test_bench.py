@@ -260,6 +260,23 @@ def test_cli_bench_json_writes_both_files(dataset_dir, tmp_path, monkeypatch, ca
     assert "wrote" in captured.err
 
 
+def test_cli_bench_piped_prints_the_markdown_report_whole(
+    dataset_dir, tmp_path, monkeypatch, capsys
+):
+    # issue 25 finding 13: piped, rich rendered the report at 80 columns (tables truncated);
+    # now stdout that is not a terminal gets the Markdown itself, the same as bench.md
+    monkeypatch.setenv("AGENTIC_SEARCH_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("COLUMNS", raising=False)
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "bench"
+    argv = ["bench", "--dataset", str(dataset_dir), "--max-queries", "2", "--warmup", "0"]
+    argv += ["--ingest-docs", "5", "--import-runs", "1", "--no-golden", "--out", str(out)]
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    assert "…" not in printed
+    assert printed.strip() == (out / bench.MD_FILE).read_text().strip()
+
+
 @pytest.mark.parametrize(
     ("extra", "reason"),
     [

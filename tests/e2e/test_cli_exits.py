@@ -58,3 +58,29 @@ def test_ingest_prints_progress_lines_when_stderr_is_not_a_terminal(indexed_home
     assert proc.returncode == 0, proc.stderr[-800:]
     assert "ingesting into 'tools': 5/5 (100%)" in proc.stderr
     assert "ingested 5 of 6 lines (0 rejected, 1 blank)" in proc.stdout
+    # AND the report is not hard-wrapped at 80 columns: one line per fact (issue 25 finding 15)
+    (report,) = [line for line in proc.stdout.splitlines() if line.startswith("ingested")]
+    assert f"from {path.resolve()}: 0 new," in report and report.endswith("docs/s)")
+
+
+def test_ingest_of_a_latin1_csv_exits_2_with_one_line_naming_line_and_byte(indexed_home, tmp_path):
+    # issue 25 finding 7: a Latin-1 CSV ended in a UnicodeDecodeError traceback, rc 1
+    path = tmp_path / "export.csv"
+    path.write_bytes("id,name\ncafe,Caf\xe9\n".encode("latin-1"))
+    proc = run_cli(indexed_home, "ingest", str(path))
+    assert proc.returncode == 2, proc.stderr[-800:]
+    (line,) = proc.stderr.strip().splitlines()
+    assert line.startswith("agentic-search: error: export.csv line 2: invalid UTF-8 at byte 8;")
+
+
+def test_search_with_a_domain_file_that_is_no_schema_exits_2_in_one_line(tmp_path):
+    # issue 25 finding 12: `search ide --domain /etc/passwd` printed a 4-line pydantic error
+    passwd = tmp_path / "passwd"
+    passwd.write_text("root:x:0:0:root:/root:/bin/bash\n")
+    proc = run_cli(tmp_path / "home", "search", "ide", "--domain", str(passwd))
+    assert proc.returncode == 2, proc.stderr[-800:]
+    (line,) = proc.stderr.strip().splitlines()
+    assert line == (
+        f"agentic-search: error: invalid domain schema in {passwd}: expected a YAML mapping of "
+        "a domain schema (name, fields, aspects, ...), got str"
+    )

@@ -95,6 +95,9 @@ def test_cli_first_use_ingests_and_prints_valid_json(tmp_path, output_validator)
     # THEN it ingested the bundled catalog (progress on stderr) and printed valid JSON on stdout
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "indexed 284 tools" in proc.stderr
+    # AND it names the folder that holds the index (Qdrant Edge's; issue 25 finding 9)
+    assert f"into {tmp_path / 'home' / 'edge'}" in proc.stderr
+    assert (tmp_path / "home" / "edge").is_dir() and not (tmp_path / "home" / "qdrant").exists()
     wire = json.loads(proc.stdout)
     assert not list(output_validator.iter_errors(wire))
     ids = [c["id"] for c in wire["candidates"]]
@@ -129,7 +132,7 @@ def test_cli_first_use_ingests_and_prints_valid_json(tmp_path, output_validator)
     [
         (["search", ""], "query is empty"),
         (["search", "   "], "query is empty"),
-        (["search", "x" * 1001], "maximum is 1000"),
+        (["search", "x" * 4001], "query is 4,001 characters; the maximum is 4,000"),
         (["search", "ok", "--limit", "0"], "between 1 and 100"),
         (["search", "ok", "--limit", "abc"], "not an integer"),
         (["search", "ok", "--bogus"], "unrecognized arguments: --bogus"),
@@ -155,4 +158,20 @@ def test_cli_help_teaches(capsys):
         main(["search", "--help"])
     assert exc.value.code == 0
     out = capsys.readouterr().out
-    assert "--explain" in out and "examples:" in out and "1 to 1,000 characters" in out
+    assert "--explain" in out and "examples:" in out and "up to 4,000 characters" in out
+
+
+def test_help_names_the_variable_that_moves_the_edge_store():
+    # issue 25 finding 9: --help said QDRANT_PATH moves the store; with Qdrant Edge (the
+    # default) only AGENTIC_SEARCH_HOME or QDRANT_EDGE_PATH do
+    proc = subprocess.run(
+        [sys.executable, "-m", "agentic_search_cli.main", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    text = " ".join(proc.stdout.split())
+    assert "./.agentic-search/edge (set AGENTIC_SEARCH_HOME or QDRANT_EDGE_PATH to move it" in text
+    assert "QDRANT_PATH" not in text.replace("QDRANT_EDGE_PATH", "")

@@ -108,3 +108,91 @@ def test_a_damaged_edge_file_is_one_line_naming_the_repair(
         service.close()
     expected = _search(base, "documents", "glaciers", embedder)
     assert _search(home, "documents", "glaciers", embedder) == expected and expected
+
+
+#: Damage the engine does not report (issue 25 item 6): once the WAL is folded into the
+#: segments (a second open), a truncated id tracker answers half the points, a zeroed payload
+#: tracker loses the payloads and a zeroed vector storage status every vector of that aspect,
+#: each with no error. The sync status says what the shard holds: the shard is checked
+#: against it when it opens, and by /health?deep=true.
+SILENT = [
+    ("segments/*/mutable_id_tracker.mappings", "truncate"),
+    ("segments/*/payload_storage/tracker.dat", "zero"),
+    ("segments/*/vector_storage-content/vectors/status.dat", "zero"),
+]
+
+
+@pytest.fixture(scope="module")
+def settled(base: Path, embedder, tmp_path_factory) -> Path:
+    """A copy of ``base`` whose documents shard was opened and closed once more."""
+    home = tmp_path_factory.mktemp("settled") / "home"
+    shutil.copytree(base, home, ignore=shutil.ignore_patterns("*.lock", "run"))
+    service = SearchService.create(_settings(home), "documents", embedder=embedder)
+    try:
+        assert service.components.store.count(service.schema) == len(DOCS)
+    finally:
+        service.close()
+    return home
+
+
+@pytest.mark.parametrize(("pattern", "mode"), SILENT)
+def test_damage_that_loses_records_without_an_error_is_found_at_open(
+    base: Path, settled: Path, tmp_path: Path, embedder, pattern: str, mode: str
+) -> None:
+    from agentic_search.sync.audit import domain_health
+
+    # GIVEN a copy whose documents shard lost records (or their vectors) without an error
+    home = tmp_path / "home"
+    shutil.copytree(settled, home, ignore=shutil.ignore_patterns("*.lock", "run"))
+    [target] = sorted((home / "edge" / "documents").glob(pattern))
+    _damage(target, mode)
+    # WHEN the documents domain is searched THEN the one-line damage error names the repair
+    with pytest.raises((VectorStoreError, SearchFailed)) as err:
+        _search(home, "documents", "glaciers", embedder)
+    exc = err.value
+    line = exc.cause if isinstance(exc, SearchFailed) else str(exc)
+    assert "\n" not in line and str(home / "edge" / "documents") in line
+    assert "agentic-search ingest FILE --rebuild --domain documents" in line
+    # AND the deep health check says so, for that domain only
+    for domain, expected in (("documents", "error"), ("tools", "ok")):
+        service = SearchService.create(_settings(home), domain, embedder=embedder)
+        try:
+            state = domain_health(service.components)
+        finally:
+            service.close()
+        assert state.split(":")[0] == expected, state
+        if expected == "error":
+            assert "ingest FILE --rebuild --domain documents" in state
+    # AND ingest --rebuild repairs it
+    service = SearchService.create(_settings(home), "documents", embedder=embedder)
+    try:
+        service.rebuild(base.parent / "docs.jsonl", id_key="_id")
+    finally:
+        service.close()
+    expected = _search(settled, "documents", "glaciers", embedder)
+    assert _search(home, "documents", "glaciers", embedder) == expected and expected
+
+
+def test_a_rebuild_from_a_smaller_file_is_not_taken_for_damage(
+    base: Path, tmp_path: Path, embedder
+) -> None:
+    # GIVEN the 12 notes synced, then rebuilt from a file holding 8 of them
+    home = tmp_path / "home"
+    shutil.copytree(base, home, ignore=shutil.ignore_patterns("*.lock", "run"))
+    smaller = tmp_path / "smaller.jsonl"
+    smaller.write_text("".join(json.dumps(d) + "\n" for d in DOCS[:8]))
+    service = SearchService.create(_settings(home), "documents", embedder=embedder)
+    try:
+        service.rebuild(smaller, id_key="_id")
+        counts = service.components.sync_status.counts("documents")
+    finally:
+        service.close()
+    # THEN the sync status says what the index holds, and the next open finds no damage
+    assert counts == {"synced": 8, "pending": 0, "failed": 0, "deleted": 4}
+    assert _search(home, "documents", "glaciers", embedder)
+    service = SearchService.create(_settings(home), "documents", embedder=embedder)
+    try:
+        assert service.components.store.count(service.schema) == 8
+        service.components.store.verify(service.schema)  # no error
+    finally:
+        service.close()

@@ -64,3 +64,6 @@ def test_eval_reports_both_at_k_by_question_type(tmp_path, monkeypatch, capsys):
     assert ex["by_type"]["comparison"]["both@2"] == 1.0
     run = (out / "runs" / "executor.run").read_text().splitlines()
     assert run[0].split()[:2] == ["q1", "Q0"] and run[0].split()[3] == "1"
+    # the systems x metrics figure has the per-type panel beside the metrics (11 in at 120 dpi)
+    png = (out / "metrics.png").read_bytes()
+    assert png.startswith(b"\x89PNG") and int.from_bytes(png[16:20], "big") == 1320

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support.datasets import DOCS, make_dataset
+from support.datasets import DOCS, QUERIES, make_dataset
 
 from agentic_search.config import Settings
 from agentic_search.domain.fusion import rrf
@@ -202,8 +203,10 @@ def test_cli_eval_prints_one_json_object_and_writes_results_and_plots(
             "recall@10",
             "recall@100",
             "mrr@10",
+            "errors",
             "latency_ms",
         }
+        assert s["errors"] == 0
         assert set(s["latency_ms"]) == {"p50", "p95", "p99"}
         assert all(0.0 <= s[m] <= 1.0 for m in ("ndcg@10", "recall@100", "mrr@10"))
     # AND the progress went to stderr, the files to --out
@@ -212,7 +215,7 @@ def test_cli_eval_prints_one_json_object_and_writes_results_and_plots(
     assert results["systems"]["bm25"]["per_query"]["q1"]["ndcg@10"] == 1.0
     assert set(results["systems"]["dense"]["per_query"]) == {"q1", "q2", "q3", "q4"}
     assert results["corpus"]["documents"] == 12
-    for png in (ev.QUALITY_PLOT, ev.LATENCY_PLOT):
+    for png in (ev.QUALITY_PLOT, ev.LATENCY_PLOT, ev.METRICS_PLOT):
         data = (out / png).read_bytes()
         assert data.startswith(b"\x89PNG") and len(data) > 5000
     # AND one TREC run file per system whose lines give back its ranking
@@ -225,6 +228,41 @@ def test_cli_eval_prints_one_json_object_and_writes_results_and_plots(
         assert q1 == results_rankings(out, name, "q1")
 
 
+def test_a_system_that_errors_is_counted_and_fails_the_run_unless_allowed(
+    dataset_dir, tmp_path, monkeypatch, capsys
+):
+    """GIVEN bm25 raising on one judged query (as the executor did on queries over the length
+    bound) WHEN eval runs THEN the query scores 0, ``--json`` and the table count 1 error for
+    bm25 and 0 for dense, and the run exits 1 with one line naming the system; with
+    ``--allow-errors`` the same run exits 0."""
+    from agentic_search_cli.evaluation.systems import RUNNERS
+
+    real = RUNNERS["bm25"]
+
+    def flaky(engine, text):
+        if text == QUERIES["q1"]:
+            raise ValueError("query refused")
+        return real(engine, text)
+
+    monkeypatch.setitem(RUNNERS, "bm25", flaky)
+    monkeypatch.setenv("AGENTIC_SEARCH_HOME", str(tmp_path / "home"))
+    args = ["eval", "--dataset", str(dataset_dir), "--systems", "bm25,dense"]
+    assert main([*args, "--json", "--out", str(tmp_path / "figures")]) == 1
+    captured = capsys.readouterr()
+    systems = json.loads(captured.out)["systems"]
+    assert systems["bm25"]["errors"] == 1 and systems["dense"]["errors"] == 0
+    q1 = json.loads((tmp_path / "figures" / "results.json").read_text())["systems"]["bm25"]
+    assert q1["per_query"]["q1"]["ndcg@10"] == 0.0  # (1.0 when bm25 answers it)
+    assert q1["per_query"]["q1"]["error"] == "ValueError: query refused"
+    err = captured.err.strip().splitlines()[-1]
+    assert "queries failed (bm25 1;" in err and "--allow-errors" in err
+    # the table: an "err" column, and the failing query named
+    assert main([*args, "--allow-errors"]) == 0
+    out = capsys.readouterr().out
+    assert " err " in out
+    assert "bm25: 1 query(ies) with errors, e.g. q1: ValueError: query refused" in out
+
+
 def test_cli_eval_table_with_a_subset_of_systems(dataset_dir, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("AGENTIC_SEARCH_HOME", str(tmp_path / "home"))
     code = main(
@@ -235,6 +273,25 @@ def test_cli_eval_table_with_a_subset_of_systems(dataset_dir, tmp_path, monkeypa
     assert "tiny (test): 2 queries" in out
     assert "bm25" in out and "executor" in out and "dense" not in out
     assert "unavailable" not in out
+
+
+def test_cli_eval_table_is_full_width_when_stdout_is_not_a_terminal(
+    dataset_dir, tmp_path, monkeypatch, capsys
+):
+    # issue 25 finding 13: piped (rich's default 80 columns) the default systems' table had
+    # its headers and values truncated: "p50 …", "1.00…"
+    monkeypatch.setenv("AGENTIC_SEARCH_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("COLUMNS", raising=False)
+    assert main(["eval", "--dataset", str(dataset_dir), "--max-queries", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "…" not in out
+    lines = out.splitlines()
+    header = next(line for line in lines if line.strip("┃│ ").startswith("system"))
+    for name in ("nDCG@10", "R@10", "R@100", "MRR@10", "p50 ms", "p95 ms", "p99 ms"):
+        assert name in header
+    for system in ("bm25", "dense", "hybrid-rrf", "executor-1round", "executor"):
+        row = next(line for line in lines if line.strip("│ ").startswith(system + " "))
+        assert len(re.findall(r"\b[01]\.\d{4}\b", row)) == 4, row
 
 
 @pytest.mark.parametrize(
@@ -266,6 +323,10 @@ def test_cli_eval_missing_folder_exits_2(tmp_path, monkeypatch, capsys):
     assert exc.value.code == 2
     err = capsys.readouterr().err.strip()
     assert "no such dataset folder" in err and len(err.splitlines()) == 1
+    # AND it says where a BEIR dataset comes from (issue 25 finding 17: the README's
+    # ../shared/datasets/scifact is not in a clone)
+    beir = "https://public.ukp.informatik.tu-darmstadt.de/thakur/BEIR/datasets"
+    assert f"download {beir}/nope.zip and unzip it into {tmp_path})" in err
 
 
 def results_rankings(out: Path, system: str, query: str) -> list[str]:

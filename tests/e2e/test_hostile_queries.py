@@ -193,10 +193,10 @@ def test_prompt_injection_does_not_lift_the_caps_or_add_filters(tools_engine):
     assert resp.plan.limit <= 100 and len(resp.output.candidates) <= 5
 
 
-def test_a_query_over_1000_characters_is_refused_before_any_source(live_url):
+def test_a_query_over_4000_characters_is_refused_before_any_source(live_url):
     from support.http import post_search_error
 
-    code, body = post_search_error(live_url, {"query": "free " * 201})
+    code, body = post_search_error(live_url, {"query": "free " * 801})
     assert code == 422
     assert [d["field"] for d in body["detail"]] == ["query"]
-    OUTCOMES["repeat-free-1005"] = {"query": "free x 201 (1,005 chars)", "outcome": "422 on query"}
+    OUTCOMES["repeat-free-4005"] = {"query": "free x 801 (4,005 chars)", "outcome": "422 on query"}

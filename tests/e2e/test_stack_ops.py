@@ -170,13 +170,17 @@ def stack(aws_env, tools_engine) -> Iterator[dict[str, str]]:
     server.server_close()
 
 
-def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """``scripts/stack.py ARGS`` as the Makefile runs it, in a fresh process."""
+def run(
+    *args: str, env: dict[str, str] | None = None, unset: tuple[str, ...] = ()
+) -> subprocess.CompletedProcess[str]:
+    """``scripts/stack.py ARGS`` as the Makefile runs it, in a fresh process (with ``env`` set
+    and the variables ``unset`` removed)."""
+    environ = {k: v for k, v in {**os.environ, **(env or {})}.items() if k not in unset}
     return subprocess.run(
         [sys.executable, str(SCRIPTS / "stack.py"), *args],
         capture_output=True,
         text=True,
-        env={**os.environ, **(env or {})},
+        env=environ,
         timeout=300,
         check=False,
     )
@@ -236,6 +240,106 @@ def test_smoke_passes_on_the_known_answer_and_fails_otherwise(stack):
     forged = run("smoke", "--stack-name", STACK, env={"AWS_SECRET_ACCESS_KEY": "wrong"})
     assert forged.returncode == 1 and "HTTP 403" in forged.stdout
     assert run("smoke", "--stack-name", "no-such-stack").returncode == 2
+
+
+def one_line_error(done: subprocess.CompletedProcess[str]) -> str:
+    """The single stderr line of a failed run (no traceback)."""
+    assert "Traceback" not in done.stderr, done.stderr[-1500:]
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith("error: ")
+    return line
+
+
+REGIONS = ("AWS_REGION", "AWS_DEFAULT_REGION")
+
+
+def test_the_region_is_samconfigs_unless_aws_region_or_region_says_otherwise(stack):
+    # issue 25 finding 8: with neither AWS_REGION nor AWS_DEFAULT_REGION, boto3 raised
+    # NoRegionError (a traceback) although samconfig.toml names the region make deploy used
+    config = (REPO / "samconfig.toml").read_text()
+    assert f'region = "{REGION}"' in config  # the stack fixture's region
+    done = run("smoke", "--stack-name", STACK, unset=REGIONS)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.startswith("PASS")
+    # AWS_REGION (which boto3 itself ignores) and --region override it: no such stack there
+    by_env = run("smoke", "--stack-name", STACK, env={"AWS_REGION": "eu-west-1"}, unset=REGIONS[1:])
+    by_flag = run("smoke", "--stack-name", STACK, "--region", "eu-west-1", unset=REGIONS)
+    for other in (by_env, by_flag):
+        assert other.returncode == 2, other.stdout + other.stderr
+        assert f"stack '{STACK}' in eu-west-1" in one_line_error(other)
+
+
+def test_missing_credentials_and_an_unreachable_endpoint_are_one_line_exit_2(aws_env, tmp_path):
+    # issue 25 finding 8: NoCredentialsError and EndpointConnectionError were tracebacks
+    nothing = str(tmp_path / "none")
+    no_credentials = run(
+        "seed",
+        "--stack-name",
+        STACK,
+        env={
+            "AWS_SHARED_CREDENTIALS_FILE": nothing,
+            "AWS_CONFIG_FILE": nothing,
+            "AWS_EC2_METADATA_DISABLED": "true",
+        },
+        unset=("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"),
+    )
+    assert no_credentials.returncode == 2
+    assert one_line_error(no_credentials).startswith("error: no AWS credentials")
+    closed = run(
+        "delete",
+        "--stack-name",
+        STACK,
+        env={"AWS_ENDPOINT_URL": "http://127.0.0.1:9", "AWS_MAX_ATTEMPTS": "1"},
+    )
+    assert closed.returncode == 2
+    assert one_line_error(closed).startswith("error: could not reach AWS")
+
+
+def api_stack(name: str, api_url: str) -> None:
+    """A stack in moto whose SearchApiUrl output is ``api_url``."""
+    template = {
+        "Resources": {"Topic": {"Type": "AWS::SNS::Topic"}},
+        "Outputs": {"SearchApiUrl": {"Value": api_url}},
+    }
+    boto3.client("cloudformation").create_stack(StackName=name, TemplateBody=json.dumps(template))
+
+
+def test_smoke_says_could_not_reach_in_one_line_exit_2_and_a_non_json_error_is_a_failed_check(
+    aws_env,
+):
+    # issue 31 section 2: an unreachable API was a 40-line URLError traceback, exit 1 (like a
+    # failed check), and a non-JSON error body crashed the same way
+    api_stack("api-unreachable", "http://127.0.0.1:9/")
+    unreachable = run("smoke", "--stack-name", "api-unreachable")
+    assert unreachable.returncode == 2
+    line = one_line_error(unreachable)
+    assert line.startswith("error: could not reach http://127.0.0.1:9/search")
+
+    class Gateway(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("content-length") or 0))
+            data = b"<html><body>502 Bad Gateway</body></html>"
+            self.send_response(502)
+            self.send_header("content-type", "text/html")
+            self.send_header("content-length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Gateway)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        api_stack("api-html", f"http://127.0.0.1:{server.server_address[1]}/")
+        html = run("smoke", "--stack-name", "api-html")
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert html.returncode == 1, html.stderr[-1500:]
+    assert "Traceback" not in html.stderr
+    assert html.stdout.startswith("FAIL ") and "HTTP 502" in html.stdout
+    assert "502 Bad Gateway" in html.stdout
 
 
 def test_delete_empties_the_export_bucket_then_deletes_the_stack(stack):

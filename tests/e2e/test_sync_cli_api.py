@@ -72,6 +72,17 @@ def test_sync_without_a_file_prints_the_status(cli_engine, capsys):
     assert "0 pending, 0 failed" in capsys.readouterr().out
 
 
+def test_sync_status_counts_a_deleted_record_apart_from_the_synced(cli_engine, capsys):
+    # GIVEN a record synced in, then removed (its entry stays, as a tombstone)
+    assert cli.main(["sync", str(EVENTS / "stream_insert.json")]) == 0
+    assert cli.main(["sync", str(EVENTS / "stream_remove.json")]) == 0
+    capsys.readouterr()
+    # WHEN the status is asked for THEN the tombstone is not counted as synced (issue 25 #14)
+    assert cli.main(["sync", "--status"]) == 0
+    out = capsys.readouterr().out
+    assert "sync status of 'tools': 0 synced, 0 pending, 0 failed, 1 deleted" in out
+
+
 # ----- the /sync/* routes ----------------------------------------------------------------------
 
 
@@ -121,7 +132,7 @@ def test_sync_status_counts_every_status(api):
     assert code == 200
     assert body == {
         "domain": "tools",
-        "counts": {"synced": 1, "pending": 0, "failed": 1},
+        "counts": {"synced": 1, "pending": 0, "failed": 1, "deleted": 0},
         "healthy": False,
     }
 
@@ -219,9 +230,9 @@ def test_the_cli_says_why_a_parked_change_is_not_re_queued(cli_engine, capsys, t
 
 def test_the_openapi_document_lists_every_status_a_sync_route_answers():
     # what the fuzzing of the published document checks: no undocumented status
-    from agentic_search_lambda.api import app
+    from agentic_search_lambda.api import openapi_document
 
-    paths = json.loads(app.get_openapi_json_schema())["paths"]
+    paths = json.loads(openapi_document())["paths"]
     documented = {
         (m.upper(), p): set(op["responses"]) for p, ops in paths.items() for m, op in ops.items()
     }

@@ -63,3 +63,14 @@ def make_dataset(root: Path) -> Path:
     (ds / "qrels" / "test.tsv").write_text(_qrels_tsv(TEST_QRELS))
     (ds / "qrels" / "train.tsv").write_text(_qrels_tsv(TRAIN_QRELS))
     return ds
+
+
+#: The shared BEIR datasets (SciFact, HotpotQA) beside the repository, where the machine has
+#: them (a clone alone does not: tests that need them skip).
+SHARED_DATASETS = Path(__file__).resolve().parents[3] / "shared" / "datasets"
+
+
+def shared_dataset(name: str) -> Path | None:
+    """The shared BEIR dataset folder ``name`` (``scifact``, ``hotpotqa``), None when absent."""
+    folder = SHARED_DATASETS / name
+    return folder if (folder / "corpus.jsonl").is_file() else None

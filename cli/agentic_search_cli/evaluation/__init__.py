@@ -37,8 +37,10 @@ from agentic_search_cli.evaluation.metrics import (
 )
 from agentic_search_cli.evaluation.outputs import (
     LATENCY_PLOT,
+    METRICS_PLOT,
     QUALITY_PLOT,
     RESULTS_FILE,
+    metric_grid,
     write_outputs,
 )
 from agentic_search_cli.evaluation.run import (
@@ -74,6 +76,7 @@ __all__ = [
     "DENSE_ASPECT",
     "LATENCY_PLOT",
     "METRICS",
+    "METRICS_PLOT",
     "OPTIONAL_SYSTEMS",
     "QUALITY_PLOT",
     "RESULTS_FILE",
@@ -107,6 +110,7 @@ __all__ = [
     "latency_percentiles",
     "load_beir",
     "mean_metrics",
+    "metric_grid",
     "parse_systems",
     "read_qrels",
     "read_queries",

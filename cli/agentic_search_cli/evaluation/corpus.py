@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from agentic_search.domain.chunking import doc_id_of
-from agentic_search.sync.indexer import Indexer
+from agentic_search.sync.mirror import prune_records
 from agentic_search_cli.evaluation.datasets import BeirDataset
 
 if TYPE_CHECKING:
@@ -80,22 +80,12 @@ def ensure_corpus(
         engine.ensure_links()  # a collection indexed before the entity graph existed
         return sync
     stray = sorted(have - want)
-    if stray:
-        gone = set(stray)
-        idf = engine.schema.id_field
-        points = [
-            str(p[idf])
-            for p in engine.components.store.scroll(engine.schema, payload=[idf])
-            if idf in p and doc_id_of(str(p[idf])) in gone
-        ]
-        c = engine.components
-        Indexer(c.store, c.embedder, c.keyword).delete(engine.schema, points, refresh_keyword=False)
+    if stray:  # through the writer: sync status tombstones, keyword index and graph follow
+        prune_records(engine.components, stray, engine.components.sync_status)
         sync.removed = len(stray)
     if on_start:
         on_start(len(dataset.corpus.records))
     stats = engine.ingest_records(dataset.corpus.records, on_progress=on_progress)
-    if stray and not stats.changed:
-        engine.components.keyword.refresh(engine.schema)
     sync.ingested = True
     sync.inserted = stats.inserted
     sync.seconds = time.perf_counter() - t0

@@ -21,6 +21,9 @@ query sets written against a catalog (``benchmarks/tools_queries``):
 
 A split may name several qrels files, comma-separated (``tuning,heldout``): the queries of
 each, with every metric also broken down by split.
+
+The BEIR datasets are downloaded as ``<name>.zip`` from :data:`BEIR_DOWNLOADS` (a clone ships
+none).
 """
 
 from __future__ import annotations
@@ -40,6 +43,9 @@ from agentic_search.sync.files import (
 MANIFEST = "dataset.json"
 #: Domains with a bundled catalog a ``dataset.json`` may name as its corpus.
 BUNDLED_DOMAINS = frozenset({"tools"})
+
+#: Where the BEIR datasets are published (``<name>.zip`` unzips to a ``<name>/`` folder).
+BEIR_DOWNLOADS = "https://public.ukp.informatik.tu-darmstadt.de/thakur/BEIR/datasets"
 
 
 class DatasetError(ValueError):
@@ -143,7 +149,10 @@ def check_dataset(path: Path, split: str) -> None:
         DatasetError: naming the first missing piece in one line.
     """
     if not path.is_dir():
-        raise DatasetError(f"no such dataset folder: {path}")
+        raise DatasetError(
+            f"no such dataset folder: {path} (a BEIR dataset, e.g. SciFact: download "
+            f"{BEIR_DOWNLOADS}/{path.name or 'scifact'}.zip and unzip it into {path.parent})"
+        )
     bundled = dataset_domain(path) != "documents"
     for name in ("queries.jsonl",) if bundled else ("corpus.jsonl", "queries.jsonl"):
         if not (path / name).is_file():

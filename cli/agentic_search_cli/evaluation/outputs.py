@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
+from agentic_search_cli.evaluation.metrics import means_by_type
 from agentic_search_cli.evaluation.run import EvaluationResult
 
 RESULTS_FILE = "results.json"
 QUALITY_PLOT = "quality_vs_latency.png"
 LATENCY_PLOT = "latency.png"
+METRICS_PLOT = "metrics.png"
 RUNS_DIR = "runs"
 
 
@@ -34,14 +37,21 @@ def write_outputs(result: EvaluationResult, out_dir: Path) -> list[Path]:
 
     * ``quality_vs_latency.png``: nDCG@10 (y) against p95 latency in ms (x) per available
       system;
-    * ``latency.png``: p50/p95/p99 latency bars (ms) per available system.
+    * ``latency.png``: p50/p95/p99 latency bars (ms) per available system;
+    * ``metrics.png``: every reported metric (x) as bars per available system, and, when the
+      queries carry a type, nDCG@10 per query type per system beside it (:func:`metric_grid`).
 
     Returns the written paths.
     """
     from matplotlib.figure import Figure
 
     out_dir.mkdir(parents=True, exist_ok=True)
-    paths = [out_dir / RESULTS_FILE, out_dir / QUALITY_PLOT, out_dir / LATENCY_PLOT]
+    paths = [
+        out_dir / RESULTS_FILE,
+        out_dir / QUALITY_PLOT,
+        out_dir / LATENCY_PLOT,
+        out_dir / METRICS_PLOT,
+    ]
     paths[0].write_text(json.dumps(result.detail(), indent=2, ensure_ascii=False) + "\n")
     (out_dir / RUNS_DIR).mkdir(exist_ok=True)
     for name, system in result.systems.items():
@@ -80,4 +90,47 @@ def write_outputs(result: EvaluationResult, out_dir: Path) -> list[Path]:
     ax.legend()
     ax.grid(True, axis="y", alpha=0.3)
     fig.savefig(out_dir / LATENCY_PLOT, dpi=120)
+    _metrics_plot(result, subtitle).savefig(out_dir / METRICS_PLOT, dpi=120)
     return paths
+
+
+def metric_grid(result: EvaluationResult) -> dict[str, dict[str, float]]:
+    """What ``metrics.png`` draws: {system: {metric: mean}} for each available system and
+    each reported metric, plus ``"<type> ndcg@10"`` per query type when queries carry one."""
+    grid: dict[str, dict[str, float]] = {}
+    for name, system in result.systems.items():
+        if not system.available:
+            continue
+        means = system.means
+        row = {m: means.get(m, 0.0) for m in result.metrics}
+        for typ, typed in means_by_type(system.per_query, result.types).items():
+            row[f"{typ} ndcg@10"] = typed.get("ndcg@10", 0.0)
+        grid[name] = row
+    return grid
+
+
+def _metrics_plot(result: EvaluationResult, subtitle: str) -> Any:
+    from matplotlib.figure import Figure
+
+    grid = metric_grid(result)
+    typed = bool(result.type_counts)
+    fig = Figure(figsize=(11 if typed else 8, 4.5), layout="constrained")
+    axes = fig.subplots(1, 2, width_ratios=[2, 1]) if typed else [fig.subplots()]
+    panels = [("mean per metric", list(result.metrics))]
+    if typed:
+        panels.append(("nDCG@10 per query type", [f"{t} ndcg@10" for t in result.type_counts]))
+    for ax, (title, columns) in zip(axes, panels, strict=True):
+        xs = np.arange(len(columns))
+        width = 0.8 / max(len(grid), 1)
+        for i, (name, row) in enumerate(grid.items()):
+            offset = (i - (len(grid) - 1) / 2) * width
+            ax.bar(xs + offset, [row[c] for c in columns], width, label=name)
+        ax.set_xticks(xs, [c.removesuffix(" ndcg@10") for c in columns], rotation=30, ha="right")
+        ax.set_ylim(0, 1)
+        ax.set_title(title)
+        ax.grid(True, axis="y", alpha=0.3)
+    axes[0].set_ylabel("mean over queries")
+    if grid:
+        axes[-1].legend(fontsize=8, loc="best")
+    fig.suptitle(f"Systems x metrics: {subtitle}")
+    return fig

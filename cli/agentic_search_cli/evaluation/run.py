@@ -7,6 +7,7 @@ p50/p95/p99 (numpy's linear-interpolation percentiles) over the evaluated querie
 
 from __future__ import annotations
 
+import contextlib
 import os
 import platform
 import time
@@ -36,6 +37,7 @@ from agentic_search_cli.evaluation.systems import (
     RUNNERS,
     SYSTEMS,
     TOP_K,
+    Answer,
     cold_start,
     dense_aspect,
     unavailable_reason,
@@ -88,16 +90,18 @@ class SystemResult:
         types: dict[str, str] | None = None,
         groups: QueryGroups | None = None,
     ) -> dict[str, Any]:
-        """``{metric: mean for each of metrics, "latency_ms": {"p50", "p95", "p99"}}`` plus
-        ``"by_type": {type: {metric: mean}}`` when ``types`` is given, or
-        ``{"available": false, "reason"}``; with ``groups`` (see :class:`QueryGroups`) also
-        ``"by_lang"``, ``"by_split"`` (each split's means, ``by_type`` and ``abstention``) and
-        ``"abstention"`` when some query is unanswerable."""
+        """``{metric: mean for each of metrics, "errors": queries that errored, "latency_ms":
+        {"p50", "p95", "p99"}}`` plus ``"by_type": {type: {metric: mean}}`` when ``types`` is
+        given, or ``{"available": false, "reason"}``; with ``groups`` (see :class:`QueryGroups`)
+        also ``"by_lang"``, ``"by_split"`` (each split's means, ``by_type`` and ``abstention``)
+        and ``"abstention"`` when some query is unanswerable. An errored query scores 0 in the
+        means (it has no ranking), so ``errors`` says how many of them there are."""
         if not self.available:
             return {"available": False, "reason": self.reason}
         pct = self.percentiles
         means = self.means
         out: dict[str, Any] = {m: round(means[m], 4) for m in metrics}
+        out["errors"] = len(self.errors)
         out["latency_ms"] = {p: round(pct[p], 2) for p in ("p50", "p95", "p99")}
         if types:
             out["by_type"] = {
@@ -139,7 +143,6 @@ class SystemResult:
             return self.summary()
         out = self.summary(metrics, types, groups)
         out["latency_ms"]["mean"] = round(self.percentiles["mean"], 2)
-        out["errors"] = len(self.errors)
         out["per_query"] = {
             q: {
                 **{m: round(v, 4) for m, v in self.per_query.get(q, {}).items()},
@@ -256,7 +259,9 @@ def evaluate(
     The engine's collection must already hold the corpus (see :func:`ensure_corpus`). Systems
     run query by query, interleaved (each query through every system in turn), after
     ``warmup`` untimed queries through every system. ``on_start(n)`` receives the number of
-    timed system-queries, ``on_progress(1)`` is called after each.
+    timed system-queries, ``on_progress(1)`` is called after each. A query a system fails
+    (it raises, or reports failing sources) gets no ranking (scored 0) and is counted in that
+    system's ``errors``, which the JSON, the table and the exit status report.
     """
     reasons = {name: unavailable_reason(engine, name) for name in systems}
     results = {
@@ -269,7 +274,8 @@ def evaluate(
     qids = list(dataset.queries)
     for qid in qids[: max(0, warmup)]:
         for name in runnable:
-            RUNNERS[name](engine, dataset.queries[qid])
+            with contextlib.suppress(Exception):  # the timed pass counts the failure
+                RUNNERS[name](engine, dataset.queries[qid])
     freeze_long_lived()  # the engine's state after warm-up: no full-GC pauses (process_tuning.py)
     if on_start:
         on_start(len(qids) * len(runnable))
@@ -279,7 +285,10 @@ def evaluate(
             if name in COLD:
                 cold_start(engine)
             t = time.perf_counter()
-            answer = RUNNERS[name](engine, text)
+            try:
+                answer = RUNNERS[name](engine, text)
+            except Exception as exc:  # counted and reported (exit 1), never hidden
+                answer = Answer([], f"{type(exc).__name__}: {exc}")
             ms = (time.perf_counter() - t) * 1000
             res = results[name]
             res.rankings[qid] = doc_ranking(answer.ranking)[:TOP_K]

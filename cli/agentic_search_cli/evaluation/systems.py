@@ -121,10 +121,8 @@ def cold_start(engine: SearchService) -> None:
 
 
 def _run_executor(engine: SearchService, text: str, rounds: int) -> Answer:
-    try:
-        resp = engine.search(text, limit=TOP_K, rounds=rounds)
-    except ValueError as exc:  # empty or over-long query: no ranking, counted as an error
-        return Answer([], str(exc))
+    # An empty or over-long query raises ValueError: evaluate() counts it as the system's error.
+    resp = engine.search(text, limit=TOP_K, rounds=rounds)
     errors = resp.output.errors
     note = "; ".join(f"{e.source}: {e.error}" for e in errors) if errors else None
     quality = resp.output.answer_quality

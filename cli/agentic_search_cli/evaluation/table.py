@@ -23,9 +23,10 @@ _LABELS = {
 
 def evaluation_table(result: EvaluationResult) -> Table:
     """One row per system: the reported metrics' means (nDCG@10, Recall@5, Recall@10,
-    Recall@100, MRR@10, and both@2/5/10 where queries have 2+ relevant documents) and latency
-    p50/p95/p99 (ms); with query types, languages or several splits, one more row per system
-    and type, split and language (metrics only, over the answerable queries)."""
+    Recall@100, MRR@10, and both@2/5/10 where queries have 2+ relevant documents), the number
+    of queries that errored (``err``: each scored 0 in the means) and latency p50/p95/p99 (ms);
+    with query types, languages or several splits, one more row per system and type, split and
+    language (metrics only, over the answerable queries)."""
     metrics = result.metrics
     table = Table(
         title=(
@@ -34,19 +35,20 @@ def evaluation_table(result: EvaluationResult) -> Table:
         )
     )
     table.add_column("system", no_wrap=True)
-    for name in [*(_LABELS[m] for m in metrics), "p50 ms", "p95 ms", "p99 ms"]:
+    for name in [*(_LABELS[m] for m in metrics), "err", "p50 ms", "p95 ms", "p99 ms"]:
         table.add_column(name, justify="right", no_wrap=True)
     counts = result.type_counts
     split_counts = result.label_counts(result.splits, judged_only=True)
     lang_counts = result.label_counts(result.langs, judged_only=True)
     for name, s in result.systems.items():
         if not s.available:
-            table.add_row(name, *[Text("n/a", style="dim")] * (len(metrics) + 3))
+            table.add_row(name, *[Text("n/a", style="dim")] * (len(metrics) + 4))
             continue
         m, p = s.means, s.percentiles
         table.add_row(
             name,
             *(f"{m[k]:.4f}" for k in metrics),
+            Text(str(len(s.errors)), style="bold red" if s.errors else ""),
             f"{p['p50']:.1f}",
             f"{p['p95']:.1f}",
             f"{p['p99']:.1f}",
@@ -61,6 +63,7 @@ def evaluation_table(result: EvaluationResult) -> Table:
                 table.add_row(
                     Text(f"  {prefix}{label} ({n.get(label, 0)})", style="dim"),
                     *(f"{row[k]:.4f}" for k in metrics),
+                    "",
                     "",
                     "",
                     "",

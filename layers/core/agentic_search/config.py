@@ -198,6 +198,17 @@ class Settings(BaseSettings):
         return self.qdrant_edge_path or (self.agentic_search_home / "edge")
 
     @property
+    def store_location(self) -> str:
+        """Where the vector store keeps the index, for messages: the Qdrant server's URL, the
+        Edge folder (:attr:`resolved_edge_path`) or the local-mode one
+        (:attr:`resolved_qdrant_path`)."""
+        if self.qdrant_url:
+            return self.qdrant_url
+        if self.vector_store == "edge":
+            return str(self.resolved_edge_path)
+        return str(self.resolved_qdrant_path)
+
+    @property
     def bm25_path(self) -> Path:
         """Folder where earlier versions kept their bm25s indexes (beside the local Qdrant
         store; the migration to Edge renames it with the store)."""

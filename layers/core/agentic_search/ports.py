@@ -139,6 +139,16 @@ class VectorStore(Protocol):
         """Records in the domain's collection (0 when it does not exist)."""
         ...
 
+    def hold(self, schema: DomainSchema) -> None:
+        """Become the domain's writer now, before anything is written or journaled, and stay
+        it until the store closes (an embedded store's lock on its folder; a server takes
+        concurrent writers, so nothing to take). Creates no collection.
+
+        Raises:
+            VectorStoreError: when another process is the writer (the message names it).
+        """
+        ...
+
     def ensure_collection(self, schema: DomainSchema, dim: int) -> None:
         """Create the collection, or check an existing one has ``dim`` and every aspect.
 
@@ -448,7 +458,9 @@ class SyncStatusStore(Protocol):
         ...
 
     def counts(self, domain: str) -> dict[str, int]:
-        """Number of entries per status."""
+        """Number of entries per status (``synced``, ``pending``, ``failed``), with the
+        tombstones of deleted records apart (``deleted``): ``synced`` is what the index holds.
+        Raises :class:`SyncStatusError`."""
         ...
 
 

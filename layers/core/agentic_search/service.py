@@ -122,6 +122,7 @@ class SearchService:
         read: CatalogRead | None = None,
         *,
         prune: bool = False,
+        force: bool = False,
         id_key: str | None = None,
     ) -> ingest.IngestReport:
         """:func:`agentic_search.sync.ingest.ingest_file` on this domain."""
@@ -133,6 +134,7 @@ class SearchService:
             on_progress,
             read,
             prune=prune,
+            force=force,
             id_key=id_key,
         )
 
@@ -140,12 +142,16 @@ class SearchService:
         """Whether the domain's collection holds no records."""
         return ingest.is_empty(self.components)
 
+    def never_written(self) -> bool:
+        """Whether nothing was ever written to the domain's index in this folder (first use)."""
+        return ingest.never_written(self.components)
+
     def ensure_bundled_catalog(
         self,
         on_start: Callable[[int], None] | None = None,
         on_progress: Callable[[int], None] | None = None,
     ) -> ingest.IngestReport | None:
-        """Ingest the bundled tools catalog when the tools collection is empty (first use)."""
+        """Ingest the bundled tools catalog into a tools index never written (first use)."""
         return ingest.ensure_bundled_catalog(self.components, on_start, on_progress)
 
     def ensure_links(self) -> ingest.LinkStats | None:

@@ -39,11 +39,13 @@ from agentic_search.ports import (
     Reranker,
     ResultCache,
     StructuredStore,
+    SyncStatusError,
     SyncStatusStore,
     VectorStore,
     WriteJournal,
 )
 from agentic_search.process_tuning import limit_blas_threads
+from agentic_search.state.sync import Holdings
 
 
 def build_store(settings: Settings) -> VectorStore:
@@ -60,10 +62,32 @@ def build_store(settings: Settings) -> VectorStore:
 
         if settings.resolved_qdrant_path.is_dir():  # a local-mode store of an earlier version
             migrate_local_store(settings, say=logging.getLogger(__name__).warning)
-        return EdgeStore(settings)
+        return EdgeStore(settings, holdings=sync_holdings(settings))
     from agentic_search.adapters.qdrant.store import QdrantStore
 
     return QdrantStore(settings)
+
+
+def sync_holdings(settings: Settings) -> Callable[[DomainSchema], Holdings | None]:
+    """What the sync status of ``settings`` says a domain's index holds
+    (:func:`agentic_search.sync.audit.holdings`): the Edge store checks a shard against it
+    when it opens one. The status store and the journal are opened on first use."""
+    from agentic_search.sync.audit import holdings
+
+    opened: list[tuple[SyncStatusStore, WriteJournal]] = []
+    lock = threading.Lock()
+
+    def of(schema: DomainSchema) -> Holdings | None:
+        with lock:
+            if not opened:
+                try:
+                    opened.append((build_sync_status(settings), build_journal(settings)))
+                except SyncStatusError:  # unreadable: ingest --rebuild records it anew
+                    return None
+            status, journal = opened[0]
+        return holdings(status, journal, schema)
+
+    return of
 
 
 def local_store_pending(

@@ -1,5 +1,6 @@
 """The HTTP API (API Gateway HTTP API, payload v2): ``POST /search``, ``GET /health``,
-``GET /openapi.json``, and the ``/sync/*`` routes of :mod:`agentic_search_lambda.sync_api`.
+``GET /openapi.json``, the ``/sync/*`` routes of :mod:`agentic_search_lambda.sync_api`, and the
+search page (``GET /``, ``/ui/*``, ``/domains``) of :mod:`agentic_search_lambda.search_page`.
 
 Requests are validated by Powertools' data validation against :class:`SearchBody` (pydantic):
 a bad field gets a 422 whose ``detail`` names it (``loc``), unknown fields are rejected. The
@@ -37,25 +38,29 @@ from agentic_search_lambda.observability import logger, metrics, tracer
 from agentic_search_lambda.openapi_doc import (
     HEALTH_RESPONSES,
     SECURITY,
-    SECURITY_SCHEMES,
     SearchResponseBody,
+    security_schemes,
     validation_doc,
     validation_error,
 )
 from agentic_search_lambda.orchestrators import SearchUnavailable
 from agentic_search_lambda.runtime import runtime
+from agentic_search_lambda.search_page import router as page_router
 from agentic_search_lambda.sync_api import router as sync_router
 
 
 class SearchBody(SearchRequest):
-    """``POST /search`` body: ``query`` (1..1,000 characters), ``limit`` (1..100, default 10),
-    ``rounds`` (1..5, default the deployment's ``MAX_ROUNDS``), ``domain`` (default tools).
-    Unknown fields are rejected."""
+    """``POST /search`` body: ``query`` (1..4,000 characters, at most 1,000 word tokens),
+    ``limit`` (1..100, default 10), ``rounds`` (1..5, default the deployment's
+    ``MAX_ROUNDS``), ``domain`` (default tools). Unknown fields are rejected."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
     query: str = Field(
-        min_length=1, max_length=QUERY_MAX_CHARS, strict=True, examples=["free code editor"]
+        min_length=1,
+        strict=True,
+        examples=["free code editor"],
+        json_schema_extra={"maxLength": QUERY_MAX_CHARS},  # checked by SearchRequest's validator
     )
     limit: int = Field(default=10, ge=1, le=100, strict=True)
     rounds: int | None = Field(default=None, ge=1, le=5, strict=True)
@@ -85,15 +90,8 @@ class SourcesUnavailable(RuntimeError):
 
 
 app = APIGatewayHttpResolver(enable_validation=True)
-app.configure_openapi(
-    title="agentic-search",
-    version="0.1.0",
-    summary="Agentic search: intent, plan, multi-round hybrid retrieval, evidence, provenance.",
-    security_schemes=SECURITY_SCHEMES,  # see openapi_doc: IAM SigV4 or JWT, by AuthMode
-    security=SECURITY,
-)
-
 app.include_router(sync_router)  # GET/POST /sync/* (agentic_search_lambda.sync_api)
+app.include_router(page_router)  # GET /, /ui/*, /domains (agentic_search_lambda.search_page)
 
 
 class ErrorBody(BaseModel):
@@ -160,20 +158,40 @@ def health(deep: Annotated[bool, Query()] = False) -> dict[str, Any]:
     return {"status": "degraded" if bad else "ok", "domains": domains}
 
 
+@lru_cache(maxsize=1)
+def openapi_document() -> str:
+    """This API's OpenAPI 3 document (JSON text), built on the first call and kept.
+
+    Built here rather than at import: Powertools' OpenAPI models and the schema generation
+    cost a cold start ~45 ms that only ``GET /openapi.json`` needs."""
+    app.configure_openapi(
+        title="agentic-search",
+        version="0.1.0",
+        summary="Agentic search: intent, plan, multi-round hybrid retrieval, evidence, provenance.",
+        security_schemes=security_schemes(),  # see openapi_doc: IAM SigV4 or JWT, by AuthMode
+        security=SECURITY,
+    )
+    return app.get_openapi_json_schema()
+
+
 @app.get("/openapi.json")
 def openapi() -> Response[str]:
     """This API's OpenAPI 3 document."""
-    return Response(
-        status_code=200, content_type="application/json", body=app.get_openapi_json_schema()
-    )
+    return Response(status_code=200, content_type="application/json", body=openapi_document())
+
+
+def allowed_methods(path: str) -> list[str]:
+    """The methods of the routes matching ``path`` (``/sync/tool/x``: ``/sync/tool/<id>``),
+    sorted; empty for no route. Read from the routes Powertools' own dispatch walks."""
+    routes = [*app._static_routes, *app._dynamic_routes]
+    return sorted({r.method.upper() for r in routes if r.rule.match(path)})
 
 
 @app.not_found
 def _not_found(exc: Exception) -> Response:
-    method = app.current_event.request_context.http.method
-    path = app.current_event.path
-    if path in ("/search", "/health", "/openapi.json"):
-        allowed = "POST" if path == "/search" else "GET"
+    method, path = app.current_event.request_context.http.method, app.current_event.path
+    allowed = ", ".join(allowed_methods(path))
+    if allowed:  # a known route, another method: 405 with Allow (RFC 9110 section 15.5.6)
         resp = _error(405, "MethodNotAllowed", f"{method} {path}: use {allowed}")
         resp.headers["Allow"] = allowed
         return resp
@@ -216,10 +234,9 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     """SearchApiFunction's handler (``functions/search_api/app.py`` re-exports it; ``serve``
     calls it with events it builds from local HTTP requests).
 
-    A JSON body sent as ``application/x-www-form-urlencoded`` (what ``curl -d`` declares by
-    default) is read as JSON; any other non-JSON content type is refused with a 415, and
-    bodies that are too large, not UTF-8, not JSON or too deeply nested get a 413 / 400
-    before validation (:func:`~agentic_search_lambda.http_guard.precheck`)."""
+    A body sent as ``application/x-www-form-urlencoded`` (``curl -d``'s default) is read as
+    JSON; another non-JSON content type is a 415, and bodies that are too large, not UTF-8,
+    not JSON or too deeply nested get a 413 / 400 before validation (``http_guard.precheck``)."""
     event = json_body_as_declared(event)
     refused = precheck(event)
     if refused is not None:
@@ -252,4 +269,11 @@ def _error(status: int, error: str, message: str) -> Response:
     )
 
 
-__all__ = ["SearchBody", "SourcesUnavailable", "app", "handler"]
+__all__ = [
+    "SearchBody",
+    "SourcesUnavailable",
+    "allowed_methods",
+    "app",
+    "handler",
+    "openapi_document",
+]

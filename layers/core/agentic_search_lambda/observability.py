@@ -36,9 +36,24 @@ def _patch_traced(_module: object) -> None:
 wrapt.register_post_import_hook(_patch_traced, "botocore.session")
 
 
+def outside_lambda() -> None:
+    """Quiet Powertools in a process that is not a Lambda function (``serve`` and its worker
+    processes): metrics and tracing off unless ``POWERTOOLS_METRICS_DISABLED`` /
+    ``POWERTOOLS_TRACE_DISABLED`` say otherwise, and, with metrics off, no ``ColdStart``
+    metric either. Powertools writes that one with ``single_metric``, which prints its JSON
+    to stdout even when metrics are disabled; marking the cold start as taken skips it."""
+    from aws_lambda_powertools.metrics.functions import is_metrics_disabled
+    from aws_lambda_powertools.metrics.provider import cold_start
+
+    os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
+    os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
+    if is_metrics_disabled():
+        cold_start.is_cold_start = False
+
+
 def count(name: str, value: int = 1) -> None:
     """Add ``value`` to the Count metric ``name`` (published when the handler returns)."""
     metrics.add_metric(name=name, unit=MetricUnit.Count, value=value)
 
 
-__all__ = ["count", "logger", "metrics", "tracer"]
+__all__ = ["count", "logger", "metrics", "outside_lambda", "tracer"]

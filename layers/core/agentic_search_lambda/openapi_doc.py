@@ -15,13 +15,16 @@ every route actually returns.
   ``domain``, ``intent``, ``plan``, and with the multi-round executor ``evidencePack`` and
   ``retrievalReport``; ``cache``, ``extractor``, ``planner`` and ``planCache`` are the steps'
   notes).
+
+Powertools' OpenAPI models (``aws_lambda_powertools.event_handler.openapi.models``, ~45 ms of a
+cold start) are imported by :func:`security_schemes` only, when the document is first built: a
+cold start that never serves ``GET /openapi.json`` never imports them.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from aws_lambda_powertools.event_handler.openapi.models import APIKey, APIKeyIn, HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentic_search.state import (
@@ -36,22 +39,32 @@ from agentic_search.state import (
 )
 from agentic_search.state.response import Comparison
 
-#: The security schemes of the deployed API, by name.
-SECURITY_SCHEMES: dict[str, Any] = {
-    "sigv4": APIKey(
-        type_="apiKey",
-        name="Authorization",
-        in_=APIKeyIn.header,
-        description="AuthMode IAM (the default): requests signed with AWS SigV4 (service "
-        "execute-api) by a principal allowed execute-api:Invoke on the API.",
-        **{"x-amazon-apigateway-authtype": "awsSigv4"},
-    ),
-    "jwt": HTTPBearer(
-        bearerFormat="JWT",
-        description="AuthMode JWT: a bearer token from the stack's JwtIssuer, for one of its "
-        "JwtAudience values.",
-    ),
-}
+if TYPE_CHECKING:
+    from aws_lambda_powertools.event_handler.openapi.models import SecurityScheme
+
+
+def security_schemes() -> dict[str, SecurityScheme]:
+    """The security schemes of the deployed API, by name (built anew on each call: the caller
+    builds the document once)."""
+    from aws_lambda_powertools.event_handler.openapi.models import APIKey, APIKeyIn, HTTPBearer
+
+    return {
+        "sigv4": APIKey(
+            type_="apiKey",
+            name="Authorization",
+            in_=APIKeyIn.header,
+            description="AuthMode IAM (the default): requests signed with AWS SigV4 (service "
+            "execute-api) by a principal allowed execute-api:Invoke on the API.",
+            **{"x-amazon-apigateway-authtype": "awsSigv4"},
+        ),
+        "jwt": HTTPBearer(
+            bearerFormat="JWT",
+            description="AuthMode JWT: a bearer token from the stack's JwtIssuer, for one of "
+            "its JwtAudience values.",
+        ),
+    }
+
+
 #: Either scheme (a deployment turns on one of them, for every route).
 SECURITY: list[dict[str, list[str]]] = [{"sigv4": []}, {"jwt": []}]
 
@@ -148,11 +161,11 @@ HEALTH_RESPONSES: dict[int, Any] = {
 __all__ = [
     "HEALTH_RESPONSES",
     "SECURITY",
-    "SECURITY_SCHEMES",
     "FieldProblem",
     "HealthBody",
     "SearchResponseBody",
     "ValidationErrorBody",
+    "security_schemes",
     "validation_doc",
     "validation_error",
 ]

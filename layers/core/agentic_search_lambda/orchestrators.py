@@ -57,14 +57,28 @@ class LocalOrchestrator:
         return result.state.response
 
 
+def stepfunctions_client() -> Any:
+    """boto3's Step Functions client; with an endpoint URL set (``AWS_ENDPOINT_URL_SFN`` or
+    ``AWS_ENDPOINT_URL``: an emulator, moto, Step Functions Local) without host prefix
+    injection, which would send ``StartSyncExecution`` to ``sync-<host>`` (a name that does not
+    resolve for ``127.0.0.1`` or ``localhost``)."""
+    import os
+
+    import boto3
+    from botocore.config import Config
+
+    endpoint = os.environ.get("AWS_ENDPOINT_URL_SFN") or os.environ.get("AWS_ENDPOINT_URL")
+    if endpoint:
+        return boto3.client("stepfunctions", config=Config(inject_host_prefix=False))
+    return boto3.client("stepfunctions")
+
+
 class StepFunctionsOrchestrator:
     """``StartSyncExecution`` on the Express state machine ``state_machine_arn``."""
 
     def __init__(self, state_machine_arn: str, client: Any | None = None, concurrency: int = 8):
         if client is None:
-            import boto3
-
-            client = boto3.client("stepfunctions")
+            client = stepfunctions_client()
         self.arn = state_machine_arn
         self.client = client
         self.concurrency = concurrency
@@ -118,4 +132,5 @@ __all__ = [
     "SearchUnavailable",
     "StepFunctionsOrchestrator",
     "from_settings",
+    "stepfunctions_client",
 ]

@@ -36,6 +36,7 @@ def reindex_batch(event: dict[str, Any], context: LambdaContext) -> dict[str, An
                 parse_change(
                     {
                         "op": "modify",
+                        "domain": c.schema.name,  # SYNC_DOMAIN, not the default tools
                         "recordId": str(item.get(c.schema.id_field, "")),
                         "record": item,
                     }

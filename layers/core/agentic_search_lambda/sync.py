@@ -8,8 +8,9 @@
   version) through Powertools idempotency on DynamoDB (``IDEMPOTENCY_TABLE``; without it the
   core's version guard alone makes replays no-ops). A change that cannot be parsed is parked as
   failed in the status store and not retried (retrying cannot fix it; the next valid change of
-  the record does). After a batch the keyword index is refreshed once and the catalog version
-  bumped once.
+  the record does). After a batch the core's one after-write sequence runs once
+  (:func:`agentic_search.sync.after_write.after_write`: keyword index, entity graph relinked
+  around the batch's records, memo, catalog version).
 
 The redrive and the reindex have their own glue: :mod:`agentic_search_lambda.redrive`,
 :mod:`agentic_search_lambda.reindex`.
@@ -29,11 +30,12 @@ from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from agentic_search.components import Components
-from agentic_search.ports import CacheError
+from agentic_search.sync.after_write import after_write
 from agentic_search.sync.apply import apply_changes
 from agentic_search.sync.changes import CatalogChange, ChangeError
 from agentic_search.sync.eventbridge import is_eventbridge_event
 from agentic_search.sync.events import parse_change, rejected_record_id
+from agentic_search.sync.indexer import WriteStats
 from agentic_search.sync.retries import park_rejected
 from agentic_search_lambda.observability import count, logger
 from agentic_search_lambda.runtime import Runtime, runtime
@@ -44,15 +46,18 @@ class SyncFailed(RuntimeError):
 
 
 class Batch:
-    """One invocation's bookkeeping: outcomes, embedded texts, and whether anything was
-    written (a replay answered by the idempotency layer writes nothing: only
-    :meth:`apply_change`, the function idempotency wraps, notes writes)."""
+    """One invocation's bookkeeping: outcomes, embedded texts, and what was written (a
+    replay answered by the idempotency layer writes nothing: only :meth:`apply_change`, the
+    function idempotency wraps, notes writes)."""
 
     def __init__(self, rt: Runtime) -> None:
         self.rt = rt
         self.c: Components = rt.sync_components()
         self.outcomes: dict[str, int] = {}
         self.written = False
+        #: what the batch wrote, and the records it found already written (``unchanged``)
+        self.stats = WriteStats()
+        self.touched: list[str] = []
         self.embedded = 0
         wiring = rt.idempotency
         if wiring is None:
@@ -66,18 +71,18 @@ class Batch:
             )(self.apply_change)
 
     def apply_change(self, change: dict[str, Any]) -> dict[str, Any]:
-        """Apply one change (no keyword refresh, no version bump: done once per batch).
+        """Apply one change (the after-write sequence runs once per batch: :meth:`finish`).
 
         Raises:
             SyncFailed: when it failed (the status store holds it as pending).
         """
         parsed = CatalogChange.model_validate(change)
-        report = apply_changes(
-            self.c, [parsed], self.rt.sync_status, refresh_keyword=False, bump_catalog=False
-        )
+        report = apply_changes(self.c, [parsed], self.rt.sync_status, after=False)
         [outcome] = report.outcomes
         self.embedded += report.stats.embedded_texts
-        if outcome.outcome in ("applied", "unchanged"):
+        self.stats.add(report.stats)
+        self.touched += report.unchanged_ids
+        if report.written:
             self.written = True
         if not outcome.ok:
             raise SyncFailed(f"{parsed.record_id}@{parsed.version}: {outcome.error}")
@@ -112,17 +117,13 @@ class Batch:
         return out
 
     def finish(self) -> dict[str, Any]:
-        """After the batch: refresh the keyword index and bump the catalog version once
-        (when anything was written), publish the outcome counts."""
-        c = self.c
+        """After the batch: the after-write sequence once, over every record the batch wrote
+        (when anything was written); publish the outcome counts."""
         version = None
         if self.written:
-            c.keyword.refresh(c.schema)
-            c.memo.forget_catalog()
-            try:
-                version = c.cache.bump_catalog_version(c.schema.name)
-            except CacheError as exc:  # cached answers expire by TTL
-                logger.warning("catalog version not bumped", extra={"error": str(exc)})
+            version = after_write(self.c, self.stats, touched=self.touched)
+            if version is None:  # cached answers expire by TTL
+                logger.warning("catalog version not bumped: the cache is unreachable")
         for kind, n in self.outcomes.items():
             count(f"Sync_{kind}", n)
         count("SyncEmbeddedTexts", self.embedded)

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import threading
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import boto3
@@ -22,7 +24,7 @@ from moto import mock_aws
 from support.lambdas import load_event, load_function, use_runtime
 
 from agentic_search.config import Settings
-from agentic_search.state import SearchState
+from agentic_search.state import SearchRequest, SearchState
 from agentic_search_cli.local_server import LocalContext
 from agentic_search_lambda import runtime
 from agentic_search_lambda.orchestrators import StepFunctionsOrchestrator
@@ -143,6 +145,50 @@ def test_a_failed_execution_without_an_error_name_is_still_a_named_502(sfn):
     out = post_search()
     assert out["statusCode"] == 502
     assert json.loads(out["body"])["error"] == "ExecutionFailed"
+
+
+def test_an_emulator_on_aws_endpoint_url_is_reached_without_the_sync_host_prefix(
+    aws_env, monkeypatch
+):
+    # issue 31 section 2: botocore prefixed StartSyncExecution's host with "sync-", so an
+    # emulator on http://127.0.0.1:PORT was called at sync-127.0.0.1 (no such host)
+    answer = {"query": "free code editor", "candidates": [{"id": "vs-code"}], "errors": []}
+    seen: list[tuple[str, str]] = []
+
+    class Emulator(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("content-length") or 0))
+            seen.append((self.headers["host"], self.headers["x-amz-target"]))
+            data = json.dumps(
+                {
+                    "executionArn": f"{STATE_MACHINE}:run",
+                    "startDate": 1767225600,
+                    "stopDate": 1767225602,
+                    "status": "SUCCEEDED",
+                    "output": json.dumps(answer),
+                }
+            ).encode()
+            self.send_response(200)
+            self.send_header("content-type", "application/x-amz-json-1.0")
+            self.send_header("content-length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Emulator)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        endpoint = f"http://127.0.0.1:{server.server_address[1]}"
+        monkeypatch.setenv("AWS_ENDPOINT_URL", endpoint)
+        orchestrator = StepFunctionsOrchestrator(STATE_MACHINE)  # the client of a cold start
+        out = orchestrator.search(SearchRequest(query="free code editor"), REQUEST_ID)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert out == answer
+    assert seen == [(endpoint.removeprefix("http://"), "AWSStepFunctions.StartSyncExecution")]
 
 
 def test_a_timed_out_execution_is_504(sfn):

@@ -497,7 +497,7 @@ def test_openapi_document_describes_the_search_body(handlers):
     body = doc["components"]["schemas"]["SearchBody"]
     assert body["properties"]["limit"]["maximum"] == 100
     assert body["properties"]["limit"]["minimum"] == 1
-    assert body["properties"]["query"]["maxLength"] == 1000
+    assert body["properties"]["query"]["maxLength"] == 4000
     assert body["required"] == ["query"]
     assert body["additionalProperties"] is False
     # AND every component schema is valid JSON Schema 2020-12 (OpenAPI 3.1's dialect)

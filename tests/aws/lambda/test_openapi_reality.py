@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from cfnlint.decode import cfn_yaml
 from jsonschema import Draft202012Validator
-from support.lambdas import FUNCTION_IDS, load_event
+from support.lambdas import FUNCTION_IDS, load_event, load_function
 from support.template import TEMPLATE, plain
 
 from agentic_search_cli.local_server import LocalContext
@@ -142,3 +142,63 @@ def test_real_health_and_sync_status_200s_are_the_documented_bodies(doc, handler
     status, body = _call(handlers, sync)
     assert status == 200, body
     assert _errors(_validator(doc, "/sync/status", "get", 200), body) == []
+
+
+def test_every_route_answers_another_method_with_405_and_allow(handlers, template_routes):
+    # issue 25 finding 10: POST /sync/status and GET /sync/retry-all were 404 "no route";
+    # only /search, /health and /openapi.json answered 405 with Allow
+    from agentic_search_cli.local_events import http_api_event
+
+    # SyncApi deploys the same handler as SearchApi (functions/sync_api/app.py)
+    assert load_function("sync_api").handler is handlers["search_api"].handler
+    fn = "search_api"
+    ctx = LocalContext(function_name=FUNCTION_IDS[fn], aws_request_id="methods")
+    for method, path in sorted(template_routes):
+        concrete = re.sub(r"{\w+}", "some-id", path)
+        for other in {"GET", "POST", "PUT", "DELETE", "PATCH"} - {method.upper()}:
+            body = b"{}" if other != "GET" else b""
+            event = http_api_event(other, concrete, {"content-type": "application/json"}, body)
+            out = handlers[fn].handler(event, ctx)
+            where = f"{other} {concrete}"
+            assert out["statusCode"] == 405, (where, out["body"])
+            assert out["headers"]["Allow"] == method.upper(), where
+            answer = json.loads(out["body"])
+            assert answer["error"] == "MethodNotAllowed", where
+            assert answer["message"] == f"{where}: use {method.upper()}"
+    # a path no route serves is still a 404
+    event = http_api_event("GET", "/sync/nothing", {}, b"")
+    out = handlers[fn].handler(event, ctx)
+    assert out["statusCode"] == 404 and "Allow" not in (out.get("headers") or {})
+
+
+FORM = {"content-type": "application/x-www-form-urlencoded"}
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "error"),
+    [
+        (b"not json", 400, "InvalidJSON"),
+        (b"query=free+editor", 400, "InvalidJSON"),
+        (b'{"query": "free', 400, "InvalidJSON"),
+        (b"[1,2]", 422, None),
+        (b'"free editor"', 422, None),
+    ],
+)
+def test_a_form_typed_body_is_read_as_json_like_application_json(handlers, body, status, error):
+    # issue 25 finding 11: with curl -d's form type, '[1,2]' and 'not json' were 415 while a
+    # truncated JSON object was 400; the README says the form type is read as JSON
+    from agentic_search_cli.local_events import http_api_event
+
+    answers = []
+    for headers in (FORM, {"content-type": "application/json"}):
+        event = http_api_event("POST", "/search", headers, body)
+        answers.append(_call(handlers, event))
+    assert answers[0] == answers[1]  # the same answer as under application/json
+    got_status, answer = answers[0]
+    assert got_status == status, answer
+    if error:
+        assert answer["error"] == error and "not valid JSON" in answer["message"]
+    else:
+        assert answer["detail"] == [
+            {"field": "body", "message": "must be a JSON object", "type": "dict_type"}
+        ]

@@ -399,32 +399,64 @@ EMBEDDING_FUNCTIONS = {
 }
 
 
-def test_two_layers_for_python312_built_by_their_makefiles_without_boto3(resources):
-    for name, folder in (("CoreLayer", "layers/core"), ("EmbedLayer", "layers/embed")):
+LAYER_FOLDERS = {
+    "CoreLayer": "layers/core",
+    "EmbedLayer": "layers/embed",
+    "OpenAiLayer": "layers/openai",
+    "MongoLayer": "layers/mongo",
+}
+
+
+def _pinned(folder: str) -> set[str]:
+    text = (REPO / folder / "requirements.txt").read_text()
+    return {
+        re.split(r"[\s<>=!~\[;]", line, maxsplit=1)[0].lower()
+        for line in text.splitlines()
+        if line.strip() and not line.startswith("#")
+    }
+
+
+def test_four_layers_for_python312_built_by_their_makefiles_without_boto3(resources):
+    for name, folder in LAYER_FOLDERS.items():
         layer = resources[name]
         assert layer["Type"] == "AWS::Serverless::LayerVersion"
         assert layer["Properties"]["ContentUri"].rstrip("/") == folder
         assert layer["Properties"]["CompatibleRuntimes"] == ["python3.12"]
         assert layer["Metadata"]["BuildMethod"] == "makefile"
-        assert f"build-{name}:" in (REPO / folder / "Makefile").read_text()
-    names = {
-        re.split(r"[\s<>=!~\[;]", line, maxsplit=1)[0].lower()
-        for line in LAYER_REQUIREMENTS.read_text().splitlines()
-        if line.strip() and not line.startswith("#")
-    }
+        makefile = (REPO / folder / "Makefile").read_text()
+        assert f"build-{name}:" in makefile
+        assert "--no-deps" in makefile  # the lock file is the whole layer
+    names = _pinned("layers/core")
+    assert LAYER_REQUIREMENTS == REPO / "layers/core/requirements.txt"
     assert {"pydantic", "pydantic-settings", "qdrant-client", "aws-lambda-powertools"} <= names
-    assert not names & {"boto3", "botocore"}  # the Lambda runtime provides them
+    assert "aws-xray-sdk" in names  # Powertools' tracer extra
+    assert not names & {"boto3", "botocore", "python-dateutil", "six"}  # the runtime's
     assert not names & {"fastembed", "onnxruntime", "tokenizers"}  # the embed layer's
-    assert "aws-lambda-powertools[tracer,parser]" in LAYER_REQUIREMENTS.read_text()
+    assert not names & {"openai", "pymongo", "dnspython"}  # their own layers'
+    assert "openai" in _pinned("layers/openai")
+    assert {"pymongo", "dnspython"} == _pinned("layers/mongo")
 
 
 def test_only_the_functions_that_embed_get_the_embed_layer(resources):
     for name, props in functions_of(resources).items():
         own = props.get("Layers", [])
+        assert (name in EMBEDDING_FUNCTIONS) == ({"Ref": "EmbedLayer"} in own), name
         if name in EMBEDDING_FUNCTIONS:
-            assert own == [{"Ref": "EmbedLayer"}], name
-        else:
-            assert own == [], name
+            assert own[0] == {"Ref": "EmbedLayer"}, name
+
+
+def test_the_openai_and_mongo_layers_go_exactly_to_the_functions_given_their_secret(resources):
+    for name, props in functions_of(resources).items():
+        own = props.get("Layers", [])
+        env = (props.get("Environment") or {}).get("Variables", {})
+        assert ("OPENAI_API_KEY_SECRET_ARN" in env) == ({"Ref": "OpenAiLayer"} in own), name
+        assert ("MONGODB_URI_SECRET_ARN" in env) == ({"Ref": "MongoLayer"} in own), name
+    with_mongo = {
+        n
+        for n, p in functions_of(resources).items()
+        if {"Ref": "MongoLayer"} in p.get("Layers", [])
+    }
+    assert with_mongo == {"RetrieveFunction", "FuseRerankFunction"}
 
 
 def test_search_api_function_starts_only_this_state_machine(resources):
@@ -442,7 +474,9 @@ def test_search_api_function_starts_only_this_state_machine(resources):
         for e in props["Events"].values()
         if e["Type"] == "HttpApi" and e["Properties"]["ApiId"] == {"Ref": "SearchApi"}
     }
-    assert routes == {("POST", "/search"), ("GET", "/health"), ("GET", "/openapi.json")}
+    assert routes == {("POST", "/search"), ("GET", "/health"), ("GET", "/openapi.json")} | {
+        ("GET", p) for p in ("/", "/ui/app.js", "/ui/app.css", "/domains")
+    }
 
 
 # ----- template: HTTP API -------------------------------------------------------------------------
@@ -473,7 +507,12 @@ def test_deployed_routes_require_iam_by_default_and_jwt_when_chosen(
 ):
     # GIVEN the SAM transform with the defaults, THEN every route is SigV4 (IAM) authorised.
     routes = _api_routes(deployed_default)
-    assert set(routes) == {"POST /search", "GET /health", "GET /openapi.json"} | SYNC_ROUTES
+    assert set(routes) == {"POST /search", "GET /health", "GET /openapi.json"} | SYNC_ROUTES | {
+        "GET /",
+        "GET /ui/app.js",
+        "GET /ui/app.css",
+        "GET /domains",
+    }
     for key, op in routes.items():
         assert op["security"] == [{"AWS_IAM": []}], key
     # GIVEN AuthMode JWT, THEN every route uses the JWT authorizer on the configured issuer.

@@ -279,7 +279,8 @@ def lucene_bm25(
     docs: dict[str, list[str]], query: list[str], k1: float, b: float
 ) -> dict[str, float]:
     """Lucene's BM25 (as bm25s computes it, the reference the project's keyword index was
-    measured against): sum over the distinct query terms a document holds of
+    measured against): sum over the query's terms, each occurrence counted (Lucene's
+    ``BooleanQuery`` holds one clause per occurrence; bm25s sums over the query's tokens), of
     ``ln(1 + (N - n + 0.5) / (n + 0.5)) * tf / (tf + k1 * (1 - b + b * dl / avgdl))``; only
     documents scoring above 0."""
     n_docs = len(docs)
@@ -287,7 +288,7 @@ def lucene_bm25(
     out: dict[str, float] = {}
     for rid, terms in docs.items():
         score = 0.0
-        for t in dict.fromkeys(query):
+        for t in query:
             tf = terms.count(t)
             if tf:
                 df = sum(1 for d in docs.values() if t in d)
@@ -302,7 +303,8 @@ def test_sparse_scores_are_k1_plus_1_times_lucene_bm25_after_refresh(tmp_path: P
     """GIVEN documents weighted with a guessed average length (256, the setting) WHEN the
     index refreshes THEN every sparse vector is re-weighted with the corpus' true average, and
     a query's Edge scores are (k1 + 1) x Lucene BM25's (same analyzer, k1, b; bm25s's) on the
-    same ids; a second refresh with nothing changed rewrites nothing."""
+    same ids, a repeated query term counted once per occurrence; a second refresh with nothing
+    changed rewrites nothing."""
     store = _docs_store(tmp_path)
     kw = EdgeSparseKeywordIndex(store, schema=DOCS)
     texts = {p["id"]: keyword_text(DOCS, p) for p in store.scroll(DOCS, ["id", "title", "text"])}
@@ -318,7 +320,8 @@ def test_sparse_scores_are_k1_plus_1_times_lucene_bm25_after_refresh(tmp_path: P
     )
 
     ids = list(terms)
-    for query in ["coral reef", "insulin glucose bone", "chess"]:
+    # (the last two repeat a term: it counts once per occurrence, as in Lucene and bm25s)
+    for query in ["coral reef", "insulin glucose bone", "chess", "coral coral reef", "bone bone"]:
         expected = lucene_bm25(terms, kw.analyzer.terms(query), kw.k1, kw.b)
         assert expected
         hits = kw.search(DOCS, query, len(ids))
@@ -500,4 +503,74 @@ def test_queries_map_point_ids_to_record_ids_as_the_payload_says(tmp_path: Path)
         DOCS, [PointWrite("d7", {a: record.vectors[a] for a in DOCS.aspect_names}, record.payload)]
     )
     assert store.query_dense(DOCS, aspect, vec, 1)[0].id == "d7"
+    store.close()
+
+
+def test_a_shard_holding_less_than_the_sync_status_says_is_damaged_until_dropped(
+    tmp_path: Path,
+) -> None:
+    """GIVEN a closed shard of 80 points WHEN it is opened with what the sync status says it
+    holds THEN a shard holding fewer points, or lacking a sampled record, answers every read
+    with the one-line damage error naming the rebuild, until it is dropped; a shard holding
+    what the status says opens (the check runs once, at open)."""
+    from agentic_search.state.sync import Holdings
+
+    _docs_store(tmp_path).close()
+    said: list[Holdings | None] = []
+    opened = EdgeStore(Settings(), root=tmp_path, holdings=lambda schema: said[-1])
+    for holdings, reason in (
+        (Holdings(81, ["d1"]), "holds 80 points where the sync status has 81 records synced"),
+        (Holdings(80, ["d1", "d80"]), "synced record 'd80' is not in the shard"),
+    ):
+        said.append(holdings)
+        store = EdgeStore(Settings(), root=tmp_path, holdings=lambda schema: said[-1])
+        for read in (
+            lambda s=store: s.count(DOCS),
+            lambda s=store: s.get_records(DOCS, ["d1"]),
+            lambda s=store: list(s.scroll(DOCS, ["id"])),
+        ):
+            with pytest.raises(VectorStoreError) as err:
+                read()
+            assert reason in str(err.value) and "\n" not in str(err.value)
+            assert "agentic-search ingest FILE --rebuild --domain documents" in str(err.value)
+        store.close()
+    said.append(Holdings(80, ["d0", "d1", "d79"]))
+    assert opened.count(DOCS) == 80
+    opened.verify(DOCS)  # checked again, as /health?deep=true does: no error
+    said.append(Holdings(81, []))
+    with pytest.raises(VectorStoreError, match="81 records synced"):
+        opened.verify(DOCS)
+    opened.drop(DOCS)  # what ingest --rebuild does first
+    assert not opened.exists(DOCS) and opened.count(DOCS) == 0
+    opened.close()
+
+
+class _FailingShard:
+    """An open Edge shard whose reads fail as the engine does on a damaged file."""
+
+    def __init__(self, shard: Any) -> None:
+        self.shard = shard
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.shard, name)
+
+    def count(self, *args: Any) -> Any:
+        raise RuntimeError("Service internal error: mmap out of range")
+
+    def retrieve(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("Service internal error: mmap out of range")
+
+
+def test_count_and_vectors_of_answer_an_engine_failure_as_the_damage_error(
+    tmp_path: Path,
+) -> None:
+    store = _docs_store(tmp_path)
+    name = store.collection(DOCS)
+    store._shards[name] = _FailingShard(store._shards[name])
+    aspect = DOCS.aspect_names[0]
+    for read in (lambda: store.count(DOCS), lambda: store.vectors_of(DOCS, ["d1"], aspect)):
+        with pytest.raises(VectorStoreError) as err:
+            read()
+        assert "mmap out of range" in str(err.value)
+        assert "agentic-search ingest FILE --rebuild --domain documents" in str(err.value)
     store.close()

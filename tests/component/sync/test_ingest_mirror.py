@@ -48,6 +48,12 @@ def test_records_gone_from_the_file_are_reported_then_pruned(tmp_path, embedder,
         assert result.consistent, result.wire()
         entries = service.components.sync_status.get("tools", gone)
         assert all(entries[g].deleted for g in gone)
+        # AND the status counts the index's records as synced, the tombstones apart (issue 25
+        # item 14: "24 synced" while the index held 21)
+        held = service.components.store.count(service.schema)
+        assert held == len(small) - 3
+        counts = service.components.sync_status.counts("tools")
+        assert counts == {"synced": held, "pending": 0, "failed": 0, "deleted": 3}
         hits = service.search(small[0]["name"], limit=10).output.candidates
         assert small[0]["id"] not in {h.id for h in hits}
     finally:

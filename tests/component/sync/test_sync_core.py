@@ -115,8 +115,13 @@ def test_status_stores_get_put_list_and_count_alike(store):
         for i, s in enumerate(["synced"] * 120 + ["pending"] * 3 + ["failed"] * 2)
     ]
     entries.append(SyncEntry(domain="documents", record_id="r000", status="failed"))
+    # tombstones (deleted records) are synced entries, counted apart: not in the index
+    entries += [
+        SyncEntry(domain="tools", record_id=f"t{i}", deleted=True, expires_at=2_000_000_000)
+        for i in range(4)
+    ]
     store.put(entries)
-    assert store.counts("tools") == {"synced": 120, "pending": 3, "failed": 2}
+    assert store.counts("tools") == {"synced": 120, "pending": 3, "failed": 2, "deleted": 4}
     assert [e.record_id for e in store.list("tools", "failed")] == ["r123", "r124"]
     assert len(store.list("tools", "synced", limit=50)) == 50
     got = store.get("tools", [f"r{i:03d}" for i in range(125)] + ["missing"])

@@ -6,6 +6,7 @@ import pytest
 from support.builders import LOCAL, QUERY, ev, intent_for
 
 from agentic_search.domain.coverage import (
+    MAX_TERM_TARGETS,
     DeterministicGrader,
     EvidenceMatcher,
     coverage_targets,
@@ -76,6 +77,31 @@ def test_coverage_targets_must_constraint_keeps_must(tools_schema: DomainSchema)
     intent = intent_for(constraints=[must_local], matches={}, must_preserve_terms=[], keywords=[])
     targets = coverage_targets(intent, tools_schema, default_analyzer())
     assert [(t.kind, t.must) for t in targets] == [("constraint", True)]
+
+
+def test_a_pasted_paragraph_keeps_its_most_said_terms_as_targets(
+    tools_schema: DomainSchema,
+) -> None:
+    """GIVEN a paragraph of 40 distinct content words, 'kubernetes' said three times and
+    'monitoring' twice WHEN targets are built THEN MAX_TERM_TARGETS term targets remain, the
+    repeated terms among them, the rest in the order said; a short query keeps every term."""
+    analyzer = default_analyzer()
+    words = [f"w{i:02d}x" for i in range(40)]
+    query = " ".join([*words, "kubernetes monitoring kubernetes monitoring kubernetes"])
+    intent = intent_for(
+        query=query,
+        normalized_query=query,
+        constraints=[],
+        matches={},
+        must_preserve_terms=[],
+        keywords=list(dict.fromkeys(analyzer.terms(query))),
+    )
+    terms = [t.label for t in coverage_targets(intent, tools_schema, analyzer) if t.kind == "term"]
+    assert len(terms) == MAX_TERM_TARGETS
+    assert terms[-2:] == ["kubernet", "monitor"]
+    assert terms[:-2] == analyzer.terms(" ".join(words))[: MAX_TERM_TARGETS - 2]
+    short = intent.model_copy(update={"keywords": analyzer.terms(" ".join(words[:10]))})
+    assert len(coverage_targets(short, tools_schema, analyzer)) == 10
 
 
 @pytest.fixture

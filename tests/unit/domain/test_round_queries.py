@@ -90,9 +90,10 @@ def test_round2_asks_for_missing_targets_by_weight(tools_schema: DomainSchema) -
     """GIVEN targets constraint, preference, phrase, run, vim (from intent_for) with the
     constraint and vim covered, an empty pool (no RM3 feedback)
     THEN the missing ones by weight: phrase (3), preference (2), run (1):
-    sparse = query + 'pair programmer pair programmer' + 'runs runs' (the query's surface form
-    of the stem run), one structured source (plan filters + the preference, top_k
-    min(200, max(30, 10*2)) = 30) and one dense coverage query 'query Code Completion'."""
+    sparse = the query alone (the phrase and 'runs', the query's surface form of the stem run,
+    are in it already: not written again, so no boost), one structured source (plan filters +
+    the preference, top_k min(200, max(30, 10*2)) = 30) and one dense coverage query
+    'query Code Completion'."""
     state = executor_gate(plan_with([LOCAL]), intent_for(), tools_schema)
     covered = {"deployment in [Local]", "vim"}
     state.coverage = Coverage(
@@ -106,7 +107,7 @@ def test_round2_asks_for_missing_targets_by_weight(tools_schema: DomainSchema) -
     assert plan is not None
     assert plan.round == 2 and plan.fusion == "rrf"
     assert plan.sparse_source is not None
-    assert plan.sparse_source.text == f"{QUERY} pair programmer pair programmer runs runs"
+    assert plan.sparse_source.text == QUERY
     assert plan.sparse_source.top_k == 50
     pref = Filter(field="functionality", operator="in", value=["Code Completion"])
     assert [(s.filters, s.preferences, s.top_k) for s in plan.structured_sources] == [

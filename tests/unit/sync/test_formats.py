@@ -127,3 +127,54 @@ def test_a_jsonl_file_without_extension_is_sniffed(tmp_path):
     path = tmp_path / "catalog"
     path.write_text(json.dumps(RECORDS[0]) + "\n")
     assert _ids(read_catalog(path, SCHEMA)) == [RECORDS[0]["id"]]
+
+
+def test_a_rejected_line_names_its_id_even_when_it_does_not_parse(tmp_path):
+    # issue 25 finding 3: --prune keeps the record of a rejected line, so its id must be read
+    # even from a line cut short or not valid UTF-8; a line that shows none names none
+    cut = json.dumps(RECORDS[0])[:50]
+    bad_utf8 = json.dumps(RECORDS[1]).encode()[:60] + b"\xff\xfe tail"
+    nan = json.dumps({**RECORDS[2], "price_monthly_usd": float("nan")})
+    escaped = '{"id": "we\\"ird", "name": '
+    path = tmp_path / "c.jsonl"
+    path.write_bytes(
+        b"\n".join(
+            [cut.encode(), bad_utf8, nan.encode(), b"not json", escaped.encode(), b'{"id": 42,']
+        )
+        + b"\n"
+    )
+    read = read_catalog(path, SCHEMA)
+    assert read.records == []
+    assert [e.record_id for e in read.errors] == [
+        RECORDS[0]["id"],
+        RECORDS[1]["id"],
+        RECORDS[2]["id"],
+        None,
+        'we"ird',
+        "42",
+    ]
+    assert read.errors[1].reason.startswith("invalid UTF-8 at byte")
+
+
+@pytest.mark.parametrize(
+    ("body", "where"),
+    [
+        # an Excel-style Latin-1 export: the header is ASCII, the first accented cell is not UTF-8
+        (
+            "id,name\nokay,Okay\ncafe,Caf\xe9 Pro\n".encode("latin-1"),
+            "line 3: invalid UTF-8 at byte 8",
+        ),
+        # a binary file with a .csv name
+        (
+            bytes([0x89, 0x50, 0x4E, 0x47, 0xFF, 0x0A, 0x00, 0xFE]),
+            "line 1: invalid UTF-8 at byte 0",
+        ),
+    ],
+)
+def test_a_csv_that_is_not_utf8_is_refused_whole_naming_line_and_byte(tmp_path, body, where):
+    # issue 25 finding 7: a UnicodeDecodeError escaped from the CSV reader (a traceback)
+    path = tmp_path / "export.csv"
+    path.write_bytes(body)
+    with pytest.raises(CatalogFormatError) as caught:
+        read_catalog(path, SCHEMA)
+    assert str(caught.value).startswith(f"export.csv {where};")

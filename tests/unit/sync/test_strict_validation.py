@@ -59,6 +59,27 @@ def test_a_pattern_or_bounds_on_the_wrong_type_is_a_schema_error(tmp_path):
         load_schema(path)
 
 
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [
+        (b"root:x:0:0:root:/root:/bin/bash\n", "expected a YAML mapping of a domain schema"),
+        (b"name: x\nfields: 3\n", "version: Field required; "),
+        (b"a: [\n", "not valid YAML (line 2)"),
+        (b"\x7fELF\x02\x01\x01\x00\xff\xfe", "not UTF-8 text (byte 8)"),
+    ],
+)
+def test_a_file_that_is_no_domain_schema_is_refused_in_one_line(tmp_path, content, reason):
+    # issue 25 finding 12: `--domain /etc/passwd` printed pydantic's 4-line error
+    path = tmp_path / "passwd"
+    path.write_bytes(content)
+    with pytest.raises(SchemaError) as caught:
+        load_schema(path)
+    message = str(caught.value)
+    assert "\n" not in message and "errors.pydantic.dev" not in message
+    assert message.startswith(f"invalid domain schema in {path}: ")
+    assert reason in message
+
+
 def test_bad_lines_of_a_file_are_reported_with_their_numbers_and_the_rest_read(tmp_path):
     lines = [
         {**GOOD, "id": "good-one"},

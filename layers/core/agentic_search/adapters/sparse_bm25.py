@@ -110,7 +110,8 @@ class SparseBm25Index(ABC):
         return document_vector(self.analyzer, text, avgdl, self.k1, self.b)
 
     def query_vector(self, text: str) -> SparseVector:
-        """Query-side vector: weight 1 per distinct term."""
+        """Query-side vector: each term weighted by its count in ``text``
+        (:func:`agentic_search.domain.bm25.query_vector`)."""
         return query_vector(self.analyzer, text)
 
     def search(

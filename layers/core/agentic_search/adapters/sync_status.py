@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from agentic_search.ports import SyncStatusError
-from agentic_search.state.sync import STATUSES, Status, SyncEntry
+from agentic_search.state.sync import COUNTED, STATUSES, Status, SyncEntry
 
 
 class SqliteSyncStatus:
@@ -90,16 +90,19 @@ class SqliteSyncStatus:
         return [SyncEntry.model_validate_json(b) for (b,) in rows]
 
     def counts(self, domain: str) -> dict[str, int]:
-        """Entries per status."""
+        """Entries per status; the tombstones of deleted records apart, as ``deleted`` (see
+        :data:`~agentic_search.state.sync.COUNTED`)."""
         try:
             with self._lock:
                 rows = self._db.execute(
-                    "SELECT status, COUNT(*) FROM sync_status WHERE domain = ? GROUP BY status",
+                    "SELECT CASE WHEN status = 'synced' AND json_extract(body, '$.deleted') "
+                    "THEN 'deleted' ELSE status END AS counted, COUNT(*) FROM sync_status "
+                    "WHERE domain = ? GROUP BY counted",
                     (domain,),
                 ).fetchall()
         except sqlite3.Error as exc:
             raise SyncStatusError(f"sync status read failed: {exc}") from exc
-        return {s: 0 for s in STATUSES} | {s: int(n) for s, n in rows}
+        return {s: 0 for s in COUNTED} | {s: int(n) for s, n in rows}
 
     def close(self) -> None:
         """Close the connection."""
@@ -170,13 +173,17 @@ class DynamoDBSyncStatus:
         except Exception as exc:
             raise SyncStatusError(f"dynamodb sync status write failed: {exc}") from exc
 
-    def _query(self, domain: str, status: str, limit: int | None, count: bool) -> Any:
+    def _query(
+        self, domain: str, status: str, limit: int | None, count: bool, where: str | None = None
+    ) -> Any:
         kwargs: dict[str, Any] = {
             "TableName": self.table,
             "IndexName": self.INDEX,
             "KeyConditionExpression": "statusKey = :s",
             "ExpressionAttributeValues": {":s": {"S": f"{domain}#{status}"}},
         }
+        if where is not None:
+            kwargs["FilterExpression"] = where
         if count:
             kwargs["Select"] = "COUNT"
         total, items = 0, []
@@ -200,8 +207,14 @@ class DynamoDBSyncStatus:
         return [SyncEntry.model_validate_json(i["body"]["S"]) for i in items]
 
     def counts(self, domain: str) -> dict[str, int]:
-        """One COUNT query per status on the ``byStatus`` index."""
+        """One COUNT query per status on the ``byStatus`` index; the synced entries split into
+        live records and tombstones (``deleted``: the only entries with ``expiresAt``)."""
         try:
-            return {s: int(self._query(domain, s, None, count=True)) for s in STATUSES}
+            out = {s: int(self._query(domain, s, None, count=True)) for s in STATUSES}
+            out["deleted"] = int(
+                self._query(domain, "synced", None, count=True, where="attribute_exists(expiresAt)")
+            )
+            out["synced"] -= out["deleted"]
+            return out
         except Exception as exc:
             raise SyncStatusError(f"dynamodb sync status query failed: {exc}") from exc

@@ -28,8 +28,11 @@ def cache_key(
     domain: str,
     schema_version: str,
     catalog_version: int,
+    drop: list[str] | None = None,
 ) -> str:
-    """Hex SHA-256 of the normalized query and everything the response depends on."""
+    """Hex SHA-256 of the normalized query and everything the response depends on
+    (``drop``: the parts of the intent left out, in any order; none keeps the key of a
+    request without them)."""
     material = json.dumps(
         {
             "q": normalize_query(query),
@@ -38,10 +41,15 @@ def cache_key(
             "domain": domain,
             "schema": schema_version,
             "catalog": catalog_version,
+            **_dropped(drop),
         },
         sort_keys=True,
     )
     return hashlib.sha256(material.encode("utf-8")).hexdigest()
+
+
+def _dropped(drop: list[str] | None) -> dict[str, list[str]]:
+    return {"drop": sorted(set(drop))} if drop else {}
 
 
 def plan_cache_key(
@@ -52,10 +60,12 @@ def plan_cache_key(
     schema_version: str,
     catalog_version: int,
     planner: str,
+    drop: list[str] | None = None,
 ) -> str:
     """Key of the exact-match plan cache: ``plan:`` + hex SHA-256 of the normalized query, the
     domain, the limit (topK follows it), the schema and catalog versions and the planner
-    (``llm:<model>``: another model may plan differently). Exact on purpose, as for results:
+    (``llm:<model>``: another model may plan differently) and the parts of the intent left
+    out (``drop``). Exact on purpose, as for results:
     "free code editors" and "paid code editors" need opposite filters."""
     material = json.dumps(
         {
@@ -65,6 +75,7 @@ def plan_cache_key(
             "schema": schema_version,
             "catalog": catalog_version,
             "planner": planner,
+            **_dropped(drop),
         },
         sort_keys=True,
     )

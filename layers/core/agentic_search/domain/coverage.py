@@ -8,7 +8,7 @@ An LLM grader can replace :func:`grade_coverage` behind the :class:`CoverageGrad
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from typing import Protocol
 
@@ -36,6 +36,12 @@ class CoverageGrader(Protocol):
         ...
 
 
+#: The most query terms graded as targets. A question or a keyword query has fewer (SciFact
+#: and HotpotQA queries: at most 23 terms); a pasted paragraph has a hundred or more, which
+#: no evidence pack covers, so every such query would look unanswered and run every round.
+MAX_TERM_TARGETS = 24
+
+
 def coverage_targets(
     intent: IntentState, schema: DomainSchema, analyzer: Analyzer
 ) -> list[CoverageTarget]:
@@ -48,7 +54,9 @@ def coverage_targets(
       evidence, never by another record that mentions it;
     * each remaining analysed query term (``term``), leaving out terms of constraint phrases,
       of the reference and excluded tools, of the named records, of the preference values
-      already targeted, and question and function words (:data:`QUESTION_WORDS`).
+      already targeted, and question and function words (:data:`QUESTION_WORDS`). A long
+      query (a pasted paragraph) keeps its :data:`MAX_TERM_TARGETS` key terms: those it says
+      most often, ties in the order said.
     """
     targets: list[CoverageTarget] = []
     skip: set[str] = set()
@@ -104,9 +112,12 @@ def coverage_targets(
         skip.update(analyzer.terms(tool.replace("-", " ")))
     skip.update(analyzer.terms(" ".join(GOAL_WORDS)))
     skip.update(analyzer.terms(" ".join(QUESTION_WORDS)))
-    for term in dict.fromkeys(intent.keywords):
-        if term not in skip and len(term) >= 3:
-            targets.append(CoverageTarget(kind="term", label=term, text=term))
+    terms = [t for t in dict.fromkeys(intent.keywords) if t not in skip and len(t) >= 3]
+    if len(terms) > MAX_TERM_TARGETS:
+        said = Counter(analyzer.terms(intent.query))
+        keep = set(sorted(terms, key=lambda t: -said[t])[:MAX_TERM_TARGETS])  # stable: ties
+        terms = [t for t in terms if t in keep]
+    targets.extend(CoverageTarget(kind="term", label=t, text=t) for t in terms)
     return targets
 
 

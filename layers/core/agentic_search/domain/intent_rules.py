@@ -50,8 +50,8 @@ class RuleBasedIntentExtractor:
         self.names = [(phrase_pattern(n), n, rid) for n, rid in names if len(n) >= 2]
 
     def extract(self, query: str) -> IntentState:
-        """Extract the intent of ``query`` (1..1000 characters), in the order of the module
-        docstring.
+        """Extract the intent of ``query`` (1..``MAX_QUERY_CHARS`` characters), in the order of
+        the module docstring.
 
         Raises:
             ValueError: on an empty or over-long query.

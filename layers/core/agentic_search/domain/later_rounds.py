@@ -11,6 +11,7 @@ the final ranking pulled it toward the keyword source wherever that source is th
 
 from __future__ import annotations
 
+from agentic_search.domain.bm25 import keyword_query
 from agentic_search.domain.entity_rounds import graph_source_for
 from agentic_search.domain.expansion import rm3_terms
 from agentic_search.domain.round_queries import MAX_TARGET_QUERIES, base_text, dense_aspect
@@ -82,7 +83,7 @@ def later_round_plan(
             )
             asked += 1
         elif target.kind == "phrase" and target.text:
-            sparse_parts.append(f"{target.text} {target.text}")
+            sparse_parts.append(target.text)
             queries.append(
                 RoundQuery(
                     text=target.text, purpose="coverage", target=target.label, modes=["sparse"]
@@ -91,7 +92,7 @@ def later_round_plan(
             asked += 1
         elif target.kind == "term" and target.text:
             word = surface(intent.query, target.text, analyzer) or target.text
-            sparse_parts.append(f"{word} {word}")
+            sparse_parts.append(word)
             queries.append(
                 RoundQuery(text=word, purpose="coverage", target=target.label, modes=["sparse"])
             )
@@ -155,7 +156,10 @@ def later_round_plan(
             )
         )
         queries.insert(0, RoundQuery(text=anchor, purpose="plan", modes=[f"dense:{aspect}"]))
-    sparse = SparseSource(text=" ".join(sparse_parts), top_k=sparse_k)
+    # A missing phrase or term is in the query already: keyword_query does not add it again,
+    # so it keeps its own count in the BM25 query (no boost: the doubled words written here
+    # before were dropped by the distinct-term query vector, so no measured run had one).
+    sparse = SparseSource(text=keyword_query(*sparse_parts), top_k=sparse_k)
     round_plan = QueryPlan(
         domain=plan.domain,
         strategy=plan.strategy,

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from typing import Protocol
 
+from agentic_search.domain.bm25 import keyword_query
 from agentic_search.domain.plan_rules import fusion_for, validate_plan
 from agentic_search.domain.schema import DomainSchema
 from agentic_search.state import (
@@ -202,9 +203,9 @@ class RuleBasedPlanner:
             ref_name = (intent.reference_tool_name or "").lower()
             preserved = [t for t in intent.must_preserve_terms if t.lower() != ref_name]
             base = intent.semantic_variants[0] if intent.semantic_variants else ""
-            keyword_text = " ".join([base, *preserved, *profile_terms]).strip()
-        else:
-            keyword_text = " ".join([intent.query, *intent.must_preserve_terms])
+            keyword_text = keyword_query(base, *preserved, *profile_terms)
+        else:  # a quoted phrase is in the query already; a corrected name is added
+            keyword_text = keyword_query(intent.query, *intent.must_preserve_terms)
         sparse = SparseSource(
             text=keyword_text or intent.query, top_k=min(TOP_K_MAX, max(50, limit * 3))
         )

@@ -420,7 +420,15 @@ def load_schema(name_or_path: str | Path) -> DomainSchema:
             f"unknown domain {key!r}: not a built-in ({', '.join(sorted(_BUILTIN))}) "
             "and no such YAML file"
         )
-    return _parse(path.read_text(encoding="utf-8"), str(path))
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise SchemaError(
+            f"invalid domain schema in {path}: not UTF-8 text (byte {exc.start})"
+        ) from None
+    except OSError as exc:
+        raise SchemaError(f"cannot read domain schema {path}: {exc.strerror or exc}") from None
+    return _parse(text, str(path))
 
 
 @lru_cache(maxsize=8)
@@ -430,8 +438,26 @@ def _load_builtin(name: str) -> DomainSchema:
 
 
 def _parse(text: str, origin: str) -> DomainSchema:
+    """The schema in the YAML ``text``; every problem is a one-line :class:`SchemaError`
+    naming ``origin`` (not YAML, not a mapping, the first invalid fields)."""
     try:
         raw = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 1})" if mark is not None else ""
+        raise SchemaError(f"invalid domain schema in {origin}: not valid YAML{where}") from None
+    if not isinstance(raw, dict):
+        raise SchemaError(
+            f"invalid domain schema in {origin}: expected a YAML mapping of a domain schema "
+            f"(name, fields, aspects, ...), got {type(raw).__name__}"
+        )
+    try:
         return DomainSchema.model_validate(raw)
-    except (yaml.YAMLError, ValidationError) as exc:
-        raise SchemaError(f"invalid domain schema in {origin}: {exc}") from None
+    except ValidationError as exc:
+        problems = [
+            f"{'.'.join(str(p) for p in e['loc']) or 'schema'}: {e['msg']}"
+            for e in exc.errors(include_url=False)
+        ]
+        more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
+        reasons = "; ".join(" ".join(p.split()) for p in problems[:3])
+        raise SchemaError(f"invalid domain schema in {origin}: {reasons}{more}") from None

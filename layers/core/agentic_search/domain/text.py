@@ -16,8 +16,9 @@ from typing import Any
 import Stemmer
 
 from agentic_search.domain.schema import DomainSchema
+from agentic_search.state.search import WORD_TOKEN
 
-_TOKEN = re.compile(r"(?u)\b\w\w+\b")
+_TOKEN = WORD_TOKEN  # the tokens a query's length bound counts (state.search)
 
 #: English stopwords: Lucene's ``EnglishAnalyzer.ENGLISH_STOP_WORDS_SET`` (33 words), the set
 #: bm25s and Elasticsearch's ``_english_`` use too, so the analysis matches theirs. Kept here,

@@ -20,13 +20,15 @@ def cache_check(state: SearchState, c: Components) -> SearchState:
     try:
         cache = c.cache
         info.backend = cache.name
+        info.catalog_version = cache.catalog_version(req.domain)
         info.key = cache_key(
             req.query,
             limit=req.limit,
             rounds=req.rounds,
             domain=req.domain,
             schema_version=c.schema.version,
-            catalog_version=cache.catalog_version(req.domain),
+            catalog_version=info.catalog_version,
+            drop=req.drop,
         )
         hit = cache.get(info.key)
     except CacheError as exc:

@@ -11,6 +11,7 @@ from typing import Any
 from agentic_search.components import Components
 from agentic_search.domain.cache_keys import plan_cache_key
 from agentic_search.domain.complexity import with_complexity
+from agentic_search.domain.intent_overrides import without
 from agentic_search.domain.plan_rules import validate_plan
 from agentic_search.pipeline.catalog import extract_by_rules
 from agentic_search.ports import Budget, CacheError, IntentPlanner, LLMFallback
@@ -31,7 +32,8 @@ def extract_intent(state: SearchState, c: Components) -> SearchState:
     the plan, and no LLM call is made), then the LLM extractor runs; any
     :class:`~agentic_search.ports.LLMFallback` runs the rule-based extractor instead, with the
     reason recorded in ``state.extractor``. Without an LLM, or after a Catch
-    (``intentError``), the rules run.
+    (``intentError``), the rules run. The parts of the intent named in ``request.drop`` are
+    then left out (:func:`~agentic_search.domain.intent_overrides.without`).
 
     Raises:
         ValueError: for an empty or over-long query.
@@ -51,6 +53,8 @@ def extract_intent(state: SearchState, c: Components) -> SearchState:
         info = _intent_by_llm(state, c, llm)
     if info.path == "rules":
         state.intent = extract_by_rules(c, req.query)
+    if state.intent is not None and req.drop:  # the parts the client asked to leave out
+        state.intent = without(state.intent, req.drop)
     if state.intent is not None:  # complexity and the bridge cue, whoever extracted it
         state.intent = with_complexity(state.intent, c.analyzer)
     state.extractor = info
@@ -118,6 +122,7 @@ def plan_cache_get(
             schema_version=c.schema.version,
             catalog_version=cache.catalog_version(req.domain),
             planner=llm.name,
+            drop=req.drop,
         )
         hit = cache.get(info.key)
         found = None

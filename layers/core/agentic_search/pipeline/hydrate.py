@@ -14,7 +14,7 @@ from pydantic import TypeAdapter
 from agentic_search.components import Components
 from agentic_search.domain.fusion import minmax
 from agentic_search.domain.schema import DomainSchema
-from agentic_search.domain.text import field_text, keyword_text
+from agentic_search.domain.text import keyword_text
 from agentic_search.state import (
     INTERNAL_KEYS,
     VIA_KEY,
@@ -24,6 +24,7 @@ from agentic_search.state import (
     IntentState,
     QueryPlan,
     SourceResult,
+    value_text,
 )
 
 #: Hydrated candidates validated in one call (see :func:`hydrate`).
@@ -160,7 +161,7 @@ def matched_values(
     for flt in intent.constraints:
         value = payload.get(flt.field)
         if value is not None:
-            out.setdefault(flt.field, [field_text(value)])
+            out.setdefault(flt.field, [value_text(value)])
     return out
 
 

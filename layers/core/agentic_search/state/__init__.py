@@ -19,6 +19,7 @@ from __future__ import annotations
 from agentic_search.state.base import (
     WireModel,
     elapsed_ms,
+    value_text,
     wire_keys,
 )
 from agentic_search.state.evidence import (
@@ -103,6 +104,7 @@ from agentic_search.state.results import (
 )
 from agentic_search.state.search import (
     QUERY_MAX_CHARS,
+    QUERY_MAX_TOKENS,
     CacheInfo,
     ExtractorInfo,
     RetrieveEvent,
@@ -130,6 +132,7 @@ __all__ = [
     "LINKS_KEY",
     "PATH_KEYS",
     "QUERY_MAX_CHARS",
+    "QUERY_MAX_TOKENS",
     "SNIPPET_CHARS",
     "SPARSE_VECTOR",
     "STATUSES",
@@ -205,5 +208,6 @@ __all__ = [
     "WireModel",
     "elapsed_ms",
     "error_message",
+    "value_text",
     "wire_keys",
 ]

@@ -32,4 +32,19 @@ def elapsed_ms(start: float) -> float:
     return (time.perf_counter() - start) * 1000.0
 
 
-__all__ = ["WireModel", "elapsed_ms", "wire_keys"]
+__all__ = ["WireModel", "elapsed_ms", "value_text", "wire_keys"]
+
+
+def value_text(value: Any) -> str:
+    """A record or filter value as people write it: a whole float without its ``.0`` (JSON and
+    the engines store 2023 and 10 as 2023.0 and 10.0: "released=2023", "price_monthly_usd=10"),
+    booleans as yes/no, lists joined by ", ", None as empty, anything else ``str``."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, list | tuple):
+        return ", ".join(value_text(v) for v in value if v is not None)
+    return str(value)

@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from agentic_search.state.base import WireModel
+from agentic_search.state.base import WireModel, value_text
 
 #: Filter operators; a domain schema allows a subset per field (its filter allowlist).
 Operator = Literal["eq", "ne", "in", "nin", "lt", "lte", "gt", "gte", "contains"]
@@ -24,6 +24,12 @@ QueryVectorSource = Literal[
 
 #: Bounds every plan is validated against (the seed's "topK 1..200").
 TOP_K_MIN, TOP_K_MAX = 1, 200
+
+
+def _number(value: Any) -> str:
+    """``value`` as text, a whole float as an integer (:func:`value_text`); booleans and
+    strings as ``str`` gives them."""
+    return value_text(value) if isinstance(value, float) else str(value)
 
 
 class Filter(WireModel):
@@ -41,13 +47,14 @@ class Filter(WireModel):
     origin: str | None = None
 
     def label(self) -> str:
-        """Human-readable form, e.g. ``deployment in [Local]``; used in filtersApplied."""
+        """Human-readable form, e.g. ``deployment in [Local]``, ``price_monthly_usd<20`` (a
+        whole float without ``.0``); used in filtersApplied."""
         sym = {"eq": "=", "ne": "!=", "lt": "<", "lte": "<=", "gt": ">", "gte": ">="}
         op = sym.get(self.operator, f" {self.operator} ")
         value = self.value
         if isinstance(value, list):
-            value = "[" + ", ".join(str(v) for v in value) + "]"
-        return f"{self.field}{op}{value}"
+            return f"{self.field}{op}[" + ", ".join(_number(v) for v in value) + "]"
+        return f"{self.field}{op}{_number(value)}"
 
 
 Complexity = Literal["simple", "moderate", "complex"]

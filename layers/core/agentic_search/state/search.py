@@ -4,8 +4,9 @@ the Map item, and what a Catch adds (see docs/state-machine.md)."""
 from __future__ import annotations
 
 import json
+import re
 import unicodedata
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
@@ -15,18 +16,44 @@ from agentic_search.state.query import IntentState, QueryPlan
 from agentic_search.state.response import PATH_KEYS, SearchResponse
 from agentic_search.state.results import SourceError
 
-#: Query length bounds (characters), the same as the API's.
-QUERY_MAX_CHARS = 1000
+#: The longest query searched, in characters (a pasted paragraph or abstract is a query:
+#: 4,000 characters of English prose are some 600 word tokens). The API, ``serve`` and the
+#: CLI share it (:func:`query_problem`). The Step Functions state bounds it: every round
+#: report and sub-query repeats the query, and at 8,000 characters the largest request
+#: (limit 100, 5 rounds) overflows the 256 KB state.
+QUERY_MAX_CHARS = 4000
+#: The most word tokens a query may hold: runs of 2+ letters or digits, the keyword
+#: analyzer's tokens (:data:`WORD_TOKEN`) before its stopwords are dropped. Prose within
+#: QUERY_MAX_CHARS stays under it; it bounds the work a query makes (BM25 terms, coverage
+#: targets) where characters alone would not ("ab ab ab ..." is 1,333 tokens in 4,000).
+QUERY_MAX_TOKENS = 1000
+#: The keyword analyzer's tokenizer (``agentic_search.domain.text.Analyzer`` uses it).
+WORD_TOKEN = re.compile(r"(?u)\b\w\w+\b")
+#: One part of the understood intent to leave out (``SearchRequest.drop``): ``filter:FIELD:OP``
+#: (the constraints on FIELD with operator OP), ``prefer:VOCABULARY=VALUE`` (a soft
+#: preference), ``entity:ID`` (a reference or linked record) or ``exclude:ID`` (an excluded
+#: record). See :mod:`agentic_search.domain.intent_overrides`.
+DROP_PATTERN = (
+    r"^(filter:[a-z][a-z0-9_]{0,63}:[a-z]{2,8}|(prefer|entity|exclude):[^\x00-\x1f]{1,200})$"
+)
+#: At most this many parts of the intent are left out in one request.
+DROP_MAX = 32
 
 
 def query_problem(query: str) -> str | None:
-    """Why ``query`` cannot be searched, or None when it can: empty or blank, a control
+    """Why ``query`` cannot be searched, or None when it can: empty or blank, over
+    :data:`QUERY_MAX_CHARS` characters or :data:`QUERY_MAX_TOKENS` word tokens, a control
     character (NUL and the other Unicode ``Cc`` characters but tab and newline), or no letter
-    or digit at all (only punctuation, symbols or emoji). The API answers 422 and the CLI
-    exits 2 with this reason; a query of stopwords only is searched and answered "no good
-    match" (see ``finalize.judge``)."""
+    or digit at all (only punctuation, symbols or emoji). The API (and ``serve``) answers 422
+    naming the field and the CLI exits 2 with this reason; a query of stopwords only is
+    searched and answered "no good match" (see ``finalize.judge``)."""
     if not query.strip():
         return "query must contain a non-space character"
+    if len(query) > QUERY_MAX_CHARS:
+        return f"query is {len(query):,} characters; the maximum is {QUERY_MAX_CHARS:,}"
+    tokens = sum(1 for _ in WORD_TOKEN.finditer(query))
+    if tokens > QUERY_MAX_TOKENS:
+        return f"query is {tokens:,} word tokens; the maximum is {QUERY_MAX_TOKENS:,}"
     bad = next(
         (ch for ch in query if unicodedata.category(ch) == "Cc" and ch not in "\t\n\r"), None
     )
@@ -38,13 +65,26 @@ def query_problem(query: str) -> str | None:
 
 
 class SearchRequest(WireModel):
-    """A search request: ``query`` 1..1,000 characters, ``limit`` 1..100 results, ``rounds``
-    1..5 executor rounds (default ``MAX_ROUNDS``), ``domain`` a bundled domain schema."""
+    """A search request: ``query`` 1..4,000 characters and at most 1,000 word tokens
+    (:func:`query_problem`), ``limit`` 1..100 results, ``rounds`` 1..5 executor rounds
+    (default ``MAX_ROUNDS``), ``domain`` a bundled domain schema."""
 
-    query: str = Field(min_length=1, max_length=QUERY_MAX_CHARS)
+    # the length bounds are query_problem's (its one-line reasons); maxLength documents them
+    query: str = Field(min_length=1, json_schema_extra={"maxLength": QUERY_MAX_CHARS})
     limit: int = Field(default=10, ge=1, le=100)
     rounds: int | None = Field(default=None, ge=1, le=5)
     domain: str = Field(default="tools", pattern=r"^[a-z][a-z0-9_-]{0,39}$")
+    drop: list[Annotated[str, Field(pattern=DROP_PATTERN)]] | None = Field(
+        default=None,
+        max_length=DROP_MAX,
+        description="parts of the understood intent to leave out (the search page's removed "
+        "chips): 'filter:FIELD:OP' drops the constraints on FIELD with operator OP (e.g. "
+        "'filter:released:gte'), 'prefer:VOCABULARY=VALUE' a soft preference (e.g. "
+        "'prefer:categories=IDE'), 'entity:ID' a reference or linked record (e.g. "
+        "'entity:vs-code'), 'exclude:ID' an excluded record; one that names nothing in the "
+        "intent changes nothing",
+        examples=[["filter:released:gte"]],
+    )
 
     @field_validator("query")
     @classmethod
@@ -84,12 +124,16 @@ def error_message(cause: str | None, limit: int = 500) -> str:
 
 
 class CacheInfo(WireModel):
-    """The cache lookup: key, hit or miss, backend, and a cache failure if any."""
+    """The cache lookup: key, hit or miss, backend, and a cache failure if any; for the
+    result cache, ``catalog_version``: the domain's catalog version the key was made with
+    (bumped by every write to the index; None when the cache could not say, always 0 with
+    the ``none`` backend)."""
 
     key: str = ""
     hit: bool = False
     backend: str = "none"
     error: str | None = None
+    catalog_version: int | None = None
 
 
 class ExtractorInfo(WireModel):

@@ -14,14 +14,29 @@ days of retention (:data:`TOMBSTONE_TTL_S` = 30 days) and then expire. Where ent
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 Status = Literal["synced", "pending", "failed"]
 STATUSES: tuple[Status, ...] = ("synced", "pending", "failed")
+#: What ``SyncStatusStore.counts`` counts: the statuses, with a deleted record's tombstone (a
+#: synced entry with ``deleted``) counted apart as ``deleted``, so that ``synced`` is the number
+#: of records the index holds.
+COUNTED: tuple[str, ...] = (*STATUSES, "deleted")
 #: How long a delete's tombstone is kept (s): longer than the DLQ keeps a message (14 days).
 TOMBSTONE_TTL_S = 30 * 86400
+
+
+@dataclass(frozen=True)
+class Holdings:
+    """What the sync status says a domain's index holds: ``records`` synced points (not
+    counting tombstones) and a ``sample`` of their ids (a store holding fewer, or lacking one
+    of these or one of its vectors, lost data)."""
+
+    records: int
+    sample: list[str] = field(default_factory=list)
 
 
 class AspectStatus(BaseModel):
@@ -58,4 +73,12 @@ class SyncEntry(BaseModel):
         return self.model_dump(by_alias=True, mode="json")
 
 
-__all__ = ["STATUSES", "TOMBSTONE_TTL_S", "AspectStatus", "Status", "SyncEntry"]
+__all__ = [
+    "COUNTED",
+    "STATUSES",
+    "TOMBSTONE_TTL_S",
+    "AspectStatus",
+    "Holdings",
+    "Status",
+    "SyncEntry",
+]

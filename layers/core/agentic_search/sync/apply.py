@@ -11,7 +11,6 @@ are left ``pending`` in the status store with the change to re-apply.
 
 from __future__ import annotations
 
-import contextlib
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -19,11 +18,11 @@ from typing import Any, Literal
 
 from agentic_search.components import Components
 from agentic_search.domain.schema import DomainSchema
-from agentic_search.ports import CacheError, SyncStatusStore
+from agentic_search.ports import SyncStatusStore
 from agentic_search.state.sync import TOMBSTONE_TTL_S, AspectStatus, SyncEntry
+from agentic_search.sync.after_write import after_write
 from agentic_search.sync.changes import CatalogChange, ChangeOp
 from agentic_search.sync.indexer import Indexer, WriteStats, content_hashes
-from agentic_search.sync.relink import relink_changed
 
 Outcome = Literal["applied", "unchanged", "duplicate", "stale", "superseded", "failed"]
 
@@ -71,6 +70,17 @@ class SyncReport:
         """The failed outcomes."""
         return [o for o in self.outcomes if not o.ok]
 
+    @property
+    def written(self) -> bool:
+        """Whether a change was ``applied`` or ``unchanged`` (maybe an earlier attempt's)."""
+        return any(o.outcome in ("applied", "unchanged") for o in self.outcomes)
+
+    @property
+    def unchanged_ids(self) -> list[str]:
+        """Record ids of the ``unchanged`` upserts (their after-write may not have run)."""
+        unchanged = (o.change for o in self.outcomes if o.outcome == "unchanged")
+        return [c.record_id for c in unchanged if c.op is not ChangeOp.REMOVE]
+
     def counts(self) -> dict[str, int]:
         """Outcomes counted by kind."""
         out: dict[str, int] = {}
@@ -105,15 +115,15 @@ def apply_changes(
     changes: Sequence[CatalogChange],
     status: SyncStatusStore | None = None,
     *,
-    refresh_keyword: bool = True,
-    bump_catalog: bool = True,
+    after: bool = True,
     clock: Callable[[], float] = time.time,
 ) -> SyncReport:
     """Apply a batch of changes of ``components``' domain; see the module docstring.
 
     Never raises for a change's failure (it is reported as ``failed``, and recorded ``pending``
-    in ``status``). A batch that wrote anything bumps the catalog version (the plan cache keys
-    on it) unless ``bump_catalog`` is False.
+    in ``status``). A batch that wrote anything ends with :func:`~agentic_search.sync.
+    after_write.after_write` (its ``catalog_version``) unless ``after`` is False: the caller
+    runs it once after several batches (``ingest``, CatalogSync's stream batch).
 
     Raises:
         SyncStatusError: when the status store cannot be read or written.
@@ -179,21 +189,11 @@ def apply_changes(
             outcomes[i] = ChangeOutcome(changes[i], "failed", _error_text(exc), exc)
 
     report.outcomes = [o for o in outcomes if o is not None]
-    written = any(o.outcome in ("applied", "unchanged") for o in report.outcomes)
-    if refresh_keyword and written:
-        # Also after "unchanged": the retry of a change whose points were written before a
-        # failed refresh must still bring the keyword index up to date.
-        components.keyword.refresh(schema)
-        if report.stats.changed:  # the entity graph follows (it reads the keyword index)
-            relink_changed(components, report.stats.written_ids, report.stats.deleted_ids)
+    if after and report.written:
+        # also after "unchanged": a retry completes the after-write of an attempt that failed
+        report.catalog_version = after_write(components, report.stats, touched=report.unchanged_ids)
     if status is not None:
         _record(status, schema, report.outcomes, entries, clock())
-    if report.stats.changed:
-        components.memo.forget_catalog()
-        if bump_catalog:
-            # cached answers expire by TTL anyway: the sync must not fail for the cache
-            with contextlib.suppress(CacheError):
-                report.catalog_version = components.cache.bump_catalog_version(schema.name)
     report.seconds = time.perf_counter() - t0
     return report
 

@@ -6,6 +6,11 @@ reads them): every record is a point whose stored content hash is the record's, 
 is there, the keyword index holds exactly the store's ids, every record's sync entry says
 ``synced`` and no write is pending. The crash-consistency test and ``agentic-search doctor``
 read it.
+
+:func:`holdings` is what the sync status says the index holds (a count and a sample of ids):
+a store that checks itself against it when it opens a shard (Qdrant Edge) finds the damage
+that leaves a shard answering fewer records without an error; :func:`domain_health` (``GET
+/health?deep=true``, ``serve`` at start) checks it again.
 """
 
 from __future__ import annotations
@@ -16,8 +21,16 @@ from typing import Any
 
 from agentic_search.components import Components
 from agentic_search.domain.chunking import chunk_records
-from agentic_search.ports import KeywordIndexError, VectorStoreError
+from agentic_search.domain.schema import DomainSchema
+from agentic_search.ports import (
+    KeywordIndexError,
+    SyncStatusError,
+    SyncStatusStore,
+    VectorStoreError,
+    WriteJournal,
+)
 from agentic_search.state import HASHES_KEY
+from agentic_search.state.sync import Holdings
 from agentic_search.sync.indexer import RECORD_HASH, content_hashes
 
 
@@ -101,11 +114,46 @@ def audit(c: Components, records: Sequence[dict[str, Any]], status: bool = True)
     return out
 
 
+#: Synced record ids a shard is checked for when it opens (the first by id: a stable sample).
+HOLDINGS_SAMPLE = 16
+
+
+def holdings(
+    status: SyncStatusStore,
+    journal: WriteJournal,
+    schema: DomainSchema,
+    sample: int = HOLDINGS_SAMPLE,
+) -> Holdings | None:
+    """What the sync status says ``schema``'s index holds: the records it counts as synced
+    (tombstones apart) and the ids of ``sample`` of them. None when there is nothing to check
+    against: nothing synced, a journaled write in flight (the status may lag the store until
+    it is completed), or a status that cannot be read (``ingest --rebuild`` records it anew).
+    """
+    try:
+        if journal.pending(schema.name) is not None:
+            return None
+        counts = status.counts(schema.name)
+        synced = counts.get("synced", 0)
+        if synced <= 0:
+            return None
+        # tombstones are synced entries too: ask for a few more than the sample
+        extra = min(counts.get("deleted", 0), 4 * sample)
+        entries = status.list(schema.name, "synced", limit=sample + extra)
+    except (SyncStatusError, OSError):
+        return None
+    return Holdings(synced, [e.record_id for e in entries if not e.deleted][:sample])
+
+
 def domain_health(c: Components) -> str:
     """``ok``, ``empty`` (nothing indexed yet) or ``error: <one line>`` when the domain's
-    collection or keyword index cannot be read (each is opened and read here)."""
+    collection or keyword index cannot be read (each is opened and read here), or the
+    collection holds less than the sync status says (a store that can check it: ``verify``).
+    """
     schema = c.schema
     try:
+        verify = getattr(c.store, "verify", None)
+        if verify is not None:
+            verify(schema)
         if c.store.count(schema) == 0:
             return "empty"
         c.keyword.search(schema, schema.name, 1)  # loads the persisted index
@@ -114,4 +162,4 @@ def domain_health(c: Components) -> str:
     return "ok"
 
 
-__all__ = ["Audit", "audit", "domain_health"]
+__all__ = ["HOLDINGS_SAMPLE", "Audit", "audit", "domain_health", "holdings"]

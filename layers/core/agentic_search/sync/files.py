@@ -4,19 +4,23 @@ Formats (:func:`catalog_format`): JSON Lines (``.jsonl``, ``.ndjson``), a JSON a
 (``.json``) and CSV with the schema's field names as header (``.csv``; list fields split on
 :data:`CSV_LIST_SEPARATOR`, empty cells are null); another extension is sniffed from the first
 character (``[`` an array, ``{`` JSON Lines) or refused with :class:`CatalogFormatError` naming
-the expected ones. A UTF-8 byte-order mark is skipped.
+the expected ones. A UTF-8 byte-order mark is skipped. A line that is not UTF-8 is rejected in
+JSON Lines; a CSV file holding one is refused whole (:class:`CatalogFormatError`, "line N:
+invalid UTF-8 at byte K").
 
 A bad record never stops the rest: each problem is reported with its 1-based position (line of
 a JSON Lines or CSV file, item of a JSON array) and the good records go on. Blank lines are
-counted (``blank``). Duplicate ids keep the first occurrence and report the later ones. BEIR
-corpora (``_id``, ``title``, ``text``) are read with :func:`read_beir_corpus`.
+counted (``blank``). A rejected record names its id when the line shows one, even a line that
+does not parse (:func:`readable_id`; ``--prune`` keeps it). Duplicate ids keep the first
+occurrence and report the later ones. BEIR corpora are read with :func:`read_beir_corpus`.
 """
 
 from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Iterator
+import re
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -89,28 +93,43 @@ def catalog_format(path: Path) -> str:
     )
 
 
-def _lines(path: Path) -> Iterator[tuple[int, str]]:
+def _lines(path: Path) -> Iterator[tuple[int, str, str | None]]:
+    """(number, text, why it is unreadable); an invalid UTF-8 line decoded with replacements."""
     with path.open("rb") as fh:
         for number, raw in enumerate(fh, start=1):
+            encoding = "utf-8-sig" if number == 1 else "utf-8"
             try:
-                yield number, raw.decode("utf-8-sig" if number == 1 else "utf-8")
+                yield number, raw.decode(encoding), None
             except UnicodeDecodeError as exc:
-                yield number, f"\x00invalid UTF-8 at byte {exc.start}"
+                yield number, raw.decode(encoding, "replace"), f"invalid UTF-8 at byte {exc.start}"
 
 
-def _jsonl(path: Path, out: CatalogRead) -> Iterator[tuple[int, Any]]:
-    for number, text in _lines(path):
+def readable_id(text: str, id_fields: Sequence[str]) -> str | None:
+    """The id a line that does not parse still shows (``"id": "quillpad"`` or ``"id": 7``, the
+    first of ``id_fields`` found), or None: its record is in the file (``--prune`` keeps it)."""
+    string = r'"(?:[^"\\\x00-\x1f]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*"'  # JSON's, so it loads
+    for name in id_fields:
+        match = re.search(rf'"{re.escape(name)}"\s*:\s*({string}|-?\d+)', text)
+        value = str(json.loads(match.group(1))) if match else ""
+        if value.strip():
+            return value
+    return None
+
+
+def _jsonl(path: Path, out: CatalogRead, id_fields: Sequence[str]) -> Iterator[tuple[int, Any]]:
+    for number, text, unreadable in _lines(path):
         out.lines = number
         if not text.strip():
             out.blank += 1
             continue
-        if text.startswith("\x00"):
-            out.errors.append(LineError(number, text[1:]))
+        if unreadable:
+            out.errors.append(LineError(number, unreadable, readable_id(text, id_fields)))
             continue
         try:
             yield number, json.loads(text)
         except json.JSONDecodeError as exc:
-            out.errors.append(LineError(number, f"malformed JSON: {exc.msg} at column {exc.colno}"))
+            why = f"malformed JSON: {exc.msg} at column {exc.colno}"
+            out.errors.append(LineError(number, why, readable_id(text, id_fields)))
 
 
 def _json_array(path: Path, out: CatalogRead) -> Iterator[tuple[int, Any]]:
@@ -135,9 +154,24 @@ def _json_array(path: Path, out: CatalogRead) -> Iterator[tuple[int, Any]]:
         yield number, item
 
 
+def _csv_text(path: Path, fh: Any) -> Iterator[str]:
+    """The lines of the binary file ``fh`` decoded as UTF-8 (a byte-order mark skipped).
+    Raises :class:`CatalogFormatError` ("<file> line N: invalid UTF-8 at byte K") at the first
+    line that is not (a Latin-1 export, a binary file): the CSV is refused whole, before any
+    write, rather than ingested without its non-ASCII rows."""
+    for number, raw in enumerate(fh, start=1):
+        try:
+            yield raw.decode("utf-8-sig" if number == 1 else "utf-8")
+        except UnicodeDecodeError as exc:
+            raise CatalogFormatError(
+                f"{path.name} line {number}: invalid UTF-8 at byte {exc.start}; save the CSV "
+                "as UTF-8 (in Excel: CSV UTF-8)"
+            ) from None
+
+
 def _csv(path: Path, schema: DomainSchema, out: CatalogRead) -> Iterator[tuple[int, Any]]:
-    with path.open(encoding="utf-8-sig", newline="") as fh:
-        reader = csv.DictReader(fh)
+    with path.open("rb") as fh:
+        reader = csv.DictReader(_csv_text(path, fh))
         unknown = [h for h in reader.fieldnames or [] if h not in schema.fields]
         if not reader.fieldnames or schema.id_field not in reader.fieldnames:
             out.errors.append(
@@ -195,7 +229,7 @@ def read_catalog(path: Path, schema: DomainSchema, id_key: str | None = None) ->
 
     Raises:
         FileNotFoundError: when ``path`` does not exist.
-        CatalogFormatError: for a format it does not read.
+        CatalogFormatError: for a format it does not read, or a CSV file that is not UTF-8.
     """
     if not path.is_file():
         raise FileNotFoundError(f"catalog file not found: {path}")
@@ -207,7 +241,7 @@ def read_catalog(path: Path, schema: DomainSchema, id_key: str | None = None) ->
     elif fmt == "csv":
         items = _csv(path, schema, out)
     else:
-        items = _jsonl(path, out)
+        items = _jsonl(path, out, [n for n in (schema.id_field, id_key) if n])
     first: dict[str, int] = {}
     for number, raw in items:
         if not isinstance(raw, dict):

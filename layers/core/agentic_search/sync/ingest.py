@@ -8,9 +8,13 @@ records its outcome in the sync status.
 A file's ingest is journaled (:class:`~agentic_search.ports.WriteJournal`): its intent is
 recorded before the first write and forgotten after the last (keyword index refreshed, entity
 graph relinked, stale records pruned when asked), so an interrupted one is found and completed
-by the next process (:mod:`agentic_search.sync.journal`). The index mirrors the file: records
+by the next process (:mod:`agentic_search.sync.journal`); it is recorded only once this process
+is the writer (:meth:`~agentic_search.ports.VectorStore.hold`) and the prune rules passed, so a
+refused ingest leaves nothing for a later process to apply. The index mirrors the file: records
 in the index but not in the file are reported (``stale``) and, with ``prune``, deleted through
-the same writer (tombstones in the sync status, caches retired).
+the same writer; one whose line was rejected keeps its version (``kept``; see
+:mod:`agentic_search.sync.mirror`). First use seeds the bundled catalog only into a folder never
+written (no tools collection: a prune or a sync that emptied one leaves it there).
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from agentic_search.sync.changes import insert_changes
 from agentic_search.sync.files import CatalogRead, LineError, bundled_catalog_path, read_catalog
 from agentic_search.sync.indexer import WriteStats
 from agentic_search.sync.links import LinkStats, relink
-from agentic_search.sync.mirror import after_write, not_in_file, prune_records
+from agentic_search.sync.mirror import after_write, check_prune, mirror_plan, prune_records
 
 #: Records per write batch.
 DEFAULT_BATCH = 64
@@ -52,6 +56,8 @@ class IngestReport:
     stale: list[str] = field(default_factory=list)
     pruned: int = 0
     blank: int = 0
+    #: indexed records whose line was rejected: in the file, so kept as indexed (not pruned)
+    kept: list[str] = field(default_factory=list)
 
     @property
     def docs_per_s(self) -> float:
@@ -75,6 +81,7 @@ class IngestReport:
             ],
             "notInFile": self.stale,
             "pruned": self.pruned,
+            "keptRejected": self.kept,
             "seconds": round(self.seconds, 3),
             "docsPerSecond": round(self.docs_per_s, 1),
         }
@@ -111,18 +118,18 @@ def ingest_records(
             c,
             insert_changes(schema, batch),
             status,
-            refresh_keyword=False,
-            bump_catalog=False,
+            after=False,
         )
         total.add(report.stats)
         if report.failed and report.failed[0].exception is not None:
             if total.changed:
-                c.keyword.refresh(schema)
+                after_write(c, total)
             raise report.failed[0].exception
         if on_progress:  # in source records (a record's first chunk), as on_start counts
             on_progress(sum(1 for r in batch if not r.get("chunk_id")))
     if total.changed or force_refresh:
-        after_write(c, total)
+        # completing an interrupted write: what it wrote before it stopped is relinked too
+        after_write(c, total, everything=force_refresh)
     c.memo.forget_catalog()
     return total
 
@@ -136,6 +143,7 @@ def ingest_file(
     read: CatalogRead | None = None,
     *,
     prune: bool = False,
+    force: bool = False,
     id_key: str | None = None,
     source: str | None = None,
     force_refresh: bool = False,
@@ -143,16 +151,25 @@ def ingest_file(
     """Read, validate and upsert a JSONL catalog; bad lines are reported, the rest go in.
     Journaled (see the module docstring): ``source`` names the file for a later completion
     (default ``path``; :data:`BUNDLED` for the bundled catalog), ``id_key`` how it was read.
-    Records in the index but not in the file are reported, and deleted with ``prune``.
+    Records in the index but not in the file are reported, and deleted with ``prune`` (within
+    :func:`~agentic_search.sync.mirror.check_prune`'s limits, lifted by ``force``); those whose
+    line was rejected are kept.
 
     Raises:
         FileNotFoundError: when the file does not exist.
-        VectorStoreError: when the collection does not match the embedder.
+        VectorStoreError: when another process writes the index, or the collection does not
+            match the embedder (nothing journaled: a refused ingest leaves nothing behind).
+        PruneRefused: when ``prune`` is refused (nothing written, nothing journaled).
         OSError: when the journal cannot be written (nothing was written to the index).
     """
     t0 = time.perf_counter()
     schema = c.schema
     catalog = read or read_catalog(path, schema, id_key=id_key)
+    c.store.hold(schema)  # the writer first: a refused ingest journals nothing
+    rejected_ids = [e.record_id for e in catalog.errors]
+    if prune:  # refused before anything is journaled or written
+        plan = mirror_plan(c, catalog.records, rejected_ids)
+        check_prune(plan, len(catalog.records), len(catalog.errors), force)
     if on_start:
         on_start(len(catalog.records))
     c.journal.begin(
@@ -162,6 +179,7 @@ def ingest_file(
             "source": source or str(path),
             "idKey": id_key,
             "prune": prune,
+            "force": force,
             "records": len(catalog.records),
             "startedAt": time.time(),
             "pid": os.getpid(),
@@ -169,8 +187,8 @@ def ingest_file(
     )
     status = c.sync_status
     stats = ingest_records(c, catalog.records, batch_size, on_progress, status, force_refresh)
-    stale = not_in_file(c, catalog.records)
-    pruned = prune_records(c, stale, status) if prune and stale else 0
+    plan = mirror_plan(c, catalog.records, rejected_ids)
+    pruned = prune_records(c, plan.stale, status) if prune and plan.stale else 0
     c.journal.finish(schema.name)
     return IngestReport(
         path=str(path),
@@ -179,9 +197,10 @@ def ingest_file(
         errors=catalog.errors,
         stats=stats,
         seconds=time.perf_counter() - t0,
-        stale=stale,
+        stale=plan.stale,
         pruned=pruned,
         blank=catalog.blank,
+        kept=plan.kept,
     )
 
 
@@ -203,17 +222,25 @@ def is_empty(c: Components) -> bool:
     return c.store.count(c.schema) == 0
 
 
+def never_written(c: Components) -> bool:
+    """Whether nothing was ever written to the domain's index here: no collection (the first
+    write creates it; deleting every record leaves it)."""
+    return not c.store.exists(c.schema)
+
+
 def ensure_bundled_catalog(
     c: Components,
     on_start: Callable[[int], None] | None = None,
     on_progress: Callable[[int], None] | None = None,
 ) -> IngestReport | None:
-    """Ingest the bundled tools catalog when the tools collection is empty (first use); a
-    tools collection indexed before the entity graph existed gets its graph."""
+    """Ingest the bundled tools catalog into a tools index never written (first use; never one
+    a prune emptied); a tools collection indexed before the entity graph existed gets its
+    graph. None when nothing was ingested."""
     if c.schema.name != "tools":
         return None
-    if not is_empty(c):
-        ensure_links(c)
+    if not never_written(c):
+        if not is_empty(c):
+            ensure_links(c)
         return None
     return ingest_file(
         c, bundled_catalog_path(), on_start=on_start, on_progress=on_progress, source=BUNDLED
@@ -229,4 +256,5 @@ __all__ = [
     "ingest_file",
     "ingest_records",
     "is_empty",
+    "never_written",
 ]

@@ -10,7 +10,9 @@ is idempotent (content hashes, versions), so completing it is doing it again:
 * an ingest is re-run from its file (the bundled catalog by name), with the keyword index
   rebuilt even when every point was already written;
 * a sync batch is re-applied from the changes in the intent;
-* a file that is gone leaves the index as written, rebuilt around it, and says so.
+* a file that is gone leaves the index as written, rebuilt around it, and says so;
+* a prune the file no longer allows (it changed since: see
+  :func:`~agentic_search.sync.mirror.check_prune`) is not done, and the line says so.
 
 :func:`recover` does this and returns one line for the user (None when nothing was pending).
 """
@@ -25,8 +27,8 @@ from agentic_search.sync.apply import apply_changes
 from agentic_search.sync.changes import CatalogChange
 from agentic_search.sync.files import bundled_catalog_path, read_catalog
 from agentic_search.sync.indexer import WriteStats
-from agentic_search.sync.ingest import BUNDLED, ingest_file
-from agentic_search.sync.mirror import after_write
+from agentic_search.sync.ingest import BUNDLED, IngestReport, ingest_file
+from agentic_search.sync.mirror import PruneRefused, after_write
 
 
 def recover(c: Components) -> str | None:
@@ -50,22 +52,32 @@ def recover(c: Components) -> str | None:
         label = "the bundled catalog" if source == BUNDLED else source
         if path.is_file():
             read = read_catalog(path, c.schema, id_key=intent.get("idKey"))
-            report = ingest_file(
-                c,
-                path,
-                read=read,
-                prune=bool(intent.get("prune")),
-                id_key=intent.get("idKey"),
-                source=source,
-                force_refresh=True,
-            )
+            prune, refused = bool(intent.get("prune")), ""
+
+            def complete(prune: bool) -> IngestReport:
+                return ingest_file(
+                    c,
+                    path,
+                    read=read,
+                    prune=prune,
+                    force=bool(intent.get("force")),
+                    id_key=intent.get("idKey"),
+                    source=source,
+                    force_refresh=True,
+                )
+
+            try:
+                report = complete(prune)
+            except PruneRefused as exc:  # the file changed since: complete it, prune nothing
+                report, refused = complete(False), f"; not pruned: {exc.reason}"
             s = report.stats
             return (
                 f"completed an interrupted ingest of {label} ({when}): {s.inserted} inserted, "
                 f"{s.updated_vectors + s.updated_payload} updated, {s.unchanged} already there"
                 + (f", {report.pruned} pruned" if report.pruned else "")
+                + refused
             )
-        after_write(c, WriteStats())
+        after_write(c, WriteStats(), everything=True)
         c.journal.finish(domain)
         return (
             f"an ingest of {label} ({when}) was interrupted and the file is gone: the index "

@@ -1,6 +1,8 @@
 """The entity graph after a small write: the changed records' edges recomputed, the existing
-records that mention a new name found through the keyword index, the in-edges of every record
-whose in-edges changed (see :mod:`agentic_search.sync.links` for the payload keys)."""
+records that mention a new name found through the keyword index, the edges to a renamed record
+checked again (its old name may be all its sources named) and those to a deleted one dropped,
+and the in-edges of every record whose in-edges changed (see :mod:`agentic_search.sync.links`
+for the payload keys)."""
 
 from __future__ import annotations
 
@@ -34,18 +36,33 @@ def relink_changed(c: Components, changed: Sequence[str], removed: Sequence[str]
         return relink(c)
     stats = LinkStats(mode="incremental")
     names_only = [schema.id_field, "doc_id", *schema.name_fields, ENTITY_KEY]
+    names_only += [LINKS_KEY, LINKED_FROM_KEY]
     if schema.entities.aliases:
         names_only.append(schema.entities.aliases)
+    changed_docs = {doc_id_of(r) for r in changed}
+    removed_docs = {doc_id_of(r) for r in removed}
     named: list[tuple[str, list[str]]] = []
     common: set[str] = set()
+    members: dict[str, list[str]] = {}  # document id -> its points (chunks)
+    pointing: dict[str, Edges] = {}  # record -> its out-edges, when one is to a changed record
+    pointed: dict[str, Edges] = {}  # record -> its in-edges, when one is from a removed record
     for p in c.store.scroll(schema, payload=names_only):
+        rid = str(p[schema.id_field])
+        members.setdefault(doc_id_of(rid), []).append(rid)
         if is_entity(schema, p):
-            named.append((str(p[schema.id_field]), record_names(schema, p)))
+            named.append((rid, record_names(schema, p)))
             common.update((p.get(ENTITY_KEY) or {}).get("common", []))
+            links = p.get(LINKS_KEY) or {}
+            if any(t in changed_docs or t in removed_docs for ts in links.values() for t in ts):
+                pointing[rid] = links
+            inbound = p.get(LINKED_FROM_KEY) or {}
+            if any(s in removed_docs for ss in inbound.values() for s in ss):
+                pointed[rid] = inbound
     index = EntityIndex(
         {n: ids for n, ids in names_map(named).items()},
         common,
     )
+    gone = removed_docs - set(members)  # deleted documents (not a chunk of one that stays)
     changed_recs = c.store.get_records(schema, list(changed))
     touched: dict[str, dict[str, Any]] = {}
     new_out: dict[str, Edges] = {}
@@ -66,6 +83,24 @@ def relink_changed(c: Components, changed: Sequence[str], removed: Sequence[str]
                 "names": names,
                 "common": sorted(n for n in names if n in index.common),
             }
+    # records pointing at a changed record by name (a rename may take that name away) or at a
+    # deleted one: those edges go, and come back where the source still names the record
+    renamed = {doc_id_of(r) for r in changed_recs}
+    for src, have in pointing.items():
+        if src in renamed or src in gone:
+            continue
+        kept = {
+            kind: [t for t in targets if t not in gone and (kind == "similar" or t not in renamed)]
+            for kind, targets in have.items()
+        }
+        found: Edges = {}
+        for rec in c.store.get_records(schema, members.get(src, [src])).values():
+            for kind, targets in out_edges(schema, index, rec.payload or {}, rec.id).items():
+                hits = [t for t in targets if t in renamed]
+                if hits:
+                    found = merge_edges(found, {kind: hits})
+        old_out[src] = dict(have)
+        new_out[src] = merge_edges(kept, found)
     # existing records that mention a changed record's names now point at it
     for rid in changed_recs:
         if doc_id_of(rid) != rid:
@@ -73,7 +108,7 @@ def relink_changed(c: Components, changed: Sequence[str], removed: Sequence[str]
         for name in index.names_of(rid):
             for hit in c.keyword.search(schema, name, MENTION_SEARCH_K):
                 src = doc_id_of(hit.id)
-                if src in new_out or src == rid:
+                if src in renamed or src == rid:
                     continue
                 rec = c.store.get_records(schema, [hit.id]).get(hit.id)
                 if rec is None:
@@ -89,8 +124,8 @@ def relink_changed(c: Components, changed: Sequence[str], removed: Sequence[str]
                     have = (rec.payload or {}).get(LINKS_KEY) or {}
                     old_out.setdefault(src, dict(have))
                     new_out[src] = merge_edges(new_out.get(src, dict(have)), found)
-    for rid in removed:
-        new_out.setdefault(doc_id_of(rid), {})
+    for doc in gone:
+        new_out.setdefault(doc, {})
     for src, edges in new_out.items():
         touched.setdefault(src, {})[LINKS_KEY] = edges
     # in-edges: targets gained or lost a source
@@ -102,6 +137,8 @@ def relink_changed(c: Components, changed: Sequence[str], removed: Sequence[str]
                 deltas.setdefault(t, []).append((kind, src, True))
             for t in set(old.get(kind, [])) - set(new.get(kind, [])):
                 deltas.setdefault(t, []).append((kind, src, False))
+    for t in pointed:  # in-edges from a deleted record go
+        deltas.setdefault(t, [])
     if deltas:
         current = c.store.get_records(schema, list(deltas))
         for t, changes in deltas.items():
@@ -109,7 +146,8 @@ def relink_changed(c: Components, changed: Sequence[str], removed: Sequence[str]
             if rec is None:
                 continue
             inbound = {
-                k: list(v) for k, v in ((rec.payload or {}).get(LINKED_FROM_KEY) or {}).items()
+                k: [s for s in v if s not in gone]
+                for k, v in ((rec.payload or {}).get(LINKED_FROM_KEY) or {}).items()
             }
             for kind, src, add in changes:
                 lst = inbound.setdefault(kind, [])

@@ -2,7 +2,8 @@
 
 The vector store is rebuilt from the catalog file (the only source of truth an unreadable
 collection leaves), the keyword index from the store, and the sync status anew: an embedded
-status file that cannot be opened is moved aside (``sync.sqlite.unreadable-<time>``) first.
+status file that cannot be opened is moved aside (``sync.sqlite.unreadable-<time>``) first,
+and the records the file no longer holds become tombstones.
 ``agentic-search ingest --rebuild [FILE]`` runs it; the error of an unreadable index names it.
 """
 
@@ -14,6 +15,7 @@ from typing import Any
 
 from agentic_search.components import Components
 from agentic_search.ports import SyncStatusError
+from agentic_search.state.sync import TOMBSTONE_TTL_S
 from agentic_search.sync.ingest import IngestReport, ingest_file
 
 
@@ -50,7 +52,38 @@ def rebuild(c: Components, path: Path, **ingest: Any) -> IngestReport:
     c.store.drop(schema)
     c.keyword.refresh(schema)  # an empty store: the keyword index's files go too
     c.memo.forget_catalog()
-    return ingest_file(c, path, force_refresh=True, **ingest)
+    report = ingest_file(c, path, force_refresh=True, **ingest)
+    forget_unheld(c)
+    return report
 
 
-__all__ = ["rebuild", "set_aside_unreadable_status"]
+def forget_unheld(c: Components, batch: int = 1000) -> int:
+    """Mark the synced records the index does not hold as deleted (tombstones): after a
+    rebuild from a file without some of them, the sync status says what the index holds (a
+    shard is checked against it when it opens). Returns how many were marked.
+
+    Raises:
+        SyncStatusError, VectorStoreError: when the status or the store fail.
+    """
+    schema, status = c.schema, c.sync_status
+    counts = status.counts(schema.name)
+    total = counts.get("synced", 0) + counts.get("deleted", 0)
+    if not counts.get("synced"):
+        return 0
+    live = [e for e in status.list(schema.name, "synced", limit=total) if not e.deleted]
+    now = time.time()
+    gone = []
+    for i in range(0, len(live), batch):
+        chunk = live[i : i + batch]
+        held = c.store.get_records(schema, [e.record_id for e in chunk])
+        for e in chunk:
+            if e.record_id not in held:
+                e.deleted, e.aspects, e.updated_at = True, {}, now
+                e.expires_at = int(now + TOMBSTONE_TTL_S)
+                gone.append(e)
+    if gone:
+        status.put(gone)
+    return len(gone)
+
+
+__all__ = ["forget_unheld", "rebuild", "set_aside_unreadable_status"]

@@ -14,6 +14,11 @@ force) until :meth:`EdgeStore.optimize` builds their HNSW indexes.
 Long: one class for the whole port (as the local-mode adapter), plus the sparse and hybrid
 queries the keyword index and the evaluation use; the shard registry, the per-shard locks
 and every read and write share one map and one lock.
+
+Damage the engine does not report (a truncated id tracker answers half the points, a zeroed
+vector storage status none of that vector) is found when a shard opens: it is compared with
+what the sync status says it holds (``holdings``, wired in :mod:`agentic_search.wiring`), and
+answers the one-line damage error naming ``ingest --rebuild`` as an unreadable file does.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ import os
 import shutil
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +57,7 @@ from agentic_search.state import (
     StoredRecord,
     VectorUpdate,
 )
+from agentic_search.state.sync import Holdings
 
 #: Payload keys the query side's reads leave out (as the local-mode store's).
 READ_WITHOUT = [HASHES_KEY, ENTITY_KEY, LINKS_KEY, LINKED_FROM_KEY]
@@ -110,6 +116,10 @@ def _stored_vectors(vector: Any) -> dict[str, Any] | None:
     }
 
 
+class LostRecords(Exception):
+    """A shard holds less than the sync status says (the reason of its damage error)."""
+
+
 class EdgeStore:
     """Named-vector Edge shard per domain; see the module docstring for the layout.
 
@@ -121,8 +131,18 @@ class EdgeStore:
     #: queries run in this process holding the GIL (:func:`~agentic_search.ports.runs_in_process`)
     in_process = True
 
-    def __init__(self, settings: Settings, root: Path | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        root: Path | None = None,
+        holdings: Callable[[DomainSchema], Holdings | None] | None = None,
+    ) -> None:
         self.settings = settings
+        #: what the sync status says a domain's shard holds (None: not checked); an existing
+        #: shard is checked against it when it opens (see :meth:`verify`)
+        self.holdings = holdings
+        #: shard name -> the error of a shard found damaged at open (until :meth:`drop`)
+        self._damage: dict[str, VectorStoreError] = {}
         self.root = root or settings.resolved_edge_path
         self.root.mkdir(parents=True, exist_ok=True)
         #: new shards: vectors memory-mapped + int8 quantized copy in RAM (QDRANT_EDGE_ON_DISK)
@@ -160,13 +180,24 @@ class EdgeStore:
         """The domain's shard directory."""
         return self.root / self.collection(schema)
 
-    def _open(self, name: str, config: qe.EdgeConfig | None = None) -> qe.EdgeShard | None:
-        """The open shard ``name``: loaded when its directory holds one, created from
-        ``config`` when given, else None. The lock is taken first and kept while open."""
+    def _open(
+        self, schema: DomainSchema, config: qe.EdgeConfig | None = None
+    ) -> qe.EdgeShard | None:
+        """The open shard of ``schema``: loaded when its directory holds one (and checked
+        against :attr:`holdings`), created from ``config`` when given, else None. The lock is
+        taken first and kept while open.
+
+        Raises:
+            VectorStoreError: the one-line damage error when it cannot be loaded or holds less
+                than the sync status says (every later read answers the same error).
+        """
+        name = self.collection(schema)
         with self._lock:
             shard = self._shards.get(name)
             if shard is not None:
                 return shard
+            if name in self._damage:
+                raise self._damage[name]
             path = self.root / name
             exists = (path / _CONFIG_FILE).is_file()
             if not exists and config is None:
@@ -183,8 +214,80 @@ class EdgeStore:
                 if not is_engine_failure(exc):
                     raise
                 raise self._damaged(name, exc) from exc
+            if exists:
+                try:
+                    self._check(schema, shard)
+                except VectorStoreError as exc:
+                    shard.close()
+                    lock.release()
+                    self._damage[name] = exc
+                    raise
             self._shards[name] = shard
             return shard
+
+    def _check(self, schema: DomainSchema, shard: qe.EdgeShard) -> None:
+        """Compare ``shard`` with what the sync status says it holds: at least as many points,
+        and each sampled record with its payload and every aspect's vector. A shard whose id
+        tracker or payload tracker was truncated or zeroed answers fewer records, one whose
+        vector storage status was zeroed answers without that vector, all with no engine
+        error: this finds them.
+
+        Raises:
+            VectorStoreError: the one-line damage error naming what is missing.
+        """
+        expected = self.holdings(schema) if self.holdings is not None else None
+        if expected is None:
+            return
+        name = self.collection(schema)
+        aspects = list(schema.aspect_names)
+        try:
+            points = shard.count(qe.CountRequest(exact=True))
+            found = shard.retrieve(
+                [point_id(schema.name, r) for r in expected.sample],
+                with_payload=[schema.id_field],
+                with_vector=aspects,
+            )
+        except BaseException as exc:
+            if not is_engine_failure(exc):
+                raise
+            raise self._damaged(name, exc) from exc
+        problem = None
+        if points < expected.records:
+            problem = (
+                f"the shard holds {points} points where the sync status has "
+                f"{expected.records} records synced"
+            )
+        else:
+            have: dict[str, set[str]] = {}
+            for p in found:
+                payload, vector = p.payload or {}, p.vector
+                if schema.id_field in payload:
+                    rid = str(payload[schema.id_field])
+                    have[rid] = set(vector) if isinstance(vector, dict) else set()
+            for rid in expected.sample:
+                if rid not in have:
+                    problem = f"synced record {rid!r} is not in the shard"
+                    break
+                lost = [a for a in aspects if a not in have[rid]]
+                if lost:
+                    problem = f"synced record {rid!r} lost its {lost[0]!r} vector"
+                    break
+        if problem is not None:
+            raise self._damaged(name, LostRecords(problem))
+
+    def verify(self, schema: DomainSchema) -> None:
+        """Check the domain's shard against what the sync status says it holds (see
+        :meth:`_check`), loading it when it is not open; nothing when it does not exist.
+
+        Raises:
+            VectorStoreError: the one-line damage error.
+        """
+        with self._lock:
+            shard = self._shards.get(self.collection(schema))
+            if shard is None:
+                self._open(schema)  # checked as it loads
+                return
+            self._check(schema, shard)
 
     def _damaged(self, name: str, exc: BaseException) -> VectorStoreError:
         """The one-line error of shard ``name`` that cannot be read, naming the command that
@@ -208,7 +311,7 @@ class EdgeStore:
             raise self._damaged(self.collection(schema), exc) from exc
 
     def _shard(self, schema: DomainSchema) -> qe.EdgeShard:
-        shard = self._open(self.collection(schema))
+        shard = self._open(schema)
         if shard is None:
             raise VectorStoreError(
                 f"collection {self.collection(schema)!r} does not exist in {self.root}"
@@ -234,8 +337,11 @@ class EdgeStore:
 
     def count(self, schema: DomainSchema) -> int:
         """Number of points in the domain's shard (0 if it does not exist)."""
-        shard = self._open(self.collection(schema))
-        return 0 if shard is None else shard.count(qe.CountRequest(exact=True))
+        shard = self._open(schema)
+        if shard is None:
+            return 0
+        with self._reading(schema):  # a damaged file
+            return int(shard.count(qe.CountRequest(exact=True)))
 
     def ensure_collection(self, schema: DomainSchema, dim: int) -> None:
         """Create the shard (vectors, sparse ``bm25`` with IDF, payload indexes), or check an
@@ -247,7 +353,7 @@ class EdgeStore:
         """
         name = self.collection(schema)
         if self.exists(schema):
-            self._open(name)
+            self._open(schema)
             saved = json.loads((self.root / name / _CONFIG_FILE).read_text())
             vectors = saved.get("vectors") or {}
             problems = [
@@ -272,7 +378,7 @@ class EdgeStore:
             sparse_vectors={SPARSE_VECTOR: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
             wal_enabled=True,
         )
-        self._open(name, config)
+        self._open(schema, config)
         self._index_payload(schema)
 
     # The embedder identity: a sidecar ``<shard>.embedder.json`` beside the shard (Edge has no
@@ -323,7 +429,8 @@ class EdgeStore:
 
     def drop(self, schema: DomainSchema) -> None:
         """Delete the domain's shard directory if there is one (taking its lock first, but not
-        loading it: ``ingest --rebuild`` drops a shard that cannot be opened), and the files
+        loading it: ``ingest --rebuild`` drops a shard that cannot be opened or was found
+        damaged), and the files
         kept beside it for it (``<shard>.*.json``, e.g. the BM25 statistics).
 
         Raises:
@@ -339,6 +446,7 @@ class EdgeStore:
             shard = self._shards.pop(name, None)
             if shard is not None:
                 shard.close()
+            self._damage.pop(name, None)
             shutil.rmtree(path, ignore_errors=True)
             for sidecar in self.root.glob(f"{name}.*.json"):
                 sidecar.unlink()
@@ -353,8 +461,11 @@ class EdgeStore:
     def info(self, schema: DomainSchema) -> Any:
         """The shard's ``ShardInfo`` (``points_count``, ``indexed_vectors_count``,
         ``segments_count``), or None when it does not exist."""
-        shard = self._open(self.collection(schema))
-        return None if shard is None else shard.info()
+        shard = self._open(schema)
+        if shard is None:
+            return None
+        with self._reading(schema):
+            return shard.info()
 
     @contextlib.contextmanager
     def held(self, schema: DomainSchema) -> Iterator[qe.EdgeShard]:
@@ -685,9 +796,10 @@ class EdgeStore:
         if not missing:
             return out
         ids = [point_id(schema.name, r) for r in missing]
-        points = self._shard(schema).retrieve(
-            ids, with_payload=[schema.id_field], with_vector=[aspect]
-        )
+        with self._reading(schema):  # a damaged payload or vector file
+            points = self._shard(schema).retrieve(
+                ids, with_payload=[schema.id_field], with_vector=[aspect]
+            )
         for p in points:
             vector, payload = p.vector, p.payload  # read once: each read converts anew
             vec = vector.get(aspect) if isinstance(vector, dict) else None
@@ -710,7 +822,7 @@ class EdgeStore:
     ) -> Iterator[dict[str, Any]]:
         """Every payload (only the keys in ``payload`` when given) matching ``flt`` (all points
         when None), in point-id order; nothing when the shard does not exist."""
-        shard = self._open(self.collection(schema))
+        shard = self._open(schema)
         if shard is None:
             return
         selector: Any = list(payload) if payload is not None else True

@@ -122,6 +122,16 @@ class QdrantStore:
         with self._lock:
             return self._c(schema).collection_exists(self.collection(schema))
 
+    def hold(self, schema: DomainSchema) -> None:
+        """Local mode: open the collection's folder now (its client holds the folder's lock
+        until :meth:`close`); a server takes concurrent writers: nothing to take.
+
+        Raises:
+            VectorStoreError: when another process holds the folder.
+        """
+        if self.client is None:
+            self._c(schema)
+
     def count(self, schema: DomainSchema) -> int:
         """Number of points in the domain's collection (0 if it does not exist)."""
         if not self.exists(schema):

@@ -1,0 +1,282 @@
+"""How a CLI write reaches a running ``serve``: its serve-info file and the loopback client.
+
+``serve`` (with Qdrant Edge) holds every bundled domain's shard lock, so a second process
+cannot write the index while it runs. Instead, ``serve`` writes ``serve.json`` beside the
+shard locks (``$QDRANT_EDGE_PATH/serve.json``, mode 0600: its pid, port and a random token)
+once it listens, and removes it when it stops. ``agentic-search ingest`` and ``sync`` find the
+file, check that its pid is alive, and hand their write to the server's writer over loopback
+(``POST /_local/ingest``, ``POST /_local/sync``; the token proves the caller can read the
+folder, and the server answers these routes to loopback clients only). The server streams one
+JSON object per line (progress, notes, then the result), applies the write with its own writer
+(journaled as the CLI's own), then gives its worker processes fresh copies of the index before
+it answers: when the command returns, every new record is searchable through ``serve``.
+
+Long: both ends of one small protocol (the serve-info file, the client, and how the CLI shows
+the answer) in one file, so a change to one side is seen with the other.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import json
+import os
+import secrets
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+#: The serve-info file's name, in the Edge folder beside the shard locks.
+INFO_NAME = "serve.json"
+#: The header that carries the serve-info token.
+TOKEN_HEADER = "x-agentic-search-token"
+#: Seconds the client waits for the next line of the server's answer (an embedding batch, a
+#: worker restart): generous, the server is working, not gone.
+READ_TIMEOUT_S = 600.0
+
+
+@dataclass(frozen=True)
+class ServeInfo:
+    """A running ``serve``: its pid, where it listens, and the token of its write routes."""
+
+    pid: int
+    host: str
+    port: int
+    token: str
+
+
+def info_path(settings: Any) -> Path:
+    """``serve.json`` of the Edge folder of ``settings``."""
+    return Path(settings.resolved_edge_path) / INFO_NAME
+
+
+def write_info(settings: Any, host: str, port: int) -> ServeInfo:
+    """Write this process's serve-info file (atomically, mode 0600) and return it."""
+    info = ServeInfo(os.getpid(), host, port, secrets.token_urlsafe(24))
+    path = info_path(settings)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        json.dump(info.__dict__, f)
+    os.replace(tmp, path)
+    return info
+
+
+def remove_info(settings: Any) -> None:
+    """Remove the serve-info file when it is this process's (a later ``serve`` may own it)."""
+    path = info_path(settings)
+    with contextlib.suppress(OSError, ValueError):
+        if json.loads(path.read_text()).get("pid") == os.getpid():
+            path.unlink()
+
+
+def running_server(settings: Any) -> ServeInfo | None:
+    """The ``serve`` running over the Edge folder of ``settings`` (None when there is none:
+    no file, an unreadable one, or one left by a process that is gone)."""
+    if settings.vector_store != "edge" or settings.qdrant_url:
+        return None
+    try:
+        raw = json.loads(info_path(settings).read_text())
+        info = ServeInfo(int(raw["pid"]), str(raw["host"]), int(raw["port"]), str(raw["token"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if info.pid == os.getpid() or not _alive(info.pid):
+        return None
+    return info
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def held_message(settings: Any, exc: Exception) -> str:
+    """The lock error of ``exc``, or, when the holder is a running ``serve``, which one."""
+    info = running_server(settings)
+    if info is not None and f"(pid {info.pid})" in str(exc):
+        return (
+            f"agentic-search serve (pid {info.pid}) is already serving "
+            f"{settings.resolved_edge_path} on port {info.port}; stop it, or point "
+            "QDRANT_EDGE_PATH elsewhere"
+        )
+    return str(exc)
+
+
+class ServeLinkError(RuntimeError):
+    """The running ``serve`` could not be reached, or broke off its answer."""
+
+
+def post_lines(info: ServeInfo, route: str, body: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """POST ``body`` (JSON) to ``route`` of the running server on loopback and yield each
+    JSON object of its line-by-line answer.
+
+    Raises:
+        ServeLinkError: when the server cannot be reached, refuses the call (its message), or
+            its answer is cut short.
+    """
+    host = "127.0.0.1" if info.host in ("", "0.0.0.0", "::", "localhost") else info.host
+    conn = http.client.HTTPConnection(host, info.port, timeout=READ_TIMEOUT_S)
+    where = f"agentic-search serve (pid {info.pid}) on port {info.port}"
+    try:
+        conn.request(
+            "POST",
+            route,
+            body=json.dumps(body).encode(),
+            headers={"content-type": "application/json", TOKEN_HEADER: info.token},
+        )
+        resp = conn.getresponse()
+        if resp.status != 200:
+            detail = resp.read().decode(errors="replace")
+            with contextlib.suppress(ValueError, AttributeError):
+                detail = json.loads(detail)["message"]
+            raise ServeLinkError(f"{where} refused the write ({resp.status}): {detail}")
+        for line in resp:
+            if line.strip():
+                yield json.loads(line)
+    except (OSError, http.client.HTTPException, ValueError) as exc:
+        raise ServeLinkError(f"lost {where}: {exc}") from None
+    finally:
+        conn.close()
+
+
+# ----- the CLI's side --------------------------------------------------------------------------
+
+
+def follow(info: ServeInfo, route: str, body: dict[str, Any], what: str | None) -> dict[str, Any]:
+    """Send the write, show its progress on stderr (as ``what``; None: no progress bar), and
+    return its last line (the result).
+
+    Raises:
+        SystemExit: 2 on a usage error the server found, 1 on its runtime error or a lost
+            connection, 130 on Ctrl-C (the server completes the write).
+    """
+    from agentic_search_cli.common import console, progress_bar, usage_error
+
+    err = console(stderr=True)
+    err.print(
+        f"agentic-search: serve (pid {info.pid}, port {info.port}) holds the index; "
+        "handing it the write",
+        markup=False,
+        soft_wrap=True,
+    )
+    last: dict[str, Any] = {}
+    try:
+        with progress_bar(err) if what else contextlib.nullcontext() as progress:
+            task = progress.add_task(what, total=None) if progress is not None else None
+            for line in post_lines(info, route, body):
+                if "total" in line or "done" in line:
+                    if progress is not None and "total" in line:
+                        progress.update(task, total=line["total"])
+                    elif progress is not None:
+                        progress.advance(task, line["done"])
+                elif "note" in line:
+                    err.print(line["note"], markup=False, soft_wrap=True)
+                else:
+                    last = line
+    except ServeLinkError as exc:
+        sys.stderr.write(f"agentic-search: error: {exc}\n")
+        raise SystemExit(1) from None
+    except KeyboardInterrupt:
+        sys.stderr.write(
+            f"agentic-search: interrupted; serve (pid {info.pid}) completes the write\n"
+        )
+        raise SystemExit(130) from None
+    if "usage" in last:
+        usage_error(last["usage"])
+    if "error" in last or not last:
+        sys.stderr.write(
+            f"agentic-search: error: {last.get('error', 'serve ended its answer early')}\n"
+        )
+        raise SystemExit(1)
+    return last
+
+
+def run_ingest(args: Any, path: Path, info: ServeInfo) -> int:
+    """``agentic-search ingest`` through the running ``serve`` ``info``: the same report (and
+    ``--json``, ``--strict``) as in-process. ``--rebuild`` is refused (exit 1): it drops the
+    index the server is serving."""
+    from agentic_search.sync.files import LineError
+    from agentic_search.sync.indexer import WriteStats
+    from agentic_search.sync.ingest import IngestReport
+    from agentic_search_cli.common import console
+    from agentic_search_cli.render import print_ingest
+
+    if args.rebuild:
+        sys.stderr.write(
+            f"agentic-search: error: ingest --rebuild drops the index that serve (pid "
+            f"{info.pid}) is serving: stop it first\n"
+        )
+        return 1
+    body = {
+        "domain": args.domain,
+        "path": str(path.resolve()),
+        "batchSize": args.batch_size,
+        "prune": args.prune,
+        "optimize": not args.no_optimize,
+        "optimizeMinPoints": args.optimize_min_points,
+    }
+    result = follow(info, "/_local/ingest", body, f"ingesting into {args.domain!r} (serve)")
+    w = result["report"]
+    units = result.get("units") or ["line"] * len(w["errors"])
+    report = IngestReport(
+        path=w["path"],
+        lines=w["lines"],
+        valid=w["valid"],
+        errors=[
+            LineError(e["line"], e["reason"], e["id"], unit)
+            for e, unit in zip(w["errors"], units, strict=False)
+        ],
+        stats=WriteStats(
+            inserted=w["inserted"],
+            updated_vectors=w["updatedVectors"],
+            updated_payload=w["updatedPayload"],
+            unchanged=w["unchanged"],
+            embedded_texts=w["embeddedTexts"],
+        ),
+        seconds=w["seconds"],
+        stale=w["notInFile"],
+        pruned=w["pruned"],
+        blank=w["blank"],
+    )
+    if args.json:
+        sys.stdout.write(json.dumps(report.wire(), indent=2) + "\n")
+    else:
+        print_ingest(console(), report)
+    return 1 if args.strict and report.errors else 0
+
+
+def sync_body(args: Any) -> dict[str, Any]:
+    """The body of ``POST /_local/sync`` for the ``sync`` command's ``args``."""
+    return {
+        "domain": args.domain,
+        "events": str(args.events.resolve()) if args.events is not None else None,
+        "batchSize": args.batch_size,
+        "redrive": args.redrive,
+        "retryFailed": args.retry_failed,
+        "status": args.status,
+    }
+
+
+__all__ = [
+    "INFO_NAME",
+    "TOKEN_HEADER",
+    "ServeInfo",
+    "ServeLinkError",
+    "follow",
+    "held_message",
+    "info_path",
+    "post_lines",
+    "remove_info",
+    "run_ingest",
+    "running_server",
+    "sync_body",
+    "write_info",
+]

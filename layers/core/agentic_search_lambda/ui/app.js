@@ -1,0 +1,437 @@
+// The search page of agentic-search: the query and its options live in the URL (shareable;
+// opened directly it searches; the back button works), POST /search answers, this renders.
+// Catalog text is data: every string from the server is written with textContent, never as
+// markup (the server's Content-Security-Policy forbids inline script as a second guard).
+"use strict";
+
+(function () {
+  const OPS = { eq: "=", ne: "≠", lt: "<", lte: "≤", gt: ">", gte: "≥", in: "in", nin: "not in", contains: "contains" };
+  const $ = (id) => document.getElementById(id);
+  let domains = [];
+  let lastResponse = null;
+  let seq = 0;
+
+  // ---- tiny DOM helpers: text only ------------------------------------------------------
+  function el(tag, attrs, ...children) {
+    const node = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v === null || v === undefined || v === false) continue;
+      if (k === "class") node.className = v;
+      else if (k === "text") node.textContent = String(v);
+      else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
+      else node.setAttribute(k, v === true ? "" : String(v));
+    }
+    for (const c of children.flat()) {
+      if (c === null || c === undefined || c === false) continue;
+      node.append(c instanceof Node ? c : document.createTextNode(String(c)));
+    }
+    return node;
+  }
+  function clear(node) { node.replaceChildren(); return node; }
+  function show(node, yes) { node.hidden = !yes; }
+  function fmt(v) {
+    if (Array.isArray(v)) return v.map(fmt).join(", ");
+    if (v === null || v === undefined) return "—";
+    if (typeof v === "boolean") return v ? "yes" : "no";
+    if (typeof v === "number") return Number.isInteger(v) ? String(v) : String(+v.toFixed(3));
+    if (typeof v === "object") return JSON.stringify(v);
+    return String(v);
+  }
+  function ms(v) { return v === undefined || v === null ? "—" : `${(+v).toFixed(v < 10 ? 1 : 0)} ms`; }
+
+  // ---- the URL is the state -------------------------------------------------------------
+  function readUrl() {
+    const p = new URLSearchParams(location.search);
+    return {
+      q: p.get("q") || "",
+      domain: p.get("domain") || "",
+      limit: p.get("limit") || "",
+      rounds: p.get("rounds") || "",
+      drop: p.getAll("drop"),
+    };
+  }
+  function writeUrl(s, replace) {
+    const p = new URLSearchParams();
+    if (s.q) p.set("q", s.q);
+    if (s.domain) p.set("domain", s.domain);
+    if (s.limit) p.set("limit", s.limit);
+    if (s.rounds) p.set("rounds", s.rounds);
+    for (const d of s.drop || []) p.append("drop", d);
+    const url = `${location.pathname}?${p.toString()}`;
+    if (replace) history.replaceState(null, "", url);
+    else history.pushState(null, "", url);
+  }
+  function formState() {
+    return {
+      q: $("q").value.trim(),
+      domain: $("domain").value,
+      limit: $("limit").value,
+      rounds: $("rounds").value,
+      drop: [],
+    };
+  }
+  function fillForm(s) {
+    $("q").value = s.q;
+    if (s.domain && [...$("domain").options].some((o) => o.value === s.domain)) $("domain").value = s.domain;
+    $("limit").value = s.limit || "10";
+    $("rounds").value = s.rounds || "";
+  }
+
+  // ---- server calls -----------------------------------------------------------------------
+  async function getJson(url, init) {
+    const resp = await fetch(url, Object.assign({ headers: { "content-type": "application/json" } }, init));
+    let body = null;
+    try { body = await resp.json(); } catch (e) { body = { error: "InvalidResponse", message: `HTTP ${resp.status}` }; }
+    return { status: resp.status, body };
+  }
+
+  async function loadDomains() {
+    try {
+      const { status, body } = await getJson("domains");
+      domains = status === 200 ? body.domains : [{ name: "tools", temporalField: null }];
+    } catch (e) {
+      domains = [{ name: "tools", temporalField: null }];
+    }
+    const sel = clear($("domain"));
+    for (const d of domains) sel.append(el("option", { value: d.name, text: d.name }));
+  }
+
+  async function loadStatus(domain, response) {
+    const out = clear($("catalog-status"));
+    out.append(el("span", { text: `Domain ${domain}` }));
+    const cache = response && response.cache;
+    if (cache && cache.backend !== "none" && cache.catalogVersion !== null && cache.catalogVersion !== undefined) {
+      out.append(" · ", el("span", { id: "catalog-version", text: `catalog version ${cache.catalogVersion}` }));
+    } else if (response) {
+      out.append(" · ", el("span", { id: "catalog-version", text: "catalog version: not tracked (no result cache)" }));
+    }
+    try {
+      const { status, body } = await getJson(`sync/status?domain=${encodeURIComponent(domain)}`);
+      if (status === 200) {
+        const counts = Object.entries(body.counts || {}).map(([k, v]) => `${v} ${k}`).join(", ") || "no sync entries";
+        out.append(" · ", el("span", { id: "sync-status", class: body.healthy ? "ok" : "bad",
+          text: `sync ${body.healthy ? "healthy" : "needs attention"} (${counts})` }));
+      } else {
+        out.append(" · ", el("span", { id: "sync-status", text: `sync status unavailable (${body.message || status})` }));
+      }
+    } catch (e) {
+      out.append(" · ", el("span", { id: "sync-status", text: "sync status unavailable" }));
+    }
+  }
+
+  // ---- search ---------------------------------------------------------------------------------
+  async function run(s) {
+    const mine = ++seq;
+    fillForm(s);
+    if (!s.q) { document.body.dataset.state = "idle"; return; }
+    document.body.dataset.state = "loading";
+    $("message").textContent = `Searching for “${s.q}”…`;
+    $("go").disabled = true;
+    performance.mark("as:search-start");
+    const payload = { query: s.q, domain: s.domain || (domains[0] && domains[0].name) || "tools" };
+    const limit = parseInt(s.limit, 10);
+    if (limit) payload.limit = limit;
+    const rounds = parseInt(s.rounds, 10);
+    if (rounds) payload.rounds = rounds;
+    if (s.drop.length) payload.drop = s.drop;
+    let result;
+    try {
+      result = await getJson("search", { method: "POST", body: JSON.stringify(payload) });
+    } catch (e) {
+      result = { status: 0, body: { error: "NetworkError", message: String(e) } };
+    }
+    if (mine !== seq) return; // a newer search started meanwhile
+    $("go").disabled = false;
+    if (result.status !== 200) {
+      renderError(result);
+      document.body.dataset.state = "error";
+      return;
+    }
+    lastResponse = result.body;
+    render(result.body, s);
+    performance.mark("as:search-rendered");
+    performance.measure("as:search", "as:search-start", "as:search-rendered");
+    if (!performance.getEntriesByName("as:first-render").length) performance.mark("as:first-render");
+    document.body.dataset.state = "done";
+    loadStatus(payload.domain, result.body);
+  }
+
+  function renderError(result) {
+    for (const id of ["intent", "verdict", "comparison", "results", "source-errors", "rounds-panel"]) show($(id), false);
+    const b = result.body || {};
+    const fields = (b.detail || []).map((d) => `${d.field}: ${d.message}`).join("; ");
+    $("message").textContent = `The search failed (${result.status} ${b.error || ""}): ${b.message || ""}${fields ? ` — ${fields}` : ""}`;
+    $("raw").textContent = JSON.stringify(b, null, 2);
+    show($("raw-panel"), true);
+  }
+
+  function render(r, s) {
+    const cands = r.candidates || [];
+    $("message").textContent = `${cands.length} result${cands.length === 1 ? "" : "s"} for “${r.query}” in ${ms(r.executionStats && r.executionStats.latencyMs)}` +
+      (r.cache && r.cache.hit ? " (from the result cache)" : "");
+    renderIntent(r, s);
+    const threshold = renderVerdict(r);
+    renderComparison(r.comparison);
+    renderCards(r, threshold);
+    renderErrors(r.errors || []);
+    renderRounds(r);
+    $("raw").textContent = JSON.stringify(r, null, 2);
+    show($("raw-panel"), true);
+  }
+
+  // ---- intent chips ----------------------------------------------------------------------------
+  function chipsOf(intent, temporalField) {
+    const groups = { hard: [], temporal: [], soft: [], entities: [] };
+    for (const f of intent.constraints || []) {
+      const chip = {
+        id: `filter:${f.field}:${f.operator}`,
+        label: `${f.field} ${OPS[f.operator] || f.operator} ${fmt(f.value)}`,
+        title: f.origin ? `from “${f.origin}”` : "",
+      };
+      (f.field === temporalField ? groups.temporal : groups.hard).push(chip);
+    }
+    for (const [vocab, values] of Object.entries(intent.matches || {})) {
+      for (const v of values) groups.soft.push({ id: `prefer:${vocab}=${v}`, label: `${vocab}: ${v}`, title: "soft preference" });
+    }
+    const seen = new Set();
+    if (intent.referenceTool) {
+      seen.add(intent.referenceTool);
+      groups.entities.push({ id: `entity:${intent.referenceTool}`, label: `like ${intent.referenceToolName || intent.referenceTool}`, title: `reference record ${intent.referenceTool}` });
+    }
+    for (const e of intent.entities || []) {
+      if (e.kind !== "entity" || seen.has(e.id)) continue;
+      seen.add(e.id);
+      groups.entities.push({ id: `entity:${e.id}`, label: e.name, title: `linked from “${e.surface}” (${e.method} ${(+e.score).toFixed(2)})` });
+    }
+    for (const t of intent.excludedTools || []) groups.entities.push({ id: `exclude:${t}`, label: `not ${t}`, title: "excluded record" });
+    return groups;
+  }
+
+  const GROUP_NAMES = { hard: "Hard filters", temporal: "Time range", soft: "Soft preferences", entities: "Reference entities" };
+
+  function renderIntent(r, s) {
+    const intent = r.intent || {};
+    const domain = domains.find((d) => d.name === r.domain) || {};
+    const groups = chipsOf(intent, domain.temporalField);
+    const box = clear($("chip-groups"));
+    let any = false;
+    for (const [key, chips] of Object.entries(groups)) {
+      if (!chips.length) continue;
+      any = true;
+      const list = el("ul", { class: `chips ${key}`, "aria-label": GROUP_NAMES[key] });
+      for (const c of chips) {
+        list.append(el("li", { class: "chip", "data-chip": c.id, title: c.title || null },
+          el("span", { class: "chip-label", text: c.label }),
+          el("button", { type: "button", class: "chip-remove", "aria-label": `Remove ${GROUP_NAMES[key].toLowerCase()} “${c.label}” and search again`,
+            onclick: () => rerun(s, [...s.drop, c.id]) }, "×")));
+      }
+      box.append(el("div", { class: "chip-group" }, el("h3", { text: GROUP_NAMES[key] }), list));
+    }
+    if (!any) box.append(el("p", { class: "muted", text: "No filters, preferences or entities: a plain text search." }));
+    const goal = intent.primaryGoal ? `goal: ${intent.primaryGoal}` : "";
+    const ext = r.extractor ? `read by ${r.extractor.path} (${r.extractor.reason})` : "";
+    $("intent-summary").textContent = [goal, intent.complexity ? `complexity: ${intent.complexity}` : "", ext].filter(Boolean).join(" · ");
+    const removed = clear($("removed-list"));
+    for (const id of s.drop) {
+      removed.append(el("li", { class: "chip removed", "data-dropped": id },
+        el("span", { class: "chip-label", text: id }),
+        el("button", { type: "button", class: "chip-restore", "aria-label": `restore “${id}” and search again`,
+          onclick: () => rerun(s, s.drop.filter((d) => d !== id)) }, "restore")));
+    }
+    show($("removed"), s.drop.length > 0);
+    show($("intent"), true);
+  }
+
+  function rerun(s, drop) {
+    const next = Object.assign({}, s, { drop });
+    writeUrl(next, false);
+    run(next);
+  }
+
+  // ---- verdict ---------------------------------------------------------------------------------
+  function renderVerdict(r) {
+    const q = r.answerQuality;
+    const m = q && /best match ([\d.]+) (>=|<) ([\d.]+)/.exec(q.reason || "");
+    const threshold = m ? parseFloat(m[3]) : null;
+    if (!q || q.verdict === "good") { show($("verdict"), false); return threshold; }
+    const box = $("verdict");
+    box.className = `verdict ${q.verdict}`;
+    if (q.verdict === "none") {
+      $("verdict-h").textContent = "No good match";
+      const parts = [];
+      if (m) parts.push(`The best result scored ${m[1]}, below the relevance threshold of ${m[3]} for this domain.`);
+      parts.push(`Reason: ${q.reason}.`);
+      if (q.withheld) parts.push(`${q.withheld} weak result${q.withheld === 1 ? " was" : "s were"} held back.`);
+      $("verdict-reason").textContent = parts.join(" ");
+    } else {
+      $("verdict-h").textContent = "Weak match";
+      $("verdict-reason").textContent = `These results only partly fit: ${q.reason}.`;
+    }
+    show(box, true);
+    return threshold;
+  }
+
+  // ---- comparison ------------------------------------------------------------------------------
+  function renderComparison(cmp) {
+    const table = clear($("comparison-table"));
+    if (!cmp || !(cmp.records || []).length) { show($("comparison"), false); return; }
+    table.append(el("caption", { text: `${cmp.records.map((x) => x.name).join(" vs ")} (fields marked ≠ differ)` }));
+    table.append(el("thead", {}, el("tr", {}, el("th", { scope: "col", text: "field" }),
+      cmp.records.map((rec) => el("th", { scope: "col", text: rec.name })))));
+    const body = el("tbody");
+    const fields = cmp.fields && cmp.fields.length ? cmp.fields : Object.keys(cmp.records[0].values || {});
+    for (const f of fields) {
+      const cells = cmp.records.map((rec) => fmt((rec.values || {})[f]));
+      const differs = new Set(cells).size > 1;
+      body.append(el("tr", { class: differs ? "differs" : "same", title: differs ? "the values differ" : "the same for all" },
+        el("th", { scope: "row", text: f }),
+        cells.map((text) => el("td", { text }))));
+    }
+    table.append(body);
+    show($("comparison"), true);
+  }
+
+  // ---- result cards ----------------------------------------------------------------------------
+  function whyOf(c, query) {
+    const prov = c.provenance || {};
+    const hits = prov.hits || [];
+    const rows = [];
+    const aspects = [];
+    for (const h of hits) {
+      if (!h.aspect) continue;
+      const label = h.aspect + (h.queryVectorSource === "reference_tool" ? " (like the reference)" : "");
+      if (!aspects.includes(label)) aspects.push(label);
+    }
+    const named = hits.filter((h) => h.source.startsWith("entity:")).map((h) => h.source.split(":")[1]);
+    const graph = hits.filter((h) => h.source.startsWith("graph:")).map((h) => h.source.split(":"));
+    const links = [];
+    if (named.length) links.push(`named in the query (${named[0]})`);
+    for (const g of graph) if (g.length === 3) links.push(`${g[1]} edge from ${g[2]}`);
+    if (links.length) rows.push(["Entity links", [...new Set(links)].join("; ")]);
+    if (aspects.length) rows.push(["Matched aspects", aspects.join(", ")]);
+    const stems = prov.matchedTerms || [];
+    if (stems.length) {
+      const words = [...new Set(query.toLowerCase().match(/[\p{L}\p{N}$.+-]+/gu) || [])]
+        .filter((w) => stems.some((t) => w.startsWith(t) || t.startsWith(w)));
+      rows.push(["Keywords", (words.length ? words : stems).slice(0, 8).join(", ")]);
+    }
+    const vals = Object.entries(prov.matchedValues || {}).map(([k, v]) => `${k} = ${fmt(v)}`);
+    if (vals.length) rows.push(["Matched values", vals.join("; ")]);
+    if ((prov.filtersApplied || []).length) rows.push(["Filters", prov.filtersApplied.join("; ")]);
+    if ((prov.relaxedFilters || []).length) rows.push(["Relaxed", prov.relaxedFilters.join("; ")]);
+    return rows;
+  }
+
+  function renderCards(r, threshold) {
+    const list = clear($("cards"));
+    const evidence = new Map(((r.evidencePack || {}).evidence || []).map((e) => [e.id, e]));
+    (r.candidates || []).forEach((c, i) => {
+      const meta = c.metadata || {};
+      const name = meta.name || meta.title || c.id;
+      const weak = threshold !== null && typeof c.relevance === "number" && c.relevance < threshold;
+      const sub = [meta.category, meta.pricing, meta.vendor, meta.released ? `since ${fmt(meta.released)}` : null].filter(Boolean).join(" · ");
+      const card = el("li", { class: `card${weak ? " weak" : ""}`, "data-id": c.id },
+        el("div", { class: "card-head" },
+          el("span", { class: "rank", text: `${i + 1}` }),
+          el("h3", { class: "name", text: name }),
+          el("span", { class: "score", title: `fused ${fmt(c.fusedScore)}, relevance ${fmt(c.relevance)}`, text: `score ${(+c.score).toFixed(3)}` }),
+          weak ? el("span", { class: "badge", text: "weak" }) : null),
+        sub ? el("p", { class: "sub", text: sub }) : null);
+      const rows = whyOf(c, r.query);
+      if (rows.length) {
+        const dl = el("dl", { class: "why" });
+        for (const [k, v] of rows) dl.append(el("dt", { text: k }), el("dd", { text: v }));
+        card.append(el("h4", { class: "vh", text: `Why ${name} matched` }), dl);
+      }
+      const ev = evidence.get(c.id);
+      const snippet = ev ? ev.text : meta.description || meta.text;
+      if (snippet) card.append(el("blockquote", { class: "snippet", text: snippet.length > 420 ? `${snippet.slice(0, 420)}…` : snippet }));
+      const hits = (c.provenance || {}).hits || [];
+      if (hits.length) {
+        const t = el("table", { class: "prov" },
+          el("caption", { text: "Provenance per source" }),
+          el("thead", {}, el("tr", {}, ["source", "rank", "raw", "norm.", "round", "query"].map((h) => el("th", { scope: "col", text: h })))),
+          el("tbody", {}, hits.map((h) => el("tr", {},
+            el("td", { text: h.source }), el("td", { text: h.rank }), el("td", { text: fmt(h.rawScore) }),
+            el("td", { text: fmt(h.normalizedScore) }), el("td", { text: h.round || "" }), el("td", { text: h.query || "" })))));
+        card.append(el("details", { class: "prov-box" }, el("summary", { text: `Provenance: ${hits.length} source hit${hits.length === 1 ? "" : "s"}` }),
+          el("div", { class: "table-wrap", tabindex: "0", role: "region", "aria-label": `Provenance of ${name}` }, t)));
+      }
+      list.append(card);
+    });
+    show($("results"), (r.candidates || []).length > 0);
+  }
+
+  function renderErrors(errors) {
+    const list = clear($("errors-list"));
+    for (const e of errors) list.append(el("li", { text: `${e.source}: ${e.error}: ${e.message}` }));
+    show($("source-errors"), errors.length > 0);
+  }
+
+  // ---- rounds and timings -----------------------------------------------------------------------
+  // Stage timings side by side (a row of stages); many long names (per source) one per row.
+  function timingTable(caption, stages, vertical) {
+    const entries = Object.entries(stages || {});
+    if (!entries.length) return null;
+    const body = vertical
+      ? [el("tbody", {}, entries.map(([k, v]) => el("tr", {}, el("th", { scope: "row", text: k }), el("td", { text: ms(v) }))))]
+      : [el("thead", {}, el("tr", {}, entries.map(([k]) => el("th", { scope: "col", text: k })))),
+        el("tbody", {}, el("tr", {}, entries.map(([, v]) => el("td", { text: ms(v) }))))];
+    return el("div", { class: "table-wrap", tabindex: "0", role: "region", "aria-label": caption },
+      el("table", { class: `timings${vertical ? " vertical" : ""}` }, el("caption", { text: caption }), body));
+  }
+
+  function renderRounds(r) {
+    const box = clear($("rounds-body"));
+    const rep = r.retrievalReport;
+    const stats = r.executionStats || {};
+    if (rep) {
+      box.append(el("p", { class: "stop", text: `Stopped: ${rep.stopReason} · reranker: ${rep.reranker} · HyDE: ${rep.hyde}` }));
+      for (const rd of rep.rounds || []) {
+        const sec = el("section", { class: "round", "aria-label": `Round ${rd.round}` },
+          el("h3", { text: `Round ${rd.round}: ${rd.candidatesBeforeFusion} hits → ${rd.candidatesAfterFusion} fused, ${(rd.newEvidence || []).length} new, confidence ${(+rd.confidence).toFixed(2)}, ${ms((rd.stageMs || {}).round_total)}` }),
+          el("ul", { class: "queries" }, (rd.queries || []).map((q) => el("li", {},
+            el("span", { class: "purpose", text: q.purpose }), " ",
+            el("span", { class: "modes", text: (q.modes || []).join(" + ") }), " ",
+            el("q", { text: q.text }), q.target ? ` (for ${q.target})` : ""))));
+        const facts = [];
+        if ((rd.newEvidence || []).length) facts.push(["Added", rd.newEvidence.join(", ")]);
+        if ((rd.newlyCovered || []).length) facts.push(["Newly covered", rd.newlyCovered.join(", ")]);
+        if ((rd.missing || []).length) facts.push(["Still missing", rd.missing.join(", ")]);
+        if ((rd.relaxed || []).length) facts.push(["Relaxed", rd.relaxed.join(", ")]);
+        facts.push(["Decision", rd.decision]);
+        const dl = el("dl", { class: "why" });
+        for (const [k, v] of facts) dl.append(el("dt", { text: k }), el("dd", { text: v }));
+        sec.append(dl, timingTable(`Round ${rd.round} stage timings`, rd.stageMs));
+        box.append(sec);
+      }
+    } else {
+      box.append(el("p", { text: `One-shot search (${stats.rounds || 1} round, no evidence selection).` }));
+    }
+    box.append(timingTable("Whole search, per stage", stats.stageMs));
+    if (stats.sourceMs) box.append(timingTable("Per source", stats.sourceMs, true));
+    show($("rounds-panel"), true);
+  }
+
+  // ---- wiring ----------------------------------------------------------------------------------
+  async function start() {
+    await loadDomains();
+    const s = readUrl();
+    fillForm(s);
+    if (!s.q) loadStatus($("domain").value, null);
+    $("search-form").addEventListener("submit", (ev) => {
+      ev.preventDefault();
+      const next = formState();
+      if (!next.q) return;
+      writeUrl(next, false);
+      run(next);
+    });
+    window.addEventListener("popstate", () => run(readUrl()));
+    performance.mark("as:ready");
+    if (s.q) await run(s);
+    else $("q").focus();
+  }
+
+  window.agenticSearch = { last: () => lastResponse };
+  start();
+})();

@@ -1,0 +1,245 @@
+"""The built Lambda layers (``sam build``: .aws-sam/build/<Layer>/python) are their lock files,
+lean, and give the same results as the unmodified wheels.
+
+* Each layer's installed distributions are exactly its requirements.txt pins (the lock file).
+* The core layer's shared objects are stripped (``--strip-unneeded``) and still compute what the
+  test environment's own wheels compute: numpy, igraph's PageRank, rapidfuzz, PyYAML's C loader,
+  PyStemmer, run on python3.12 from the build.
+* The embed layer leaves out onnxruntime's C API library (the Python binding does not load it).
+* Every module a function's cold start imports from a layer has its precompiled .pyc (the core
+  layer leaves some unused namespaces uncompiled: this says they are unused at cold start).
+* Sizes (MiB = 2**20 bytes, unzipped, a function with its layers): every function that embeds
+  is at most 200 MiB, every other at most 120 MiB (Lambda's limit is 250 MiB).
+
+Skipped when the build or a python3.12 is absent (`make validate` builds the layers)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from support.paths import REPO, SCRIPTS
+
+sys.path.insert(0, str(SCRIPTS))
+from built_sizes import MB, _CfnLoader, folder_bytes, function_layers
+from layer_requirements import read_pins
+
+BUILD = REPO / ".aws-sam" / "build"
+LAYERS = {
+    "CoreLayer": "core",
+    "EmbedLayer": "embed",
+    "OpenAiLayer": "openai",
+    "MongoLayer": "mongo",
+}
+EMBEDDING_BUDGET_MIB, LIGHT_BUDGET_MIB = 200, 120
+
+pytestmark = pytest.mark.skipif(
+    not all((BUILD / name / "python").is_dir() for name in LAYERS),
+    reason="no built layers: run `make validate` (sam build)",
+)
+
+# What each library computes, printed as JSON (run by the built layer's python3.12 and by the
+# test environment's interpreter with its own, unstripped, wheels).
+RESULTS = r"""
+import json, numpy as np, igraph, rapidfuzz, yaml, Stemmer
+from rapidfuzz import fuzz, process
+from rapidfuzz.distance import Levenshtein
+rng = np.random.default_rng(7)
+a = rng.standard_normal((64, 32))
+edges = [(0, 1), (1, 2), (2, 0), (2, 3), (3, 4), (4, 5), (5, 3), (6, 7), (7, 2)]
+g = igraph.Graph(n=8, edges=edges, directed=True)
+print(json.dumps({
+    "numpy": [float(x) for x in (a @ a.T).sum(axis=1)[:8]] + [float(np.linalg.norm(a))],
+    "pagerank": g.pagerank(damping=0.85),
+    "rapidfuzz": [fuzz.ratio("visual studio code", "vs code"),
+                  fuzz.token_set_ratio("free code editor", "code editor free open source"),
+                  Levenshtein.distance("cursor", "curser"),
+                  process.extractOne("zed editor", ["vim", "zed", "emacs"])[1]],
+    "yaml": yaml.load("a: [1, 2.5, x]\nb: {c: true}", Loader=yaml.CSafeLoader),
+    "stemmer": Stemmer.Stemmer("english").stemWords(["running", "searches", "embeddings"]),
+}))
+"""
+
+
+def python312() -> str:
+    done = subprocess.run(
+        ["bash", str(SCRIPTS / "find_python.sh"), "3.12"], capture_output=True, text=True
+    )
+    if done.returncode:
+        pytest.skip("no python3.12 on PATH or in pyenv")
+    return done.stdout.strip()
+
+
+def run(exe: str, path: list[Path] | None, tmp_path: Path) -> dict:
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "PYTHONNOUSERSITE": "1",
+        "PYTHONDONTWRITEBYTECODE": "1",  # the build stays as sam build left it
+        "HOME": str(tmp_path),
+    }
+    if path is not None:
+        env["PYTHONPATH"] = os.pathsep.join(str(p) for p in path)
+    done = subprocess.run(
+        [exe, "-I" if path is None else "-s", "-c", RESULTS],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout)
+
+
+def installed(layer: str) -> dict[str, str]:
+    """Distribution name (as pip writes it, lower-case, '-') -> version, from the dist-info."""
+    out = {}
+    for info in (BUILD / layer / "python").glob("*.dist-info"):
+        meta = (info / "METADATA").read_text(encoding="utf-8", errors="replace")
+        fields = dict(line.split(": ", 1) for line in meta.splitlines()[:20] if ": " in line)
+        out[fields["Name"].lower().replace("_", "-").replace(".", "-")] = fields["Version"]
+    return out
+
+
+@pytest.mark.parametrize("layer", sorted(LAYERS))
+def test_each_built_layer_is_its_lock_file(layer):
+    lock = (REPO / "layers" / LAYERS[layer] / "requirements.txt").read_text(encoding="utf-8")
+    assert installed(layer) == read_pins(lock)
+
+
+def test_the_stripped_core_layer_computes_what_the_wheels_compute(tmp_path):
+    core = BUILD / "CoreLayer" / "python"
+    unstripped = [
+        p
+        for p in core.rglob("*.so*")
+        if ".symtab"
+        in subprocess.run(["readelf", "-S", "-W", str(p)], capture_output=True, text=True).stdout
+    ]
+    assert unstripped == []
+    built = run(python312(), [core], tmp_path)
+    wheels = run(sys.executable, None, tmp_path)
+    assert built.keys() == wheels.keys()
+    for key in ("numpy", "pagerank"):
+        assert all(
+            math.isclose(x, y, rel_tol=1e-9) for x, y in zip(built[key], wheels[key], strict=True)
+        ), key
+        assert len(built[key]) == len(wheels[key])
+    for key in ("rapidfuzz", "yaml", "stemmer"):
+        assert built[key] == wheels[key], key
+
+
+def test_the_embed_layer_leaves_out_onnxruntimes_c_api_library():
+    capi = BUILD / "EmbedLayer" / "python" / "onnxruntime" / "capi"
+    assert list(capi.glob("onnxruntime_pybind11_state*.so"))
+    assert list(capi.glob("libonnxruntime.so*")) == []
+
+
+def test_every_function_with_its_layers_is_within_its_budget():
+    template = yaml.load((REPO / "template.yaml").read_text(encoding="utf-8"), Loader=_CfnLoader)
+    over = {}
+    for name, layers in function_layers(template).items():
+        total = sum(folder_bytes(BUILD / x) for x in [name, *layers]) / MB
+        budget = EMBEDDING_BUDGET_MIB if "EmbedLayer" in layers else LIGHT_BUDGET_MIB
+        if total > budget:
+            over[name] = f"{total:.1f} MiB > {budget} MiB"
+    assert over == {}
+
+
+ADAPTERS = r"""
+import json, sys
+from openai import OpenAI
+from pymongo import MongoClient
+client = OpenAI(api_key="test", base_url="http://127.0.0.1:9/v1")
+mongo = MongoClient("mongodb://127.0.0.1:9", connect=False, serverSelectionTimeoutMS=10)
+print(json.dumps({
+    "openai": sys.modules["openai"].__file__,
+    "pymongo": sys.modules["pymongo"].__file__,
+    "base_url": str(client.base_url),
+}))
+"""
+
+
+def test_the_openai_and_mongo_layers_load_their_sdks_over_the_core_layer(tmp_path):
+    layers = [BUILD / name / "python" for name in ("CoreLayer", "OpenAiLayer", "MongoLayer")]
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "PYTHONPATH": os.pathsep.join(map(str, layers)),
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
+    done = subprocess.run(
+        [python312(), "-s", "-c", ADAPTERS],
+        capture_output=True,
+        text=True,
+        env={**env, "HOME": str(tmp_path)},
+        cwd=tmp_path,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = json.loads(done.stdout)
+    assert out["openai"].startswith(str(BUILD / "OpenAiLayer"))
+    assert out["pymongo"].startswith(str(BUILD / "MongoLayer"))
+    assert out["base_url"] == "http://127.0.0.1:9/v1/"
+    # neither SDK is in the core layer any more
+    assert not (BUILD / "CoreLayer" / "python" / "openai").exists()
+    assert not (BUILD / "CoreLayer" / "python" / "pymongo").exists()
+
+
+PRECOMPILED = r"""
+import importlib.util, json, os, sys
+import app
+layers = sys.argv[1:]
+missing = sorted(
+    name
+    for name, module in list(sys.modules.items())
+    if (path := getattr(module, "__file__", None))
+    and path.endswith(".py")
+    and path.startswith(tuple(layers))
+    and not os.path.exists(importlib.util.cache_from_source(path))
+)
+print(json.dumps({"missing": missing, "modules": len(sys.modules)}))
+"""
+
+
+def _cold_import_env() -> dict[str, str]:
+    spec = importlib.util.spec_from_file_location(
+        "cold_import", REPO / "benchmarks" / "cold_import" / "cold_import.py"
+    )
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return dict(module.LAMBDA_ENV)
+
+
+def test_every_module_a_cold_start_imports_from_a_layer_is_precompiled(tmp_path):
+    template = yaml.load((REPO / "template.yaml").read_text(encoding="utf-8"), Loader=_CfnLoader)
+    base = {"PATH": os.environ.get("PATH", ""), **_cold_import_env()}
+    exe = python312()
+    for name, layers in sorted(function_layers(template).items()):
+        paths = [BUILD / x / "python" for x in layers]
+        done = subprocess.run(
+            [exe, "-s", "-c", PRECOMPILED, *map(str, paths)],
+            capture_output=True,
+            text=True,
+            env={
+                **base,
+                "PYTHONPATH": os.pathsep.join(map(str, [BUILD / name, *paths])),
+                "LAMBDA_TASK_ROOT": str(BUILD / name),
+                "AGENTIC_SEARCH_HOME": str(tmp_path),
+            },
+            cwd=tmp_path,
+            timeout=300,
+            check=False,
+        )
+        assert done.returncode == 0, (name, done.stderr[-3000:])
+        out = json.loads(done.stdout)
+        assert out["modules"] > 100, name  # the import really ran
+        assert out["missing"] == [], name

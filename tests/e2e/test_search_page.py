@@ -1,0 +1,412 @@
+"""The search page (``GET /`` of ``agentic-search serve``) in a real headless browser.
+
+Debian's ``chromium`` and ``chromium-driver`` driven by selenium, against the same server
+``serve`` starts (a thread of this process, on a free loopback port) over a copy of the
+session's bundled catalog with one hostile record added. What a person does is what the tests
+do: type a query, read the cards, remove a chip, open a comparison, read the "no good match",
+and every answer is checked against the API's own JSON. A missing browser is a failure that
+names the install command, never a skip.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import make_settings
+from support.lambdas import runtime_over, use_runtime
+
+from agentic_search.pipeline.runner import LocalRunner
+from agentic_search_lambda.orchestrators import LocalOrchestrator
+
+INSTALL = "apt-get update && apt-get install -y chromium chromium-driver"
+AXE = Path(__file__).parent / "vendor" / "axe-core" / "axe.min.js"
+#: The name a hostile catalog entry carries: markup that runs script if written as HTML.
+HOSTILE_NAME = "<img src=x onerror=alert(1)>"
+HOSTILE_QUERY = "quokka ledger reconciliation"
+SCREENS = (
+    Path(os.environ.get("AGENTIC_SEARCH_SCREENS", ""))
+    if os.environ.get("AGENTIC_SEARCH_SCREENS")
+    else None
+)
+
+
+def _browser_paths() -> tuple[str, str]:
+    """The chromium and chromedriver executables; fails (never skips) naming the install."""
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    driver = shutil.which("chromedriver")
+    if not chromium or not driver:
+        pytest.fail(f"the browser tests need Chromium and its driver: {INSTALL}", pytrace=False)
+    return chromium, driver
+
+
+@pytest.fixture(scope="module")
+def page_url(tools_engine, embedder, catalog_by_id, tmp_path_factory) -> Iterator[str]:
+    """``serve``'s server over a copy of the session index plus the hostile record."""
+    from agentic_search.service import SearchService
+    from agentic_search_cli.local_server import serving
+
+    home = tmp_path_factory.mktemp("page-home")
+    shutil.copytree(
+        Path(tools_engine.components.settings.agentic_search_home),
+        home,
+        dirs_exist_ok=True,
+        ignore=shutil.ignore_patterns("*.lock", ".lock"),
+    )
+    engine = SearchService.create(make_settings(home), "tools", embedder=embedder)
+    hostile = dict(catalog_by_id["continue"])
+    hostile.update(
+        id="quokka-probe",
+        name=HOSTILE_NAME,
+        aliases=[],
+        vendor="<script>window.__pwned = 1</script>",
+        description="Quokka ledger reconciliation for bookkeepers <b>bold</b> "
+        "<img src=x onerror=alert(2)>: matches bank lines to ledger entries.",
+        features=["ledger reconciliation", "quokka import"],
+        use_cases=["reconcile a quokka ledger"],
+    )
+    stats = engine.ingest_records([hostile])
+    assert stats is not None
+    runner = LocalRunner(lambda _: engine.components)
+    rt = runtime_over(engine, orchestrator=LocalOrchestrator(runner))
+    try:
+        with use_runtime(rt), serving() as url:
+            yield url
+    finally:
+        runner.close()
+        engine.close()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """Headless Chromium through chromedriver (selenium)."""
+    chromium, driver_path = _browser_paths()
+    try:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+    except ImportError:  # pragma: no cover - selenium is in the test extra
+        pytest.fail("the browser tests need selenium: pip install -e '.[test]'", pytrace=False)
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = chromium
+    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu"):
+        opts.add_argument(arg)
+    opts.add_argument("--window-size=1280,1000")
+    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    drv = webdriver.Chrome(service=Service(executable_path=driver_path), options=opts)
+    drv.set_page_load_timeout(60)
+    try:
+        yield drv
+    finally:
+        drv.quit()
+
+
+def api_search(base: str, **body: Any) -> dict[str, Any]:
+    """POST /search as a client would; the parsed 200 body."""
+    req = urllib.request.Request(
+        f"{base}/search", json.dumps(body).encode(), {"content-type": "application/json"}
+    )
+    with urllib.request.urlopen(req, timeout=120) as resp:
+        assert resp.status == 200
+        return json.loads(resp.read())
+
+
+def wait_done(drv: Any, timeout: float = 120.0) -> None:
+    """Wait until the page has rendered a search (``body[data-state=done]``)."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    WebDriverWait(drv, timeout).until(
+        lambda d: (
+            d.find_element("tag name", "body").get_attribute("data-state") in ("done", "error")
+        )
+    )
+    state = drv.find_element("tag name", "body").get_attribute("data-state")
+    assert state == "done", drv.find_element("id", "message").text
+
+
+def open_page(drv: Any, url: str) -> None:
+    """Open ``url`` and wait for a search it starts (if any) to render."""
+    drv.get(url)
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    WebDriverWait(drv, 30).until(
+        lambda d: d.execute_script("return performance.getEntriesByName('as:ready').length")
+    )
+
+
+def card_names(drv: Any) -> list[str]:
+    return [e.text for e in drv.find_elements("css selector", "#cards .card .name")]
+
+
+def names_of(body: dict[str, Any]) -> list[str]:
+    return [str(c["metadata"].get("name") or c["id"]) for c in body["candidates"]]
+
+
+def screenshot(drv: Any, name: str, tmp_path: Path) -> Path:
+    """A PNG of the page (into $AGENTIC_SEARCH_SCREENS when set, else the test's tmp dir)."""
+    folder = SCREENS or tmp_path
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    assert drv.save_screenshot(str(path))
+    assert path.stat().st_size > 1000
+    return path
+
+
+def test_typed_query_shows_the_apis_results_in_order_with_why_and_snippet(
+    browser, page_url, tmp_path
+):
+    # GIVEN the page, opened without a query
+    open_page(browser, f"{page_url}/")
+    assert browser.find_element("tag name", "body").get_attribute("data-state") == "idle"
+    # WHEN a person types a query and presses Enter
+    box = browser.find_element("id", "q")
+    box.send_keys("free code editor")
+    limit = browser.find_element("id", "limit")
+    limit.clear()
+    limit.send_keys("5\n")
+    wait_done(browser)
+    # THEN the URL carries the query, and the cards are the API's answer, in its order
+    assert "q=free+code+editor" in browser.current_url and "limit=5" in browser.current_url
+    body = api_search(page_url, query="free code editor", limit=5, domain="tools")
+    assert card_names(browser) == names_of(body)
+    first = browser.find_element("css selector", "#cards .card")
+    assert first.get_attribute("data-id") == body["candidates"][0]["id"]
+    score = first.find_element("css selector", ".score").text
+    assert score == f"score {body['candidates'][0]['score']:.3f}"
+    # each card says why (labels of the why list) and quotes its evidence
+    labels = {e.get_attribute("textContent") for e in first.find_elements("css selector", "dt")}
+    assert labels & {"Matched aspects", "Keywords", "Matched values", "Filters"}, labels
+    snippet = first.find_element("css selector", ".snippet").text
+    evidence = {e["id"]: e["text"] for e in body["evidencePack"]["evidence"]}
+    assert snippet.rstrip("…") in evidence[body["candidates"][0]["id"]]
+    # the rounds, the timings and the raw JSON are there
+    rounds = browser.find_element("id", "rounds-body").get_attribute("textContent")
+    assert "Round 1:" in rounds and "Stopped:" in rounds and "Whole search, per stage" in rounds
+    raw = json.loads(browser.find_element("id", "raw").get_attribute("textContent"))
+    assert [c["id"] for c in raw["candidates"]] == [c["id"] for c in body["candidates"]]
+    status = browser.find_element("id", "catalog-status").text
+    assert "Domain tools" in status and "sync" in status
+    screenshot(browser, "search-page-desktop.png", tmp_path)
+
+
+def test_a_url_opened_directly_searches_and_the_back_button_restores(browser, page_url):
+    # GIVEN two searches reached by URL
+    open_page(browser, f"{page_url}/?q=vector+database&limit=3&rounds=1")
+    wait_done(browser)
+    first = card_names(browser)
+    # the form shows the URL's query and options, and the search used them
+    assert browser.find_element("id", "q").get_attribute("value") == "vector database"
+    assert browser.find_element("id", "rounds").get_attribute("value") == "1"
+    assert len(first) == 3
+    assert first == names_of(api_search(page_url, query="vector database", limit=3, rounds=1))
+    raw = json.loads(browser.find_element("id", "raw").get_attribute("textContent"))
+    assert raw["executionStats"]["rounds"] == 1
+    box = browser.find_element("id", "q")
+    box.clear()
+    box.send_keys("terminal emulator\n")
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    WebDriverWait(browser, 120).until(lambda d: "terminal" in d.find_element("id", "message").text)
+    wait_done(browser)
+    assert card_names(browser) != first
+    # WHEN the back button is pressed
+    browser.back()
+    WebDriverWait(browser, 120).until(
+        lambda d: d.find_element("id", "q").get_attribute("value") == "vector database"
+    )
+    wait_done(browser)
+    # THEN the first search is shown again, with its options
+    assert card_names(browser) == first
+    assert browser.find_element("id", "rounds").get_attribute("value") == "1"
+
+
+def test_removing_a_chip_reruns_without_it(browser, page_url):
+    query = "free open source code editor released after 2020"
+    # GIVEN a query read with a time range
+    open_page(browser, f"{page_url}/?q={query.replace(' ', '+')}&limit=5")
+    wait_done(browser)
+    chip = browser.find_element("css selector", '[data-chip="filter:released:gte"]')
+    group = chip.find_element("xpath", "..").get_attribute("class")
+    assert "temporal" in group
+    # WHEN the person removes it with the keyboard (focus its button, press Enter)
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    chip.find_element("css selector", "button").send_keys(Keys.ENTER)
+    WebDriverWait(browser, 120).until(lambda d: "drop=" in d.current_url)
+    wait_done(browser)
+    # THEN the search ran again without it: the API's answer for that override
+    assert "drop=filter%3Areleased%3Agte" in browser.current_url
+    assert not browser.find_elements("css selector", '[data-chip="filter:released:gte"]')
+    assert browser.find_elements("css selector", '[data-dropped="filter:released:gte"]')
+    body = api_search(page_url, query=query, limit=5, drop=["filter:released:gte"])
+    assert all(c["field"] != "released" for c in body["intent"]["constraints"])
+    assert card_names(browser) == names_of(body)
+    full = api_search(page_url, query=query, limit=5)
+    assert any(c["field"] == "released" for c in full["intent"]["constraints"])
+    # and "restore" brings it back
+    browser.find_element("css selector", ".chip-restore").click()
+    WebDriverWait(browser, 120).until(lambda d: "drop=" not in d.current_url)
+    wait_done(browser)
+    assert browser.find_elements("css selector", '[data-chip="filter:released:gte"]')
+    assert card_names(browser) == names_of(full)
+
+
+def test_a_comparison_query_shows_the_table(browser, page_url):
+    open_page(browser, f"{page_url}/?q=Cursor+vs+Windsurf&limit=5")
+    wait_done(browser)
+    cmp = api_search(page_url, query="Cursor vs Windsurf", limit=5)["comparison"]
+    table = browser.find_element("id", "comparison-table")
+    heads = [
+        th.get_attribute("textContent") for th in table.find_elements("css selector", "thead th")
+    ]
+    assert heads == ["field"] + [r["name"] for r in cmp["records"]]
+    rows = {
+        tr.find_element("tag name", "th").get_attribute("textContent"): (
+            tr.get_attribute("class"),
+            [td.text for td in tr.find_elements("tag name", "td")],
+        )
+        for tr in table.find_elements("css selector", "tbody tr")
+    }
+    assert list(rows) == cmp["fields"]
+    # each cell is the record's value; a row is marked "differs" exactly when the values do
+    for field, (cls, cells) in rows.items():
+        values = [r["values"].get(field) for r in cmp["records"]]
+        shown = [
+            ", ".join(map(fmt_value, v)) if isinstance(v, list) else fmt_value(v) for v in values
+        ]
+        assert cells == shown, field
+        assert cls == ("differs" if len(set(shown)) > 1 else "same"), field
+    assert {c for c, _ in rows.values()} == {"same", "differs"}
+
+
+def fmt_value(v: Any) -> str:
+    """How the page writes one value (booleans as yes/no, whole floats without .0)."""
+    if v is None:
+        return "—"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, float):
+        return str(int(v)) if v.is_integer() else f"{round(v, 3):g}"
+    return str(v)
+
+
+def test_an_unanswerable_query_explains_the_missed_threshold(browser, page_url):
+    query = "restaurant table reservation system"
+    open_page(browser, f"{page_url}/?q={query.replace(' ', '+')}")
+    wait_done(browser)
+    body = api_search(page_url, query=query)
+    assert body["answerQuality"]["verdict"] == "none"
+    verdict = browser.find_element("id", "verdict")
+    assert verdict.is_displayed()
+    assert browser.find_element("id", "verdict-h").text == "No good match"
+    text = browser.find_element("id", "verdict-reason").text
+    best, _, threshold = body["answerQuality"]["reason"].split(",")[0].split()[2:5]
+    assert f"scored {best}" in text and f"threshold of {threshold}" in text
+    assert not browser.find_element("id", "results").is_displayed()
+
+
+def test_catalog_markup_renders_as_text_and_runs_no_script(browser, page_url):
+    open_page(browser, f"{page_url}/")
+    browser.execute_script("window.alert = () => { window.__alerted = true; };")
+    box = browser.find_element("id", "q")
+    box.send_keys(HOSTILE_QUERY + "\n")
+    wait_done(browser)
+    card = browser.find_element("css selector", '#cards .card[data-id="quokka-probe"]')
+    assert card.find_element("css selector", ".name").text == HOSTILE_NAME
+    assert "<script>window.__pwned = 1</script>" in card.find_element("css selector", ".sub").text
+    # no element came out of the catalog's markup, and nothing ran
+    assert not browser.find_elements("css selector", "main img, main script, main b")
+    assert browser.execute_script("return [window.__alerted, window.__pwned]") == [None, None]
+
+
+def test_the_page_has_a_strict_csp_and_no_outside_origin(page_url):
+    with urllib.request.urlopen(f"{page_url}/", timeout=30) as resp:
+        csp = resp.headers["Content-Security-Policy"]
+        html = resp.read().decode()
+    assert "script-src 'self'" in csp and "default-src 'none'" in csp
+    assert "unsafe-inline" not in csp and "unsafe-eval" not in csp
+    assert "http://" not in html.replace("http://127.0.0.1", "") and "https://" not in html
+    for path in ("/ui/app.js", "/ui/app.css"):
+        with urllib.request.urlopen(f"{page_url}{path}", timeout=30) as resp:
+            assert resp.headers["Content-Security-Policy"] == csp
+            text = resp.read().decode()
+        assert "https://" not in text and "http://" not in text
+
+
+def axe_violations(drv: Any) -> list[tuple[str, str, int]]:
+    """axe-core's serious and critical violations on the page as it is: (rule, impact,
+    nodes)."""
+    drv.execute_script(AXE.read_text("utf-8"))
+    result = drv.execute_async_script(
+        "const done = arguments[arguments.length - 1];"
+        "axe.run(document, {resultTypes: ['violations']}).then(r => done(r.violations),"
+        " e => done(String(e)));"
+    )
+    assert isinstance(result, list), result
+    return [
+        (v["id"], v["impact"], len(v["nodes"]))
+        for v in result
+        if v["impact"] in ("serious", "critical")
+    ]
+
+
+def test_no_serious_accessibility_violations_and_phone_width(browser, page_url, tmp_path):
+    # a page with a removed chip (restore buttons), a weak answer and its marked cards
+    query = "free+open+source+code+editor+released+after+2020+like+vscode"
+    open_page(browser, f"{page_url}/?q={query}&limit=5&drop=filter%3Areleased%3Agte")
+    wait_done(browser)
+    assert browser.find_elements("css selector", ".chip-restore")
+    assert axe_violations(browser) == []
+    # a comparison with every panel open (rounds, raw JSON, provenance tables)
+    open_page(browser, f"{page_url}/?q=Cursor+vs+Windsurf&limit=5")
+    wait_done(browser)
+    for sel in ("#rounds-panel", "#raw-panel", ".prov-box"):
+        browser.execute_script(f"document.querySelector('{sel}').open = true")
+    assert axe_violations(browser) == []
+    # at phone width nothing scrolls sideways and the controls stay usable
+    browser.set_window_size(390, 844)
+    try:
+        wide = browser.execute_script(
+            "return document.documentElement.scrollWidth - document.documentElement.clientWidth"
+        )
+        assert wide <= 0
+        assert browser.find_element("id", "go").is_displayed()
+        screenshot(browser, "search-page-phone.png", tmp_path)
+    finally:
+        browser.set_window_size(1280, 1000)
+
+
+def test_the_override_and_the_domains_are_documented_and_validated(page_url):
+    with urllib.request.urlopen(f"{page_url}/openapi.json", timeout=30) as resp:
+        doc = json.loads(resp.read())
+    body_ref = doc["paths"]["/search"]["post"]["requestBody"]["content"]["application/json"]
+    name = body_ref["schema"]["$ref"].rsplit("/", 1)[1]
+    drop = doc["components"]["schemas"][name]["properties"]["drop"]
+    assert "filter:FIELD:OP" in drop["description"]
+    with urllib.request.urlopen(f"{page_url}/domains", timeout=30) as resp:
+        domains = json.loads(resp.read())
+    from jsonschema import Draft202012Validator
+
+    ok = doc["paths"]["/domains"]["get"]["responses"]["200"]["content"]["application/json"]
+    validator = Draft202012Validator({**ok["schema"], "components": doc["components"]})
+    assert list(validator.iter_errors(domains)) == []
+    tools = domains["domains"][0]
+    assert (tools["name"], tools["temporalField"]) == ("tools", "released")
+    from support.http import post_search_error
+
+    status, err = post_search_error(page_url, {"query": "free code editor", "drop": ["nope"]})
+    assert status == 422 and [d["field"] for d in err["detail"]] == ["drop"]
+
+
+def test_a_missing_browser_fails_naming_the_install(monkeypatch):
+    # GIVEN a machine without Chromium or its driver on PATH
+    monkeypatch.setattr(shutil, "which", lambda _name: None)
+    # THEN the browser tests fail (never skip), saying how to install them
+    with pytest.raises(pytest.fail.Exception, match=r"apt-get install -y chromium chromium-driver"):
+        _browser_paths()
