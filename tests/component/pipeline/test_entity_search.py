@@ -72,6 +72,23 @@ def test_the_walk_ranks_what_the_seed_names_by_the_question(docs: SearchService)
     assert got[0].payload["_via"] == "mention:m1" and got[0].score > 0
 
 
+def test_the_walk_never_returns_a_hub(docs: SearchService):
+    """GIVEN Shirley Temple (m2) is mentioned by at least one record THEN a walk that allows
+    no mentioning record at all returns nothing, and one allowing as many returns her."""
+    _, question, _ = BRIDGE
+    mentions = len(payload(docs, "m2")[LINKED_FROM_KEY]["mention"])
+    assert mentions >= 1
+
+    def walked(limit: int) -> list[str]:
+        source = GraphSource(
+            seeds=["m1"], text=question, aspect="content", exclude=["m1"], max_mentions=limit
+        )
+        return [h.id for h in walk(docs.components, source)]
+
+    assert "m2" not in walked(mentions - 1)
+    assert walked(mentions) == ["m2"]
+
+
 def test_a_bridge_question_places_the_record_its_evidence_names(docs: SearchService):
     _, question, (first, second) = BRIDGE
     one = docs.search(question, limit=1)

@@ -954,3 +954,25 @@ def test_max_length_query_of_one_repeated_token_is_fast(
     # Repetition never multiplies constraints or preserved terms.
     assert len(intent.constraints) <= 1
     assert len(intent.must_preserve_terms) <= 1
+
+
+def test_dense_sources_embed_the_query_as_written(
+    extractor: RuleBasedIntentExtractor, planner: RuleBasedPlanner
+) -> None:
+    """GIVEN a query with filler and constraint words (its semantic variant strips them)
+    THEN every text-embedded dense source embeds the query as written (stripping cost nDCG
+    wherever measured); the variant stays for keyword use only. A query by example ("like
+    Cursor but ...") still embeds its variant, which leaves the reference's name out."""
+    query = "I need a free speech to text tool that runs on Linux"
+    intent = extractor.extract(query)
+    assert intent.semantic_variants and intent.semantic_variants[0] != query
+    texts = {(v.text, v.query_vector_source) for v in planner.plan(intent).vector_sources}
+    assert texts == {(query, "query_text")}
+    by_example = extractor.extract("something like Cursor for writing python tests")
+    assert by_example.semantic_variants
+    embedded = {
+        v.text
+        for v in planner.plan(by_example).vector_sources
+        if v.query_vector_source != "reference_tool"
+    }
+    assert embedded == {by_example.semantic_variants[0]}

@@ -113,6 +113,7 @@ def test_round2_asks_for_missing_targets_by_weight(tools_schema: DomainSchema) -
     assert [(s.filters, s.preferences, s.top_k) for s in plan.structured_sources] == [
         ([LOCAL], [pref], 30)
     ]
+    # the coverage query is the round's dense side: round 1's list is not run again
     assert [(v.aspect, v.top_k, v.query_vector_source, v.text) for v in plan.vector_sources] == [
         ("identity", 20, "coverage", f"{QUERY} Code Completion")
     ]
@@ -178,5 +179,21 @@ def test_round2_dense_feedback_embed_and_none(tools_schema: DomainSchema) -> Non
     assert vs.text == f"{QUERY} {words}" and vs.feedback_ids == []
     none = _feedback_round_state(tools_schema, "none")
     plan_none, _ = prepare_round_queries(none, tools_schema)
-    assert plan_none is not None and plan_none.vector_sources == []
+    assert plan_none is not None
     assert plan_none.sparse_source == plan.sparse_source
+
+
+def test_later_rounds_keep_the_dense_side(tools_schema: DomainSchema) -> None:
+    """GIVEN an RM3-only round 2 (feedback_vector none, every target covered)
+    THEN the round is hybrid: round 1's dense query 'x' on its aspect (its vector cached)
+    beside the BM25 query with the feedback words, and fused by RRF; never a BM25-only list
+    that would tilt the final ranking toward the keyword source."""
+    state = _feedback_round_state(tools_schema, "none")
+    plan, queries = prepare_round_queries(state, tools_schema)
+    assert plan is not None and plan.sparse_source is not None
+    assert [(v.aspect, v.query_vector_source, v.text, v.top_k) for v in plan.vector_sources] == [
+        ("identity", "query_text", "x", 20)
+    ]
+    assert plan.fusion == "rrf"
+    assert ("x", "plan", ["dense:identity"]) in [(q.text, q.purpose, q.modes) for q in queries]
+    assert "offline" in plan.sparse_source.text

@@ -7,9 +7,12 @@ cue, from the extracted intent; they set how much work the executor does.
   round may walk from the evidence to the entities it mentions (HotpotQA's bridge questions).
 * **complex**: a comparison, a bridge question, or four or more stated conditions (constraints
   and vocabulary values): every round the caps allow, graph hops for bridges.
-* **simple**: a lookup: no constraint, not a question, and either a single named record with
-  at most two other words ("ollama", "cursor pricing", "windsurf ide") or, naming nothing and
-  matching no vocabulary value, at most two content words in all. One round, evidence read
+* **lookup**: "what is X" where X is the one record the query names: not a bridge (a walk
+  from round 1's first result put unrelated records at #2), a SIMPLE query: X is fetched.
+* **simple**: a lookup: "what is X" as above, or no constraint, not a question, and either a
+  single named record with at most two other words ("ollama", "cursor pricing", "windsurf
+  ide") or, naming nothing and matching no vocabulary value, at most two content words in
+  all. One round, evidence read
   from its first 10 candidates only (:func:`caps_for`).
 * **moderate**: everything else (the coverage rounds as before).
 """
@@ -55,10 +58,36 @@ def is_question(query: str) -> bool:
     return q.endswith("?") or bool(_WH.search(q))
 
 
-def is_bridge(intent: IntentState) -> bool:
+#: "what is X", "what are X", "tell me about X", "explain X": a lookup of X when X is all the
+#: rest of the query names.
+_LOOKUP = re.compile(
+    r"^\s*(?:what\s+is|what\s+are|what's|tell\s+me\s+about|explain)\s+(?:(?:an?|the)\s+)?",
+    re.IGNORECASE,
+)
+
+
+def is_lookup(intent: IntentState, analyzer: Analyzer) -> bool:
+    """ "what is X" where X is one record the query names and nothing else is asked (facet
+    words aside: "what is Ollama pricing"): a lookup of X, answered by fetching it, never a
+    walk of the graph from whatever round 1 ranked first."""
+    linked = intent.linked
+    if len({lk.id for lk in linked}) != 1:
+        return False
+    cue = _LOOKUP.match(intent.normalized_query)
+    if cue is None:
+        return False
+    rest = set(analyzer.terms(intent.normalized_query[cue.end() :]))
+    name = set(analyzer.terms(" ".join(lk.surface for lk in linked)))
+    facets = set(analyzer.terms(" ".join(_FACETS)))
+    return not rest - name - facets
+
+
+def is_bridge(intent: IntentState, analyzer: Analyzer | None = None) -> bool:
     """A question that neither compares named records nor asks by example (see the module
-    docstring)."""
+    docstring), nor looks one up (:func:`is_lookup`, when an ``analyzer`` is given)."""
     if intent.primary_goal in ("compare", "alternative-to"):
+        return False
+    if analyzer is not None and is_lookup(intent, analyzer):
         return False
     return is_question(intent.query)
 
@@ -66,7 +95,9 @@ def is_bridge(intent: IntentState) -> bool:
 def complexity(intent: IntentState, analyzer: Analyzer) -> Complexity:
     """SIMPLE / MODERATE / COMPLEX of an intent (see the module docstring)."""
     conditions = len(intent.constraints) + sum(len(v) for v in intent.matches.values())
-    if intent.primary_goal == "compare" or is_bridge(intent) or conditions >= 4:
+    if not intent.constraints and is_lookup(intent, analyzer):
+        return "simple"
+    if intent.primary_goal == "compare" or is_bridge(intent, analyzer) or conditions >= 4:
         return "complex"
     if intent.constraints or intent.reference_tool or is_question(intent.query):
         return "moderate"
@@ -106,8 +137,19 @@ def caps_for(intent: IntentState, caps: ExecutorCaps) -> ExecutorCaps:
 def with_complexity(intent: IntentState, analyzer: Analyzer) -> IntentState:
     """The intent with its ``complexity`` and ``bridge`` set."""
     return intent.model_copy(
-        update={"complexity": complexity(intent, analyzer), "bridge": is_bridge(intent)}
+        update={
+            "complexity": complexity(intent, analyzer),
+            "bridge": is_bridge(intent, analyzer),
+        }
     )
 
 
-__all__ = ["SIMPLE_POOL", "caps_for", "complexity", "is_bridge", "is_question", "with_complexity"]
+__all__ = [
+    "SIMPLE_POOL",
+    "caps_for",
+    "complexity",
+    "is_bridge",
+    "is_lookup",
+    "is_question",
+    "with_complexity",
+]

@@ -8,11 +8,13 @@ and where what they find is placed in the ranking.
   excluded records ("not Terraform") are never fetched.
 * **walk_seeds / predicate_walk** (the bridge round): for a bridge question (see
   :mod:`agentic_search.domain.complexity`), the round after round 1 walks the entity graph
-  from round 1's best records (the seeds, weighted ``1 / rank``) to the records they
+  from round 1's best records (the seeds) to the records they
   mention or are mentioned by; the walked records are ranked by personalized PageRank times
   their similarity to the question, and the best one is placed right after the seed it was
-  reached from (the evidence that names it). Records already among the first ten (or the
-  first ``limit``, if fewer) are never targets.
+  reached from (the evidence that names it). The seeds are round 1's first
+  :data:`BRIDGE_SEEDS`, weighted by their fused scores. Records already among the first ten
+  (or the first ``limit``, if fewer) are never targets, nor are hubs: records mentioned by
+  more than :data:`BRIDGE_MAX_MENTIONS` others (a bridge names a specific entity).
 * **placement**: pins first, then each bridge right after its seed; the rest keeps its order.
 """
 
@@ -34,8 +36,13 @@ from agentic_search.state import (
 
 #: Links weaker than this are reported but never fetched.
 MIN_LINK_SCORE = 0.8
-#: Round 1's best records the bridge round walks from.
-BRIDGE_SEEDS = 1
+#: Round 1's best records the bridge round walks from (PageRank restarts on them in
+#: proportion to their fused score).
+BRIDGE_SEEDS = 3
+#: A bridge is a specific record: one mentioned by more records than this is a hub ("Information
+#: Retrieval", named by 80 records) and is never placed. On HotpotQA every relevant bridge is
+#: mentioned by at most 3 records.
+BRIDGE_MAX_MENTIONS = 3
 #: Bridges placed per bridge round.
 BRIDGES_PLACED = 1
 #: Walked records returned by the graph source (the best is placed; the others are reported).
@@ -128,15 +135,25 @@ def graph_source_for(state: ExecutorState, aspect: str, text: str) -> GraphSourc
     first = state.round_rankings[0] if state.round_rankings else []
     if not first:
         return None
+    scores = {f.id: f.score for f in state.first_fused}
     seeds = first[:BRIDGE_SEEDS]
     return GraphSource(
         seeds=seeds,
-        weights=[1.0 / (i + 1) for i in range(len(seeds))],
+        weights=seed_weights([scores.get(rid) for rid in seeds]),
         text=text,
         aspect=aspect,
         top_k=GRAPH_TOP_K,
         exclude=first[: min(state.plan.limit, BRIDGE_WINDOW)],
+        max_mentions=BRIDGE_MAX_MENTIONS,
     )
+
+
+def seed_weights(scores: Sequence[float | None]) -> list[float]:
+    """PageRank restart weights of the seeds, in rank order: their fused scores (a seed
+    without one, or with a score of 0, weighs ``1 / rank`` of the best score), so a seed
+    the retrievers barely preferred restarts the walk about as often as the first."""
+    top = max((s for s in scores if s), default=1.0)
+    return [round(s if s and s > 0 else top / (i + 1), 6) for i, s in enumerate(scores)]
 
 
 def bridges_from(
@@ -189,6 +206,7 @@ def place(ranking: Sequence[Fused], pins: Sequence[str], bridges: Sequence[Bridg
 __all__ = [
     "ALTERNATIVES_WEIGHT",
     "BRIDGES_PLACED",
+    "BRIDGE_MAX_MENTIONS",
     "BRIDGE_SEEDS",
     "BRIDGE_WINDOW",
     "GRAPH_TOP_K",
@@ -198,5 +216,6 @@ __all__ = [
     "entity_source_for",
     "graph_source_for",
     "place",
+    "seed_weights",
     "with_entity_source",
 ]

@@ -4,6 +4,9 @@ BM25 query, by target weight, each target asked once) and RM3 pseudo-relevance f
 from the evidence so far (Lavrenko and Croft 2001; Abdul-Jaleel et al. 2004) in the BM25 query.
 ``ExecutorCaps.feedback_vector`` adds a dense feedback query: Rocchio on the feedback
 documents' stored vectors, or the query plus the RM3 words embedded; off by default.
+A round with no dense query of its own runs round 1's dense query again (its vector is
+cached: no new embedding), so every later round's list is hybrid: a BM25-only list fused into
+the final ranking pulled it toward the keyword source wherever that source is the weaker one.
 """
 
 from __future__ import annotations
@@ -141,6 +144,18 @@ def later_round_plan(
         )
     if not vector_sources and not structured and len(sparse_parts) == 1:
         return None, []
+    anchor = planned_dense_text(plan, aspect)
+    if anchor and not vector_sources:
+        # no dense query of its own (an RM3 / missing-term round): round 1's query vector
+        # (cached) keeps the round's list hybrid, never a BM25-only list that tilts the final
+        # ranking toward the keyword source; a round with a dense coverage query is hybrid
+        # already, and a second copy of round 1's list would crowd out what it adds
+        vector_sources.append(
+            VectorSource(
+                aspect=aspect, top_k=dense_k, query_vector_source="query_text", text=anchor
+            )
+        )
+        queries.insert(0, RoundQuery(text=anchor, purpose="plan", modes=[f"dense:{aspect}"]))
     # A missing phrase or term is in the query already: keyword_query does not add it again,
     # so it keeps its own count in the BM25 query (no boost: the doubled words written here
     # before were dropped by the distinct-term query vector, so no measured run had one).

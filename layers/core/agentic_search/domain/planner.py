@@ -124,10 +124,15 @@ class RuleBasedPlanner:
         # the query text carries no meaning of its own: search by the reference's vectors and
         # profile instead of embedding the word "alternative".
         by_example_only = bool(reference) and not intent.semantic_variants
-        dense_text = intent.semantic_variants[0] if intent.semantic_variants else intent.query
+        # The dense source embeds the query as written: stripping filler and constraint words
+        # cost a little wherever it was measured (the model reads them as context). Only a
+        # query by example embeds its variant, which leaves out "alternative to X" (X is
+        # searched by its own vectors).
+        variant = bool(reference) and bool(intent.semantic_variants)
+        dense_text = intent.semantic_variants[0] if variant else intent.query
         if not dense_text.strip():
             dense_text = intent.query
-        qvs = "semantic_variant" if intent.semantic_variants else "query_text"
+        qvs = "semantic_variant" if variant else "query_text"
 
         focus = [
             name

@@ -170,15 +170,20 @@ class ComparisonSpec(BaseModel):
 
 
 class QualitySpec(BaseModel):
-    """When an answer is "no good match" (see :mod:`agentic_search.domain.quality`): the best
-    candidate's cosine to the query below ``min_relevance`` *and* the evidence's coverage
-    confidence below ``min_coverage``. Calibrated per domain (the bundled values say on what
-    data in the schema files)."""
+    """Abstention per candidate (see :mod:`agentic_search.domain.quality`): a candidate is
+    supported by its own evidence, among which its cosine to the query at least
+    ``candidate_relevance``; one with no evidence and a cosine under ``candidate_floor`` is
+    withheld. The answer is "no good match" when none of the first ten is supported and the
+    evidence's coverage confidence is below ``min_coverage``; it is ``good`` when the best
+    cosine reaches ``min_relevance`` and the coverage ``min_coverage``. Calibrated per domain
+    (the bundled values say on what data in the schema files); the defaults abstain never."""
 
     model_config = ConfigDict(extra="forbid")
 
     min_relevance: float = Field(default=0.0, ge=-1.0, le=1.0)
     min_coverage: float = Field(default=0.0, ge=0.0, le=1.0)
+    candidate_relevance: float = Field(default=-1.0, ge=-1.0, le=1.0)
+    candidate_floor: float = Field(default=-1.0, ge=-1.0, le=1.0)
 
 
 class DomainSchema(BaseModel):

@@ -10,7 +10,7 @@ from agentic_search.components import Components
 from agentic_search.domain.chunking import best_chunks, doc_id_of
 from agentic_search.domain.comparison import compare
 from agentic_search.domain.entity_rounds import place
-from agentic_search.domain.quality import answer_quality, clearing
+from agentic_search.domain.quality import CandidateEvidence, answer_quality, clearing
 from agentic_search.domain.rounds import (
     final_ranking,
     finalize_evidence_pack,
@@ -157,21 +157,36 @@ def as_document(cand: Candidate) -> Candidate:
 def judge(
     c: Components, state: ExecutorState, candidates: list[Candidate], coverage: float
 ) -> tuple[list[Candidate], AnswerQuality]:
-    """The answer quality of ``candidates`` and the candidates that clear it (all but on "no
-    good match"; see :mod:`agentic_search.domain.quality`)."""
+    """The answer quality of ``candidates`` and the candidates that clear it, each judged by
+    its own evidence (see :mod:`agentic_search.domain.quality`); the cosines were measured
+    by FuseRerank (round 1's head, and what later rounds brought into theirs)."""
     spec = c.schema.quality
     found = {cand.id for cand in candidates}
-    named = [rid for rid in state.pins if rid in found]
-    relevance = {k: v for k, v in state.relevance.items() if k in found}
+    pins = {rid for rid in state.pins if rid in found}
     words = set(c.analyzer.terms(state.intent.normalized_query))
-    lexical = [
-        cand.id for cand in candidates if words and words <= set(cand.provenance.matched_terms)
+    asked = {
+        c.schema.vocabulary_fields[vocab]: set(values)
+        for vocab, values in state.intent.matches.items()
+        if vocab in c.schema.vocabulary_fields
+    }
+    evidence = [
+        CandidateEvidence(
+            id=cand.id,
+            relevance=state.relevance.get(cand.id),
+            vocabulary=any(
+                asked.get(field, set()) & set(values)
+                for field, values in cand.provenance.matched_values.items()
+            ),
+            lexical=bool(words) and words <= set(cand.provenance.matched_terms),
+            named=cand.id in pins,
+        )
+        for cand in candidates
     ]
-    if not words and not named:  # "the", "to be": nothing the query asks could be covered
+    if not words and not pins:  # "the", "to be": nothing the query asks could be covered
         quality = AnswerQuality(verdict="none", score=0.0, reason=NO_WORDS)
     else:
-        quality = answer_quality(spec, relevance, coverage, named, lexical)
-    keep = set(clearing(quality, [cand.id for cand in candidates], relevance, spec))
+        quality = answer_quality(spec, evidence, coverage)
+    keep = set(clearing(spec, quality, evidence))
     kept = [cand for cand in candidates if cand.id in keep]
     quality.withheld = len(candidates) - len(kept)
     return kept, quality

@@ -81,6 +81,10 @@ def fuse_round(c: Components, state: ExecutorState, work: RoundWork) -> RoundWor
     if rnd == 1:  # the absolute match of what can be returned (answer quality reads it)
         head = [f.id for f in placed[: state.plan.limit]]
         state.relevance = query_relevance(c, work.plan, results, head)
+    elif state.relevance:  # what a later round brings into its head, to the same query
+        new = [f.id for f in placed[: state.plan.limit] if f.id not in state.relevance]
+        if new:
+            state.relevance.update(query_relevance(c, state.plan, results, new))
     keep_n = max(state.plan.limit, state.caps.selection_pool, state.caps.rerank_top_n)
     if rnd == 1:
         state.first_fused = FUSED_REFS.validate_python(

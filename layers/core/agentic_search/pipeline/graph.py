@@ -10,7 +10,8 @@ builds an undirected graph of what it walked. PageRank restarts on the seeds (we
 given). A walked record's score is ``ppr(v) / max ppr * max(0, cos(q, v))``: the PageRank
 says how close it sits to the seeds, the cosine of its stored vector on the source's aspect
 to the query text says whether it is what the question is about. Each hit's payload names
-the edge it was first reached by (``_via`` = ``<kind>:<from id>``).
+the edge it was first reached by (``_via`` = ``<kind>:<from id>``). With ``max_mentions``, a
+walked record mentioned by more records (a hub: a general topic) is left out.
 """
 
 from __future__ import annotations
@@ -97,6 +98,10 @@ def walk(c: Components, source: GraphSource, filters: Sequence[Filter] = ()) -> 
         if not frontier:
             break
     candidates = [n for n in via if n not in set(source.exclude) and n not in source.seeds]
+    if source.max_mentions is not None and candidates:
+        linked = c.store.get_records(schema, candidates, without=[HASHES_KEY])
+        counts = {rid: mention_count(rec.payload or {}) for rid, rec in linked.items()}
+        candidates = [n for n in candidates if counts.get(n, 0) <= source.max_mentions]
     if not candidates:
         return []
     ppr = personalized_pagerank(edges, source.seeds, source.weights, source.alpha)
@@ -115,6 +120,12 @@ def walk(c: Components, source: GraphSource, filters: Sequence[Filter] = ()) -> 
         scored.append(ScoredRecord(n, round(score, 6), {**payload, VIA_KEY: via[n]}))
     scored.sort(key=lambda h: (-h.score, h.id))
     return scored[: source.top_k]
+
+
+def mention_count(payload: Mapping[str, Any]) -> int:
+    """How many records mention the record of ``payload`` (its ``_linked_from`` mention
+    edges)."""
+    return len((payload.get(LINKED_FROM_KEY) or {}).get("mention") or [])
 
 
 def personalized_pagerank(
@@ -171,4 +182,4 @@ def _cosines(c: Components, source: GraphSource, ids: Sequence[str]) -> dict[str
     return {rid: float(np.dot(q, np.asarray(v, dtype=np.float32))) for rid, v in stored.items()}
 
 
-__all__ = ["fetch_entities", "personalized_pagerank", "walk"]
+__all__ = ["fetch_entities", "mention_count", "personalized_pagerank", "walk"]

@@ -210,6 +210,12 @@ class GraphSource(WireModel):
     alpha: float = Field(default=0.85, gt=0.0, lt=1.0)
     exclude: list[str] = Field(default_factory=list)
     weight: float = Field(default=1.0, gt=0, description="RRF weight of a fused walk")
+    max_mentions: int | None = Field(
+        default=None,
+        ge=0,
+        description="a walked record mentioned by more records than this is a hub (a general "
+        "topic), never returned; None: no limit",
+    )
 
 
 class QueryPlan(WireModel):
