@@ -3,12 +3,14 @@ and the catalog's names (the order is :mod:`agentic_search.domain.intent`'s docs
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable
 from datetime import date
 from typing import Any
 
 from agentic_search.domain import intent_patterns as P
+from agentic_search.domain.function_words import GOAL_WORDS, QUESTION_WORDS
 from agentic_search.domain.intent import (
     MAX_QUERY_CHARS,
     CatalogLookup,
@@ -180,11 +182,20 @@ class _Reading:
         named = {(start, end) for start, end, *_ in self.products}
         if self.goal == "find":
             if (P.COMPARE.search(q) and len(named) >= 2) or (
-                len(named) >= 2 and P.COMPARE_CUE.search(q)
+                len(named) >= 2 and (P.COMPARE_CUE.search(q) or self.listed_together(named))
             ):
                 self.goal = "compare"
             elif P.EXPLAIN.search(q):
                 self.goal = "explain"
+
+    def listed_together(self, named: set[tuple[int, int]]) -> bool:
+        """Whether two named records are listed side by side with no cue word ("Cursor and
+        Windsurf pricing", "Supabase, Firebase"): the user asks about those records, so they
+        are compared (and pinned) rather than read as words of a search."""
+        spans = sorted(named)
+        return any(
+            P.LISTED_WITH.fullmatch(self.q[a[1] : b[0]]) for a, b in itertools.pairwise(spans)
+        )
 
     def preserve(self, start: int, end: int) -> bool:
         """Whether a product mention is kept verbatim for BM25: exact links are; a fuzzy one
@@ -224,10 +235,11 @@ class _Reading:
         for rng in year_ranges(self.q, self.x.today()):
             if not self.free(rng.span):
                 continue
+            origin = rng.phrase + self.x.catalog.dated_note(spec.label)
             if rng.start is not None:
-                self.add(spec.field, "gte", float(rng.start), rng.phrase)
+                self.add(spec.field, "gte", float(rng.start), origin)
             if rng.end is not None:
-                self.add(spec.field, "lt", float(rng.end), rng.phrase)
+                self.add(spec.field, "lt", float(rng.end), origin)
             self.constraint(rng.span)
 
     def pricing(self) -> None:
@@ -294,7 +306,7 @@ class _Reading:
         found (0.35 + 0.15 per vocabulary matched up to 3 + 0.1 for a reference tool + 0.05
         per constraint up to 2, at most 0.95; 0.3 or 0.1 when nothing was recognised)."""
         q, reference = self.q, self.reference
-        keywords = list(dict.fromkeys(default_analyzer().terms(q)))
+        keywords = content_keywords(q, self.constraint_spans)
         variant = P.semantic_variant(q, self.constraint_spans)
         confidence = 0.35
         confidence += 0.15 * min(3, len(self.found))
@@ -328,3 +340,22 @@ class _Reading:
 
     def _named(self) -> set[str]:
         return {rid for *_, rid in self.products}
+
+
+#: Words that shape a query but name nothing a record should contain: question and function
+#: words, goal words, and the comparison cue "vs" (stems, as the analyzer writes them).
+_FILLER_WORDS = [*QUESTION_WORDS, *GOAL_WORDS, "vs", "v", "versus", "under", "over"]
+
+
+def content_keywords(q: str, spans: list[tuple[int, int]]) -> list[str]:
+    """The analyzer terms of the normalized query ``q`` that carry its meaning: the text of
+    ``spans`` (constraint phrases: "under $20", "not an IDE") is left out, and so are
+    :data:`_FILLER_WORDS`; in query order, each term once. Falls back to every term when
+    nothing else is left ("how can I?")."""
+    analyzer = default_analyzer()
+    kept = list(q)
+    for start, end in spans:
+        kept[start:end] = " " * (end - start)
+    filler = set(analyzer.terms(" ".join(_FILLER_WORDS)))
+    terms = [t for t in analyzer.terms("".join(kept)) if t not in filler]
+    return list(dict.fromkeys(terms or analyzer.terms(q)))

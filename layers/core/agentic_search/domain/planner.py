@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from typing import Protocol
 
+from agentic_search.domain.intent import normalize_query
 from agentic_search.domain.plan_rules import fusion_for, validate_plan
 from agentic_search.domain.schema import DomainSchema
 from agentic_search.state import (
@@ -88,6 +89,15 @@ def excluded_ids(intent: IntentState) -> list[str]:
     return exclude + [t for t in intent.excluded_tools if t not in exclude]
 
 
+def corrected_text(intent: IntentState) -> str:
+    """The query with the linker's typo corrections applied ("vectr databse" -> "vector
+    database"): the normalized query when the corrections changed it, else the query as
+    written (so casing is kept where nothing was corrected)."""
+    if intent.normalized_query and intent.normalized_query != normalize_query(intent.query):
+        return intent.normalized_query
+    return intent.query
+
+
 class RuleBasedPlanner:
     """Deterministic planner over a domain schema (see module docstring)."""
 
@@ -123,7 +133,8 @@ class RuleBasedPlanner:
         # the query text carries no meaning of its own: search by the reference's vectors and
         # profile instead of embedding the word "alternative".
         by_example_only = bool(reference) and not intent.semantic_variants
-        dense_text = intent.semantic_variants[0] if intent.semantic_variants else intent.query
+        corrected = corrected_text(intent)
+        dense_text = intent.semantic_variants[0] if intent.semantic_variants else corrected
         if not dense_text.strip():
             dense_text = intent.query
         qvs = "semantic_variant" if intent.semantic_variants else "query_text"
@@ -199,7 +210,9 @@ class RuleBasedPlanner:
             base = intent.semantic_variants[0] if intent.semantic_variants else ""
             keyword_text = " ".join([base, *preserved, *profile_terms]).strip()
         else:
-            keyword_text = " ".join([intent.query, *intent.must_preserve_terms])
+            # a corrected typo is asked too, the text as written kept for keyword OR
+            fixed = [corrected] if corrected != intent.query else []
+            keyword_text = " ".join([intent.query, *fixed, *intent.must_preserve_terms])
         sparse = SparseSource(
             text=keyword_text or intent.query, top_k=min(TOP_K_MAX, max(50, limit * 3))
         )
@@ -213,6 +226,11 @@ class RuleBasedPlanner:
                 "hard filters pushed into every source: "
                 + ", ".join(f.label() for f in intent.constraints)
             )
+        temporal = schema.temporal
+        for f in intent.constraints:
+            if temporal and f.field == temporal.field and f.origin and "records carry" in f.origin:
+                rationale.append(f"temporal filter {f.label()}: {f.origin}")
+                break
 
         exclude = excluded_ids(intent)
         count = len(sources) + 1 + len(structured)
