@@ -106,6 +106,11 @@ def explain_panel(resp: SearchResponse) -> Panel:
         lines.append(f"reference tool: {it.reference_tool_name} ({it.reference_tool})")
     if it.matches:
         lines.append("matched: " + "; ".join(f"{k}={', '.join(v)}" for k, v in it.matches.items()))
+    if it.by_meaning:
+        lines.append(
+            "by meaning: "
+            + "; ".join(f"{m.vocabulary}={m.value} (cosine {m.score:.2f})" for m in it.by_meaning)
+        )
     if it.constraints:
         lines.append("hard constraints: " + ", ".join(f.label() for f in it.constraints))
     if it.must_preserve_terms:

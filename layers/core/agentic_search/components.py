@@ -82,6 +82,8 @@ class Memo:
     tokens_lock: threading.Lock = field(default_factory=threading.Lock)
     catalog: CatalogLookup | None = None
     extractor: RuleBasedIntentExtractor | None = None
+    capabilities: Any = None
+    """The domain's capability matcher (entries embedded once per process; kept over writes)."""
     entities: EntityIndex | None = None
     source_log: list[tuple[list[Any], dict[str, float]]] | None = None
     setup_ms: float = 0.0

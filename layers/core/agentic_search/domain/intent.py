@@ -59,6 +59,18 @@ class CatalogLookup:
     dated: bool = True
     """Whether some record carries the schema's date field (temporal filters on a corpus
     without dates would filter everything out, so they are read only when it does)."""
+    dated_count: int = 0
+    """How many records carry the schema's date field (0: unknown)."""
+    record_count: int = 0
+    """How many records the lookup knows (0: unknown)."""
+
+    def dated_note(self, label: str) -> str:
+        """What a temporal filter leaves out, for its origin and the plan's rationale:
+        " (142 of 284 records carry a released year)" ; "" when every record is dated or the
+        counts are unknown."""
+        if not self.record_count or self.dated_count >= self.record_count:
+            return ""
+        return f" ({self.dated_count} of {self.record_count} records carry a {label} year)"
 
     @staticmethod
     def empty() -> CatalogLookup:
@@ -110,8 +122,17 @@ class CatalogLookup:
             )
         names = {title.lower(): rid for rid, title in titles.items()}
         temporal = schema.temporal
-        dated = temporal is not None and any(p.get(temporal.field) is not None for p in rows)
-        return CatalogLookup(names=names, record=record or by_id.get, linker=linker, dated=dated)
+        dated_count = (
+            sum(p.get(temporal.field) is not None for p in by_id.values()) if temporal else 0
+        )
+        return CatalogLookup(
+            names=names,
+            record=record or by_id.get,
+            linker=linker,
+            dated=dated_count > 0,
+            dated_count=dated_count,
+            record_count=len(by_id),
+        )
 
 
 def normalize_query(query: str) -> str:

@@ -31,6 +31,8 @@ PRICE_OR_LESS = re.compile(r"\$\s*(?P<amount>\d+(?:\.\d+)?)\s*(?:/\s*mo(?:nth)?)
 MUST = re.compile(r"\b(?:must|only|strictly|required|has\s+to|have\s+to|needs?\s+to)\b")
 EXPLAIN = re.compile(r"^\s*(?:what\s+is|what\s+are|how\s+does|how\s+do|explain|why)\b")
 COMPARE = re.compile(r"\b(?:compare|comparison|difference\s+between|versus|vs\.?)\b")
+#: What may stand between two named records listed side by side ("X and Y", "X, Y", "X & Y").
+LISTED_WITH = re.compile(r"\s*(?:,\s*(?:and\s+)?|&|/|\+|\band\b)\s*")
 #: With two or more named records, words that ask to weigh them against each other
 #: ("X or Y for ...", "is X better than Y", "which is older, X or Y", "both X and Y").
 COMPARE_CUE = re.compile(

@@ -3,12 +3,15 @@ and the catalog's names (the order is :mod:`agentic_search.domain.intent`'s docs
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable
 from datetime import date
 from typing import Any
 
 from agentic_search.domain import intent_patterns as P
+from agentic_search.domain.capabilities import CapabilityMatcher
+from agentic_search.domain.function_words import GOAL_WORDS, QUESTION_WORDS
 from agentic_search.domain.intent import (
     MAX_QUERY_CHARS,
     CatalogLookup,
@@ -21,7 +24,7 @@ from agentic_search.domain.linking import apply_corrections
 from agentic_search.domain.schema import DomainSchema
 from agentic_search.domain.temporal import year_ranges
 from agentic_search.domain.text import default_analyzer
-from agentic_search.state import Filter, IntentState
+from agentic_search.state import Filter, IntentState, VocabularyMatch
 
 
 class RuleBasedIntentExtractor:
@@ -34,8 +37,10 @@ class RuleBasedIntentExtractor:
         schema: DomainSchema,
         catalog: CatalogLookup | None = None,
         today: Callable[[], date] = date.today,
+        capabilities: CapabilityMatcher | None = None,
     ) -> None:
         self.schema = schema
+        self.capabilities = capabilities
         self.catalog = catalog or CatalogLookup.empty()
         self.today = today
         # (phrase, vocabulary, canonical), longest phrase first.
@@ -46,6 +51,13 @@ class RuleBasedIntentExtractor:
                     entries.append((phrase, vocab, canonical))
         entries.sort(key=lambda e: (-len(e[0]), e[0]))
         self.vocab = [(phrase_pattern(p, plural=True), v, c) for p, v, c in entries]
+        roles = schema.constraint_fields
+        #: vocabularies whose values are read as hard constraints (pricing, deployment)
+        self.constraint_vocabularies = {
+            schema.fields[f].vocabulary
+            for f in (roles.pricing, roles.deployment)
+            if f and f in schema.fields and schema.fields[f].vocabulary
+        }
         names = sorted(self.catalog.names.items(), key=lambda kv: -len(kv[0]))
         self.names = [(phrase_pattern(n), n, rid) for n, rid in names if len(n) >= 2]
 
@@ -67,6 +79,7 @@ class RuleBasedIntentExtractor:
         reading.pricing()
         reading.deployment()
         reading.vocabulary()
+        reading.meaning()
         return reading.intent()
 
 
@@ -77,6 +90,7 @@ class _Reading:
 
     def __init__(self, extractor: RuleBasedIntentExtractor, query: str) -> None:
         self.x = extractor
+        self.roles = extractor.schema.constraint_fields
         self.query = query
         linker = extractor.catalog.linker
         self.linking = linker.link(query) if linker is not None else None
@@ -93,6 +107,7 @@ class _Reading:
         self.constraints: list[Filter] = []
         self.must = bool(P.MUST.search(self.q))
         self.found: dict[str, list[str]] = {}
+        self.by_meaning: list[VocabularyMatch] = []
 
     def take(self, span: tuple[int, int]) -> None:
         for i in range(*span):
@@ -180,11 +195,20 @@ class _Reading:
         named = {(start, end) for start, end, *_ in self.products}
         if self.goal == "find":
             if (P.COMPARE.search(q) and len(named) >= 2) or (
-                len(named) >= 2 and P.COMPARE_CUE.search(q)
+                len(named) >= 2 and (P.COMPARE_CUE.search(q) or self.listed_together(named))
             ):
                 self.goal = "compare"
             elif P.EXPLAIN.search(q):
                 self.goal = "explain"
+
+    def listed_together(self, named: set[tuple[int, int]]) -> bool:
+        """Whether two named records are listed side by side with no cue word ("Cursor and
+        Windsurf pricing", "Supabase, Firebase"): the user asks about those records, so they
+        are compared (and pinned) rather than read as words of a search."""
+        spans = sorted(named)
+        return any(
+            P.LISTED_WITH.fullmatch(self.q[a[1] : b[0]]) for a, b in itertools.pairwise(spans)
+        )
 
     def preserve(self, start: int, end: int) -> bool:
         """Whether a product mention is kept verbatim for BM25: exact links are; a fuzzy one
@@ -199,20 +223,20 @@ class _Reading:
 
     def price_ceilings(self) -> None:
         """ "under $20", "$15 or less", and "cheaper than <reference tool>" (its price)."""
-        q = self.q
+        q, field = self.q, self.roles.price
+        if field is None:
+            return
         for m in list(P.PRICE.finditer(q)) + list(P.PRICE_OR_LESS.finditer(q)):
             amount = float(m.groupdict().get("amount") or m.groupdict().get("amount2"))
             op_text = m.groupdict().get("op") or "or less"
             op = "lte" if re.match(r"at most|max|up to|<=|no more|or less", op_text) else "lt"
-            self.add("price_monthly_usd", op, amount, m.group(0).strip())
+            self.add(field, op, amount, m.group(0).strip())
             self.constraint(m.span())
         if self.reference and re.search(r"\bcheaper\b|\bless\s+expensive\b", q):
             rec = self.x.catalog.record(self.reference[0]) or {}
-            price = rec.get("price_monthly_usd")
+            price = rec.get(field)
             if isinstance(price, int | float) and price > 0:
-                self.add(
-                    "price_monthly_usd", "lt", float(price), f"cheaper than {self.reference[1]}"
-                )
+                self.add(field, "lt", float(price), f"cheaper than {self.reference[1]}")
         # "cheap" / "affordable" alone stay soft: no reference price to compare against
 
     def temporal(self) -> None:
@@ -224,40 +248,49 @@ class _Reading:
         for rng in year_ranges(self.q, self.x.today()):
             if not self.free(rng.span):
                 continue
+            origin = rng.phrase + self.x.catalog.dated_note(spec.label)
             if rng.start is not None:
-                self.add(spec.field, "gte", float(rng.start), rng.phrase)
+                self.add(spec.field, "gte", float(rng.start), origin)
             if rng.end is not None:
-                self.add(spec.field, "lt", float(rng.end), rng.phrase)
+                self.add(spec.field, "lt", float(rng.end), origin)
             self.constraint(rng.span)
 
     def pricing(self) -> None:
         """ "not paid", "open source" (or not), "free" (but not "free tier/trial/plan")."""
-        q = self.q
-        if m := P.NOT_PAID.search(q):
-            self.add("pricing_model", "nin", ["Paid"], m.group(0))
+        q, roles = self.q, self.roles
+        if roles.pricing and roles.paid_values and (m := P.NOT_PAID.search(q)):
+            self.add(roles.pricing, "nin", list(roles.paid_values), m.group(0))
             self.constraint(m.span())
-        if m := P.OPEN_SOURCE.search(q):
+        if roles.open_source and (m := P.OPEN_SOURCE.search(q)):
             neg = P.NEG_BEFORE.search(q[: m.start()])
             start = neg.start() if neg else m.start()
-            self.add("open_source", "eq", not neg, q[start : m.end()])
+            self.add(roles.open_source, "eq", not neg, q[start : m.end()])
             self.constraint((start, m.end()))
+        if not (roles.pricing and roles.free_values):
+            return
         for m in P.FREE.finditer(q):
             if self.free(m.span()) and not re.search(r"free\s+(?:tier|trial|plan)", q[m.start() :]):
-                self.add("pricing_model", "in", ["Free", "Freemium", "Open Source"], m.group(0))
+                self.add(roles.pricing, "in", list(roles.free_values), m.group(0))
                 self.constraint(m.span())
 
     def deployment(self) -> None:
         """ "not cloud", "self-hosted", "works locally" (and their negations)."""
-        q = self.q
-        if m := P.NOT_CLOUD.search(q):
-            self.add("deployment", "in", ["Local", "Self-hosted"], m.group(0))
+        q, roles = self.q, self.roles
+        field = roles.deployment
+        if field is None:
+            return
+        local, hosted = list(roles.local_values), list(roles.self_hosted_values)
+        if (local or hosted) and (m := P.NOT_CLOUD.search(q)):
+            self.add(field, "in", local + hosted, m.group(0))
             self.constraint(m.span())
-        for pattern, value in ((P.SELF_HOSTED, "Self-hosted"), (P.LOCAL, "Local")):
+        for pattern, values in ((P.SELF_HOSTED, hosted), (P.LOCAL, local)):
+            if not values:
+                continue
             for m in pattern.finditer(q):
                 if self.free(m.span()):
                     neg = P.NEG_BEFORE.search(q[: m.start()])
                     span = (neg.start() if neg else m.start(), m.end())
-                    self.add("deployment", "nin" if neg else "in", [value], q[span[0] : span[1]])
+                    self.add(field, "nin" if neg else "in", values, q[span[0] : span[1]])
                     self.constraint(span)
 
     def vocabulary(self) -> None:
@@ -283,18 +316,38 @@ class _Reading:
                 if vocab == "platforms" and canonical in P.OS_VALUES and field:
                     self.add(field, "in", [canonical], m.group(0))
                     self.constraint_spans.append(m.span())
-                if vocab in ("deployment", "pricing_models"):
+                if vocab in self.x.constraint_vocabularies:
                     continue  # handled as hard constraints above when stated
                 bucket = self.found.setdefault(vocab, [])
                 if canonical not in bucket:
                     bucket.append(canonical)
+
+    def meaning(self) -> None:
+        """A need named as a job, not a category ("make a short explainer video from my
+        slides"): when no word of the query matched a capability vocabulary, its text (less
+        the constraint phrases) is matched to the entries by meaning
+        (:class:`~agentic_search.domain.capabilities.CapabilityMatcher`)."""
+        matcher, spec = self.x.capabilities, self.x.schema.capabilities
+        if matcher is None or spec is None or any(v in self.found for v in spec.vocabularies):
+            return
+        text = P.semantic_variant(self.q, self.constraint_spans) or self.q
+        try:
+            found = matcher.match(text)
+        except (ImportError, RuntimeError, KeyError):
+            # no embedder here (a function without the model, a failed model): rules alone
+            return
+        for m in found:
+            bucket = self.found.setdefault(m.vocabulary, [])
+            if m.value not in bucket:
+                bucket.append(m.value)
+                self.by_meaning.append(m)
 
     def intent(self) -> IntentState:
         """The IntentState: keywords, the semantic variant and a confidence from what was
         found (0.35 + 0.15 per vocabulary matched up to 3 + 0.1 for a reference tool + 0.05
         per constraint up to 2, at most 0.95; 0.3 or 0.1 when nothing was recognised)."""
         q, reference = self.q, self.reference
-        keywords = list(dict.fromkeys(default_analyzer().terms(q)))
+        keywords = content_keywords(q, self.constraint_spans)
         variant = P.semantic_variant(q, self.constraint_spans)
         confidence = 0.35
         confidence += 0.15 * min(3, len(self.found))
@@ -320,6 +373,7 @@ class _Reading:
             must_preserve_terms=self.must_preserve,
             must_match_exactly=bool(QUOTED.search(self.query)),
             keywords=keywords,
+            by_meaning=self.by_meaning,
             semantic_variants=[variant] if variant and variant != q else [],
             confidence=round(min(0.95, confidence), 2),
             extractor=self.x.name,
@@ -328,3 +382,22 @@ class _Reading:
 
     def _named(self) -> set[str]:
         return {rid for *_, rid in self.products}
+
+
+#: Words that shape a query but name nothing a record should contain: question and function
+#: words, goal words, and the comparison cue "vs" (stems, as the analyzer writes them).
+_FILLER_WORDS = [*QUESTION_WORDS, *GOAL_WORDS, "vs", "v", "versus", "under", "over"]
+
+
+def content_keywords(q: str, spans: list[tuple[int, int]]) -> list[str]:
+    """The analyzer terms of the normalized query ``q`` that carry its meaning: the text of
+    ``spans`` (constraint phrases: "under $20", "not an IDE") is left out, and so are
+    :data:`_FILLER_WORDS`; in query order, each term once. Falls back to every term when
+    nothing else is left ("how can I?")."""
+    analyzer = default_analyzer()
+    kept = list(q)
+    for start, end in spans:
+        kept[start:end] = " " * (end - start)
+    filler = set(analyzer.terms(" ".join(_FILLER_WORDS)))
+    terms = [t for t in analyzer.terms("".join(kept)) if t not in filler]
+    return list(dict.fromkeys(terms or analyzer.terms(q)))

@@ -21,6 +21,7 @@ import re
 from typing import Protocol
 
 from agentic_search.domain.bm25 import keyword_query
+from agentic_search.domain.intent import normalize_query
 from agentic_search.domain.plan_rules import fusion_for, validate_plan
 from agentic_search.domain.schema import DomainSchema
 from agentic_search.state import (
@@ -89,6 +90,15 @@ def excluded_ids(intent: IntentState) -> list[str]:
     return exclude + [t for t in intent.excluded_tools if t not in exclude]
 
 
+def corrected_text(intent: IntentState) -> str:
+    """The query with the linker's typo corrections applied ("vectr databse" -> "vector
+    database"): the normalized query when the corrections changed it, else the query as
+    written (so casing is kept where nothing was corrected)."""
+    if intent.normalized_query and intent.normalized_query != normalize_query(intent.query):
+        return intent.normalized_query
+    return intent.query
+
+
 class RuleBasedPlanner:
     """Deterministic planner over a domain schema (see module docstring)."""
 
@@ -124,12 +134,13 @@ class RuleBasedPlanner:
         # the query text carries no meaning of its own: search by the reference's vectors and
         # profile instead of embedding the word "alternative".
         by_example_only = bool(reference) and not intent.semantic_variants
-        # The dense source embeds the query as written: stripping filler and constraint words
-        # cost a little wherever it was measured (the model reads them as context). Only a
-        # query by example embeds its variant, which leaves out "alternative to X" (X is
-        # searched by its own vectors).
+        # The dense source embeds the query as written, with a typo fix applied (the corrected
+        # text): stripping filler and constraint words cost a little wherever it was measured
+        # (the model reads them as context). Only a query by example embeds its variant, which
+        # leaves out "alternative to X" (X is searched by its own vectors).
+        corrected = corrected_text(intent)
         variant = bool(reference) and bool(intent.semantic_variants)
-        dense_text = intent.semantic_variants[0] if variant else intent.query
+        dense_text = intent.semantic_variants[0] if variant else corrected
         if not dense_text.strip():
             dense_text = intent.query
         qvs = "semantic_variant" if variant else "query_text"
@@ -204,8 +215,11 @@ class RuleBasedPlanner:
             preserved = [t for t in intent.must_preserve_terms if t.lower() != ref_name]
             base = intent.semantic_variants[0] if intent.semantic_variants else ""
             keyword_text = keyword_query(base, *preserved, *profile_terms)
-        else:  # a quoted phrase is in the query already; a corrected name is added
-            keyword_text = keyword_query(intent.query, *intent.must_preserve_terms)
+        else:
+            # a quoted phrase is in the query already; a corrected typo and a corrected name are
+            # added (the text as written kept for keyword OR), each word the query holds once
+            fixed = [corrected] if corrected != intent.query else []
+            keyword_text = keyword_query(intent.query, *fixed, *intent.must_preserve_terms)
         sparse = SparseSource(
             text=keyword_text or intent.query, top_k=min(TOP_K_MAX, max(50, limit * 3))
         )
@@ -219,6 +233,11 @@ class RuleBasedPlanner:
                 "hard filters pushed into every source: "
                 + ", ".join(f.label() for f in intent.constraints)
             )
+        temporal = schema.temporal
+        for f in intent.constraints:
+            if temporal and f.field == temporal.field and f.origin and "records carry" in f.origin:
+                rationale.append(f"temporal filter {f.label()}: {f.origin}")
+                break
 
         exclude = excluded_ids(intent)
         count = len(sources) + 1 + len(structured)

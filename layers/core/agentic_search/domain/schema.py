@@ -186,6 +186,53 @@ class QualitySpec(BaseModel):
     candidate_floor: float = Field(default=-1.0, ge=-1.0, le=1.0)
 
 
+class ConstraintFields(BaseModel):
+    """Which record fields (and which of their vocabulary values) the rule-based extractor's
+    constraint phrases set: ``price`` (a number field: "under $20", "cheaper than X"),
+    ``pricing`` ("free" -> ``free_values``, "not paid" -> not ``paid_values``),
+    ``open_source`` (a boolean field: "open source", "not open source") and ``deployment``
+    ("works locally" -> ``local_values``, "self-hosted" -> ``self_hosted_values``, "not
+    cloud" -> both). A role left unset is not read (a schema without prices has no "under
+    $20")."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    price: str | None = None
+    pricing: str | None = None
+    free_values: list[str] = Field(default_factory=list)
+    paid_values: list[str] = Field(default_factory=list)
+    open_source: str | None = None
+    deployment: str | None = None
+    local_values: list[str] = Field(default_factory=list)
+    self_hosted_values: list[str] = Field(default_factory=list)
+
+
+class CapabilitySpec(BaseModel):
+    """The vocabularies a need is matched against by meaning (see
+    :mod:`agentic_search.domain.capabilities`): entries whose cosine to the query is at least
+    ``min_score``, at most ``max_matches`` of them, when the query's words matched no value of
+    these vocabularies."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    vocabularies: list[str] = Field(min_length=1)
+    min_score: float = Field(default=0.5, ge=-1.0, le=1.0)
+    max_matches: int = Field(default=1, ge=0, le=10)
+
+
+#: What each constraint role needs of its field: type(s) and the operators the extractor emits.
+_ROLE_NEEDS: dict[str, tuple[set[str], set[str]]] = {
+    "price": ({"number"}, {"lt", "lte"}),
+    "pricing": ({"string", "list"}, {"in", "nin"}),
+    "open_source": ({"boolean"}, {"eq"}),
+    "deployment": ({"string", "list"}, {"in", "nin"}),
+}
+_ROLE_VALUES = {
+    "pricing": ("free_values", "paid_values"),
+    "deployment": ("local_values", "self_hosted_values"),
+}
+
+
 class DomainSchema(BaseModel):
     """A domain: vocabularies, record fields, aspects, keyword fields and intent fields.
 
@@ -213,6 +260,8 @@ class DomainSchema(BaseModel):
     temporal: TemporalSpec | None = None
     comparison: ComparisonSpec = Field(default_factory=ComparisonSpec)
     quality: QualitySpec = Field(default_factory=QualitySpec)
+    constraint_fields: ConstraintFields = Field(default_factory=ConstraintFields)
+    capabilities: CapabilitySpec | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> DomainSchema:
@@ -262,6 +311,7 @@ class DomainSchema(BaseModel):
         if self.structured_sort.field not in known:
             problems.append(f"structured_sort field {self.structured_sort.field!r} is unknown")
         problems += self._entity_problems(known)
+        problems += self._intent_problems()
         if problems:
             raise ValueError("; ".join(problems))
         return self
@@ -296,6 +346,45 @@ class DomainSchema(BaseModel):
                 problems.append(f"temporal field {self.temporal.field!r} must be a number field")
             elif not {"gte", "lt"} <= set(fdef.filter):
                 problems.append(f"temporal field {self.temporal.field!r} must allow gte and lt")
+        return problems
+
+    def _intent_problems(self) -> list[str]:
+        """Problems of ``constraint_fields`` and ``capabilities``: roles on unknown fields or
+        fields of the wrong type or operators, values outside the field's vocabulary, unknown
+        capability vocabularies."""
+        problems: list[str] = []
+        roles = self.constraint_fields
+        for role, (types, ops) in _ROLE_NEEDS.items():
+            fname = getattr(roles, role)
+            if fname is None:
+                continue
+            fdef = self.fields.get(fname)
+            if fdef is None:
+                problems.append(f"constraint_fields.{role} names unknown field {fname!r}")
+                continue
+            if fdef.type not in types:
+                problems.append(f"constraint_fields.{role} field {fname!r} is a {fdef.type}")
+            if not ops <= set(fdef.filter):
+                problems.append(
+                    f"constraint_fields.{role} field {fname!r} must allow {sorted(ops)}"
+                )
+            allowed = set(self.vocabularies.get(fdef.vocabulary or "", {}))
+            for values_name in _ROLE_VALUES.get(role, ()):
+                for value in getattr(roles, values_name):
+                    if value not in allowed:
+                        problems.append(
+                            f"constraint_fields.{values_name} value {value!r} is not in the "
+                            f"vocabulary of {fname!r}"
+                        )
+        for role, names in _ROLE_VALUES.items():
+            if getattr(roles, role) is None and any(getattr(roles, n) for n in names):
+                problems.append(f"constraint_fields gives values for {role} but no field")
+        if self.capabilities is not None:
+            problems += [
+                f"capabilities names unknown vocabulary {v!r}"
+                for v in self.capabilities.vocabularies
+                if v not in self.vocabularies
+            ]
         return problems
 
     # ----- derived views -------------------------------------------------------------------

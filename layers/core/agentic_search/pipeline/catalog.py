@@ -3,9 +3,11 @@ extractor built on them (kept in the memo until the next write)."""
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 from agentic_search.components import Components
+from agentic_search.domain.capabilities import CapabilityMatcher
 from agentic_search.domain.intent import CatalogLookup
 from agentic_search.domain.intent_rules import RuleBasedIntentExtractor
 from agentic_search.state import ENTITY_KEY, IntentState
@@ -42,6 +44,25 @@ def catalog_lookup(c: Components) -> CatalogLookup:
     return c.memo.catalog
 
 
+_MATCHERS_LOCK = threading.Lock()
+
+
+def capability_matcher(c: Components) -> CapabilityMatcher | None:
+    """The schema's capability matcher over the components' embedder, one per process and
+    domain (in the memo): its entries are embedded once, on the first query that needs them.
+    None when the schema declares no ``capabilities``. The embedder is only touched then."""
+    if c.schema.capabilities is None:
+        return None
+    with _MATCHERS_LOCK:
+        if c.memo.capabilities is None:
+            c.memo.capabilities = CapabilityMatcher(
+                c.schema,
+                lambda texts: c.embedder.embed_documents(list(texts)),
+                lambda text: c.embedder.embed_query(text),
+            )
+        return c.memo.capabilities
+
+
 def extract_by_rules(c: Components, query: str) -> IntentState:
     """The rule-based intent of ``query`` over the catalog's names.
 
@@ -50,7 +71,9 @@ def extract_by_rules(c: Components, query: str) -> IntentState:
     """
     lookup = catalog_lookup(c)
     if c.memo.extractor is None:
-        c.memo.extractor = RuleBasedIntentExtractor(c.schema, lookup)
+        c.memo.extractor = RuleBasedIntentExtractor(
+            c.schema, lookup, capabilities=capability_matcher(c)
+        )
     return c.memo.extractor.extract(query)
 
 

@@ -68,6 +68,7 @@ from agentic_search.state.query import (
     Strategy,
     StructuredSource,
     VectorSource,
+    VocabularyMatch,
 )
 from agentic_search.state.records import (
     ENTITY_KEY,
@@ -205,6 +206,7 @@ __all__ = [
     "TargetKind",
     "VectorSource",
     "VectorUpdate",
+    "VocabularyMatch",
     "WireModel",
     "elapsed_ms",
     "error_message",

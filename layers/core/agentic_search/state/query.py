@@ -77,6 +77,15 @@ class EntityLink(WireModel):
     kind: Literal["entity", "vocabulary"] = "entity"
 
 
+class VocabularyMatch(WireModel):
+    """A capability vocabulary value read from the query by meaning (cosine of the query's
+    embedding to the entry's; see :mod:`agentic_search.domain.capabilities`)."""
+
+    vocabulary: str
+    value: str
+    score: float = Field(ge=-1.0, le=1.0)
+
+
 class IntentState(WireModel):
     """What the user asked for, in the schema's controlled vocabularies.
 
@@ -98,6 +107,10 @@ class IntentState(WireModel):
     constraints: list[Filter] = Field(default_factory=list)
     must_preserve_terms: list[str] = Field(default_factory=list)
     keywords: list[str] = Field(default_factory=list)
+    by_meaning: list[VocabularyMatch] = Field(
+        default_factory=list,
+        description="capability values matched by meaning (added to matches), with the cosine",
+    )
     semantic_variants: list[str] = Field(default_factory=list)
     must_match_exactly: bool = Field(
         default=False, description="literal constraints (quoted phrases): no HyDE"

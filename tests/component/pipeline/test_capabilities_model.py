@@ -1,0 +1,68 @@
+"""Needs read by meaning with the real MiniLM embedder (issue 27, item 5): a job named without
+any vocabulary word reaches the capability it needs, with its cosine in the intent and in
+``--explain``; the entries are embedded once per process (the memo), not per query."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from support.fakes import CountingEmbedder
+
+from agentic_search.components import Memo
+from agentic_search.domain.capabilities import CapabilityMatcher
+from agentic_search.domain.intent import CatalogLookup
+from agentic_search.domain.intent_rules import RuleBasedIntentExtractor
+from agentic_search.domain.schema import DomainSchema
+
+
+def test_job_phrased_need_reaches_its_capability(
+    tools_schema: DomainSchema, catalog_lookup: CatalogLookup, embedder
+) -> None:
+    matcher = CapabilityMatcher(tools_schema, embedder.embed_documents, embedder.embed_query)
+    ex = RuleBasedIntentExtractor(tools_schema, catalog_lookup, capabilities=matcher)
+    intent = ex.extract("upscale my old photos")
+    assert intent.matches.get("functionality") == ["Image Editing"]
+    (m,) = intent.by_meaning
+    assert m.value == "Image Editing" and m.score >= matcher.min_score
+
+
+def test_unanswerable_job_is_given_no_capability(
+    tools_schema: DomainSchema, catalog_lookup: CatalogLookup, embedder
+) -> None:
+    matcher = CapabilityMatcher(tools_schema, embedder.embed_documents, embedder.embed_query)
+    ex = RuleBasedIntentExtractor(tools_schema, catalog_lookup, capabilities=matcher)
+    intent = ex.extract("track my running pace and heart rate on my watch")
+    assert intent.by_meaning == []
+    assert not intent.matches.get("functionality")
+
+
+def test_search_embeds_the_entries_once_and_explains_the_score(
+    tmp_path: Path, embedder, tools_schema: DomainSchema
+) -> None:
+    from rich.console import Console
+
+    from agentic_search.config import Settings
+    from agentic_search.pipeline.catalog import capability_matcher, extract_by_rules
+    from agentic_search.service import SearchService
+    from agentic_search_cli.render import explain_panel
+
+    counting = CountingEmbedder(embedder)
+    engine = SearchService.create(
+        Settings(agentic_search_home=tmp_path), "tools", embedder=counting
+    )
+    try:
+        c = engine.components
+        assert isinstance(c.memo, Memo)
+        first = extract_by_rules(c, "upscale my old photos")
+        calls = counting.calls
+        again = extract_by_rules(c, "enlarge my scanned photos without blur")
+        assert counting.calls == calls  # the entries were embedded once
+        assert capability_matcher(c) is c.memo.capabilities
+        assert first.by_meaning and first.by_meaning[0].value == "Image Editing"
+        assert again.query.startswith("enlarge")
+        resp = engine.search("upscale my old photos", limit=5)
+        console = Console(record=True, width=200)
+        console.print(explain_panel(resp))
+        assert "by meaning: functionality=Image Editing (cosine 0." in console.export_text()
+    finally:
+        engine.close()
