@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from agentic_search_cli.common import (
+    add_embedder_flag,
     console,
     eval_llm,
     positive_int,
@@ -69,6 +70,7 @@ def add_parser(sub: Any) -> None:
         ),
     )
     e.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    add_embedder_flag(e)
     e.add_argument(
         "--collection-prefix",
         default=None,
@@ -130,7 +132,14 @@ def run(args: argparse.Namespace) -> int:
     from agentic_search_cli.evaluation.table import print_evaluation
 
     name = re.sub(r"[^a-z0-9-]+", "-", args.dataset.resolve().name.lower()).strip("-") or "dataset"
-    prefix = args.collection_prefix if args.collection_prefix is not None else f"eval-{name}-"
+    settings = settings_for()
+    # one evaluation collection per local model: switching models never meets a mismatch
+    model = (
+        "" if settings.local_embedding_model == "minilm" else f"{settings.local_embedding_model}-"
+    )
+    prefix = (
+        args.collection_prefix if args.collection_prefix is not None else f"eval-{name}-{model}"
+    )
     # No result cache: every system answers every query itself. Rules unless LLM=on is set:
     # the figures are reproducible and compare retrieval, not a remote model.
     service = SearchService.create(

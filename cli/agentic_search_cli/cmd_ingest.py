@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from agentic_search_cli.common import (
+    add_embedder_flag,
     console,
     open_service,
     progress_bar,
@@ -72,6 +73,7 @@ def add_parser(sub: Any) -> None:
         "and build it anew from the file (for tools, the bundled catalog when no file is "
         "given); an unreadable sync status is moved aside",
     )
+    add_embedder_flag(i)
     i.add_argument(
         "--no-optimize",
         action="store_true",
@@ -113,6 +115,8 @@ def run(args: argparse.Namespace) -> int:
     if not path.exists():
         usage_error(f"no such file or folder: {path}")
     if served := _serving(args.domain):  # serve holds the index: it applies the write
+        if getattr(args, "embedder", None) is not None:
+            usage_error("--embedder needs serve stopped (serve embeds with its own model)")
         from agentic_search_cli.serve_link import run_ingest
 
         return run_ingest(args, path, served)

