@@ -12,7 +12,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 QUERY  ?= AI code completion tools that work locally
 
-.PHONY: demo test test-unit test-component test-aws test-e2e lint validate serve install clean \
+.PHONY: llm demo test test-unit test-component test-aws test-e2e lint validate serve install clean \
 	deploy seed smoke delete lock
 
 $(STAMP): pyproject.toml
@@ -25,6 +25,11 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 install: $(STAMP)
+
+# Opt-in local LLM (LLM_PROVIDER=local): xllamacpp into .venv and the Qwen2.5-Coder 1.5B GGUF
+# into $$AGENTIC_SEARCH_HOME/models/ (sha256-checked). LLM_ARGS=--small adds the 0.5B model.
+llm: $(STAMP)
+	$(BIN)/python scripts/assemble_llm.py $(LLM_ARGS)
 
 demo: $(STAMP)
 	$(BIN)/agentic-search search "$(QUERY)" --explain
