@@ -130,6 +130,11 @@ class Settings(BaseSettings):
         description="GGUF of LLM_PROVIDER=local (default: $AGENTIC_SEARCH_HOME/models/"
         "qwen2.5-coder-1.5b-instruct.gguf, as `make llm` writes it).",
     )
+    llm_plan: Literal["auto", "on", "off"] = Field(
+        default="auto",
+        description="A second LLM call writes the plan: auto = on for LLM_PROVIDER=openai, off "
+        "for local (one call per query on a CPU; the rules plan over the merged intent).",
+    )
     llm_load_timeout_s: float = Field(
         default=180.0, gt=0, description="How long the local model may take to load (s)."
     )
@@ -220,6 +225,13 @@ class Settings(BaseSettings):
                 self.llm_provider == "local"
             )
         return self.llm == "on"
+
+    @property
+    def llm_plan_enabled(self) -> bool:
+        """Whether the plan is asked of the LLM too (``LLM_PLAN``)."""
+        if self.llm_plan == "auto":
+            return self.llm_provider != "local"
+        return self.llm_plan == "on"
 
     @property
     def resolved_gguf_path(self) -> Path:

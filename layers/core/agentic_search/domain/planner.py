@@ -199,7 +199,9 @@ class RuleBasedPlanner:
             base = intent.semantic_variants[0] if intent.semantic_variants else ""
             keyword_text = " ".join([base, *preserved, *profile_terms]).strip()
         else:
-            keyword_text = " ".join([intent.query, *intent.must_preserve_terms])
+            # An LLM's rendering of a non-English query is searched beside the original.
+            extra = [intent.translation] if intent.translation else []
+            keyword_text = " ".join([intent.query, *intent.must_preserve_terms, *extra])
         sparse = SparseSource(
             text=keyword_text or intent.query, top_k=min(TOP_K_MAX, max(50, limit * 3))
         )
