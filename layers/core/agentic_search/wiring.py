@@ -299,6 +299,13 @@ def _llm(c: Components) -> IntentPlanner | None:
         except LLMFallback as exc:
             return _UnavailableLLM(settings.chat_model, exc)
         settings = settings.model_copy(update={"openai_base_url": server.base_url})
+        planner = LLMIntentPlanner(
+            c.schema, settings, OpenAIChatClient(settings), lambda: catalog_lookup(c)
+        )
+        if not server.warmed:  # the system prompt processed once, outside any query's budget
+            planner.warm(settings.llm_load_timeout_s)
+            server.warmed = True
+        return planner
     return LLMIntentPlanner(
         c.schema, settings, OpenAIChatClient(settings), lambda: catalog_lookup(c)
     )

@@ -145,3 +145,23 @@ def test_matches_are_a_union_and_a_flooded_field_is_ignored() -> None:
     merged, fields, _ = merge_intents(rules, llm)
     assert merged.matches == {"categories": ["Video Generation", "Presentation"]}
     assert fields["matches"] == "both"
+
+
+def test_an_llm_reference_the_query_does_not_name_is_not_taken() -> None:
+    """Recorded 0.5B answers named a catalog tool as the reference of a task-phrased query
+    that names none (held-out task-12, task-u5): only a named one is taken."""
+    llm = IntentState(
+        query="turn my slides into a video",
+        normalized_query="turn my slides into a video",
+        primary_goal="alternative-to",
+        reference_tool="synthesia",
+        reference_tool_name="Synthesia",
+    )
+    rules = llm.model_copy(update={"reference_tool": None, "reference_tool_name": None})
+    rules = rules.model_copy(update={"primary_goal": "find"})
+    merged, fields, _ = merge_intents(rules, llm)
+    assert merged.reference_tool is None and merged.primary_goal == "find"
+    assert "reference_tool" not in fields
+    named = llm.model_copy(update={"query": "like Synthesia but free"})
+    merged, fields, _ = merge_intents(rules.model_copy(update={"query": named.query}), named)
+    assert merged.reference_tool == "synthesia" and fields["reference_tool"] == "llm"

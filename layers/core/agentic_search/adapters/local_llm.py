@@ -59,6 +59,8 @@ class LocalLLMServer:
         self.model = Path(model)
         self.threads = threads or max(1, min(4, os.cpu_count() or 1))
         self.port = 0
+        #: Whether the intent system prompt was sent once (its KV cache kept by llama.cpp).
+        self.warmed = False
         self.proc: subprocess.Popen[bytes] | None = None
 
     @property

@@ -10,7 +10,8 @@ invent or loosen a constraint. So the merged intent:
   left open is added;
 * adds the LLM's vocabulary matches to the rules' (the capability mapping of a task-phrased
   need; a field where it listed more than :data:`MAX_LLM_MATCHES` values is ignored), its
-  reference tool when the rules found none, its exclusions and must-preserve terms;
+  reference tool when the rules found none and the query names it, its exclusions and
+  must-preserve terms;
 * puts the LLM's rewrite (the catalog-language rendering of a non-English query) first among
   the semantic variants and keeps it as ``translation`` beside the original query for keyword
   search; the original query and its keywords are never replaced.
@@ -83,6 +84,15 @@ def merge_intents(
         origins["matches"] = o
 
     reference = rules
+    # The LLM's reference counts only when the query names it: small models otherwise pick a
+    # catalog tool for a query anchored on none, and the search turns into "like that tool".
+    named = bool(llm.reference_tool_name) and (
+        llm.reference_tool_name.casefold() in rules.query.casefold()  # type: ignore[union-attr]
+    )
+    if not named:
+        llm = llm.model_copy(
+            update={"reference_tool": None, "reference_tool_name": None, "reference_profile": {}}
+        )
     if not rules.reference_tool and llm.reference_tool:
         reference = llm
     if rules.reference_tool or llm.reference_tool:
