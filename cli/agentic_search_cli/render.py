@@ -82,6 +82,14 @@ def path_lines(paths: dict) -> list[str]:
         if info:
             took = f" [{info['llmMs']:.0f} ms LLM]" if info.get("llmMs") else ""
             lines.append(f"{label} path: {info['path']}{took} - {info['reason']}")
+            if info.get("fields"):
+                lines.append(
+                    "  fields: " + ", ".join(f"{k}={v}" for k, v in info["fields"].items())
+                )
+            if info.get("overruled"):
+                lines.append(
+                    "  LLM constraints overruled by the rules: " + ", ".join(info["overruled"])
+                )
     caches = []
     for label, key in (("result cache", "cache"), ("plan cache", "planCache")):
         info = paths.get(key)
@@ -117,6 +125,8 @@ def explain_panel(resp: SearchResponse) -> Panel:
         lines.append("must preserve: " + ", ".join(it.must_preserve_terms))
     if it.semantic_variants:
         lines.append(f"semantic variant: {it.semantic_variants[0]!r}")
+    if it.translation:
+        lines.append(f"translation (searched beside the query): {it.translation!r}")
     lines.append("")
     lines.append(
         f"strategy: {plan.strategy}   fusion: {plan.fusion} (k={plan.rrf_k})   "

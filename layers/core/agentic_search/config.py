@@ -9,10 +9,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_CHAT_MODEL = "gpt-4o-mini"
+#: The GGUF `make llm` assembles into $AGENTIC_SEARCH_HOME/models/ (LLM_PROVIDER=local).
+DEFAULT_LOCAL_MODEL = "qwen2.5-coder-1.5b-instruct"
+LOCAL_LLM_TIMEOUT_S = 30.0
+LOCAL_LLM_BUDGET_S = 60.0
 
 
 class Settings(BaseSettings):
@@ -122,9 +126,35 @@ class Settings(BaseSettings):
         description="LLM intent and planning: auto = on when OPENAI_BASE_URL or OPENAI_API_KEY "
         "is set; off = rule-based only.",
     )
-    llm_timeout_s: float = Field(default=2.0, gt=0, description="Per LLM call timeout (s).")
+    llm_provider: Literal["openai", "local"] = Field(
+        default="openai",
+        description="Where the chat model runs: openai = any OpenAI-compatible API "
+        "(OPENAI_BASE_URL); local = a GGUF file run by llama.cpp (xllamacpp, `make llm`) in a "
+        "loopback server process the project starts and stops.",
+    )
+    llm_gguf_path: Path | None = Field(
+        default=None,
+        description="GGUF of LLM_PROVIDER=local (default: $AGENTIC_SEARCH_HOME/models/"
+        "qwen2.5-coder-1.5b-instruct.gguf, as `make llm` writes it).",
+    )
+    llm_plan: Literal["auto", "on", "off"] = Field(
+        default="auto",
+        description="A second LLM call writes the plan: auto = on for LLM_PROVIDER=openai, off "
+        "for local (one call per query on a CPU; the rules plan over the merged intent).",
+    )
+    llm_load_timeout_s: float = Field(
+        default=180.0, gt=0, description="How long the local model may take to load (s)."
+    )
+    llm_timeout_s: float = Field(
+        default=2.0,
+        gt=0,
+        description="Per LLM call timeout (s); 30 with LLM_PROVIDER=local unless set.",
+    )
     llm_budget_s: float = Field(
-        default=4.0, gt=0, description="Total LLM time per request, intent + plan (s)."
+        default=4.0,
+        gt=0,
+        description="Total LLM time per request, intent + plan (s); 60 with LLM_PROVIDER=local "
+        "unless set.",
     )
     llm_max_retries: int = Field(
         default=1, ge=0, le=3, description="SDK retries of a failed LLM call (with backoff)."
@@ -181,18 +211,50 @@ class Settings(BaseSettings):
             raise ValueError(f"BEDROCK_EMBEDDING_DIMENSIONS must be 256, 512 or 1024, not {v}")
         return v
 
+    @model_validator(mode="after")
+    def _local_llm_budgets(self) -> Settings:
+        # A local model on a CPU answers in seconds, not the hosted APIs' hundreds of ms: its
+        # own defaults unless LLM_TIMEOUT_S / LLM_BUDGET_S are set.
+        if self.llm_provider == "local":
+            if "llm_timeout_s" not in self.model_fields_set:
+                self.llm_timeout_s = LOCAL_LLM_TIMEOUT_S
+            if "llm_budget_s" not in self.model_fields_set:
+                self.llm_budget_s = LOCAL_LLM_BUDGET_S
+        return self
+
     @property
     def llm_enabled(self) -> bool:
-        """Whether intent and planning go through the LLM (``LLM`` and the endpoint)."""
+        """Whether intent and planning go through the LLM (``LLM``, the provider and the
+        endpoint): ``auto`` is on with an OpenAI-compatible endpoint or key, or with
+        ``LLM_PROVIDER=local``."""
         if self.llm == "auto":
-            return bool(self.openai_base_url or self.openai_api_key)
+            return bool(self.openai_base_url or self.openai_api_key) or (
+                self.llm_provider == "local"
+            )
         return self.llm == "on"
+
+    @property
+    def llm_plan_enabled(self) -> bool:
+        """Whether the plan is asked of the LLM too (``LLM_PLAN``)."""
+        if self.llm_plan == "auto":
+            return self.llm_provider != "local"
+        return self.llm_plan == "on"
+
+    @property
+    def resolved_gguf_path(self) -> Path:
+        """The GGUF file of ``LLM_PROVIDER=local``."""
+        return self.llm_gguf_path or (self.model_cache / f"{DEFAULT_LOCAL_MODEL}.gguf")
 
     @property
     def chat_model(self) -> str:
         """The chat model asked for intent and plans (``LLM_MODEL``; a default for servers
-        that serve one model and ignore the name, such as llama.cpp)."""
-        return self.llm_model or DEFAULT_CHAT_MODEL
+        that serve one model and ignore the name, such as llama.cpp; the GGUF file's stem with
+        ``LLM_PROVIDER=local``, so plan-cache keys differ per model)."""
+        if self.llm_model:
+            return self.llm_model
+        if self.llm_provider == "local":
+            return self.resolved_gguf_path.stem
+        return DEFAULT_CHAT_MODEL
 
     @property
     def resolved_qdrant_path(self) -> Path:

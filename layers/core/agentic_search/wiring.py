@@ -320,9 +320,43 @@ def _llm(c: Components) -> IntentPlanner | None:
     from agentic_search.adapters.openai_chat import OpenAIChatClient
     from agentic_search.pipeline.catalog import catalog_lookup
 
+    settings = c.settings
+    if settings.llm_provider == "local":
+        # One llama.cpp server child on loopback; the same OpenAI-compatible client talks to it.
+        from agentic_search.adapters.local_llm import local_server
+        from agentic_search.ports import LLMFallback
+
+        try:
+            server = local_server(settings.resolved_gguf_path, settings.llm_load_timeout_s)
+        except LLMFallback as exc:
+            return _UnavailableLLM(settings.chat_model, exc)
+        settings = settings.model_copy(update={"openai_base_url": server.base_url})
+        planner = LLMIntentPlanner(
+            c.schema, settings, OpenAIChatClient(settings), lambda: catalog_lookup(c)
+        )
+        if not server.warmed:  # the system prompt processed once, outside any query's budget
+            planner.warm(settings.llm_load_timeout_s)
+            server.warmed = True
+        return planner
     return LLMIntentPlanner(
-        c.schema, c.settings, OpenAIChatClient(c.settings), lambda: catalog_lookup(c)
+        c.schema, settings, OpenAIChatClient(settings), lambda: catalog_lookup(c)
     )
+
+
+class _UnavailableLLM:
+    """The LLM path when the local model could not be started: every call falls back to the
+    rules with the reason (no model file, no runtime, not ready in time)."""
+
+    def __init__(self, model: str, error: Exception) -> None:
+        self.name = f"llm:{model}"
+        self.budget_s = 1.0
+        self._error = error
+
+    def extract(self, query: str, budget: Any) -> Any:
+        raise self._error
+
+    def plan(self, intent: Any, limit: int, budget: Any) -> Any:
+        raise self._error
 
 
 #: How each adapter of a :class:`Components` is built from the settings.

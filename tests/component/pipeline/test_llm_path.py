@@ -253,11 +253,16 @@ def test_a_good_answer_becomes_a_validated_intent_and_plan(llm_engine, tools_eng
     it = state.intent
     assert state.extractor.path == "llm" and it.extractor == "llm:recorded-model"
     assert it.reference_tool == "cursor" and it.primary_goal == "alternative-to"
+    # Merged with the rules: the price the rules read ("free") stays as they read it (the
+    # LLM's differing one is overruled and reported); the deployment they left open is added.
     assert {f.label() for f in it.constraints} == {
-        "pricing_model in [Free, Open Source]",
+        "pricing_model in [Free, Freemium, Open Source]",
         "deployment in [Local]",
     }
-    assert it.matches == {"categories": ["IDE"], "functionality": ["Code Completion"]}
+    assert state.extractor.overruled == ["pricing_model in [Free, Open Source]"]
+    assert state.extractor.fields["constraints"] == "both"
+    assert it.matches["categories"][-1] == "IDE"
+    assert it.matches["functionality"][-1] == "Code Completion"
     assert it.reference_profile  # the reference tool's record was read
     plan = state.executor.plan
     assert state.planner.path == "llm" and plan.planner == "llm:recorded-model"
@@ -357,7 +362,11 @@ def test_a_low_confidence_answer_falls_back(llm_engine, tools_engine):
 def test_an_unknown_reference_tool_is_dropped_not_trusted(llm_engine, tools_engine):
     llm_engine(intent_answer(reference_tool="HackerTool 9000"), plan_answer(vector_sources=[]))
     state = _intent_and_plan(_steps(tools_engine), "free alternative to Cursor")
-    assert state.intent.reference_tool is None and state.intent.primary_goal == "find"
+    # The LLM's unknown name resolves to nothing; the reference the rules read stays.
+    assert state.extractor.path == "llm"
+    assert state.intent.reference_tool == "cursor"
+    assert state.extractor.fields["reference_tool"] == "rules"
+    assert "HackerTool" not in state.intent.model_dump_json()
 
 
 def test_must_preserve_terms_must_occur_in_the_query(llm_engine, tools_engine):

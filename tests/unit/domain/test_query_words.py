@@ -98,3 +98,17 @@ def test_temporal_filter_reports_the_records_it_can_keep(
     assert any(f.field == "released" and note in (f.origin or "") for f in intent.constraints)
     plan = planner.plan(intent)
     assert any(note in line for line in plan.rationale)
+
+
+def test_an_llm_translation_is_embedded_and_asked_beside_the_original(
+    extractor: RuleBasedIntentExtractor, planner: RuleBasedPlanner
+) -> None:
+    # an LLM's English rendering of a non-English query (the merge keeps it as `translation`)
+    # is what the dense sources embed; the keyword query keeps the original and adds it
+    intent = extractor.extract("base de datos vectorial de código abierto")
+    intent = intent.model_copy(update={"translation": "open source vector database"})
+    plan = planner.plan(intent)
+    assert plan.vector_sources
+    assert all(vs.text == "open source vector database" for vs in plan.vector_sources)
+    sparse = plan.sparse_source.text
+    assert sparse.startswith("base de datos vectorial") and "vector database" in sparse

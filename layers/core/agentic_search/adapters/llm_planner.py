@@ -26,6 +26,7 @@ invalid or low-confidence answer is (the same query would get the same answer).
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextlib
 import json
 import time
 from collections.abc import Callable
@@ -131,6 +132,21 @@ class LLMIntentPlanner:
             ) from exc
         finally:
             budget.spent_s += self._clock() - t0
+
+    def warm(self, timeout_s: float) -> None:
+        """Send the intent system prompt once with a one-token answer, so a local server
+        (llama.cpp keeps the prompt's KV cache) does not make the first query pay for
+        processing it. Failures are ignored (the first query then pays)."""
+        with contextlib.suppress(LLMFallback):
+            self.client.complete_json(
+                self.intent_system,
+                quote_query("warm up"),
+                schema_name="intent",
+                json_schema=self.intent_schema,
+                timeout_s=timeout_s,
+                max_retries=0,
+                max_tokens=1,
+            )
 
     def extract(self, query: str, budget: Budget) -> IntentState:
         """The validated IntentState of ``query``.

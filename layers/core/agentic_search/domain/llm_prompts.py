@@ -23,6 +23,8 @@ from agentic_search.state import TOP_K_MAX, TOP_K_MIN
 _UNSUPPORTED_KEYWORDS = ("maxLength", "minLength", "default", "title")
 #: Longest free text (rationale, terms) kept from an answer.
 MAX_TEXT = 300
+#: Values an intent answer may give one vocabulary (an enum list's maxItems).
+MAX_MATCHES = 3
 
 
 class _Out(BaseModel):
@@ -46,7 +48,9 @@ def intent_output_model(schema: DomainSchema) -> type[BaseModel]:
     for f in schema.intent_fields:
         if f.vocabulary and f.vocabulary in schema.vocabularies:
             values = list(schema.vocabularies[f.vocabulary])
-            match_fields[f.vocabulary] = (list[_literal(values)], Field(max_length=10))
+            # At most 3 values a vocabulary: a small model otherwise lists the whole vocabulary
+            # (and spends seconds of CPU on it); a real need names one to three.
+            match_fields[f.vocabulary] = (list[_literal(values)], Field(max_length=MAX_MATCHES))
     matches_model = create_model(  # type: ignore[call-overload]
         f"{schema.name.title()}Matches", __base__=_Out, **match_fields
     )
@@ -162,7 +166,11 @@ def intent_prompt(schema: DomainSchema) -> str:
         if any(f.vocabulary == vocab for f in schema.intent_fields)
     ]
     if vocab_lines:
-        lines += ["", "matches: for each vocabulary, the values the query asks for:", *vocab_lines]
+        lines += [
+            "",
+            "matches: for each vocabulary, the 0-3 values the query asks for (most need none):",
+            *vocab_lines,
+        ]
     filterable = schema.filterable_fields
     if filterable:
         lines += [
@@ -178,7 +186,8 @@ def intent_prompt(schema: DomainSchema) -> str:
         "reference_tool: the catalog product the query is anchored on (like X, alternative to "
         "X, cheaper than X), as written; excluded_tools: products the query rules out.",
         "must_preserve_terms: quoted phrases and product names, copied verbatim from the query.",
-        "semantic_query: the query without its constraints, for semantic search.",
+        "semantic_query: the query without its constraints, in English (translate a query in "
+        "another language), naming the kind of tool that does the job, for semantic search.",
         "confidence: 0..1, how sure you are of this reading.",
     ]
     return "\n".join(lines)

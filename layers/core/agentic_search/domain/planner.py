@@ -141,6 +141,8 @@ class RuleBasedPlanner:
         corrected = corrected_text(intent)
         variant = bool(reference) and bool(intent.semantic_variants)
         dense_text = intent.semantic_variants[0] if variant else corrected
+        if intent.translation:  # an LLM's English rendering of a non-English query
+            dense_text = intent.translation
         if not dense_text.strip():
             dense_text = intent.query
         qvs = "semantic_variant" if variant else "query_text"
@@ -217,9 +219,11 @@ class RuleBasedPlanner:
             keyword_text = keyword_query(base, *preserved, *profile_terms)
         else:
             # a quoted phrase is in the query already; a corrected typo and a corrected name are
-            # added (the text as written kept for keyword OR), each word the query holds once
+            # added (the text as written kept for keyword OR), each word the query holds once;
+            # an LLM's rendering of a non-English query is searched beside the original
             fixed = [corrected] if corrected != intent.query else []
-            keyword_text = keyword_query(intent.query, *fixed, *intent.must_preserve_terms)
+            extra = [intent.translation] if intent.translation else []
+            keyword_text = keyword_query(intent.query, *fixed, *intent.must_preserve_terms, *extra)
         sparse = SparseSource(
             text=keyword_text or intent.query, top_k=min(TOP_K_MAX, max(50, limit * 3))
         )

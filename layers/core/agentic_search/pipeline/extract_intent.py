@@ -11,6 +11,7 @@ from typing import Any
 from agentic_search.components import Components
 from agentic_search.domain.cache_keys import plan_cache_key
 from agentic_search.domain.complexity import with_complexity
+from agentic_search.domain.intent_merge import merge_intents
 from agentic_search.domain.intent_overrides import without
 from agentic_search.domain.plan_rules import validate_plan
 from agentic_search.pipeline.catalog import extract_by_rules
@@ -75,7 +76,12 @@ def _intent_by_llm(state: SearchState, c: Components, llm: IntentPlanner) -> Ext
         state, c, llm, lambda budget: llm.extract(req.query, budget), "answer within the schema"
     )
     if intent is not None:
-        state.intent = intent
+        # The LLM adds what the rules cannot read; a hard constraint the rules found stays.
+        merged, fields, overruled = merge_intents(extract_by_rules(c, req.query), intent)
+        state.intent = merged
+        info.reason = f"{info.reason}, merged with the rules"
+        info.fields = fields
+        info.overruled = overruled or None
     return info
 
 

@@ -47,6 +47,10 @@ def plan_query(state: SearchState, c: Components) -> SearchState:
         info = ExtractorInfo(path="cache", reason="plan cache hit")
     elif llm is None:
         info = ExtractorInfo(path="rules", reason="rule-based planner")
+    elif not c.settings.llm_plan_enabled:
+        info = ExtractorInfo(
+            path="rules", reason="rule-based planner over the LLM-read intent (LLM_PLAN off)"
+        )
     else:
         intent = state.intent
         plan, info = ask_llm(

@@ -112,6 +112,11 @@ class IntentState(WireModel):
         description="capability values matched by meaning (added to matches), with the cosine",
     )
     semantic_variants: list[str] = Field(default_factory=list)
+    translation: str | None = Field(
+        default=None,
+        description="the LLM's catalog-language rendering of the query, searched by keyword "
+        "beside the original (set only on the merged LLM + rules intent)",
+    )
     must_match_exactly: bool = Field(
         default=False, description="literal constraints (quoted phrases): no HyDE"
     )

@@ -147,6 +147,13 @@ class ExtractorInfo(WireModel):
     fallback: str | None = None
     transient: bool | None = None
     llm_ms: float | None = None
+    fields: dict[str, str] | None = Field(
+        default=None,
+        description="merged intent: per field, whether it came from the rules, the LLM or both",
+    )
+    overruled: list[str] | None = Field(
+        default=None, description="LLM constraints dropped because the rules read the field"
+    )
 
 
 class RunConfig(WireModel):

@@ -1,0 +1,218 @@
+"""Rules vs LLM_PROVIDER=local on the held-out tools queries, in one run (a benchmark, not a
+CI test; it needs `make llm`).
+
+For each system (rules, then each GGUF given) it runs every selected held-out query of
+benchmarks/tools_queries through the engine (``engine.search(query, limit=100)``, no result or
+plan cache), and reports per kind nDCG@10 and Recall@5 (the eval's metrics), p50/p95 latency
+of the whole search, the LLM's generation speed (tokens/s, from llama.cpp's timings on a probe
+of three queries), the share of fallbacks to the rules and the share of answers where the rules
+overruled an LLM constraint. Prompts were tuned only on the tuning split.
+
+    python benchmarks/llm/compare_local.py --model MODELS/qwen2.5-coder-0.5b-instruct.gguf \\
+        [--model ...1.5b...gguf] [--kinds task,non-english,constraint] [--out benchmarks/llm]
+
+Writes ``compare_local.json`` and ``compare_local.md`` to ``--out``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT / "benchmarks" / "tools_queries"
+sys.path.insert(0, str(ROOT / "cli"))
+
+
+def _pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 1) if ordered else 0.0
+
+
+def _probe_tokens_per_s(base_url: str, model: str, queries: list[str]) -> float | None:
+    """Generation speed of the served model on the real intent prompt (llama.cpp timings)."""
+    import httpx
+
+    from agentic_search.adapters.openai_chat import response_format
+    from agentic_search.domain.llm_prompts import (
+        intent_output_model,
+        intent_prompt,
+        quote_query,
+        strict_json_schema,
+    )
+    from agentic_search.domain.schema import load_schema
+
+    schema = load_schema("tools")
+    speeds = []
+    for q in queries:
+        body = {
+            "model": model,
+            "messages": [
+                {"role": "system", "content": intent_prompt(schema)},
+                {"role": "user", "content": quote_query(q)},
+            ],
+            "response_format": response_format(
+                "json_schema", "intent", strict_json_schema(intent_output_model(schema))
+            ),
+            "temperature": 0.0,
+            "max_tokens": 600,
+        }
+        r = httpx.post(f"{base_url}/chat/completions", json=body, timeout=300).json()
+        if t := r.get("timings"):
+            speeds.append(t["predicted_per_second"])
+    return round(statistics.median(speeds), 1) if speeds else None
+
+
+def run_system(name: str, settings, queries, qrels) -> dict:
+    """Search every query with ``settings``; metrics by kind and the LLM's paths."""
+    from agentic_search.service import SearchService
+    from agentic_search_cli.evaluation.metrics import evaluate_rankings, mean_metrics
+
+    engine = SearchService.create(settings, "tools")
+    engine.ensure_bundled_catalog()
+    t0 = time.perf_counter()
+    llm = engine.components.llm  # starts the local server (load time, not counted per query)
+    load_s = round(time.perf_counter() - t0, 1)
+    rankings, latency, rows = {}, [], []
+    for q in queries:
+        t = time.perf_counter()
+        resp = engine.search(q["text"], limit=100)
+        ms = (time.perf_counter() - t) * 1000.0
+        latency.append(ms)
+        rankings[q["_id"]] = [c.id for c in resp.output.candidates]
+        ex = resp.paths.get("extractor") or {}
+        rows.append(
+            {
+                "id": q["_id"],
+                "kind": q["type"],
+                "path": ex.get("path"),
+                "fallback": ex.get("fallback"),
+                "overruled": ex.get("overruled") or [],
+                "fields": ex.get("fields") or {},
+                "ms": round(ms, 1),
+                "llmMs": ex.get("llmMs"),
+            }
+        )
+        print(f"{name}: {q['_id']:<8} {ex.get('path')!s:<6} {ms:8.0f} ms", file=sys.stderr)
+    answerable = {q["_id"]: qrels[q["_id"]] for q in queries if q["_id"] in qrels}
+    per_query = evaluate_rankings(answerable, rankings)
+    by_kind = collections.defaultdict(dict)
+    for q in queries:
+        if q["_id"] in per_query:
+            by_kind[q["type"]][q["_id"]] = per_query[q["_id"]]
+    tokens = None
+    if llm is not None and settings.llm_provider == "local":
+        from agentic_search.adapters.local_llm import local_server
+
+        server = local_server(settings.resolved_gguf_path, settings.llm_load_timeout_s)
+        tokens = _probe_tokens_per_s(
+            server.base_url, settings.chat_model, [q["text"] for q in queries[:3]]
+        )
+        server.stop()
+    engine.close()
+    n = len(rows)
+    llm_rows = [r for r in rows if r["path"] == "llm"]
+    pick = ("ndcg@10", "recall@5")
+    return {
+        "system": name,
+        "loadS": load_s if llm is not None else None,
+        "queries": n,
+        "overall": {k: round(v, 4) for k, v in mean_metrics(per_query).items() if k in pick},
+        "byKind": {
+            kind: {k: round(v, 4) for k, v in mean_metrics(m).items() if k in pick}
+            for kind, m in sorted(by_kind.items())
+        },
+        "latencyMs": {"p50": _pct(latency, 0.5), "p95": _pct(latency, 0.95)},
+        "tokensPerS": tokens,
+        "fallbackShare": round(sum(bool(r["fallback"]) for r in rows) / n, 3) if llm else None,
+        "fallbacks": dict(collections.Counter(r["fallback"] for r in rows if r["fallback"])),
+        "overruledShare": round(sum(bool(r["overruled"]) for r in llm_rows) / n, 3)
+        if llm
+        else None,
+        "rows": rows,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point (see module docstring)."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--model", type=Path, action="append", default=[], help="a GGUF (repeat)")
+    ap.add_argument("--kinds", default="", help="only these kinds (comma-separated)")
+    ap.add_argument("--limit", type=int, default=0, help="only the first N selected queries")
+    ap.add_argument("--home", type=Path, default=Path(".agentic-search"))
+    ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "llm")
+    args = ap.parse_args(argv)
+    from agentic_search.config import Settings
+
+    queries = [json.loads(line) for line in (DATA / "queries.jsonl").read_text().splitlines()]
+    queries = [q for q in queries if q["split"] == "heldout"]
+    if args.kinds:
+        queries = [q for q in queries if q["type"] in args.kinds.split(",")]
+    if args.limit:
+        queries = queries[: args.limit]
+    qrels: dict[str, dict[str, int]] = collections.defaultdict(dict)
+    for line in (DATA / "qrels" / "heldout.tsv").read_text().splitlines()[1:]:
+        qid, doc, score = line.split("\t")
+        qrels[qid][doc] = int(score)
+    load_before = [round(x, 1) for x in os.getloadavg()]
+    base = {"agentic_search_home": args.home, "cache_backend": "none"}
+    results = [run_system("rules", Settings(llm="off", **base), queries, qrels)]
+    for model in args.model:
+        settings = Settings(llm="on", llm_provider="local", llm_gguf_path=model, **base)
+        results.append(run_system(f"local:{model.stem}", settings, queries, qrels))
+    summary = {
+        "command": "python benchmarks/llm/compare_local.py " + " ".join(argv or sys.argv[1:]),
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores, "
+        f"Python {platform.python_version()}",
+        "measuredAt": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "loadAverageBefore": load_before,
+        "loadAverageAfter": [round(x, 1) for x in os.getloadavg()],
+        "split": "heldout",
+        "kinds": args.kinds or "all",
+        "systems": results,
+    }
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "compare_local.json").write_text(json.dumps(summary, indent=2) + "\n")
+    kinds = sorted({k for r in results for k in r["byKind"]})
+    md = [
+        "# Rules vs local LLM on the held-out tools queries",
+        "",
+        f"{summary['machine']}; {summary['measuredAt']}; load average "
+        f"{load_before} before, {summary['loadAverageAfter']} after; "
+        f"`{summary['command']}`; {len(queries)} held-out queries ({summary['kinds']}).",
+        "",
+        "| system | overall nDCG@10 / R@5 | "
+        + " | ".join(f"{k} nDCG@10 / R@5" for k in kinds)
+        + " | p50 / p95 ms | tokens/s | fallbacks | rules overruled an LLM constraint |",
+        "|---" * (len(kinds) + 6) + "|",
+    ]
+    for r in results:
+        cells = [
+            f"{r['byKind'][k]['ndcg@10']:.3f} / {r['byKind'][k]['recall@5']:.3f}"
+            if k in r["byKind"]
+            else "-"
+            for k in kinds
+        ]
+        md.append(
+            f"| {r['system']} | {r['overall']['ndcg@10']:.3f} / {r['overall']['recall@5']:.3f} | "
+            + " | ".join(cells)
+            + f" | {r['latencyMs']['p50']:.0f} / {r['latencyMs']['p95']:.0f} | "
+            f"{r['tokensPerS'] or '-'} | "
+            f"{'-' if r['fallbackShare'] is None else format(r['fallbackShare'], '.0%')} "
+            f"{r['fallbacks'] or ''} | "
+            f"{'-' if r['overruledShare'] is None else format(r['overruledShare'], '.0%')} |"
+        )
+    (args.out / "compare_local.md").write_text("\n".join(md) + "\n")
+    print("\n".join(md))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
