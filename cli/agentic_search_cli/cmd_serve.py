@@ -181,13 +181,14 @@ def start_pool(settings: Any, maintenance: Any, workers: int) -> Any:
     Raises:
         RuntimeError: when the workers do not start (the reason).
     """
+    from agentic_search_cli.serve_link import alive
     from agentic_search_cli.serve_pool import WorkerPool
 
     runs = settings.agentic_search_home / "run"
     runs.mkdir(parents=True, exist_ok=True)
     for old in runs.glob("serve-*"):
         pid = old.name.split("-")[1]
-        if pid.isdigit() and not _alive(int(pid)):
+        if pid.isdigit() and not alive(int(pid)):
             shutil.rmtree(old, ignore_errors=True)
     run_dir = Path(tempfile.mkdtemp(prefix=f"serve-{os.getpid()}-", dir=runs))
     copies = itertools.count()
@@ -205,16 +206,6 @@ def start_pool(settings: Any, maintenance: Any, workers: int) -> Any:
         f"each searching {copy}\n"
     )
     return pool
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _serve(args: argparse.Namespace, rt: Any, server: Any) -> int:

@@ -83,12 +83,13 @@ def running_server(settings: Any) -> ServeInfo | None:
         info = ServeInfo(int(raw["pid"]), str(raw["host"]), int(raw["port"]), str(raw["token"]))
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    if info.pid == os.getpid() or not _alive(info.pid):
+    if info.pid == os.getpid() or not alive(info.pid):
         return None
     return info
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` exists (signal 0; a process of another user counts)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -266,6 +267,7 @@ def sync_body(args: Any) -> dict[str, Any]:
 
 
 __all__ = [
+    "alive",
     "INFO_NAME",
     "TOKEN_HEADER",
     "ServeInfo",
