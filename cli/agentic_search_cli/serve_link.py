@@ -267,11 +267,11 @@ def sync_body(args: Any) -> dict[str, Any]:
 
 
 __all__ = [
-    "alive",
     "INFO_NAME",
     "TOKEN_HEADER",
     "ServeInfo",
     "ServeLinkError",
+    "alive",
     "follow",
     "held_message",
     "info_path",
