@@ -179,7 +179,8 @@ def _md_stage_rows(md: str) -> dict[str, dict[str, list[float]]]:
 def test_json_and_markdown_files_hold_the_same_numbers(result, tmp_path):
     clean = {k: v for k, v in result.items() if not k.startswith("_")}
     paths = bench.write_outputs(clean, tmp_path / "out")
-    assert [p.name for p in paths] == [bench.JSON_FILE, bench.MD_FILE]
+    assert [p.name for p in paths] == [bench.JSON_FILE, bench.MD_FILE, bench.STAGES_PLOT]
+    assert paths[2].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     data = json.loads(paths[0].read_text())
     md = paths[1].read_text()
     tables = _md_stage_rows(md)
@@ -190,6 +191,12 @@ def test_json_and_markdown_files_hold_the_same_numbers(result, tmp_path):
         for stage, row in mb["stages"].items():
             expected = [row["p50"], row["p95"], row["p99"], row["mean"], row["n"]]
             assert tables[key][stage] == pytest.approx(expected, abs=0.006), (mode, stage)
+        # the plot draws the same percentiles, every stage but the total
+        drawn = bench.stage_grid(data)[f"dataset {mode}"]
+        assert list(drawn) == [s for s in mb["stages"] if s != "total"]
+        for stage, bars in drawn.items():
+            row = mb["stages"][stage]
+            assert bars == (row["p50"], row["p95"], row["p99"]), (mode, stage)
     ingest = data["ingest"]
     assert f"**{ingest['ratio']:,.3f}**" in md
     assert f"| ingest tokens/s | {ingest['tokens_per_s']:,.1f} " in md

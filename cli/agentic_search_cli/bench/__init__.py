@@ -68,6 +68,7 @@ from agentic_search_cli.bench.config import (
     SOURCE_KINDS,
     STAGE_HELP,
     STAGE_ORDER,
+    STAGES_PLOT,
     BenchConfig,
     Tracker,
 )
@@ -87,6 +88,8 @@ from agentic_search_cli.bench.memory import (
     ru_maxrss_bytes,
 )
 from agentic_search_cli.bench.report import (
+    stage_grid,
+    stage_plot,
     to_markdown,
     write_outputs,
 )
@@ -126,6 +129,7 @@ __all__ = [
     "RSS_SAMPLE_S",
     "SEARCH_P95_TARGET_MS",
     "SOURCE_KINDS",
+    "STAGES_PLOT",
     "STAGE_HELP",
     "STAGE_ORDER",
     "BenchConfig",
@@ -148,6 +152,8 @@ __all__ = [
     "ru_maxrss_bytes",
     "run_bench",
     "search_stages",
+    "stage_grid",
+    "stage_plot",
     "targets",
     "to_markdown",
     "token_lengths",

@@ -21,6 +21,8 @@ GOLDEN_PATH = Path(str(resources.files("agentic_search_cli") / "data" / "tools_g
 DEFAULT_OUT = Path("benchmarks") / "bench"
 JSON_FILE = "bench.json"
 MD_FILE = "bench.md"
+#: Per-stage latency percentiles drawn as bars, one panel per search block and mode.
+STAGES_PLOT = "latency_stages.png"
 
 DEFAULT_WARMUP = 5
 DEFAULT_REPEAT = 1

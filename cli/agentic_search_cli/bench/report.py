@@ -6,7 +6,13 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentic_search_cli.bench.config import INGEST_RATIO_TARGET, JSON_FILE, MD_FILE, STAGE_HELP
+from agentic_search_cli.bench.config import (
+    INGEST_RATIO_TARGET,
+    JSON_FILE,
+    MD_FILE,
+    STAGE_HELP,
+    STAGES_PLOT,
+)
 
 if TYPE_CHECKING:
     pass
@@ -161,10 +167,60 @@ def to_markdown(result: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def stage_grid(result: dict[str, Any]) -> dict[str, dict[str, tuple[float, float, float]]]:
+    """What ``latency_stages.png`` draws: ``{"<block> <mode>": {stage: (p50, p95, p99)}}`` (ms)
+    for every search block (``golden``, ``dataset``) and executor mode that has stage rows, the
+    stages in the report's order; ``total`` left out (it would flatten the others)."""
+    grid: dict[str, dict[str, tuple[float, float, float]]] = {}
+    for block, data in (result.get("search") or {}).items():
+        for mode, mb in (data.get("modes") or {}).items():
+            rows = {
+                stage: (row["p50"], row["p95"], row["p99"])
+                for stage, row in mb.get("stages", {}).items()
+                if stage != "total"
+            }
+            if rows:
+                grid[f"{block} {mode}"] = rows
+    return grid
+
+
+def stage_plot(result: dict[str, Any]):
+    """A matplotlib ``Figure`` of :func:`stage_grid`: per panel (block and mode), p50 / p95 /
+    p99 bars per stage in ms; None when no search block has stages."""
+    grid = stage_grid(result)
+    if not grid:
+        return None
+    import numpy as np
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(9, 3.2 * len(grid)), layout="constrained")
+    axes = fig.subplots(len(grid), 1, squeeze=False)[:, 0]
+    width = 0.27
+    for ax, (label, rows) in zip(axes, grid.items(), strict=True):
+        xs = np.arange(len(rows))
+        for i, name in enumerate(("p50", "p95", "p99")):
+            ax.bar(xs + (i - 1) * width, [v[i] for v in rows.values()], width, label=name)
+        ax.set_xticks(xs, list(rows), rotation=30, ha="right")
+        ax.set_ylabel("ms")
+        ax.set_title(f"Search latency per stage: {label}")
+        ax.grid(True, axis="y", alpha=0.3)
+        ax.legend()
+    return fig
+
+
 def write_outputs(result: dict[str, Any], out_dir: Path) -> list[Path]:
-    """Write ``bench.json`` and ``bench.md`` into ``out_dir``; returns their paths."""
+    """Write ``bench.json``, ``bench.md`` and, when the search was measured and matplotlib is
+    installed (the ``eval`` extra), ``latency_stages.png`` into ``out_dir``; returns their
+    paths."""
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = [out_dir / JSON_FILE, out_dir / MD_FILE]
     paths[0].write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
     paths[1].write_text(to_markdown(result))
+    try:
+        fig = stage_plot(result)
+    except ImportError:  # matplotlib is in the eval extra only
+        fig = None
+    if fig is not None:
+        fig.savefig(out_dir / STAGES_PLOT, dpi=110)
+        paths.append(out_dir / STAGES_PLOT)
     return paths
