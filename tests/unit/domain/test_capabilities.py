@@ -89,3 +89,21 @@ def test_words_that_match_a_vocabulary_are_not_read_again_by_meaning(
     intent = ex.extract("video editing for my slides")
     assert intent.by_meaning == []
     assert "Video Editing" in intent.matches.get("functionality", [])
+
+
+def test_a_threshold_calibrated_for_another_model_matches_nothing(
+    tools_schema: DomainSchema, bow: BagOfWords
+) -> None:
+    # the tools schema's min_score is on MiniLM's cosine scale (calibrated_for); e5-small's
+    # cosines run far higher, so under it the step is off rather than matching everything
+    spec = tools_schema.capabilities
+    assert spec is not None and spec.calibrated_for == ["all-MiniLM-L6-v2-int8"]
+    other = CapabilityMatcher(
+        tools_schema, bow.embed_documents, bow.embed_query, model=lambda: "multilingual-e5"
+    )
+    assert other.scores("edit a video of my slides")  # scored, but not trusted
+    assert other.match("edit a video of my slides") == []
+    same = CapabilityMatcher(
+        tools_schema, bow.embed_documents, bow.embed_query, model=lambda: "all-MiniLM-L6-v2-int8"
+    )
+    assert [m.value for m in same.match("edit a video of my slides")] == ["Video Editing"]

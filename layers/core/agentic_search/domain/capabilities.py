@@ -51,10 +51,13 @@ class CapabilityMatcher:
         schema: DomainSchema,
         embed_documents: Callable[[Sequence[str]], Any],
         embed_query: Callable[[str], Any],
+        model: Callable[[], str] | None = None,
     ) -> None:
         spec = schema.capabilities
         self.min_score = spec.min_score if spec else 1.0
         self.max_matches = spec.max_matches if spec else 0
+        self.calibrated_for = list(spec.calibrated_for) if spec else []
+        self._model = model
         self.entries = entry_texts(schema)
         self._embed_documents = embed_documents
         self._embed_query = embed_query
@@ -89,9 +92,17 @@ class CapabilityMatcher:
             for i in order
         ]
 
+    def calibrated(self) -> bool:
+        """Whether ``min_score`` applies to this embedder: the schema's ``calibrated_for`` is
+        empty, or names the model ``model()`` gives (no ``model`` given: assumed so)."""
+        if not self.calibrated_for or self._model is None:
+            return True
+        return self._model() in self.calibrated_for
+
     def match(self, text: str) -> list[VocabularyMatch]:
-        """The entries at or above ``min_score``, best first, at most ``max_matches``."""
-        if self.max_matches <= 0:
+        """The entries at or above ``min_score``, best first, at most ``max_matches``; none
+        when the threshold was calibrated for other embedder models (:meth:`calibrated`)."""
+        if self.max_matches <= 0 or not self.calibrated():
             return []
         return [m for m in self.scores(text) if m.score >= self.min_score][: self.max_matches]
 

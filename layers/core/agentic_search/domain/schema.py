@@ -211,13 +211,16 @@ class CapabilitySpec(BaseModel):
     """The vocabularies a need is matched against by meaning (see
     :mod:`agentic_search.domain.capabilities`): entries whose cosine to the query is at least
     ``min_score``, at most ``max_matches`` of them, when the query's words matched no value of
-    these vocabularies."""
+    these vocabularies. A cosine threshold belongs to one model's cosine scale:
+    ``calibrated_for`` names the embedder models (their identity's ``model``) it was chosen
+    with; under another embedder the step is off (empty: any embedder)."""
 
     model_config = ConfigDict(extra="forbid")
 
     vocabularies: list[str] = Field(min_length=1)
     min_score: float = Field(default=0.5, ge=-1.0, le=1.0)
     max_matches: int = Field(default=1, ge=0, le=10)
+    calibrated_for: list[str] = Field(default_factory=list)
 
 
 #: What each constraint role needs of its field: type(s) and the operators the extractor emits.

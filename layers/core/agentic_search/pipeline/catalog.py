@@ -50,7 +50,8 @@ _MATCHERS_LOCK = threading.Lock()
 def capability_matcher(c: Components) -> CapabilityMatcher | None:
     """The schema's capability matcher over the components' embedder, one per process and
     domain (in the memo): its entries are embedded once, on the first query that needs them.
-    None when the schema declares no ``capabilities``. The embedder is only touched then."""
+    None when the schema declares no ``capabilities``. The embedder is only touched then (its
+    model name too: a threshold calibrated for other models matches nothing)."""
     if c.schema.capabilities is None:
         return None
     with _MATCHERS_LOCK:
@@ -59,6 +60,7 @@ def capability_matcher(c: Components) -> CapabilityMatcher | None:
                 c.schema,
                 lambda texts: c.embedder.embed_documents(list(texts)),
                 lambda text: c.embedder.embed_query(text),
+                model=lambda: c.embedder.identity.model,
             )
         return c.memo.capabilities
 
