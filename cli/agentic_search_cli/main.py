@@ -63,6 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     apply_embedder_flag(args)
+    from agentic_search.pipeline.runner import SearchFailed
     from agentic_search.ports import (
         EmbedderError,
         KeywordIndexError,
@@ -81,6 +82,9 @@ def main(argv: list[str] | None = None) -> int:
         OSError,
     ) as exc:
         sys.stderr.write(f"agentic-search: error: {exc}\n")
+        code = 1
+    except SearchFailed as exc:  # no path of the graph could answer (the ASL's SearchFailed)
+        sys.stderr.write(f"agentic-search: error: the search failed: {exc}\n")
         code = 1
     except KeyboardInterrupt:
         sys.stderr.write("agentic-search: interrupted\n")

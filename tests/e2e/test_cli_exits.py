@@ -84,3 +84,20 @@ def test_search_with_a_domain_file_that_is_no_schema_exits_2_in_one_line(tmp_pat
         f"agentic-search: error: invalid domain schema in {passwd}: expected a YAML mapping of "
         "a domain schema (name, fields, aspects, ...), got str"
     )
+
+
+def test_a_search_no_path_could_answer_is_one_line_exit_1(monkeypatch, indexed_home, capsys):
+    # a SearchFailed (ExtractIntent and its rules fallback both failed) reached the user as a
+    # traceback; it is the runtime failure of the documented exit 1, in one line
+    from agentic_search.pipeline.runner import SearchFailed
+    from agentic_search.service import SearchService
+    from agentic_search_cli.main import main
+
+    def failing(self, query, limit=10, rounds=None):
+        raise SearchFailed("TypeError", "the intent step broke")
+
+    monkeypatch.setenv("AGENTIC_SEARCH_HOME", str(indexed_home))
+    monkeypatch.setattr(SearchService, "search", failing)
+    assert main(["search", "free code editor"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["agentic-search: error: the search failed: TypeError: the intent step broke"]
