@@ -41,7 +41,7 @@ def add_parser(sub: Any) -> None:
         epilog=(
             "examples:\n"
             "  agentic-search bench\n"
-            "  agentic-search bench --dataset ../shared/datasets/scifact --max-queries 100 "
+            "  agentic-search bench --dataset datasets/scifact --max-queries 100 "
             "--ingest-docs 1000\n"
             "  agentic-search bench --dataset DIR --no-golden --import-runs 1 --json\n"
         ),

@@ -44,8 +44,8 @@ def add_parser(sub: Any) -> None:
         ),
         epilog=(
             "examples:\n"
-            "  agentic-search eval --dataset ../shared/datasets/scifact\n"
-            "  agentic-search eval --dataset ../shared/datasets/scifact --json "
+            "  agentic-search eval --dataset datasets/scifact\n"
+            "  agentic-search eval --dataset datasets/scifact --json "
             "--out benchmarks/scifact\n"
             "  agentic-search eval --dataset DIR --systems bm25,dense --max-queries 50\n"
             "  agentic-search eval --dataset benchmarks/tools_queries --split tuning,heldout\n"

@@ -16,8 +16,8 @@ examples:
   agentic-search search "free alternative to Cursor" --json
   agentic-search search "open source vector database I can self-host" --explain --limit 5
   agentic-search ingest my-catalog.jsonl --domain tools
-  agentic-search ingest ../shared/datasets/scifact --domain documents
-  agentic-search eval --dataset ../shared/datasets/scifact --out benchmarks/scifact
+  agentic-search ingest datasets/scifact --domain documents
+  agentic-search eval --dataset datasets/scifact --out benchmarks/scifact
   agentic-search serve --port 8080     # then POST {"query": "..."} to localhost:8080/search
   agentic-search sync events/sync/stream_mixed_batch.json   # apply catalog change events
 
