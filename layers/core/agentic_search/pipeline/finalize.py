@@ -98,8 +98,7 @@ def finish(
     if ranked_rounds(state) > 1:
         ranking = final_ranking(state)
     else:
-        first = [f.fused_entry() for f in state.first_fused]
-        ranking = rerank_order(first, state.rerank_scores, state.caps.rerank_top_n)
+        ranking = rerank_order(state.first_fused, state.rerank_scores, state.caps.rerank_top_n)
     ranking = place(ranking, state.pins, state.bridges)
     if c.schema.chunking is not None:  # each document once, at its best chunk's rank
         ranking = best_chunks(ranking, lambda f: f.id)

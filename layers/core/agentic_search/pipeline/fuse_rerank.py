@@ -15,7 +15,6 @@ from agentic_search.pipeline.relevance import query_relevance
 from agentic_search.pipeline.rerank import rerank_candidates
 from agentic_search.pipeline.sources import merge, run_sources
 from agentic_search.state import (
-    FUSED_REFS,
     VIA_KEY,
     Bridge,
     ExecutorState,
@@ -86,20 +85,8 @@ def fuse_round(c: Components, state: ExecutorState, work: RoundWork) -> RoundWor
         if new:
             state.relevance.update(query_relevance(c, state.plan, results, new))
     keep_n = max(state.plan.limit, state.caps.selection_pool, state.caps.rerank_top_n)
-    if rnd == 1:
-        state.first_fused = FUSED_REFS.validate_python(
-            [
-                {
-                    "id": f.id,
-                    "fused": f.fused,
-                    "score": f.score,
-                    "best_rank": f.best_rank,
-                    "contributions": f.contributions,
-                }
-                # only what can still be returned: the state crosses every step as JSON
-                for f in fused[:keep_n]
-            ]
-        )
+    if rnd == 1:  # only what can still be returned: the state crosses every step as JSON
+        state.first_fused = fused[:keep_n]
 
     t = time.perf_counter()
     reranker = c.reranker

@@ -41,9 +41,7 @@ from agentic_search.state.evidence import (
     TargetKind,
 )
 from agentic_search.state.executor import (
-    FUSED_REFS,
     ExecutorState,
-    FusedRef,
     Hit,
     RetrievedList,
     RoundWork,
@@ -126,7 +124,6 @@ from agentic_search.state.sync import (
 __all__ = [
     "BUDGET_STOP",
     "ENTITY_KEY",
-    "FUSED_REFS",
     "HASHES_KEY",
     "INTERNAL_KEYS",
     "LINKED_FROM_KEY",
@@ -165,7 +162,6 @@ __all__ = [
     "ExtractorInfo",
     "Filter",
     "Fused",
-    "FusedRef",
     "FusionMethod",
     "GraphSource",
     "Hit",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, TypeAdapter
+from pydantic import Field
 
 from agentic_search.state.base import WireModel
 from agentic_search.state.evidence import (
@@ -112,35 +112,6 @@ class SubQuery(WireModel):
     plan: QueryPlan
 
 
-class FusedRef(WireModel):
-    """A fused list entry as JSON (see :class:`~agentic_search.domain.fusion.Fused`)."""
-
-    id: str
-    fused: float
-    score: float
-    best_rank: int
-    contributions: dict[str, float] = Field(default_factory=dict)
-
-    @classmethod
-    def of(cls, f: Fused) -> FusedRef:
-        """The wire form of ``f``."""
-        return cls(
-            id=f.id,
-            fused=f.fused,
-            score=f.score,
-            best_rank=f.best_rank,
-            contributions=dict(f.contributions),
-        )
-
-    def fused_entry(self) -> Fused:
-        """Back to a :class:`~agentic_search.domain.fusion.Fused`."""
-        return Fused(self.id, self.fused, self.score, self.best_rank, dict(self.contributions))
-
-
-#: Round 1's fused list validated in one call (see :meth:`RetrievedList.of`).
-FUSED_REFS = TypeAdapter(list[FusedRef])
-
-
 class ExecutorState(WireModel):
     """Everything the loop carries between nodes (JSON-able, no vectors)."""
 
@@ -165,7 +136,7 @@ class ExecutorState(WireModel):
     fusion_used: str | None = Field(default=None, description="round 1's fusion method")
     candidates_before: int = 0
     candidates_after: int = 0
-    first_fused: list[FusedRef] = Field(
+    first_fused: list[Fused] = Field(
         default_factory=list,
         description="round 1's fused list (the ranking after one round), its first "
         "max(limit, selectionPool, rerankTopN) entries",

@@ -12,7 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
+from pydantic.alias_generators import to_camel
 
 from agentic_search.state.base import WireModel
 from agentic_search.state.records import ScoredRecord
@@ -40,7 +41,17 @@ class RankedList:
 
 @dataclass
 class Fused:
-    """A fused document: raw fused score, score scaled to [0, 1], and per-list contributions."""
+    """A fused document: raw fused score, score scaled to [0, 1], and per-list contributions.
+
+    The one type of a fused entry, in process and on the wire: a plain dataclass (fusion makes
+    hundreds per round), which the state's models hold as is and pydantic serializes in
+    camelCase like every wire model (``bestRank``). Treated as immutable once fused: lists
+    share entries, never copies.
+    """
+
+    __pydantic_config__ = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="forbid"
+    )
 
     id: str
     fused: float
