@@ -102,7 +102,7 @@ def finish(
     ranking = place(ranking, state.pins, state.bridges)
     if c.schema.chunking is not None:  # each document once, at its best chunk's rank
         ranking = best_chunks(ranking, lambda f: f.id)
-    results = [r.result() for r in state.retrieved]
+    results = state.retrieved
     ok_all = [r for r in results if r.error is None]
     candidates = hydrate(c, plan, intent, ok_all, ranking[: plan.limit])
     for cand in candidates:

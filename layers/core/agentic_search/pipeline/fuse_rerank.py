@@ -15,7 +15,6 @@ from agentic_search.pipeline.relevance import query_relevance
 from agentic_search.pipeline.rerank import rerank_candidates
 from agentic_search.pipeline.sources import merge, run_sources
 from agentic_search.state import (
-    VIA_KEY,
     Bridge,
     ExecutorState,
     Fused,
@@ -26,7 +25,6 @@ from agentic_search.state import (
     RoundWork,
     SearchState,
     SelectedRef,
-    SourceResult,
     elapsed_ms,
     error_message,
 )
@@ -62,7 +60,7 @@ def fuse_round(c: Components, state: ExecutorState, work: RoundWork) -> RoundWor
     # the Map's items ran side by side: their start-up overlapped
     work.setup_ms += max((r.setup_ms for r in work.results), default=0.0)
     intent = state.intent
-    results = [r.result() for r in work.results]
+    results = list(work.results)
     t = time.perf_counter()
     fused, used = merge(results, work.plan.fusion, work.plan.rrf_k)
     if rnd == 1:
@@ -169,13 +167,13 @@ def fuse_round(c: Components, state: ExecutorState, work: RoundWork) -> RoundWor
         | set(state.pins)
         | {b.id for b in state.bridges}
     )
-    state.retrieved += [RetrievedList.of(r, keep) for r in results]
+    state.retrieved += [r.pruned(keep) for r in results]
     work.results = []
     return work
 
 
 def place_round(
-    state: ExecutorState, work: RoundWork, results: list[SourceResult], fused: list[Fused]
+    state: ExecutorState, work: RoundWork, results: list[RetrievedList], fused: list[Fused]
 ) -> list[Fused]:
     """The round's fused list with what its entity fetch pins and its graph walk bridges
     placed (see :mod:`agentic_search.domain.entity_rounds`); the pins and bridges are kept
@@ -188,7 +186,7 @@ def place_round(
     graph = by_name.get("graph")
     walk = work.plan.graph_source
     if graph is not None and walk is not None and walk.placement == "bridge":
-        hits = [(h.id, h.score, h.payload.get(VIA_KEY)) for h in graph.hits]
+        hits = [(h.id, h.score, h.via) for h in graph.hits]
         bridges = bridges_from(hits, walk.seeds)
         state.bridges += bridges
         work.report.bridges = bridges
@@ -200,9 +198,9 @@ def relax(
     state: ExecutorState,
     plan: QueryPlan,
     fused: list[Fused],
-    results: list[SourceResult],
+    results: list[RetrievedList],
     rep: RoundReport,
-) -> tuple[list[Fused], list[SourceResult]]:
+) -> tuple[list[Fused], list[RetrievedList]]:
     """The relaxation ladder: while fewer than ``limit`` results, drop the softest
     non-must filter and append what the relaxed plan finds (after the strict results)."""
     current = plan

@@ -99,7 +99,6 @@ from agentic_search.state.results import (
     RankedList,
     SourceError,
     SourceHit,
-    SourceResult,
 )
 from agentic_search.state.search import (
     QUERY_MAX_CHARS,
@@ -189,7 +188,6 @@ __all__ = [
     "SelectedRef",
     "SourceError",
     "SourceHit",
-    "SourceResult",
     "SparseSource",
     "SparseVector",
     "Status",

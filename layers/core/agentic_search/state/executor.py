@@ -6,9 +6,10 @@ Functions states as it crosses the local runner's steps.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, TypeAdapter
 
 from agentic_search.state.base import WireModel
 from agentic_search.state.evidence import (
@@ -22,12 +23,13 @@ from agentic_search.state.evidence import (
 )
 from agentic_search.state.query import IntentState, QueryPlan
 from agentic_search.state.records import VIA_KEY, ScoredRecord
-from agentic_search.state.results import Fused, SourceError, SourceResult
+from agentic_search.state.results import Fused, SourceError
 
 
 class Hit(WireModel):
-    """One source hit as the state carries it: id, raw score and 1-based rank (no payload);
-    ``via`` for a graph hit: the edge it was reached by, ``<edge kind>:<from id>``."""
+    """One source hit: record id, the source's raw score and 1-based rank (no payload:
+    hydration reads records from the store); ``via`` for a hit found by name or along the
+    graph: the name asked for, or the edge it was reached by, ``<edge kind>:<from id>``."""
 
     id: str
     score: float
@@ -35,10 +37,19 @@ class Hit(WireModel):
     via: str | None = None
 
 
-class RetrievedList(WireModel):
-    """A source's ranked hits (or its error) as JSON: what one Retrieve step returns.
+#: Hits validated in one call from plain dicts: a round carries hundreds, and one validation
+#: over the list is several times faster than a ``Hit(...)`` per hit.
+HITS = TypeAdapter(list[Hit])
 
-    ``hits`` may be pruned (see :meth:`of`); ``rank`` keeps each hit's original position.
+
+class RetrievedList(WireModel):
+    """One source's answer: its ranked hits, or its error, and how long it took (ms).
+
+    The one type of a source's answer, in process and on the wire (what one Retrieve step
+    returns, and every round's lists kept in the executor state). :meth:`add_hits` makes hits
+    of what a store port returned (the one conversion in); :meth:`pruned` keeps only the hits
+    of candidates that can still be returned (``rank`` keeps each hit's original position,
+    ``total`` the number before pruning).
     """
 
     name: str
@@ -56,52 +67,24 @@ class RetrievedList(WireModel):
         default=0.0, ge=0.0, description="start-up work during this Retrieve (model, store)"
     )
 
-    @classmethod
-    def of(cls, res: SourceResult, keep: set[str] | None = None) -> RetrievedList:
-        """The wire form of an executor :class:`SourceResult` (payloads dropped); with
-        ``keep``, only the hits whose id is in it (ranks unchanged)."""
-        # Validated in one call from plain dicts: a round carries hundreds of hits, and one
-        # model_validate over the list is several times faster than a Hit(...) per hit.
-        # Pruning before validating: most hits of a round are not kept.
-        return cls.model_validate(
-            {
-                "name": res.name,
-                "system": res.system,
-                "weight": res.weight,
-                "aspect": res.aspect,
-                "query_vector_source": res.query_vector_source,
-                "round": res.round,
-                "query": res.query,
-                "hits": [
-                    {"id": h.id, "score": h.score, "rank": i, "via": h.payload.get(VIA_KEY)}
-                    if h.payload and VIA_KEY in h.payload
-                    else {"id": h.id, "score": h.score, "rank": i}
-                    for i, h in enumerate(res.hits, 1)
-                    if keep is None or h.id in keep
-                ],
-                "total": len(res.hits),
-                "error": res.error,
-                "ms": round(res.ms, 2),
-            }
+    def add_hits(self, records: Sequence[ScoredRecord]) -> None:
+        """Set the hits to ``records`` (best first, as a store port returns them), ranked from
+        1; a record's ``_via`` payload key becomes the hit's ``via``, the rest of its payload
+        is dropped."""
+        self.hits = HITS.validate_python(
+            [
+                {"id": r.id, "score": r.score, "rank": i, "via": r.payload.get(VIA_KEY)}
+                if r.payload and VIA_KEY in r.payload
+                else {"id": r.id, "score": r.score, "rank": i}
+                for i, r in enumerate(records, 1)
+            ]
         )
+        self.total = len(self.hits)
 
-    def result(self) -> SourceResult:
-        """Back to a :class:`SourceResult` (hits in rank order, empty payloads)."""
-        return SourceResult(
-            name=self.name,
-            system=self.system,
-            hits=[
-                ScoredRecord(h.id, h.score, {VIA_KEY: h.via} if h.via else {})
-                for h in sorted(self.hits, key=lambda h: h.rank)
-            ],
-            weight=self.weight,
-            aspect=self.aspect,
-            query_vector_source=self.query_vector_source,
-            error=self.error,
-            ms=self.ms,
-            round=self.round,
-            query=self.query,
-        )
+    def pruned(self, keep: set[str]) -> RetrievedList:
+        """A copy with only the hits whose id is in ``keep`` (ranks and ``total`` unchanged;
+        the hits themselves are shared)."""
+        return self.model_copy(update={"hits": [h for h in self.hits if h.id in keep]})
 
 
 class SubQuery(WireModel):
