@@ -7,9 +7,11 @@ Functions states as it crosses the local runner's steps.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
+from dataclasses import dataclass
+from typing import Annotated, Literal
 
-from pydantic import Field, TypeAdapter
+from pydantic import ConfigDict, Field
+from pydantic.alias_generators import to_camel
 
 from agentic_search.state.base import WireModel
 from agentic_search.state.evidence import (
@@ -26,20 +28,24 @@ from agentic_search.state.records import VIA_KEY, ScoredRecord
 from agentic_search.state.results import Fused, SourceError
 
 
-class Hit(WireModel):
+@dataclass(frozen=True, slots=True)
+class Hit:
     """One source hit: record id, the source's raw score and 1-based rank (no payload:
     hydration reads records from the store); ``via`` for a hit found by name or along the
-    graph: the name asked for, or the edge it was reached by, ``<edge kind>:<from id>``."""
+    graph: the name asked for, or the edge it was reached by, ``<edge kind>:<from id>``.
+
+    A plain dataclass (a round makes hundreds) that the state's models hold as is and
+    pydantic validates and serializes in camelCase like every wire model.
+    """
+
+    __pydantic_config__ = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="forbid"
+    )
 
     id: str
     score: float
-    rank: int = Field(ge=1)
+    rank: Annotated[int, Field(ge=1)]
     via: str | None = None
-
-
-#: Hits validated in one call from plain dicts: a round carries hundreds, and one validation
-#: over the list is several times faster than a ``Hit(...)`` per hit.
-HITS = TypeAdapter(list[Hit])
 
 
 class RetrievedList(WireModel):
@@ -71,14 +77,10 @@ class RetrievedList(WireModel):
         """Set the hits to ``records`` (best first, as a store port returns them), ranked from
         1; a record's ``_via`` payload key becomes the hit's ``via``, the rest of its payload
         is dropped."""
-        self.hits = HITS.validate_python(
-            [
-                {"id": r.id, "score": r.score, "rank": i, "via": r.payload.get(VIA_KEY)}
-                if r.payload and VIA_KEY in r.payload
-                else {"id": r.id, "score": r.score, "rank": i}
-                for i, r in enumerate(records, 1)
-            ]
-        )
+        self.hits = [
+            Hit(r.id, float(r.score), i, r.payload.get(VIA_KEY) if r.payload else None)
+            for i, r in enumerate(records, 1)
+        ]
         self.total = len(self.hits)
 
     def pruned(self, keep: set[str]) -> RetrievedList:
