@@ -75,13 +75,6 @@ def fuse_round(c: Components, state: ExecutorState, work: RoundWork) -> RoundWor
     state.candidates_after = max(state.candidates_after, len(fused))
     state.round_rankings.append([f.id for f in fused[:RANKING_KEEP]])
     placed = place_round(state, work, results, fused)
-    if rnd == 1:  # the absolute match of what can be returned (answer quality reads it)
-        head = [f.id for f in placed[: state.plan.limit]]
-        state.relevance = query_relevance(c, work.plan, results, head)
-    elif state.relevance:  # what a later round brings into its head, to the same query
-        new = [f.id for f in placed[: state.plan.limit] if f.id not in state.relevance]
-        if new:
-            state.relevance.update(query_relevance(c, state.plan, results, new))
     keep_n = max(state.plan.limit, state.caps.selection_pool, state.caps.rerank_top_n)
     if rnd == 1:  # only what can still be returned: the state crosses every step as JSON
         state.first_fused = fused[:keep_n]
@@ -93,6 +86,15 @@ def fuse_round(c: Components, state: ExecutorState, work: RoundWork) -> RoundWor
         c, work.plan, intent, ok, placed[:pool_n], rnd, state.caps.snippet_chars
     )
     stage["evidence"] = elapsed_ms(t)
+    # After the evidence: the head's stored vectors it read (with every aspect) are in the
+    # store's record cache, so only the rest of the head is read here.
+    if rnd == 1:  # the absolute match of what can be returned (answer quality reads it)
+        head = [f.id for f in placed[: state.plan.limit]]
+        state.relevance = query_relevance(c, work.plan, results, head)
+    elif state.relevance:  # what a later round brings into its head, to the same query
+        new = [f.id for f in placed[: state.plan.limit] if f.id not in state.relevance]
+        if new:
+            state.relevance.update(query_relevance(c, state.plan, results, new))
     t = time.perf_counter()
     evidence, err = rerank_candidates(reranker, intent.query, evidence, state.caps.rerank_top_n)
     if reranker is not None:
