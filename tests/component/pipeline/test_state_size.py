@@ -36,6 +36,7 @@ def test_round_one_list_holds_only_what_can_still_be_returned(tools_engine):
     work = next_round(c, state)
     assert work is not None
     retrieve_all(c, work)
+    made = {(r.name, h.id): h for r in work.results for h in r.hits}
     # WHEN round 1 is fused
     fuse_round(c, state, work)
     # THEN the state keeps max(limit, pool, rerank top-N) fused entries, not the whole list
@@ -46,3 +47,7 @@ def test_round_one_list_holds_only_what_can_still_be_returned(tools_engine):
     # AND every kept hit belongs to a kept candidate
     kept = {f.id for f in state.first_fused} | set(state.relaxed_ids)
     assert all(h.id in kept for r in state.retrieved for h in r.hits)
+    # AND those are the hits the sources made, not copies converted to and from another type
+    assert state.retrieved and all(
+        made[(r.name, h.id)] is h for r in state.retrieved for h in r.hits
+    )
