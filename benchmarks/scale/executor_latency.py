@@ -3,7 +3,7 @@ map, and qdrant-client local mode, in ONE process, the queries interleaved.
 
 The Edge shard is an evaluation index left by ``agentic-search eval`` (or ``agentic-search
 migrate``) in ``--home``; it is copied once (two Edge stores cannot open one shard) and the
-copy gets ``record_cache = 0`` and ``map_ids = False`` (every read asks the engine, every hit
+copy gets ``records.capacity = 0`` and ``map_ids = False`` (every read asks the engine, every hit
 reads its record id from the payload: as before both). Local mode
 is an in-memory qdrant-client collection filled from the shard (the same points, payloads,
 dense and sparse vectors; local mode keeps its collection in memory on disk too). Each
@@ -94,7 +94,7 @@ def main() -> int:
         ),
     }
     before = engines["edge-nocache"].components.store
-    before.record_cache, before.map_ids = 0, False  # as before: every read asks the engine
+    before.records.capacity, before.map_ids = 0, False  # as before: every read asks the engine
     local = _local_copy(engines["edge-cache"], settings)
     engines["local"] = SearchService.create(settings, schema, store=local, embedder=embedder)
     rounds = max(2, settings.max_rounds)

@@ -324,7 +324,7 @@ def _llm(c: Components) -> IntentPlanner | None:
     if settings.llm_provider == "local":
         # One llama.cpp server child on loopback; the same OpenAI-compatible client talks to it.
         from agentic_search.adapters.local_llm import local_server
-        from agentic_search.ports import LLMFallback
+        from agentic_search.domain.llm_budget import LLMFallback
 
         try:
             server = local_server(settings.resolved_gguf_path, settings.llm_load_timeout_s)

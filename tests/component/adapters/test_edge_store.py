@@ -566,7 +566,7 @@ def test_count_and_vectors_of_answer_an_engine_failure_as_the_damage_error(
 ) -> None:
     store = _docs_store(tmp_path)
     name = store.collection(DOCS)
-    store._shards[name] = _FailingShard(store._shards[name])
+    store.shards.open_shards[name] = _FailingShard(store.shards.open_shards[name])
     aspect = DOCS.aspect_names[0]
     for read in (lambda: store.count(DOCS), lambda: store.vectors_of(DOCS, ["d1"], aspect)):
         with pytest.raises(VectorStoreError) as err:

@@ -41,6 +41,7 @@ from agentic_search.domain.llm_answers import (
     plan_from_output,
     validation_reason,
 )
+from agentic_search.domain.llm_budget import Budget, LLMFallback
 from agentic_search.domain.llm_prompts import (
     intent_output_model,
     intent_prompt,
@@ -50,7 +51,7 @@ from agentic_search.domain.llm_prompts import (
     strict_json_schema,
 )
 from agentic_search.domain.schema import DomainSchema
-from agentic_search.ports import Budget, ChatJSONClient, LLMFallback
+from agentic_search.ports import ChatJSONClient
 from agentic_search.state import IntentState, QueryPlan
 
 #: Left of the budget for what a timeout does not cover (connecting, writing the request).

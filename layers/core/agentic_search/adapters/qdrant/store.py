@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import shutil
 import threading
-from collections import OrderedDict
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -30,6 +29,7 @@ from agentic_search.adapters.qdrant.filters import to_qdrant
 from agentic_search.adapters.qdrant.identity import read_identity, write_identity
 from agentic_search.adapters.qdrant.ids import point_id
 from agentic_search.adapters.qdrant.local_folders import adopt_shared_layout, open_local
+from agentic_search.adapters.record_cache import RECORD_CACHE, RecordCache
 from agentic_search.config import Settings
 from agentic_search.domain.schema import DomainSchema
 from agentic_search.ports import VectorStoreError
@@ -50,8 +50,6 @@ from agentic_search.state import (
 
 #: Local mode answers unfiltered dense queries from its own matrix from this many points on.
 DENSE_MATRIX_MIN_POINTS = 1000
-#: Points whose records the local-mode store keeps after reading them (see read_records).
-RECORD_CACHE = 4096
 #: Payload keys the query side's reads leave out (see :meth:`QdrantStore.read_records`).
 READ_WITHOUT = [HASHES_KEY, ENTITY_KEY, LINKS_KEY, LINKED_FROM_KEY]
 
@@ -83,8 +81,8 @@ class QdrantStore:
         self._local: dict[str, QdrantClient] = {}
         self._open_lock = threading.Lock()
         self._lock: Any = _NullLock() if self.server_mode else threading.RLock()
-        #: (collection, record id) -> record read back (local mode only, see read_records)
-        self._records: OrderedDict[tuple[str, str], StoredRecord] = OrderedDict()
+        #: records read back by the query side (local mode only, see read_records)
+        self.records = RecordCache(RECORD_CACHE)
         #: (collection, aspect) -> (unit vectors, record ids) (local mode only, query_dense)
         self._dense: dict[tuple[str, str], tuple[np.ndarray, list[str]]] = {}
         #: collection -> recorded embedder identity, read once per process (see
@@ -121,6 +119,20 @@ class QdrantStore:
         """Whether the domain's collection exists."""
         with self._lock:
             return self._c(schema).collection_exists(self.collection(schema))
+
+    def verify(self, schema: DomainSchema) -> None:
+        """Nothing to check beyond what :meth:`count` reads: a server keeps its own
+        consistency, and a local-mode folder that cannot be read fails when it opens."""
+
+    def compile_filter(
+        self, schema: DomainSchema, filters: Sequence[Filter], exclude_ids: Sequence[str] = ()
+    ) -> qm.Filter | None:
+        """The Qdrant filter of ``filters`` and the excluded ids (:func:`to_qdrant`).
+
+        Raises:
+            FilterError: when a filter is not allowed by the schema.
+        """
+        return to_qdrant(schema, filters, exclude_ids)
 
     def hold(self, schema: DomainSchema) -> None:
         """Local mode: open the collection's folder now (its client holds the folder's lock
@@ -280,7 +292,8 @@ class QdrantStore:
 
         Local mode deep-copies every payload it returns (``copy.deepcopy`` was a third of a
         search's hydrate step), and it is single-process with every write going through this
-        store, so read records are kept (LRU, ``RECORD_CACHE`` points) and the cache is
+        store, so read records are kept (the shared
+        :class:`~agentic_search.adapters.record_cache.RecordCache`) and the cache is
         dropped on any write (upsert, vector update, payload overwrite, delete, drop). On a
         server other writers exist, so nothing is cached there. The records returned are
         shared: callers must not mutate them. Payloads come without the content hashes and
@@ -289,35 +302,20 @@ class QdrantStore:
         """
         if self.server_mode or not record_ids:
             return self.get_records(schema, record_ids, with_vectors, without=READ_WITHOUT)
-        name = self.collection(schema)
-        out: dict[str, StoredRecord] = {}
-        missing: list[str] = []
-        with self._lock:
-            cache = self._records
-            for rid in dict.fromkeys(record_ids):
-                hit = cache.get((name, rid))
-                if hit is None or (with_vectors and hit.vectors is None):
-                    missing.append(rid)
-                else:
-                    cache.move_to_end((name, rid))
-                    out[rid] = hit
-            if missing:
-                fetched = self.get_records(schema, missing, with_vectors, without=READ_WITHOUT)
-                for rid, rec in fetched.items():
-                    cache[(name, rid)] = rec
-                    out[rid] = rec
-                while len(cache) > RECORD_CACHE:
-                    cache.popitem(last=False)
-        return out
+        return self.records.read(
+            self.collection(schema),
+            record_ids,
+            with_vectors,
+            lambda missing: self.get_records(schema, missing, with_vectors, without=READ_WITHOUT),
+        )
 
     def clear_record_cache(self) -> None:
         """Forget the records kept by :meth:`read_records` (benchmarks time searches cold)."""
-        with self._lock:
-            self._records.clear()
+        self.records.invalidate()
 
     def _written(self) -> None:
         """Forget cached records and dense matrices (any write may change them)."""
-        self._records.clear()
+        self.records.invalidate()
         self._dense.clear()
 
     @staticmethod
