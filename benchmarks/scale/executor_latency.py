@@ -44,11 +44,11 @@ def _local_copy(edge_engine: SearchService, settings: Settings) -> QdrantStore:
     edge = edge_engine.components.store
     store = QdrantStore(settings, client=QdrantClient(":memory:"))
     ids = [str(p[schema.id_field]) for p in edge.scroll(schema, [schema.id_field])]
-    first = edge.get_records(schema, ids[:1], with_vectors=True)[ids[0]]
+    first = edge.retrieve_records(schema, ids[:1], with_vectors=True)[ids[0]]
     dim = len(first.vectors[schema.aspect_names[0]])
     store.ensure_collection(schema, dim)
     for i in range(0, len(ids), 256):
-        recs = edge.get_records(schema, ids[i : i + 256], with_vectors=True)
+        recs = edge.retrieve_records(schema, ids[i : i + 256], with_vectors=True)
         store.upsert(
             schema,
             [

@@ -110,7 +110,7 @@ class VectorStore(Protocol):
         """Records in the domain's collection (0 when it does not exist)."""
         ...
 
-    def hold(self, schema: DomainSchema) -> None:
+    def acquire_writer(self, schema: DomainSchema) -> None:
         """Become the domain's writer now, before anything is written or journaled, and stay
         it until the store closes (an embedded store's lock on its folder; a server takes
         concurrent writers, so nothing to take). Creates no collection.
@@ -153,7 +153,7 @@ class VectorStore(Protocol):
         """
         ...
 
-    def get_records(
+    def retrieve_records(
         self,
         schema: DomainSchema,
         record_ids: Sequence[str],
@@ -161,15 +161,16 @@ class VectorStore(Protocol):
         without: Sequence[str] = (),
     ) -> dict[str, StoredRecord]:
         """Stored records by id (missing ids absent), payloads without the keys in
-        ``without``; the writer's view (never cached)."""
+        ``without``: the engine's ``retrieve``, the writer's exact view (never cached)."""
         ...
 
-    def read_records(
+    def hydrate_records(
         self, schema: DomainSchema, record_ids: Sequence[str], with_vectors: bool = False
     ) -> dict[str, StoredRecord]:
-        """The query side's :meth:`get_records` (may be cached; callers must not mutate the
-        records); payloads come without the content hashes and the entity graph's keys
-        (``_entity``, ``_links``, ``_linked_from``: read them with :meth:`get_records`)."""
+        """The query side's read of its hits' records (hydration: may be cached; callers
+        must not mutate the records); payloads come without the content hashes and the entity
+        graph's keys (``_entity``, ``_links``, ``_linked_from``: read them with
+        :meth:`retrieve_records`)."""
         ...
 
     def upsert(self, schema: DomainSchema, points: Sequence[PointWrite]) -> None:
@@ -274,7 +275,7 @@ class VectorStore(Protocol):
         ...
 
     def clear_record_cache(self) -> None:
-        """Forget records kept by :meth:`read_records` (benchmarks time searches cold)."""
+        """Forget records kept by :meth:`hydrate_records` (benchmarks time searches cold)."""
         ...
 
     def close(self) -> None:

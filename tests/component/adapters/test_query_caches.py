@@ -70,13 +70,13 @@ def test_read_records_equals_get_records_and_forgets_on_every_write() -> None:
     """GIVEN a local-mode store with records
     WHEN records are read through the cache, then changed by upsert, payload overwrite, vector
     update, the combined vector + payload update and delete
-    THEN every read equals an uncached get_records at that moment."""
+    THEN every read equals an uncached retrieve_records at that moment."""
     store = _store()
     store.upsert(SCHEMA, [_point("d1", "one"), _point("d2", "two")])
 
     def same(ids, vectors=False):
-        got = store.read_records(SCHEMA, ids, with_vectors=vectors)
-        want = store.get_records(SCHEMA, ids, with_vectors=vectors)
+        got = store.hydrate_records(SCHEMA, ids, with_vectors=vectors)
+        want = store.retrieve_records(SCHEMA, ids, with_vectors=vectors)
         assert {k: (r.payload, r.vectors) for k, r in got.items()} == {
             k: (r.payload, r.vectors) for k, r in want.items()
         }

@@ -224,7 +224,7 @@ def test_after_redrive_the_index_equals_the_catalog(case):
     if not engine.components.store.exists(SCHEMA):  # nothing was ever written
         assert not catalog
         return
-    points = engine.components.store.get_records(SCHEMA, IDS, with_vectors=True)
+    points = engine.components.store.retrieve_records(SCHEMA, IDS, with_vectors=True)
     assert set(points) == set(catalog)
     # the entity graph is consistent: every record's in-edges are the others' out-edges to it
     out = {rid: points[rid].payload.get(LINKS_KEY) or {} for rid in points}

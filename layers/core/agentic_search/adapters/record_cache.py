@@ -1,5 +1,5 @@
 """The query side's record cache, shared by the embedded stores (Qdrant Edge, qdrant-client
-local mode): records read back by :meth:`~agentic_search.ports.VectorStore.read_records`,
+local mode): records read back by :meth:`~agentic_search.ports.VectorStore.hydrate_records`,
 kept LRU and forgotten on any write through the store.
 
 Why: every read converts the engine's answer into Python objects anew (Edge: ~2 ms for 100

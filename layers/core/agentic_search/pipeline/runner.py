@@ -38,15 +38,7 @@ from agentic_search.state import (
     StepError,
     SubQuery,
 )
-
-
-class SearchFailed(RuntimeError):
-    """The search could not answer at all (the state machine's ``SearchFailed`` state)."""
-
-    def __init__(self, error: str, cause: str) -> None:
-        super().__init__(f"{error}: {cause}")
-        self.error = error
-        self.cause = cause
+from agentic_search.state.errors import SearchFailed
 
 
 def _going_on(state: SearchState) -> bool:

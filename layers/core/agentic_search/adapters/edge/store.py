@@ -138,7 +138,7 @@ class EdgeStore:
             if self.on_disk
             else None
         )
-        #: records read back by the query side (see read_records); capacity 0: none kept
+        #: records read back by the query side (see hydrate_records); capacity 0: none kept
         self.records = RecordCache(RECORD_CACHE)
         #: collection -> {point id: record id}: fixed pairs (the id is the UUIDv5 of the
         #: record id), never stale, so queries need not read the payload (see _query)
@@ -178,7 +178,7 @@ class EdgeStore:
         """
         return to_edge(schema, filters, exclude_ids)
 
-    def hold(self, schema: DomainSchema) -> None:
+    def acquire_writer(self, schema: DomainSchema) -> None:
         """Take the domain's shard lock now, whether or not its shard exists (none is created),
         and keep it until :meth:`close`: no other process can create or write the shard
         meanwhile.
@@ -310,7 +310,9 @@ class EdgeStore:
         with self.shards.reading(schema):
             return shard.info()
 
-    def held(self, schema: DomainSchema) -> contextlib.AbstractContextManager[qe.EdgeShard]:
+    def writes_paused(
+        self, schema: DomainSchema
+    ) -> contextlib.AbstractContextManager[qe.EdgeShard]:
         """The domain's open shard, flushed, with this store's writes (and the opening of
         shards) held off for the block: its directory can be copied consistently
         (:mod:`~agentic_search.adapters.edge.optimize`). Call :meth:`unload` inside the block
@@ -329,7 +331,7 @@ class EdgeStore:
     # ----- writes -----------------------------------------------------------------------------
 
     def _written(self) -> None:
-        """Forget the records kept by :meth:`read_records` (any write may change them)."""
+        """Forget the records kept by :meth:`hydrate_records` (any write may change them)."""
         self.records.invalidate()
 
     def _update(self, schema: DomainSchema, op: Any) -> None:
@@ -371,7 +373,7 @@ class EdgeStore:
         payload alone changes get a payload overwrite."""
         updates = {u.id: u for u in vectors}
         with self._lock:
-            current = self.get_records(schema, list(updates), with_vectors=True)
+            current = self.retrieve_records(schema, list(updates), with_vectors=True)
             points = []
             for rid, u in updates.items():
                 rec = current.get(rid)
@@ -415,7 +417,7 @@ class EdgeStore:
 
     # ----- reads ------------------------------------------------------------------------------
 
-    def get_records(
+    def retrieve_records(
         self,
         schema: DomainSchema,
         record_ids: Sequence[str],
@@ -442,10 +444,10 @@ class EdgeStore:
                 out[rid] = StoredRecord(rid, payload, vecs)
         return out
 
-    def read_records(
+    def hydrate_records(
         self, schema: DomainSchema, record_ids: Sequence[str], with_vectors: bool = False
     ) -> dict[str, StoredRecord]:
-        """:meth:`get_records` for the query side, without the writers' bookkeeping keys,
+        """:meth:`retrieve_records` for the query side, without the writers' bookkeeping keys,
         through the record cache (:class:`~agentic_search.adapters.record_cache.RecordCache`):
         it is dropped on any write through this store (the shard's only writer: it holds the
         lock; a reader process must reopen the shard, and so this store, to see another's
@@ -456,11 +458,13 @@ class EdgeStore:
             self.collection(schema),
             record_ids,
             with_vectors,
-            lambda missing: self.get_records(schema, missing, with_vectors, without=READ_WITHOUT),
+            lambda missing: self.retrieve_records(
+                schema, missing, with_vectors, without=READ_WITHOUT
+            ),
         )
 
     def clear_record_cache(self) -> None:
-        """Forget the records kept by :meth:`read_records` (benchmarks time searches cold)."""
+        """Forget the records kept by :meth:`hydrate_records` (benchmarks time searches cold)."""
         self.records.invalidate()
 
     def _hit_payload(self, schema: DomainSchema) -> Any:
@@ -587,7 +591,7 @@ class EdgeStore:
         """The stored ``aspect`` vectors of ``record_ids`` keyed by record id (records absent
         or without that vector are left out); ``aspect`` may be the sparse ``bm25`` vector,
         which comes as a :class:`~agentic_search.state.SparseVector`. Records the query side
-        read with their vectors (:meth:`read_records`) answer from its cache; the others in
+        read with their vectors (:meth:`hydrate_records`) answer from its cache; the others in
         one ``retrieve`` of that vector alone."""
         if not record_ids:
             return {}

@@ -50,7 +50,7 @@ from agentic_search.state import (
 
 #: Local mode answers unfiltered dense queries from its own matrix from this many points on.
 DENSE_MATRIX_MIN_POINTS = 1000
-#: Payload keys the query side's reads leave out (see :meth:`QdrantStore.read_records`).
+#: Payload keys the query side's reads leave out (see :meth:`QdrantStore.hydrate_records`).
 READ_WITHOUT = [HASHES_KEY, ENTITY_KEY, LINKS_KEY, LINKED_FROM_KEY]
 
 
@@ -81,7 +81,7 @@ class QdrantStore:
         self._local: dict[str, QdrantClient] = {}
         self._open_lock = threading.Lock()
         self._lock: Any = _NullLock() if self.server_mode else threading.RLock()
-        #: records read back by the query side (local mode only, see read_records)
+        #: records read back by the query side (local mode only, see hydrate_records)
         self.records = RecordCache(RECORD_CACHE)
         #: (collection, aspect) -> (unit vectors, record ids) (local mode only, query_dense)
         self._dense: dict[tuple[str, str], tuple[np.ndarray, list[str]]] = {}
@@ -134,7 +134,7 @@ class QdrantStore:
         """
         return to_qdrant(schema, filters, exclude_ids)
 
-    def hold(self, schema: DomainSchema) -> None:
+    def acquire_writer(self, schema: DomainSchema) -> None:
         """Local mode: open the collection's folder now (its client holds the folder's lock
         until :meth:`close`); a server takes concurrent writers: nothing to take.
 
@@ -256,7 +256,7 @@ class QdrantStore:
 
     # ----- writes -----------------------------------------------------------------------------
 
-    def get_records(
+    def retrieve_records(
         self,
         schema: DomainSchema,
         record_ids: Sequence[str],
@@ -285,10 +285,10 @@ class QdrantStore:
             if p.payload
         }
 
-    def read_records(
+    def hydrate_records(
         self, schema: DomainSchema, record_ids: Sequence[str], with_vectors: bool = False
     ) -> dict[str, StoredRecord]:
-        """:meth:`get_records` for the query side, through a record cache in local mode.
+        """:meth:`retrieve_records` for the query side, through a record cache in local mode.
 
         Local mode deep-copies every payload it returns (``copy.deepcopy`` was a third of a
         search's hydrate step), and it is single-process with every write going through this
@@ -298,19 +298,21 @@ class QdrantStore:
         server other writers exist, so nothing is cached there. The records returned are
         shared: callers must not mutate them. Payloads come without the content hashes and
         the entity graph's keys (writers' bookkeeping: the largest part of a payload to copy
-        or send; the graph walk reads them with :meth:`get_records`).
+        or send; the graph walk reads them with :meth:`retrieve_records`).
         """
         if self.server_mode or not record_ids:
-            return self.get_records(schema, record_ids, with_vectors, without=READ_WITHOUT)
+            return self.retrieve_records(schema, record_ids, with_vectors, without=READ_WITHOUT)
         return self.records.read(
             self.collection(schema),
             record_ids,
             with_vectors,
-            lambda missing: self.get_records(schema, missing, with_vectors, without=READ_WITHOUT),
+            lambda missing: self.retrieve_records(
+                schema, missing, with_vectors, without=READ_WITHOUT
+            ),
         )
 
     def clear_record_cache(self) -> None:
-        """Forget the records kept by :meth:`read_records` (benchmarks time searches cold)."""
+        """Forget the records kept by :meth:`hydrate_records` (benchmarks time searches cold)."""
         self.records.invalidate()
 
     def _written(self) -> None:
@@ -565,7 +567,7 @@ class QdrantStore:
 
     def vector_of(self, schema: DomainSchema, record_id: str, aspect: str) -> list[float] | None:
         """The stored vector of one aspect of a record (None when the record is absent)."""
-        found = self.get_records(schema, [record_id], with_vectors=True)
+        found = self.retrieve_records(schema, [record_id], with_vectors=True)
         rec = found.get(record_id)
         if rec is None or rec.vectors is None:
             return None
