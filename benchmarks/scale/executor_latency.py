@@ -29,8 +29,8 @@ from pathlib import Path
 from qdrant_client import QdrantClient
 
 from agentic_search.adapters.edge.sparse import EdgeSparseKeywordIndex
+from agentic_search.adapters.qdrant.local import LocalQdrantStore
 from agentic_search.adapters.qdrant.sparse import QdrantSparseKeywordIndex
-from agentic_search.adapters.qdrant.store import QdrantStore
 from agentic_search.config import Settings
 from agentic_search.domain.schema import load_schema
 from agentic_search.service import SearchService
@@ -39,10 +39,10 @@ from agentic_search.wiring import build_embedder
 from agentic_search_cli.evaluation.systems import cold_start
 
 
-def _local_copy(edge_engine: SearchService, settings: Settings) -> QdrantStore:
+def _local_copy(edge_engine: SearchService, settings: Settings) -> LocalQdrantStore:
     schema = edge_engine.schema
     edge = edge_engine.components.store
-    store = QdrantStore(settings, client=QdrantClient(":memory:"))
+    store = LocalQdrantStore(settings, client=QdrantClient(":memory:"))
     ids = [str(p[schema.id_field]) for p in edge.scroll(schema, [schema.id_field])]
     first = edge.retrieve_records(schema, ids[:1], with_vectors=True)[ids[0]]
     dim = len(first.vectors[schema.aspect_names[0]])

@@ -3,9 +3,9 @@
 GIVEN the :class:`~agentic_search.ports.VectorStore` Protocol and the code that calls a store
 (the core, the keyword index, the CLI's evaluation) WHEN read statically THEN every method
 called on a store is one the port declares (no caller relies on an engine's extra method), and
-both engines implement every declared method with a compatible signature (same parameters in
-the same order, the same defaults, anything extra optional): adding an engine means
-implementing this one protocol.
+every engine (Qdrant Edge, a Qdrant server, qdrant-client local mode) implements every declared
+method with a compatible signature (same parameters in the same order, the same defaults,
+anything extra optional): adding an engine means implementing this one protocol.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import pytest
 from support.paths import REPO
 
 from agentic_search.adapters.edge.store import EdgeStore
+from agentic_search.adapters.qdrant.local import LocalQdrantStore
 from agentic_search.adapters.qdrant.store import QdrantStore
 from agentic_search.adapters.sparse_bm25 import SparseBm25Index
 from agentic_search.ports import VectorStore
@@ -75,7 +76,9 @@ def test_the_keyword_index_takes_the_port_not_any() -> None:
     assert annotation == "VectorStore"
 
 
-@pytest.mark.parametrize("engine", [EdgeStore, QdrantStore], ids=lambda e: e.__name__)
+@pytest.mark.parametrize(
+    "engine", [EdgeStore, QdrantStore, LocalQdrantStore], ids=lambda e: e.__name__
+)
 @pytest.mark.parametrize("method", sorted(declared()))
 def test_each_engine_implements_the_declared_method_compatibly(engine: type, method: str) -> None:
     want = inspect.signature(getattr(VectorStore, method))

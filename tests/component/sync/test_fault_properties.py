@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from qdrant_client import QdrantClient
 
 from agentic_search.adapters.caches import NullCache
-from agentic_search.adapters.qdrant.store import QdrantStore
+from agentic_search.adapters.qdrant.local import LocalQdrantStore
 from agentic_search.adapters.sync_status import SqliteSyncStatus
 from agentic_search.config import Settings
 from agentic_search.domain.entities import record_names
@@ -98,7 +98,7 @@ class NoKeyword:
         return []
 
 
-class FaultyStore(QdrantStore):
+class FaultyStore(LocalQdrantStore):
     """The real local-mode store; each write may raise before it is sent."""
 
     faults: Faults
