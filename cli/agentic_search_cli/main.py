@@ -63,13 +63,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     apply_embedder_flag(args)
-    from agentic_search.pipeline.runner import SearchFailed
     from agentic_search.ports import (
         EmbedderError,
         KeywordIndexError,
         SyncStatusError,
         VectorStoreError,
     )
+    from agentic_search.state.errors import SearchFailed
 
     try:
         code = COMMANDS[args.command].run(args)

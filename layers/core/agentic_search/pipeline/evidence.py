@@ -83,7 +83,7 @@ def build_evidence(
         return [], {}
     schema = c.schema
     aspect = dense_aspect(plan, schema)
-    records = c.store.read_records(schema, [f.id for f in fused], with_vectors=True)
+    records = c.store.hydrate_records(schema, [f.id for f in fused], with_vectors=True)
     cands = {
         cand.id: cand
         for cand in hydrate(

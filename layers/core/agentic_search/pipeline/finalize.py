@@ -197,7 +197,7 @@ def comparison_of(c: Components, state: ExecutorState) -> Comparison | None:
     (None for other queries, or when fewer than two named records were found)."""
     if state.intent.primary_goal != "compare" or len(state.pins) < 2:
         return None
-    records = c.store.read_records(c.schema, state.pins)
+    records = c.store.hydrate_records(c.schema, state.pins)
     return compare(c.schema, state.pins, {rid: rec.payload or {} for rid, rec in records.items()})
 
 

@@ -72,7 +72,7 @@ def hydrate(
             )
     missing = [f.id for f in fused if f.id not in payloads]
     if missing:
-        for rid, rec in c.store.read_records(schema, missing).items():
+        for rid, rec in c.store.hydrate_records(schema, missing).items():
             payloads[rid] = rec.payload or {}
     filters_applied = [f.label() for f in plan.filters]
     if plan.exclude_ids:

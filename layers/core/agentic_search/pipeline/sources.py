@@ -25,8 +25,7 @@ from agentic_search.domain.fusion import fuse
 from agentic_search.domain.rocchio import rocchio_vector
 from agentic_search.pipeline.embedding import embed_texts
 from agentic_search.pipeline.graph import fetch_entities, walk
-from agentic_search.pipeline.source_pool import SOURCES, bounded
-from agentic_search.ports import runs_in_process
+from agentic_search.pipeline.source_pool import SOURCES, bounded, runs_in_process
 from agentic_search.state import (
     Fused,
     QueryPlan,
@@ -40,7 +39,8 @@ from agentic_search.state import (
 
 class Task(NamedTuple):
     """One source of a plan: its result shell, the call that fills it, and whether the call
-    runs in the calling thread (its adapter :func:`~agentic_search.ports.runs_in_process`)
+    runs in the calling thread (its adapter
+    :func:`~agentic_search.pipeline.source_pool.runs_in_process`)
     rather than on the source threads."""
 
     result: RetrievedList
