@@ -2,9 +2,10 @@
 
 Runs real searches over the bundled catalog, one step at a time through
 ``agentic_search.pipeline.steps.invoke`` (the JSON edge of every state) in the order of
-``statemachine/search.asl.json``, and writes the input each state's function receives. The API
-events are built by ``local_server.http_api_event`` (what ``agentic-search serve`` hands the
-SearchApiFunction handler). See events/README.md for what each file is.
+the search ASL (``layers/core/agentic_search/statemachine/search.asl.json``), and writes
+the input each state's function receives. The API events are built by
+``local_server.http_api_event`` (what ``agentic-search serve`` hands the SearchApiFunction
+handler). See events/README.md for what each file is.
 
 The output is deterministic: request ids, correlation ids, clock readings and durations are set
 to constants, so rerunning the recorder on the same code and catalog rewrites the same files.

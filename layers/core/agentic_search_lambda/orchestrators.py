@@ -50,7 +50,7 @@ class LocalOrchestrator:
         from agentic_search.pipeline.runner import SearchFailed
 
         try:
-            result = self.runner.run(request)
+            result = self.runner.run(request, correlation_id=correlation_id)
         except SearchFailed as exc:
             raise SearchUnavailable(502, exc.error, exc.cause) from exc
         assert result.state.response is not None

@@ -1,5 +1,6 @@
-"""statemachine/search.asl.json executed by moto's Step Functions interpreter, with every Task's
-Lambda function run in-process by its real handler (functions/<step>/app.py).
+"""The search ASL (layers/core/agentic_search/statemachine/search.asl.json) executed by moto's
+Step Functions interpreter, with every Task's Lambda function run in-process by its real handler
+(functions/<step>/app.py).
 
 moto runs Lambda code in Docker, which this machine does not have; the one seam is moto's
 ``LambdaFunction._invoke_lambda``, replaced by a dispatch to the handler the template names
@@ -26,14 +27,14 @@ from moto import mock_aws
 from moto.awslambda.models import LambdaFunction
 from support.aws import wait_for_execution
 from support.lambdas import STATE_FUNCTIONS, load_function, runtime_over, use_runtime
-from support.paths import STATEMACHINE
+from support.paths import SEARCH_ASL
 
 from agentic_search.pipeline.runner import LocalRunner
 from agentic_search.service import SearchService
 from agentic_search.state import QUERY_MAX_CHARS, SearchRequest
 from agentic_search_cli.local_server import LocalContext
 
-ASL = STATEMACHINE / "search.asl.json"
+ASL = SEARCH_ASL
 REGION = "us-east-1"
 STATE_LIMIT = 256 * 1024
 
