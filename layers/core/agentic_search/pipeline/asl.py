@@ -249,17 +249,21 @@ def _child(data: Any, key: str) -> Any:
     return _ABSENT
 
 
-def _steps(path: str) -> list[str]:
+@cache
+def _steps(path: str) -> tuple[str, ...]:
+    """The keys of reference path ``path`` (parsed once per path: a walk reads the same few)."""
     if path == "$" or path == "$$":
-        return []
+        return ()
     head, _, rest = path.partition(".")
     if head not in ("$", "$$") or not rest or any(c in rest for c in "[]*?@"):
         raise ASLError(f"path {path!r} is outside the supported subset ($.a.b)")
-    return rest.split(".")
+    return tuple(rest.split("."))
 
 
 def _lookup(data: Any, path: str, context: Any) -> Any:
     """The value at ``path`` or ``_ABSENT``."""
+    if path == "$":
+        return data
     value = context if path.startswith("$$") else data
     for key in _steps(path):
         value = _child(value, key)
@@ -292,6 +296,8 @@ def set_path(data: Any, path: str | None, value: Any) -> Any:
     """
     if path is None:
         return data
+    if path == "$":
+        return value
     keys = _steps(path)
     if not keys:
         return value
