@@ -13,7 +13,7 @@ from samtranslator.translator.transform import transform
 from support.paths import REPO
 
 TEMPLATE = REPO / "template.yaml"
-ASL = REPO / "statemachine" / "search.asl.json"
+ASL = REPO / "layers" / "core" / "agentic_search" / "statemachine" / "search.asl.json"
 CONTRACT = REPO / "docs" / "state-machine.md"
 LAYER_REQUIREMENTS = REPO / "layers" / "core" / "requirements.txt"
 

@@ -1,4 +1,5 @@
-"""template.yaml and statemachine/search.asl.json against docs/state-machine.md (the contract).
+"""template.yaml and the search ASL (layers/core/agentic_search/statemachine/search.asl.json)
+against docs/state-machine.md (the contract).
 
 Nothing here asserts that a file merely exists: the template is parsed with cfn-lint's loader,
 linted by cfn-lint, transformed by the SAM translator (aws-sam-translator, the library behind
@@ -308,7 +309,7 @@ def test_definition_substitutions_and_asl_placeholders_match_both_ways(asl, reso
     ]
     assert sorted(invokable) == sorted(k.removesuffix("Arn") for k in subs)
     assert "Definition" not in props and "DefinitionString" not in props
-    assert props["DefinitionUri"] == "statemachine/search.asl.json"
+    assert props["DefinitionUri"] == "layers/core/agentic_search/statemachine/search.asl.json"
 
 
 def test_state_machine_is_express_logs_errors_without_data_and_is_traced(resources):
