@@ -199,7 +199,12 @@ class Recorder:
         api_events: list[str] = []
 
         def event(
-            rel: str, method: str, target: str, body: Any = None, ctype: str | None = None
+            rel: str,
+            method: str,
+            target: str,
+            body: Any = None,
+            ctype: str | None = None,
+            route_key: str | None = None,
         ) -> None:
             raw = b"" if body is None else json.dumps(body).encode("utf-8")
             headers = {
@@ -216,6 +221,8 @@ class Recorder:
             ev["requestContext"]["requestId"] = f"Xq3vLhAAoAMEY{len(api_events):02d}="
             ev["requestContext"]["time"] = FIXED_TIME
             ev["requestContext"]["timeEpoch"] = int(FIXED_EPOCH * 1000)
+            if route_key is not None:  # the route API Gateway matched (its $default route)
+                ev["routeKey"] = ev["requestContext"]["routeKey"] = route_key
             self.write(f"search_api/{rel}", ev, stable=False)
 
         event("post_search.json", "POST", "/search", {"query": QUERY, "limit": LIMIT})
@@ -237,6 +244,11 @@ class Recorder:
         )
         event("get_health.json", "GET", "/health")
         event("get_openapi.json", "GET", "/openapi.json")
+        # What no route of template.yaml matches reaches SearchApiFunction through the $default
+        # route: another method of a known path (405 with Allow), an unknown path (404).
+        event("default_post_sync_status.json", "POST", "/sync/status", {}, route_key="$default")
+        event("default_get_search.json", "GET", "/search", route_key="$default")
+        event("default_get_unknown.json", "GET", "/nothing/here", route_key="$default")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -470,14 +470,31 @@ def test_search_api_function_starts_only_this_state_machine(resources):
     assert statement["Effect"] == "Allow"
     assert statement["Action"] in ("states:StartSyncExecution", ["states:StartSyncExecution"])
     assert statement["Resource"] == {"Ref": "SearchStateMachine"}
-    routes = {
-        (e["Properties"]["Method"].upper(), e["Properties"]["Path"])
+    events = [
+        e["Properties"]
         for e in props["Events"].values()
         if e["Type"] == "HttpApi" and e["Properties"]["ApiId"] == {"Ref": "SearchApi"}
-    }
+    ]
+    routes = {(e["Method"].upper(), e["Path"]) for e in events if "Path" in e}
     assert routes == {("POST", "/search"), ("GET", "/health"), ("GET", "/openapi.json")} | {
         ("GET", p) for p in ("/", "/ui/app.js", "/ui/app.css", "/domains")
     }
+    # AND the $default route (no Path, no Method): what no route matches reaches the handler
+    [default] = [e for e in events if "Path" not in e]
+    assert "Method" not in default and default["PayloadFormatVersion"] == "2.0"
+
+
+def test_only_search_api_function_takes_the_default_route(resources):
+    # issue 25 finding 10: without a $default route, API Gateway answered a wrong method of a
+    # known path (POST /sync/status, GET /search) with its own bare 404 before any handler;
+    # the handler answers 405 with Allow (tests/aws/lambda/test_handlers_replay.py)
+    defaults = [
+        name
+        for name, p in functions_of(resources).items()
+        for e in (p.get("Events") or {}).values()
+        if e["Type"] == "HttpApi" and "Path" not in e["Properties"]
+    ]
+    assert defaults == ["SearchApiFunction"]
 
 
 # ----- template: HTTP API -------------------------------------------------------------------------
@@ -498,6 +515,10 @@ def test_http_api_auth_is_on_by_default_and_selectable(template, resources):
         assert "Auth" not in event["Properties"]
 
 
+#: The $default route as the SAM transform writes it into the HTTP API's OpenAPI body.
+DEFAULT_ROUTE = "X-AMAZON-APIGATEWAY-ANY-METHOD /$default"
+
+
 def _api_routes(deployed: dict[str, Any]) -> dict[str, Any]:
     body = deployed["Resources"]["SearchApi"]["Properties"]["Body"]
     return {f"{m.upper()} {p}": op for p, ops in body["paths"].items() for m, op in ops.items()}
@@ -513,7 +534,13 @@ def test_deployed_routes_require_iam_by_default_and_jwt_when_chosen(
         "GET /ui/app.js",
         "GET /ui/app.css",
         "GET /domains",
+        DEFAULT_ROUTE,
     }
+    # the $default route: any method, SearchApiFunction's handler (405 with Allow, or 404)
+    default = routes[DEFAULT_ROUTE]
+    assert default["isDefaultRoute"] is True
+    uri = default["x-amazon-apigateway-integration"]["uri"]["Fn::Sub"]
+    assert "${SearchApiFunction.Arn}" in uri
     for key, op in routes.items():
         assert op["security"] == [{"AWS_IAM": []}], key
     # GIVEN AuthMode JWT, THEN every route uses the JWT authorizer on the configured issuer.
