@@ -16,7 +16,7 @@ adapter. Nothing here imports an engine or numpy at import time.
 | :class:`StructuredStore` | MongoDB (``MONGODB_URI``) | Qdrant payload filter |
 | :class:`Embedder` | OpenAI-compatible API | all-MiniLM-L6-v2 int8 ONNX |
 | :class:`Reranker` | rerank API / ONNX cross-encoder | none |
-| :class:`HydeGenerator`, :class:`IntentPlanner` | OpenAI-compatible chat API | none (rules) |
+| :class:`HydeGenerator`, :class:`IntentPlanner` | OpenAI-compatible chat, Bedrock | none (rules) |
 | :class:`ResultCache` | DynamoDB | SQLite |
 | :class:`SyncStatusStore` | DynamoDB | SQLite |
 """

@@ -10,7 +10,8 @@
   ``EMBEDDING_PROVIDER=bedrock``, the local MiniLM otherwise (multilingual-e5-small with
   ``LOCAL_EMBEDDING_MODEL=e5-small``);
 * a reranker when ``RERANKER_MODEL_PATH`` or ``RERANKER_URL`` is set; HyDE and the LLM
-  intent/planner when an OpenAI-compatible endpoint is configured;
+  intent/planner when an OpenAI-compatible endpoint is configured (the intent/planner also
+  with ``LLM_PROVIDER=local``, a llama.cpp child, or ``bedrock``, Bedrock's Converse API);
 * the result cache ``CACHE_BACKEND`` selects; the sync status store (``SYNC_STATUS_TABLE``).
 
 Every adapter module is imported inside its factory, on first use, so a step that needs no
@@ -32,6 +33,7 @@ from agentic_search.components import Components, Factory
 from agentic_search.config import Settings
 from agentic_search.domain.schema import DomainSchema, available_domains, load_schema
 from agentic_search.ports import (
+    ChatJSONClient,
     Embedder,
     EmbedderError,
     HydeGenerator,
@@ -339,8 +341,23 @@ def _llm(c: Components) -> IntentPlanner | None:
             server.warmed = True
         return planner
     return LLMIntentPlanner(
-        c.schema, settings, OpenAIChatClient(settings), lambda: catalog_lookup(c)
+        c.schema, settings, build_chat_client(settings), lambda: catalog_lookup(c)
     )
+
+
+def build_chat_client(settings: Settings) -> ChatJSONClient:
+    """The chat client of ``LLM_PROVIDER``: Bedrock Converse (``bedrock``; model ``LLM_MODEL``
+    or Nova Micro, region ``BEDROCK_REGION`` or boto3's) or the OpenAI-compatible API
+    (``openai``; ``local`` wires its loopback server's URL in first)."""
+    if settings.llm_provider == "bedrock":
+        from agentic_search.adapters.bedrock_chat import BedrockChatClient
+
+        return BedrockChatClient(
+            settings.chat_model, region=settings.bedrock_region, timeout_s=settings.llm_timeout_s
+        )
+    from agentic_search.adapters.openai_chat import OpenAIChatClient
+
+    return OpenAIChatClient(settings)
 
 
 class _UnavailableLLM:
@@ -450,6 +467,7 @@ __all__ = [
     "FACTORIES",
     "DomainRegistry",
     "build_cache",
+    "build_chat_client",
     "build_components",
     "build_embedder",
     "build_hyde",
