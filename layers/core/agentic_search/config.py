@@ -151,6 +151,17 @@ class Settings(BaseSettings):
         description="A second LLM call writes the plan: auto = on for LLM_PROVIDER=openai, off "
         "for local (one call per query on a CPU; the rules plan over the merged intent).",
     )
+    llm_hyde: Literal["auto", "on", "off"] = Field(
+        default="auto",
+        description="HyDE passage for round 1: auto = through the OpenAI-compatible API when "
+        "LLM_MODEL and OPENAI_BASE_URL or OPENAI_API_KEY are set; on = through LLM_PROVIDER's "
+        "client (openai, local or bedrock; JSON {passage}); off = never.",
+    )
+    llm_rounds: Literal["off", "on"] = Field(
+        default="off",
+        description="Rounds 2+ add up to two dense queries the LLM (LLM_PROVIDER) writes from "
+        "the evidence so far and what is still missing (IRCoT-style).",
+    )
     llm_load_timeout_s: float = Field(
         default=180.0, gt=0, description="How long the local model may take to load (s)."
     )

@@ -41,6 +41,7 @@ from agentic_search.ports import (
     KeywordIndex,
     Reranker,
     ResultCache,
+    RoundQueryWriter,
     StructuredStore,
     SyncStatusError,
     SyncStatusStore,
@@ -215,6 +216,55 @@ def build_reranker(settings: Settings) -> Reranker | None:
     return None
 
 
+def _hyde(c: Components) -> HydeGenerator | None:
+    """HyDE as ``LLM_HYDE`` says: ``on`` through the LLM provider's chat client, ``off``
+    none, ``auto`` :func:`build_hyde`."""
+    if c.settings.llm_hyde == "off":
+        return None
+    if c.settings.llm_hyde == "on":
+        from agentic_search.adapters.llm_writer import LLMHyde
+
+        return LLMHyde(c.schema, *_chat(c))
+    return build_hyde(c.settings)
+
+
+def _round_writer(c: Components) -> RoundQueryWriter | None:
+    """The later rounds' query writer when ``LLM_ROUNDS=on``, through the LLM provider."""
+    if c.settings.llm_rounds != "on":
+        return None
+    from agentic_search.adapters.llm_writer import LLMRoundWriter
+
+    return LLMRoundWriter(c.schema, *_chat(c))
+
+
+def _chat(c: Components) -> tuple[Settings, ChatJSONClient]:
+    """``LLM_PROVIDER``'s chat client and the settings it runs with (``local``: its loopback
+    server started first; when it cannot start, a client whose every call falls back with
+    the reason)."""
+    settings = c.settings
+    if settings.llm_provider == "local":
+        from agentic_search.adapters.local_llm import local_server
+        from agentic_search.ports import LLMFallback
+
+        try:
+            server = local_server(settings.resolved_gguf_path, settings.llm_load_timeout_s)
+        except LLMFallback as exc:
+            return settings, _FailingChat(settings.chat_model, exc)
+        settings = settings.model_copy(update={"openai_base_url": server.base_url})
+    return settings, build_chat_client(settings)
+
+
+class _FailingChat:
+    """A chat client whose every call raises the error that kept the model from starting."""
+
+    def __init__(self, model: str, error: Exception) -> None:
+        self.model = model
+        self._error = error
+
+    def complete_json(self, *args: Any, **kwargs: Any) -> str:
+        raise self._error
+
+
 def build_hyde(settings: Settings) -> HydeGenerator | None:
     """OpenAIHyde when ``LLM_MODEL`` and an endpoint or key are set, else None."""
     if settings.llm_model and (settings.openai_base_url or settings.openai_api_key):
@@ -383,8 +433,9 @@ FACTORIES: dict[str, Factory] = {
     "structured": _structured,
     "embedder": lambda c: build_embedder(c.settings),
     "reranker": lambda c: build_reranker(c.settings),
-    "hyde": lambda c: build_hyde(c.settings),
+    "hyde": _hyde,
     "llm": _llm,
+    "round_writer": _round_writer,
     "cache": lambda c: build_cache(c.settings),
     "sync_status": lambda c: build_sync_status(c.settings),
     "journal": lambda c: build_journal(c.settings),
