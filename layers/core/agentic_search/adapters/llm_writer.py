@@ -65,7 +65,7 @@ class LLMHyde:
         except LLMFallback as exc:
             raise HydeError(f"{self.name}: {exc}") from exc
         except ValidationError as exc:
-            raise HydeError(f"{self.name}: {validation_reason(exc)}") from exc
+            raise HydeError(f"{self.name}: passage: {validation_reason(exc)}") from exc
         if not passage:
             raise HydeError(f"{self.name} answered with an empty passage")
         return passage
