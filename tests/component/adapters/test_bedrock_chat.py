@@ -276,6 +276,7 @@ def test_the_response_lists_the_bedrock_error(bedrock_engine, tools_engine):
     runner.close()
     assert resp["extractor"]["path"] == "rules" and resp["extractor"]["fallback"] == "error"
     assert "AccessDeniedException" in resp["extractor"]["reason"]
+    assert resp["extractor"]["transient"] is True  # granting access fixes it: not cached
     assert "AccessDeniedException" in resp["planner"]["reason"]
     assert resp["candidates"]  # the rules answered
 
@@ -335,3 +336,18 @@ def test_the_planner_budget_bounds_a_bedrock_call(stubbed, tools_engine, tmp_pat
     with pytest.raises(LLMFallback) as exc:  # no budget left: no call is made at all
         llm.extract(QUERY, Budget(total_s=0.05))
     assert exc.value.kind == "budget"
+
+
+def test_a_missing_region_is_a_transient_fallback_so_it_is_not_cached(monkeypatch):
+    # Found running the CLI without AWS configuration: a non-transient fallback is stored in
+    # the plan cache, so fixing the configuration would not help that query for a day.
+    for name in ("AWS_REGION", "AWS_DEFAULT_REGION", "AWS_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent/config")
+    chat = BedrockChatClient(MODEL)
+    with pytest.raises(LLMFallback) as exc:
+        chat.complete_json(
+            "s", "u", schema_name="intent", json_schema={}, timeout_s=1, max_retries=0, max_tokens=1
+        )
+    assert exc.value.kind == "error" and exc.value.transient is True
+    assert "region" in exc.value.reason and MODEL in exc.value.reason

@@ -22,9 +22,12 @@ Response: ``output.message.content`` holds ``{"toolUse": {"toolUseId", "name", "
 Timeouts and retries: the client's read timeout is ``LLM_TIMEOUT_S`` and botocore's standard
 retry mode makes ``max_retries + 1`` attempts (backing off on throttling); the planner also
 abandons a call at its own hard deadline within ``LLM_BUDGET_S``. Every failure is an
-:class:`~agentic_search.ports.LLMFallback` naming the model and the error code: throttling,
-5xx and timeouts are transient (not cached), a ``ValidationException`` or ``AccessDenied``
-is not. Nothing is imported or built at construction: boto3 comes on the first call.
+:class:`~agentic_search.ports.LLMFallback` naming the model and the error code. Only a
+``ValidationException`` is not transient (the same model refuses the same request the same
+way, and the plan cache key names the model): throttling, 5xx, timeouts, and configuration
+the operator can fix without changing the model (no region or credentials, access not
+granted) are transient, so the fallback is not cached. Nothing is imported or built at
+construction: boto3 comes on the first call.
 """
 
 from __future__ import annotations
@@ -36,15 +39,9 @@ from typing import Any
 from agentic_search.config import DEFAULT_BEDROCK_CHAT_MODEL
 from agentic_search.ports import LLMFallback
 
-#: Error codes of a call that may succeed later (the fallback is then not cached).
-TRANSIENT_CODES = {
-    "ThrottlingException",
-    "ServiceUnavailableException",
-    "InternalServerException",
-    "ModelNotReadyException",
-    "ModelTimeoutException",
-    "TooManyRequestsException",
-}
+#: Error codes of a refusal the same request always gets from the same model (the fallback
+#: may be cached); every other failure may succeed later.
+PERMANENT_CODES = {"ValidationException"}
 
 
 class BedrockChatClient:
@@ -77,7 +74,8 @@ class BedrockChatClient:
         use, no network I/O).
 
         Raises:
-            LLMFallback: (``error``, not transient) when boto3 is missing or no region is set.
+            LLMFallback: (``error``, transient: configuration can be fixed) when boto3 is
+                missing or no region or profile is usable.
         """
         if self._given is not None:
             return self._given
@@ -90,7 +88,7 @@ class BedrockChatClient:
                     from botocore.exceptions import BotoCoreError
                 except ImportError as exc:  # pragma: no cover - in the Lambda runtime
                     raise LLMFallback(
-                        "error", "LLM_PROVIDER=bedrock needs boto3 (extra `aws`)"
+                        "error", "LLM_PROVIDER=bedrock needs boto3 (extra `aws`)", transient=True
                     ) from exc
                 config = Config(
                     connect_timeout=self.timeout_s,
@@ -103,7 +101,9 @@ class BedrockChatClient:
                         "bedrock-runtime", region_name=self.region, config=config
                     )
                 except BotoCoreError as exc:  # e.g. NoRegionError
-                    raise LLMFallback("error", f"Bedrock client for {self.model}: {exc}") from exc
+                    raise LLMFallback(
+                        "error", f"Bedrock client for {self.model}: {exc}", transient=True
+                    ) from exc
                 self._clients[max_retries] = client
             return client
 
@@ -155,6 +155,7 @@ class BedrockChatClient:
             LLMFallback: ``timeout`` (transient) when no answer came in time; ``error`` for a
                 refused or failed call (transient for throttling and 5xx); ``invalid`` when the
                 answer holds no call of the tool (e.g. the output hit ``maxTokens``).
+                Transient or not as the module docstring says.
         """
         kwargs = self.request(
             system, user, schema_name=schema_name, json_schema=json_schema, max_tokens=max_tokens
@@ -177,7 +178,7 @@ class BedrockChatClient:
 
 def _fallback(model: str, exc: Exception) -> LLMFallback:
     """A boto3 failure as the planner's fallback: a ClientError's code and message (transient
-    for throttling and 5xx), a timeout, or the exception's own text."""
+    unless a ValidationException), a timeout, or the exception's own text (transient)."""
     from botocore.exceptions import ConnectTimeoutError, ReadTimeoutError
 
     if isinstance(exc, ReadTimeoutError | ConnectTimeoutError):
@@ -186,8 +187,7 @@ def _fallback(model: str, exc: Exception) -> LLMFallback:
     if isinstance(response, dict) and "Error" in response:
         code = response["Error"].get("Code", "Error")
         message = response["Error"].get("Message", "")
-        status = int(response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0)
-        transient = code in TRANSIENT_CODES or status >= 500 or status == 429
+        transient = code not in PERMANENT_CODES
         return LLMFallback("error", f"Bedrock {model}: {code}: {message}", transient=transient)
     if isinstance(exc, LLMFallback):
         return exc
