@@ -176,7 +176,8 @@ class QualitySpec(BaseModel):
     withheld. The answer is "no good match" when none of the first ten is supported and the
     evidence's coverage confidence is below ``min_coverage``; it is ``good`` when the best
     cosine reaches ``min_relevance`` and the coverage ``min_coverage``. Calibrated per domain
-    (the bundled values say on what data in the schema files); the defaults abstain never."""
+    (the bundled values say on what data in the schema files) and, for another embedder's
+    cosine scale, per model (:attr:`DomainSchema.calibrations`); the defaults abstain never."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -213,7 +214,8 @@ class CapabilitySpec(BaseModel):
     ``min_score``, at most ``max_matches`` of them, when the query's words matched no value of
     these vocabularies. A cosine threshold belongs to one model's cosine scale:
     ``calibrated_for`` names the embedder models (their identity's ``model``) it was chosen
-    with; under another embedder the step is off (empty: any embedder)."""
+    with; under another embedder the step is off (empty: any embedder) unless the schema's
+    ``calibrations`` give that model a ``capability_min_score`` of its own."""
 
     model_config = ConfigDict(extra="forbid")
 
