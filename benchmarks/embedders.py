@@ -1,11 +1,17 @@
 """Side-by-side cost of the local embedding models (issue 28): query-embedding ms p50/p95,
 ingest tokens/s (each model's own tokenizer), model bytes and the process's RSS.
 
-    python benchmarks/embedders.py [--docs N] [--queries N] [--threads N] [--json]
+    python benchmarks/embedders.py [--docs N] [--queries N] [--threads N]
+                                   [--ratio-dataset DIR --ratio-docs N] [--json]
 
 Documents: the first N SciFact abstracts (../shared/datasets/scifact/corpus.jsonl, or
 --corpus); queries: the judged tools queries (benchmarks/tools_queries). Each model runs in
 its own subprocess (RSS is per process). Timings depend on the machine's load: note it.
+
+With ``--ratio-dataset`` (a BEIR folder), each model also ingests the first ``--ratio-docs``
+documents into a throwaway collection and its raw model is timed on the same texts before and
+after (``agentic-search bench``'s measures: ``measure_raw_model``, ``measure_ingest``):
+``ingest_ratio`` = ingest tokens/s ÷ the raw model's (issue 28's target: at least 0.9).
 """
 
 from __future__ import annotations
@@ -33,7 +39,59 @@ def _model_bytes(name: str) -> int:
     return sum(p.stat().st_size for p in minilm_files())
 
 
-def measure(name: str, corpus: Path, n_docs: int, n_queries: int, threads: int | None) -> dict:
+def ingest_ratio_figures(embedder: object, dataset: Path, n_docs: int) -> dict:
+    """Raw model tokens/s (before and after), ingest tokens/s and their ratio, on the first
+    ``n_docs`` documents of ``dataset`` ingested into a throwaway ``documents`` collection."""
+    import tempfile
+
+    from agentic_search.config import Settings
+    from agentic_search.domain.schema import load_schema
+    from agentic_search.service import SearchService
+    from agentic_search_cli import evaluation as ev
+    from agentic_search_cli.bench.run import _temp_settings
+    from agentic_search_cli.bench.summary import ingest_ratio
+    from agentic_search_cli.bench.throughput import (
+        embedded_texts,
+        measure_ingest,
+        measure_raw_model,
+    )
+
+    schema = load_schema("documents")
+    records = ev.load_beir(dataset, "test", schema).corpus.records[:n_docs]
+    texts = embedded_texts(schema, records)
+    with tempfile.TemporaryDirectory(prefix="embedders-ratio-") as tmp:
+        engine = SearchService.create(
+            _temp_settings(Settings(), Path(tmp)),
+            schema,
+            embedder=embedder,  # type: ignore[arg-type]
+        )
+        try:
+            before = measure_raw_model(embedder, texts)  # type: ignore[arg-type]
+            ingest, _ = measure_ingest(engine, records)
+            after = measure_raw_model(embedder, texts)  # type: ignore[arg-type]
+        finally:
+            engine.close()
+    out = ingest_ratio(ingest, [before, after])
+    return {
+        "ratio_docs": len(records),
+        "ratio_tokens": ingest["tokens"],
+        "ratio_raw_tokens_per_s": [before["tokens_per_s"], after["tokens_per_s"]],
+        "ratio_ingest_tokens_per_s": ingest["tokens_per_s"],
+        "ratio_ingest_embed_tokens_per_s": ingest["embed_tokens_per_s"],
+        "ingest_ratio": round(out["ratio"], 3) if out.get("ratio") else None,
+        "ingest_embed_only_ratio": out.get("embed_only_ratio"),
+    }
+
+
+def measure(
+    name: str,
+    corpus: Path,
+    n_docs: int,
+    n_queries: int,
+    threads: int | None,
+    ratio_dataset: Path | None = None,
+    ratio_docs: int = 40,
+) -> dict:
     """One model's figures in this process."""
     from agentic_search.config import Settings
     from agentic_search.wiring import build_embedder
@@ -63,7 +121,8 @@ def measure(name: str, corpus: Path, n_docs: int, n_queries: int, threads: int |
     embedder.embed_documents(docs)
     ingest_s = time.perf_counter() - t0
     times.sort()
-    return {
+    ratio = ingest_ratio_figures(embedder, ratio_dataset, ratio_docs) if ratio_dataset else {}
+    return ratio | {  # ratio_* keys: the ingest ÷ raw measure; the others: embed_documents
         "model": name,
         "query_ms_p50": round(statistics.median(times), 2),
         "query_ms_p95": round(times[int(0.95 * (len(times) - 1))], 2),
@@ -85,16 +144,35 @@ def main() -> int:
     p.add_argument(
         "--corpus", type=Path, default=ROOT.parent / "shared/datasets/scifact/corpus.jsonl"
     )
+    p.add_argument("--ratio-dataset", type=Path, help="BEIR folder for the ingest ÷ raw ratio")
+    p.add_argument("--ratio-docs", type=int, default=40)
+    p.add_argument("--models", default="minilm,e5-small")
     p.add_argument("--json", action="store_true")
     p.add_argument("--one", help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.one:
-        print(json.dumps(measure(args.one, args.corpus, args.docs, args.queries, args.threads)))
+        figures = measure(
+            args.one,
+            args.corpus,
+            args.docs,
+            args.queries,
+            args.threads,
+            args.ratio_dataset,
+            args.ratio_docs,
+        )
+        print(json.dumps(figures))
         return 0
     rows = []
-    for name in ("minilm", "e5-small"):
+    for name in args.models.split(","):
         cmd = [sys.executable, __file__, "--one", name, "--docs", str(args.docs)]
         cmd += ["--queries", str(args.queries), "--corpus", str(args.corpus)]
+        if args.ratio_dataset:
+            cmd += [
+                "--ratio-dataset",
+                str(args.ratio_dataset),
+                "--ratio-docs",
+                str(args.ratio_docs),
+            ]
         if args.threads:
             cmd += ["--threads", str(args.threads)]
         out = subprocess.run(cmd, capture_output=True, text=True, check=True)

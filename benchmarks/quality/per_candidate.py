@@ -1,7 +1,8 @@
 """How the tools schema's per-candidate abstention thresholds were chosen: on the tuning split
 of benchmarks/tools_queries only (the held-out split is reported by ``eval``, never read here).
 
-Usage: python benchmarks/quality/per_candidate.py [--split tuning] [--json]
+Usage: python benchmarks/quality/per_candidate.py [--split tuning] [--embedder minilm|e5-small]
+       [--collection-prefix PREFIX] [--baseline NDCG] [--json]
 
 Runs every query of the split once with abstention off (a ``QualitySpec()`` that supports
 every candidate), keeps each candidate's own evidence (cosine to the query, an asked
@@ -12,6 +13,15 @@ answerable queries left empty, the unanswerable ones padded and nDCG@10 of what 
 at least ``--baseline`` (hybrid-rrf's on the split, from ``eval``; 0.531 on tuning), the
 fewest unanswerable queries padded, then the fewest answerable left empty, then the highest
 floor (the most padding withheld at no cost).
+
+A cosine threshold belongs to one embedder's scale: ``--embedder`` picks the local model (the
+tools index must have been built with it; ``--collection-prefix`` names an existing one, such
+as ``eval``'s ``eval-tools-queries-e5-small-``), and the grid is that model's
+(:data:`GRIDS`; e5-small's cosines run from about 0.7 to 0.95). The chosen pair goes into the
+tools schema: ``quality`` for MiniLM, ``calibrations: {<model>: {quality: ...}}`` for another.
+``min_relevance`` (the best cosine a ``good`` verdict needs; it withholds nothing) is carried
+to another model by quantile: the printed ``min_relevance_quantile`` is the cosine below which
+the same share of answerable queries' best cosines falls as below MiniLM's 0.42.
 """
 
 from __future__ import annotations
@@ -30,15 +40,36 @@ from agentic_search.service import SearchService
 QUERIES = Path(__file__).resolve().parents[1] / "tools_queries"
 RELEVANCE = [0.20, 0.22, 0.24, 0.26, 0.28, 0.30, 0.32, 0.34, 0.36, 0.38, 0.42]
 FLOOR = [-1.0, 0.05, 0.1, 0.15, 0.2, 0.25]
+#: (candidate_relevance grid, candidate_floor grid) per local model, on its cosine scale.
+GRIDS = {
+    "minilm": (RELEVANCE, FLOOR),
+    "e5-small": (
+        [round(0.74 + 0.01 * i, 2) for i in range(18)],
+        [-1.0, 0.70, 0.72, 0.74, 0.76, 0.78, 0.80],
+    ),
+}
+#: MiniLM's ``min_relevance`` (tools schema), carried to another model by quantile.
+MINILM_MIN_RELEVANCE = 0.42
 
 
-def collect(split: str) -> list[tuple[dict, float, list[CandidateEvidence]]]:
-    """(query, coverage, evidence in rank order) of each query of ``split``."""
+def collect(
+    split: str, embedder: str = "minilm", prefix: str = ""
+) -> list[tuple[dict, float, list[CandidateEvidence]]]:
+    """(query, coverage, evidence in rank order) of each query of ``split``, searched with the
+    local model ``embedder`` in the tools index of collection prefix ``prefix``."""
     queries = [json.loads(line) for line in (QUERIES / "queries.jsonl").read_text().splitlines()]
-    svc = SearchService.create(Settings(cache_backend="none"), "tools")
+    settings = Settings(
+        cache_backend="none",
+        embedding_provider="local",
+        local_embedding_model=embedder,
+        collection_prefix=prefix,
+    )
+    svc = SearchService.create(settings, "tools")
     svc.ensure_bundled_catalog()
-    calibrated = svc.components.schema.quality
-    svc.components.schema.quality = QualitySpec(
+    schema = svc.components.schema
+    calibrated = schema.quality_for(settings.embedder_model)
+    schema.calibrations = {}  # abstention off under every model: every candidate replayed
+    schema.quality = QualitySpec(
         min_relevance=calibrated.min_relevance, min_coverage=calibrated.min_coverage
     )
     analyzer, fields = svc.components.analyzer, svc.components.schema.vocabulary_fields
@@ -79,16 +110,27 @@ def main() -> None:
     parser.add_argument(
         "--baseline", type=float, default=0.531, help="hybrid-rrf's nDCG@10 on the split"
     )
+    parser.add_argument("--embedder", choices=sorted(GRIDS), default="minilm")
+    parser.add_argument("--collection-prefix", default="", help="of an existing tools index")
+    parser.add_argument(
+        "--reference", type=Path, help="MiniLM's --json output: prints min_relevance_quantile"
+    )
     args = parser.parse_args()
+    relevance_grid, floor_grid = GRIDS[args.embedder]
     qrels: dict[str, dict[str, int]] = {}
     for line in (QUERIES / "qrels" / f"{args.split}.tsv").read_text().splitlines()[1:]:
         qid, did, grade = line.split("\t")
         qrels.setdefault(qid, {})[did] = int(grade)
-    runs = collect(args.split)
+    runs = collect(args.split, args.embedder, args.collection_prefix)
+    best = sorted(
+        max((e.relevance for e in ev if e.relevance is not None), default=0.0)
+        for q, _, ev in runs
+        if q["answerable"]
+    )
     evaluator = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10"})
     rows = []
-    for rel in RELEVANCE:
-        for floor in FLOOR:
+    for rel in relevance_grid:
+        for floor in floor_grid:
             spec = QualitySpec(
                 min_relevance=0.42, min_coverage=0.9, candidate_relevance=rel, candidate_floor=floor
             )
@@ -115,12 +157,20 @@ def main() -> None:
             -r["candidate_floor"],
         )
     )
+    out: dict = {"embedder": args.embedder, "best_cosines": best, "chosen": rows[0]}
+    if args.reference:
+        ref = sorted(json.loads(args.reference.read_text())["best_cosines"])
+        share = sum(c < MINILM_MIN_RELEVANCE for c in ref) / max(1, len(ref))
+        out["min_relevance_share"] = round(share, 3)
+        out["min_relevance_quantile"] = round(best[min(len(best) - 1, int(share * len(best)))], 3)
     if args.json:
-        print(json.dumps({"chosen": rows[0], "rows": rows}, indent=2))
+        print(json.dumps({**out, "rows": rows}, indent=2))
         return
     answerable = sum(q["answerable"] for q, *_ in runs)
     print(f"{args.split}: {answerable} answerable, {len(runs) - answerable} unanswerable")
     print(f"chosen (nDCG@10 >= {args.baseline}):", rows[0])
+    if "min_relevance_quantile" in out:
+        print("min_relevance by quantile:", out["min_relevance_quantile"])
     for r in rows:
         print(r)
 

@@ -28,7 +28,7 @@ from agentic_search_cli.bench.latency import measure_search
 from agentic_search_cli.bench.machine import loadavg, machine_info, measure_imports
 from agentic_search_cli.bench.summary import ingest_ratio, raw_summary, targets
 from agentic_search_cli.bench.throughput import (
-    LOCAL_EMBEDDERS,
+    RAW_MEASURED,
     embedded_texts,
     measure_ingest,
     measure_raw_model,
@@ -146,7 +146,7 @@ def run_bench(
         golden_engine: SearchService | None = None
         try:
             texts = embedded_texts(ingest_schema, ingest_records)
-            local = isinstance(embedder, LOCAL_EMBEDDERS)
+            local = isinstance(embedder, RAW_MEASURED)
             raw_runs = []
             threads = settings.embedding_threads
             if local:

@@ -21,7 +21,7 @@ def raw_summary(runs: list[dict[str, Any]], embedder: Embedder) -> dict[str, Any
     if not runs:
         return {
             "available": False,
-            "reason": f"raw throughput needs the local ONNX embedder, not {embedder.name}",
+            "reason": f"raw throughput needs a local model (minilm, e5-small): {embedder.name}",
         }
     tps = [r["tokens_per_s"] for r in runs]
     return {

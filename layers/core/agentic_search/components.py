@@ -203,6 +203,17 @@ class Components:
         """Whether adapter ``name`` exists already (given, or built by an earlier access)."""
         return name in self._built
 
+    def embedder_model(self) -> str:
+        """The embedder's model name (its identity's ``model``, what the collection records):
+        read from the embedder when it exists already, else from the settings
+        (:attr:`~agentic_search.config.Settings.embedder_model`), so a step that embeds
+        nothing (Finalize) does not build one to learn which thresholds apply."""
+        if self.built("embedder"):
+            from agentic_search.domain.embedder_identity import identity_of
+
+            return identity_of(self.embedder).model
+        return self.settings.embedder_model
+
     def derive(self, **given: Any) -> Components:
         """The same components with some adapters replaced (``given``); everything built so
         far, the factories and the memo are shared."""

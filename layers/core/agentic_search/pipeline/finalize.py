@@ -159,8 +159,10 @@ def judge(
 ) -> tuple[list[Candidate], AnswerQuality]:
     """The answer quality of ``candidates`` and the candidates that clear it, each judged by
     its own evidence (see :mod:`agentic_search.domain.quality`); the cosines were measured
-    by FuseRerank (round 1's head, and what later rounds brought into theirs)."""
-    spec = c.schema.quality
+    by FuseRerank (round 1's head, and what later rounds brought into theirs), so the
+    thresholds are those calibrated for the embedder's model
+    (:meth:`~agentic_search.domain.schema.DomainSchema.quality_for`)."""
+    spec = c.schema.quality_for(c.embedder_model())
     found = {cand.id for cand in candidates}
     pins = {rid for rid in state.pins if rid in found}
     words = set(c.analyzer.terms(state.intent.normalized_query))
