@@ -99,6 +99,23 @@ def corrected_text(intent: IntentState) -> str:
     return intent.query
 
 
+def without_negations(text: str, negations: list[str]) -> str:
+    """``text`` less the phrases that say what is not wanted (``IntentState.negations``, as
+    in the normalized query; matched case-insensitively across whitespace, dashes and curly
+    quotes), with the punctuation they leave dangling: "transcription API, not a desktop app"
+    -> "transcription API". ``text`` itself when nothing would be left."""
+    out = text
+    for phrase in negations:
+        words = [re.escape(w) for w in re.split(r"[\s\-–—]+", phrase) if w]
+        if not words:
+            continue
+        pattern = r"[\s\-–—]+".join(w.replace("'", "['’]") for w in words)
+        out = re.sub(rf"(?i)(?<!\w){pattern}(?!\w)", " ", out)
+    out = re.sub(r"\s+([,;:.!?])", r"\1", out)
+    out = re.sub(r"\s+", " ", out).strip(" ,;:-–—")
+    return out if out.strip() else text
+
+
 class RuleBasedPlanner:
     """Deterministic planner over a domain schema (see module docstring)."""
 
@@ -138,7 +155,9 @@ class RuleBasedPlanner:
         # text): stripping filler and constraint words cost a little wherever it was measured
         # (the model reads them as context). Only a query by example embeds its variant, which
         # leaves out "alternative to X" (X is searched by its own vectors).
-        corrected = corrected_text(intent)
+        # The negated phrases ("not Terraform") are left out: they are hard filters, and an
+        # embedding has no negation (the words pull the vector toward what was excluded).
+        corrected = without_negations(corrected_text(intent), intent.negations)
         variant = bool(reference) and bool(intent.semantic_variants)
         dense_text = intent.semantic_variants[0] if variant else corrected
         if intent.translation:  # an LLM's English rendering of a non-English query
