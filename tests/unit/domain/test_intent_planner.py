@@ -1009,3 +1009,39 @@ def test_dense_sources_leave_negated_phrases_out(
         assert phrase not in text.casefold()
     if embedded is not None:
         assert text == embedded
+
+
+#: A pasted paragraph (the tools queries' para-04 style): vocabulary words said in passing and
+#: "free or open source preferred, a paid plan could be considered", which the rules read as
+#: hard filters.
+PARAGRAPH = (
+    "I lead a machine learning research group of eight PhD students and two engineers at a "
+    "university. Each student trains dozens of deep learning models a week on our shared GPU "
+    "cluster, and the results live in spreadsheets, terminal logs and folders, so nobody can "
+    "tell which hyperparameters produced the numbers in a paper draft. We need a way to log "
+    "every training run automatically from our scripts, with metrics, parameters and the code "
+    "version, to compare runs side by side in a web dashboard, and to register the models we "
+    "publish. The budget is close to zero, so a free or open-source tool is strongly preferred, "
+    "although a paid plan with an academic discount and a self-hosted option could be considered."
+)
+
+
+def test_a_long_query_searches_what_hybrid_retrieval_searches(
+    extractor: RuleBasedIntentExtractor, planner: RuleBasedPlanner, tools_schema: DomainSchema
+) -> None:
+    """GIVEN a pasted paragraph (more content words than any question: 24)
+    THEN round 1's lists are plain hybrid retrieval's: the first aspect's dense source and
+    BM25, both on the text as written, no structured source and no filters read from it (the
+    rules took "strongly preferred ... a paid plan could be considered" as three hard filters
+    that removed relevant paid tools; tools queries tuning split: the executor's paragraphs
+    were below hybrid-rrf's). A short query with the same constraint words keeps them."""
+    intent = extractor.extract(PARAGRAPH)
+    assert intent.constraints and intent.matches  # what the rules read: kept on the intent
+    plan = planner.plan(intent, limit=100)
+    assert [(v.aspect, v.query_vector_source, v.text) for v in plan.vector_sources] == [
+        (tools_schema.aspect_names[0], "query_text", PARAGRAPH)
+    ]
+    assert plan.sparse_source is not None and plan.sparse_source.text == PARAGRAPH
+    assert plan.structured_sources == [] and plan.filters == []
+    short = planner.plan(extractor.extract("free or open-source experiment tracking tool"))
+    assert short.filters
