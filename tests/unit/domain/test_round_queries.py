@@ -7,7 +7,7 @@ from support.builders import LOCAL, QUERY, ev, intent_for, plan_with
 
 from agentic_search.domain.round_queries import hyde_status
 from agentic_search.domain.rounds import executor_gate, prepare_round_queries
-from agentic_search.domain.schema import DomainSchema
+from agentic_search.domain.schema import DomainSchema, load_schema
 from agentic_search.state import (
     Coverage,
     CoverageItem,
@@ -192,6 +192,14 @@ def test_later_rounds_keep_the_dense_side_when_asked(tools_schema: DomainSchema)
     with a weight, round 1's dense query 'x' on its aspect (its vector cached) at that weight
     beside it, fused by RRF."""
     assert ExecutorCaps().later_dense_weight == 0.0
+    # chosen per domain on its tuning split: tools on (tools_queries tuning), documents off
+    assert (
+        load_schema("tools").later_dense_weight,
+        load_schema("documents").later_dense_weight,
+    ) == (
+        1.0,
+        0.0,
+    )
     off, _ = prepare_round_queries(_feedback_round_state(tools_schema, "none"), tools_schema)
     assert off is not None and off.vector_sources == []
     state = _feedback_round_state(tools_schema, "none", dense_weight=0.5)

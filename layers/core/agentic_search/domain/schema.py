@@ -265,6 +265,14 @@ class DomainSchema(BaseModel):
     quality: QualitySpec = Field(default_factory=QualitySpec)
     constraint_fields: ConstraintFields = Field(default_factory=ConstraintFields)
     capabilities: CapabilitySpec | None = None
+    later_dense_weight: float = Field(
+        default=0.0,
+        ge=0.0,
+        le=1.0,
+        description="ExecutorCaps.later_dense_weight for this domain: the RRF weight of round "
+        "1's dense query run again in a later round that has none of its own (0: such a "
+        "round is BM25-only). Chosen per domain on its tuning split (benchmarks/README.md)",
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> DomainSchema:
