@@ -97,6 +97,9 @@ class _Reading:
         self.q = normalize_query(corrected)
         self.consumed = [False] * len(self.q)
         self.constraint_spans: list[tuple[int, int]] = []
+        # the phrases that say what is NOT wanted ("not Terraform", "not paid"): hard filters,
+        # and left out of the text the dense sources embed (an embedding has no negation)
+        self.negation_spans: list[tuple[int, int]] = []
         self.must_preserve = quoted_phrases(query)
         self.products: list[tuple[int, int, str, str]] = []
         self.reference: tuple[str, str] | None = None
@@ -182,6 +185,7 @@ class _Reading:
             if neg and (self.reference is None or rid != self.reference[0]):
                 self.excluded.append(rid)
                 self.constraint_spans.append((neg.start(), end))
+                self.negation_spans.append((neg.start(), end))
         if self.reference:
             record = self.x.catalog.record(self.reference[0]) or {}
             self.profile = reference_profile(self.x.schema, record)
@@ -260,11 +264,14 @@ class _Reading:
         if roles.pricing and roles.paid_values and (m := P.NOT_PAID.search(q)):
             self.add(roles.pricing, "nin", list(roles.paid_values), m.group(0))
             self.constraint(m.span())
+            self.negation_spans.append(m.span())
         if roles.open_source and (m := P.OPEN_SOURCE.search(q)):
             neg = P.NEG_BEFORE.search(q[: m.start()])
             start = neg.start() if neg else m.start()
             self.add(roles.open_source, "eq", not neg, q[start : m.end()])
             self.constraint((start, m.end()))
+            if neg:
+                self.negation_spans.append((start, m.end()))
         if not (roles.pricing and roles.free_values):
             return
         for m in P.FREE.finditer(q):
@@ -282,6 +289,7 @@ class _Reading:
         if (local or hosted) and (m := P.NOT_CLOUD.search(q)):
             self.add(field, "in", local + hosted, m.group(0))
             self.constraint(m.span())
+            self.negation_spans.append(m.span())
         for pattern, values in ((P.SELF_HOSTED, hosted), (P.LOCAL, local)):
             if not values:
                 continue
@@ -291,6 +299,8 @@ class _Reading:
                     span = (neg.start() if neg else m.start(), m.end())
                     self.add(field, "nin" if neg else "in", values, q[span[0] : span[1]])
                     self.constraint(span)
+                    if neg:
+                        self.negation_spans.append(span)
 
     def vocabulary(self) -> None:
         """Vocabulary values (soft matches), operating systems (hard), and "not <value>"
@@ -311,6 +321,7 @@ class _Reading:
                 if neg and field:
                     self.add(field, "nin", [canonical], q[neg.start() : m.end()])
                     self.constraint_spans.append((neg.start(), m.end()))
+                    self.negation_spans.append((neg.start(), m.end()))
                     continue
                 if vocab == "platforms" and canonical in P.OS_VALUES and field:
                     self.add(field, "in", [canonical], m.group(0))
@@ -367,6 +378,7 @@ class _Reading:
             reference_tool_name=reference[1] if reference else None,
             reference_profile=self.profile,
             excluded_tools=self.excluded,
+            negations=[q[s:e] for s, e in sorted(set(self.negation_spans))],
             matches=self.found,
             constraints=self.constraints,
             must_preserve_terms=self.must_preserve,

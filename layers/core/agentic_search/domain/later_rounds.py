@@ -4,9 +4,10 @@ BM25 query, by target weight, each target asked once) and RM3 pseudo-relevance f
 from the evidence so far (Lavrenko and Croft 2001; Abdul-Jaleel et al. 2004) in the BM25 query.
 ``ExecutorCaps.feedback_vector`` adds a dense feedback query: Rocchio on the feedback
 documents' stored vectors, or the query plus the RM3 words embedded; off by default.
-A round with no dense query of its own runs round 1's dense query again (its vector is
-cached: no new embedding), so every later round's list is hybrid: a BM25-only list fused into
-the final ranking pulled it toward the keyword source wherever that source is the weaker one.
+A round with no dense query of its own (RM3 words, a missing term) can run round 1's dense
+query again (its vector is cached: no new embedding) at ``ExecutorCaps.later_dense_weight``;
+off by default: on SciFact's train split it cost 0.0034 nDCG@10 (0.7318 vs 0.7352), where a
+later round's BM25 list is what adds the missing term (issue 27; benchmarks/README.md).
 """
 
 from __future__ import annotations
@@ -145,14 +146,18 @@ def later_round_plan(
     if not vector_sources and not structured and len(sparse_parts) == 1:
         return None, []
     anchor = planned_dense_text(plan, aspect)
-    if anchor and not vector_sources:
+    if anchor and not vector_sources and state.caps.later_dense_weight > 0:
         # no dense query of its own (an RM3 / missing-term round): round 1's query vector
-        # (cached) keeps the round's list hybrid, never a BM25-only list that tilts the final
-        # ranking toward the keyword source; a round with a dense coverage query is hybrid
-        # already, and a second copy of round 1's list would crowd out what it adds
+        # (cached) makes the round's list hybrid when the caps ask for it; a round with a
+        # dense coverage query is hybrid already, and a second copy of round 1's list would
+        # crowd out what it adds
         vector_sources.append(
             VectorSource(
-                aspect=aspect, top_k=dense_k, query_vector_source="query_text", text=anchor
+                aspect=aspect,
+                top_k=dense_k,
+                query_vector_source="query_text",
+                text=anchor,
+                weight=state.caps.later_dense_weight,
             )
         )
         queries.insert(0, RoundQuery(text=anchor, purpose="plan", modes=[f"dense:{aspect}"]))

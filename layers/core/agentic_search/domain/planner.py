@@ -21,6 +21,7 @@ import re
 from typing import Protocol
 
 from agentic_search.domain.bm25 import keyword_query
+from agentic_search.domain.coverage import MAX_TERM_TARGETS
 from agentic_search.domain.intent import normalize_query
 from agentic_search.domain.plan_rules import fusion_for, validate_plan
 from agentic_search.domain.schema import DomainSchema
@@ -99,6 +100,30 @@ def corrected_text(intent: IntentState) -> str:
     return intent.query
 
 
+def without_negations(text: str, negations: list[str]) -> str:
+    """``text`` less the phrases that say what is not wanted (``IntentState.negations``, as
+    in the normalized query; matched case-insensitively across whitespace, dashes and curly
+    quotes), with the punctuation they leave dangling: "transcription API, not a desktop app"
+    -> "transcription API". ``text`` itself when nothing would be left."""
+    out = text
+    for phrase in negations:
+        words = [re.escape(w) for w in re.split(r"[\s\-–—]+", phrase) if w]
+        if not words:
+            continue
+        pattern = r"[\s\-–—]+".join(w.replace("'", "['’]") for w in words)
+        out = re.sub(rf"(?i)(?<!\w){pattern}(?!\w)", " ", out)
+    out = re.sub(r"\s+([,;:.!?])", r"\1", out)
+    out = re.sub(r"\s+", " ", out).strip(" ,;:-–—")
+    return out if out.strip() else text
+
+
+def is_long(intent: IntentState) -> bool:
+    """Whether the query is a pasted paragraph rather than a search: more distinct content
+    words than a question or a keyword query has (:data:`MAX_TERM_TARGETS`, 24; SciFact's and
+    HotpotQA's queries have at most 23 terms, the tools queries' paragraphs 64 or more)."""
+    return len(intent.keywords) > MAX_TERM_TARGETS
+
+
 class RuleBasedPlanner:
     """Deterministic planner over a domain schema (see module docstring)."""
 
@@ -138,7 +163,9 @@ class RuleBasedPlanner:
         # text): stripping filler and constraint words cost a little wherever it was measured
         # (the model reads them as context). Only a query by example embeds its variant, which
         # leaves out "alternative to X" (X is searched by its own vectors).
-        corrected = corrected_text(intent)
+        # The negated phrases ("not Terraform") are left out: they are hard filters, and an
+        # embedding has no negation (the words pull the vector toward what was excluded).
+        corrected = without_negations(corrected_text(intent), intent.negations)
         variant = bool(reference) and bool(intent.semantic_variants)
         dense_text = intent.semantic_variants[0] if variant else corrected
         if intent.translation:  # an LLM's English rendering of a non-English query
@@ -243,6 +270,26 @@ class RuleBasedPlanner:
                 rationale.append(f"temporal filter {f.label()}: {f.origin}")
                 break
 
+        filters = list(intent.constraints)
+        if is_long(intent):
+            # A pasted paragraph: the rules' reading of it is a guess (vocabulary words said in
+            # passing, "free or open source preferred, a paid plan could be considered" read
+            # as hard filters), so round 1 searches what plain hybrid retrieval searches: the
+            # text as written, embedded (within the model's window) and by every keyword. Its
+            # constraints stay coverage targets, not filters; later rounds only add.
+            top_k = min(TOP_K_MAX, max(schema.aspect(first_aspect).default_top_k, limit * 2))
+            sources = [
+                VectorSource(
+                    aspect=first_aspect, top_k=top_k, query_vector_source="query_text",
+                    text=intent.query,
+                )
+            ]  # fmt: skip
+            sparse = SparseSource(text=intent.query, top_k=sparse.top_k)
+            structured, filters = [], []
+            rationale = [
+                f"a long query ({len(intent.keywords)} content words): the text as written, "
+                f"dense on {first_aspect} and BM25, no filters or vocabulary read from it"
+            ]
         exclude = excluded_ids(intent)
         count = len(sources) + 1 + len(structured)
         plan = QueryPlan(
@@ -251,7 +298,7 @@ class RuleBasedPlanner:
             vector_sources=sources,
             sparse_source=sparse,
             structured_sources=structured,
-            filters=list(intent.constraints),
+            filters=filters,
             exclude_ids=exclude,
             fusion=fusion_for(count),  # type: ignore[arg-type]
             rrf_k=self.rrf_k,

@@ -283,6 +283,14 @@ class DomainSchema(BaseModel):
     constraint_fields: ConstraintFields = Field(default_factory=ConstraintFields)
     capabilities: CapabilitySpec | None = None
     calibrations: dict[str, EmbedderCalibration] = Field(default_factory=dict)
+    later_dense_weight: float = Field(
+        default=0.0,
+        ge=0.0,
+        le=1.0,
+        description="ExecutorCaps.later_dense_weight for this domain: the RRF weight of round "
+        "1's dense query run again in a later round that has none of its own (0: such a "
+        "round is BM25-only). Chosen per domain on its tuning split (benchmarks/README.md)",
+    )
 
     def quality_for(self, model: str | None) -> QualitySpec:
         """The abstention thresholds for the embedder ``model`` (its identity's name): its

@@ -70,6 +70,7 @@ def plan_query(state: SearchState, c: Components) -> SearchState:
         max_rounds=rounds,
         max_total_docs=min(req.limit, 100),
         round_budget_ms=c.settings.round_budget_ms,
+        later_dense_weight=c.schema.later_dense_weight,
     )
     state.executor = start_executor(c, plan, state.intent, caps)
     state.plan = None  # the executor state holds it now

@@ -56,6 +56,15 @@ class ExecutorCaps(WireModel):
     rocchio_alpha: float = Field(
         default=0.8, ge=0.0, le=1.0, description="Rocchio weight of the original query vector"
     )
+    later_dense_weight: float = Field(
+        default=0.0,
+        ge=0.0,
+        le=1.0,
+        description="RRF weight, within a later round that has no dense query of its own (an "
+        "RM3 / missing-term round), of round 1's dense query run again (cached vector); 0 "
+        "leaves such a round BM25-only. SciFact train nDCG@10: 0.7352 at 0, 0.7318 at 1 "
+        "(benchmarks/README.md, issue 27)",
+    )
     later_round_weight: float = Field(
         default=0.2, gt=0.0, le=1.0, description="RRF weight of rounds 2+ in the final ranking"
     )

@@ -103,6 +103,11 @@ class IntentState(WireModel):
         description="vocabulary values of the reference tool's record (query by example)",
     )
     excluded_tools: list[str] = Field(default_factory=list, description='"not Terraform"')
+    negations: list[str] = Field(
+        default_factory=list,
+        description='the phrases that say what is not wanted ("not terraform", "not paid"), as '
+        "in the normalized query: hard filters, left out of the text the dense sources embed",
+    )
     matches: dict[str, list[str]] = Field(default_factory=dict)
     constraints: list[Filter] = Field(default_factory=list)
     must_preserve_terms: list[str] = Field(default_factory=list)
