@@ -63,7 +63,6 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     apply_embedder_flag(args)
-    from agentic_search.pipeline.runner import SearchFailed
     from agentic_search.ports import (
         EmbedderError,
         KeywordIndexError,
@@ -83,13 +82,23 @@ def main(argv: list[str] | None = None) -> int:
     ) as exc:
         sys.stderr.write(f"agentic-search: error: {exc}\n")
         code = 1
-    except SearchFailed as exc:  # no path of the graph could answer (the ASL's SearchFailed)
+    except Exception as exc:
+        if not _search_failed(exc):
+            raise
+        # no path of the graph could answer (the ASL's SearchFailed)
         sys.stderr.write(f"agentic-search: error: the search failed: {exc}\n")
         code = 1
     except KeyboardInterrupt:
         sys.stderr.write("agentic-search: interrupted\n")
         code = 130
     return code
+
+
+def _search_failed(exc: Exception) -> bool:
+    """Whether ``exc`` is the graph's SearchFailed, without importing the graph for a command
+    that never ran it (a cache hit, an ingest)."""
+    runner = sys.modules.get("agentic_search.pipeline.runner")
+    return runner is not None and isinstance(exc, runner.SearchFailed)
 
 
 def entry() -> int:
@@ -99,10 +108,9 @@ def entry() -> int:
     tearing the interpreter down under onnxruntime aborts it with rc 134 instead of the
     documented 0/1/2. (``main`` itself never exits the process: tests call it.)"""
     code = main()
-    from agentic_search.pipeline.embedding import drain_embedding_threads
-
-    if drain_embedding_threads() == 0:
-        return code
+    embedding = sys.modules.get("agentic_search.pipeline.embedding")
+    if embedding is None or embedding.drain_embedding_threads() == 0:
+        return code  # (never imported: nothing was embedded)
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)

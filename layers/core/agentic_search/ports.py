@@ -123,6 +123,26 @@ def runs_in_process(adapter: object) -> bool:
     return getattr(adapter, "in_process", False) is True
 
 
+class CollectionInfo(Protocol):
+    """What a domain's collection says about itself without a query engine: its name, whether
+    it exists and which embedder built it. Every :class:`VectorStore` is one; Qdrant Edge's
+    shard files are one without the engine (what the result-cache gate reads before anything
+    opens the store or loads a model)."""
+
+    def collection(self, schema: DomainSchema) -> str:
+        """The collection name of a domain."""
+        ...
+
+    def exists(self, schema: DomainSchema) -> bool:
+        """Whether the domain's collection exists."""
+        ...
+
+    def embedder_identity(self, schema: DomainSchema) -> EmbedderIdentity | None:
+        """The identity of the embedder that built the domain's collection (None when the
+        collection does not exist, or was built before identities were recorded)."""
+        ...
+
+
 class VectorStore(Protocol):
     """One collection per domain: a point per record with a named dense vector per aspect, an
     optional sparse vector and the payload (see :mod:`agentic_search.state.records`)."""
@@ -488,6 +508,7 @@ __all__ = [
     "Budget",
     "CacheError",
     "ChatJSONClient",
+    "CollectionInfo",
     "Embedder",
     "EmbedderError",
     "EmbedderMismatch",

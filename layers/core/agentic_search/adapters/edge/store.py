@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import shutil
 import threading
 from collections import OrderedDict
@@ -39,6 +38,7 @@ import qdrant_edge as qe
 from agentic_search.adapters.damage import damage_message, is_engine_failure
 from agentic_search.adapters.edge.filters import to_edge
 from agentic_search.adapters.edge.lock import ShardLock
+from agentic_search.adapters.edge.shard_files import CONFIG_FILE, ShardFiles
 from agentic_search.adapters.qdrant.ids import point_id
 from agentic_search.config import Settings
 from agentic_search.domain.schema import DomainSchema
@@ -49,7 +49,6 @@ from agentic_search.state import (
     LINKED_FROM_KEY,
     LINKS_KEY,
     SPARSE_VECTOR,
-    EmbedderIdentity,
     Filter,
     PointWrite,
     ScoredRecord,
@@ -65,7 +64,6 @@ READ_WITHOUT = [HASHES_KEY, ENTITY_KEY, LINKS_KEY, LINKED_FROM_KEY]
 RECORD_CACHE = 4096
 #: Point id -> record id pairs a store keeps per collection (see _query); past it, it restarts.
 ID_MAP = 1_000_000
-_CONFIG_FILE = "edge_config.json"  # written by Edge itself at create
 
 
 def _index_kind(kind: str, contains: bool) -> Any:
@@ -120,8 +118,9 @@ class LostRecords(Exception):
     """A shard holds less than the sync status says (the reason of its damage error)."""
 
 
-class EdgeStore:
-    """Named-vector Edge shard per domain; see the module docstring for the layout.
+class EdgeStore(ShardFiles):
+    """Named-vector Edge shard per domain; see the module docstring for the layout. What its
+    files say without the engine (existence, embedder identity) is :class:`ShardFiles`'s.
 
     Raises (from any method that opens a shard):
         VectorStoreError: when another process holds the shard's lock, or the engine fails.
@@ -137,13 +136,12 @@ class EdgeStore:
         root: Path | None = None,
         holdings: Callable[[DomainSchema], Holdings | None] | None = None,
     ) -> None:
-        self.settings = settings
+        super().__init__(settings, root)
         #: what the sync status says a domain's shard holds (None: not checked); an existing
         #: shard is checked against it when it opens (see :meth:`verify`)
         self.holdings = holdings
         #: shard name -> the error of a shard found damaged at open (until :meth:`drop`)
         self._damage: dict[str, VectorStoreError] = {}
-        self.root = root or settings.resolved_edge_path
         self.root.mkdir(parents=True, exist_ok=True)
         #: new shards: vectors memory-mapped + int8 quantized copy in RAM (QDRANT_EDGE_ON_DISK)
         self.on_disk = settings.qdrant_edge_on_disk
@@ -172,14 +170,6 @@ class EdgeStore:
 
     # ----- shards -----------------------------------------------------------------------------
 
-    def collection(self, schema: DomainSchema) -> str:
-        """Collection (shard directory) name of a domain."""
-        return self.settings.collection_name(schema.name)
-
-    def shard_dir(self, schema: DomainSchema) -> Path:
-        """The domain's shard directory."""
-        return self.root / self.collection(schema)
-
     def _open(
         self, schema: DomainSchema, config: qe.EdgeConfig | None = None
     ) -> qe.EdgeShard | None:
@@ -199,7 +189,7 @@ class EdgeStore:
             if name in self._damage:
                 raise self._damage[name]
             path = self.root / name
-            exists = (path / _CONFIG_FILE).is_file()
+            exists = (path / CONFIG_FILE).is_file()
             if not exists and config is None:
                 return None
             lock = self._locks.setdefault(name, ShardLock(path))
@@ -332,8 +322,7 @@ class EdgeStore:
 
     def exists(self, schema: DomainSchema) -> bool:
         """Whether the domain's shard exists."""
-        name = self.collection(schema)
-        return name in self._shards or (self.root / name / _CONFIG_FILE).is_file()
+        return self.collection(schema) in self._shards or super().exists(schema)
 
     def count(self, schema: DomainSchema) -> int:
         """Number of points in the domain's shard (0 if it does not exist)."""
@@ -354,7 +343,7 @@ class EdgeStore:
         name = self.collection(schema)
         if self.exists(schema):
             self._open(schema)
-            saved = json.loads((self.root / name / _CONFIG_FILE).read_text())
+            saved = json.loads((self.root / name / CONFIG_FILE).read_text())
             vectors = saved.get("vectors") or {}
             problems = [
                 f"missing named vector {a!r}"
@@ -380,37 +369,6 @@ class EdgeStore:
         )
         self._open(schema, config)
         self._index_payload(schema)
-
-    # The embedder identity: a sidecar ``<shard>.embedder.json`` beside the shard (Edge has no
-    # collection metadata), written atomically (a temporary file, then os.replace) and removed
-    # with the shard by drop() (it is one of the ``<shard>.*.json`` files).
-
-    def _identity_file(self, schema: DomainSchema) -> Path:
-        return self.root / f"{self.collection(schema)}.embedder.json"
-
-    def embedder_identity(self, schema: DomainSchema) -> EmbedderIdentity | None:
-        """The identity in the shard's ``.embedder.json`` sidecar (None when absent).
-
-        Raises:
-            VectorStoreError: when the sidecar cannot be read or parsed.
-        """
-        path = self._identity_file(schema)
-        try:
-            return EmbedderIdentity.model_validate_json(path.read_bytes())
-        except FileNotFoundError:
-            return None
-        except (OSError, ValueError) as exc:
-            raise VectorStoreError(
-                f"unreadable embedder identity {path}: {exc}. Delete it (it is written again "
-                "on the next ingest) or rebuild (`agentic-search ingest --rebuild`)."
-            ) from exc
-
-    def record_embedder_identity(self, schema: DomainSchema, identity: EmbedderIdentity) -> None:
-        """Write the shard's ``.embedder.json`` sidecar atomically."""
-        path = self._identity_file(schema)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(json.dumps(identity.to_json_dict()))
-        os.replace(tmp, path)
 
     def _index_payload(self, schema: DomainSchema) -> None:
         """Create the payload indexes the shard lacks: every filterable field (keyword,
