@@ -111,8 +111,8 @@ def _before_first_search(service: Any) -> int | None:
     """First use: ingest the bundled catalog into a tools index never written (one a prune
     emptied stays empty); any other empty domain is a usage error. The exit code when
     interrupted, else None."""
-    err = console(stderr=True)
     if service.schema.name == "tools" and service.never_written():
+        err = console(stderr=True)
         try:
             with progress_bar(err) as progress:
                 task = progress.add_task("first use: ingesting the bundled catalog", total=None)

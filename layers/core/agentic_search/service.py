@@ -16,8 +16,8 @@ from agentic_search.components import Components
 from agentic_search.config import Settings
 from agentic_search.domain.embedder_identity import check_identity
 from agentic_search.domain.schema import DomainSchema
-from agentic_search.pipeline.cache import cache_check
-from agentic_search.state import SearchRequest, SearchResponse, SearchState
+from agentic_search.pipeline.cache import cache_lookup
+from agentic_search.state import SearchRequest, SearchResponse
 from agentic_search.wiring import build_components, collection_info, identity_embedder
 
 if TYPE_CHECKING:  # the search graph and the write path load on first use: a cache hit needs
@@ -122,10 +122,8 @@ class SearchService:
         if embedder is None or not info.exists(c.schema):
             return None  # first use, or an embedder that loads its model to tell its identity
         check_identity(info, c.schema, embedder)
-        state = cache_check(SearchState(request=request), c)
-        if state.cache is None or not state.cache.hit or state.response is None:
-            return None
-        return SearchResponse.from_wire(state.response)
+        _, hit = cache_lookup(request, c)
+        return None if hit is None else SearchResponse.from_wire(hit)
 
     def warm_up(self, query: str = "warm up", freeze: bool = True) -> None:
         """Load what a search needs (embedding model, keyword index, dense matrix, catalog
@@ -190,16 +188,14 @@ class SearchService:
         )
 
     def is_empty(self) -> bool:
-        """Whether the domain's collection holds no records."""
-        from agentic_search.sync import ingest
-
-        return ingest.is_empty(self.components)
+        """Whether the domain's collection holds no records (a question to the store: the
+        write path, :mod:`agentic_search.sync.ingest`, is not loaded for it)."""
+        return self.components.store.count(self.schema) == 0
 
     def never_written(self) -> bool:
-        """Whether nothing was ever written to the domain's index in this folder (first use)."""
-        from agentic_search.sync import ingest
-
-        return ingest.never_written(self.components)
+        """Whether nothing was ever written to the domain's index in this folder (first use):
+        no collection (the first write creates it; deleting every record leaves it)."""
+        return not self.components.store.exists(self.schema)
 
     def ensure_bundled_catalog(
         self,

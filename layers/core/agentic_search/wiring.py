@@ -245,11 +245,13 @@ def build_reranker(settings: Settings) -> Reranker | None:
     Raises:
         RerankerError: when the configured cross-encoder folder cannot be loaded.
     """
-    from agentic_search.adapters.rerank import ApiReranker, CrossEncoderReranker
-
     if settings.reranker_model_path:
+        from agentic_search.adapters.rerank import CrossEncoderReranker
+
         return CrossEncoderReranker(settings.reranker_model_path)
     if settings.reranker_url:
+        from agentic_search.adapters.rerank import ApiReranker
+
         key = settings.reranker_api_key.get_secret_value() if settings.reranker_api_key else None
         return ApiReranker(settings.reranker_url, settings.reranker_model, key)
     return None
