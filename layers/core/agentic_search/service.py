@@ -63,9 +63,10 @@ class SearchService:
     # ----- search ----------------------------------------------------------------------------
 
     def search(self, query: str, limit: int = 10, rounds: int | None = None) -> SearchResponse:
-        """The cached response (:meth:`cached`: nothing opened) or else run the search state
-        machine's steps in-process (the local runner): cache, intent, plan, executor rounds,
-        finalize. Failing sources are listed in ``output.errors``.
+        """The cached response (:meth:`cached`, while the store is not open: a hit opens
+        nothing) or else run the search state machine's steps in-process (the local runner):
+        cache, intent, plan, executor rounds, finalize. Failing sources are listed in
+        ``output.errors``.
 
         ``rounds`` (default ``MAX_ROUNDS``, 3) caps the executor rounds.
 
@@ -77,10 +78,11 @@ class SearchService:
                 message names both and how to fix it).
         """
         request = SearchRequest(query=query, limit=limit, rounds=rounds, domain=self.schema.name)
-        hit = self._cached(request)
-        if hit is not None:
-            return hit
         c = self.components
+        if not c.built("store"):  # once it is open, the graph's CacheCheck costs no more
+            hit = self._cached(request)
+            if hit is not None:
+                return hit
         check_identity(c.store, c.schema, c.embedder)  # refused before anything runs
         if self._runner is None:
             from agentic_search.pipeline.runner import LocalRunner
@@ -103,9 +105,9 @@ class SearchService:
         collection's files (:func:`~agentic_search.wiring.collection_info`) say it exists and
         was built by the current embedder (its identity told by one made without loading a
         model, :func:`~agentic_search.wiring.identity_embedder`). A miss opens nothing more;
-        :meth:`search` then runs the whole graph, CacheCheck included. A cache hit answers
-        without reading the index, so a damaged shard is found by the next search that reads
-        it.
+        :meth:`search` then runs the whole graph, CacheCheck included (once the store is open,
+        it no longer asks here first). A hit answers without reading the index, so a damaged
+        shard is found by the next search that reads it.
 
         Raises:
             ValueError: as :meth:`search`, for an invalid request.
