@@ -69,6 +69,23 @@ def test_a_cache_hit_imports_no_engine_nor_model_and_answers_as_the_search_that_
     }
 
 
+def test_the_table_of_a_cache_hit_is_the_uncached_table_and_imports_no_engine(indexed_home):
+    # GIVEN a search that filled the cache, and the same search's table without the cache
+    assert _search(indexed_home)["cache"]["hit"] is False
+    uncached = run_cli(indexed_home, "search", QUERY, CACHE_BACKEND="none")
+    assert uncached.returncode == 0, uncached.stderr
+    # WHEN the table is asked for again, answered by the cache, in a process listing imports
+    hit = run_cli(
+        indexed_home, "search", QUERY, CACHE_BACKEND="sqlite", PYTHONPROFILEIMPORTTIME="1"
+    )
+    # THEN the same table is printed, and neither the engine nor the model was imported
+    assert hit.returncode == 0, hit.stderr[-2000:]
+    assert hit.stdout == uncached.stdout and f"results for {QUERY!r}" in hit.stdout
+    imported = _imported(hit.stderr)
+    assert "agentic_search_cli.render" in imported
+    assert not imported & set(ENGINE_AND_MODEL), sorted(imported & set(ENGINE_AND_MODEL))
+
+
 def test_an_ingest_between_two_searches_makes_the_next_a_miss_that_shows_the_change(
     indexed_home, tmp_path
 ):
