@@ -3,7 +3,7 @@ map, and qdrant-client local mode, in ONE process, the queries interleaved.
 
 The Edge shard is an evaluation index left by ``agentic-search eval`` (or ``agentic-search
 migrate``) in ``--home``; it is copied once (two Edge stores cannot open one shard) and the
-copy gets ``record_cache = 0`` and ``map_ids = False`` (every read asks the engine, every hit
+copy gets ``records.capacity = 0`` and ``map_ids = False`` (every read asks the engine, every hit
 reads its record id from the payload: as before both). Local mode
 is an in-memory qdrant-client collection filled from the shard (the same points, payloads,
 dense and sparse vectors; local mode keeps its collection in memory on disk too). Each
@@ -29,8 +29,8 @@ from pathlib import Path
 from qdrant_client import QdrantClient
 
 from agentic_search.adapters.edge.sparse import EdgeSparseKeywordIndex
+from agentic_search.adapters.qdrant.local import LocalQdrantStore
 from agentic_search.adapters.qdrant.sparse import QdrantSparseKeywordIndex
-from agentic_search.adapters.qdrant.store import QdrantStore
 from agentic_search.config import Settings
 from agentic_search.domain.schema import load_schema
 from agentic_search.service import SearchService
@@ -39,16 +39,16 @@ from agentic_search.wiring import build_embedder
 from agentic_search_cli.evaluation.systems import cold_start
 
 
-def _local_copy(edge_engine: SearchService, settings: Settings) -> QdrantStore:
+def _local_copy(edge_engine: SearchService, settings: Settings) -> LocalQdrantStore:
     schema = edge_engine.schema
     edge = edge_engine.components.store
-    store = QdrantStore(settings, client=QdrantClient(":memory:"))
+    store = LocalQdrantStore(settings, client=QdrantClient(":memory:"))
     ids = [str(p[schema.id_field]) for p in edge.scroll(schema, [schema.id_field])]
-    first = edge.get_records(schema, ids[:1], with_vectors=True)[ids[0]]
+    first = edge.retrieve_records(schema, ids[:1], with_vectors=True)[ids[0]]
     dim = len(first.vectors[schema.aspect_names[0]])
     store.ensure_collection(schema, dim)
     for i in range(0, len(ids), 256):
-        recs = edge.get_records(schema, ids[i : i + 256], with_vectors=True)
+        recs = edge.retrieve_records(schema, ids[i : i + 256], with_vectors=True)
         store.upsert(
             schema,
             [
@@ -94,7 +94,7 @@ def main() -> int:
         ),
     }
     before = engines["edge-nocache"].components.store
-    before.record_cache, before.map_ids = 0, False  # as before: every read asks the engine
+    before.records.capacity, before.map_ids = 0, False  # as before: every read asks the engine
     local = _local_copy(engines["edge-cache"], settings)
     engines["local"] = SearchService.create(settings, schema, store=local, embedder=embedder)
     rounds = max(2, settings.max_rounds)

@@ -9,7 +9,7 @@ project's own adapters:
 * ``edge``  -- :class:`EdgeStore` (Qdrant Edge): ingest, queries before ``optimize()`` (brute
   force), ``optimize()``, queries after it, dense recall@10 against numpy's brute force, RSS,
   disk, and the open time of a fresh process (open + first query);
-* ``local`` -- :class:`QdrantStore` in local mode on disk (dense and filtered dense through the
+* ``local`` -- :class:`LocalQdrantStore` in local mode on disk (dense and filtered dense through the
   adapter, BM25 through bm25s, hybrid = our client-side RRF of the two);
 * ``bm25s`` -- the sparse path of today's default, on the same term ids.
 
@@ -279,12 +279,12 @@ def open_edge(root: Path) -> None:
 
 
 def run_local(corpus: Corpus, root: Path, nq: int) -> dict[str, Any]:
-    from agentic_search.adapters.qdrant.store import QdrantStore
+    from agentic_search.adapters.qdrant.local import LocalQdrantStore
     from agentic_search.config import Settings
     from agentic_search.state import PointWrite
 
     sch = schema()
-    store = QdrantStore(Settings(qdrant_path=root))
+    store = LocalQdrantStore(Settings(qdrant_path=root))
     store.ensure_collection(sch, DIM)
     ingest_s = 0.0
     for ids, a, b, _, payloads in corpus.batches():
@@ -306,7 +306,7 @@ def run_local(corpus: Corpus, root: Path, nq: int) -> dict[str, Any]:
     store.close()
     out["disk_mb"] = disk_mb(root)
     t = time.perf_counter()
-    again = QdrantStore(Settings(qdrant_path=root))
+    again = LocalQdrantStore(Settings(qdrant_path=root))
     again.count(sch)
     out["open_s"] = round(time.perf_counter() - t, 3)
     again.query_dense(sch, "overview", np.ones(DIM, dtype=np.float32), 10)

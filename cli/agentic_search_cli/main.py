@@ -69,6 +69,7 @@ def main(argv: list[str] | None = None) -> int:
         SyncStatusError,
         VectorStoreError,
     )
+    from agentic_search.state.errors import SearchFailed
 
     try:
         code = COMMANDS[args.command].run(args)
@@ -82,23 +83,13 @@ def main(argv: list[str] | None = None) -> int:
     ) as exc:
         sys.stderr.write(f"agentic-search: error: {exc}\n")
         code = 1
-    except Exception as exc:
-        if not _search_failed(exc):
-            raise
-        # no path of the graph could answer (the ASL's SearchFailed)
+    except SearchFailed as exc:  # no path of the graph could answer (the ASL's SearchFailed)
         sys.stderr.write(f"agentic-search: error: the search failed: {exc}\n")
         code = 1
     except KeyboardInterrupt:
         sys.stderr.write("agentic-search: interrupted\n")
         code = 130
     return code
-
-
-def _search_failed(exc: Exception) -> bool:
-    """Whether ``exc`` is the graph's SearchFailed, without importing the graph for a command
-    that never ran it (a cache hit, an ingest)."""
-    runner = sys.modules.get("agentic_search.pipeline.runner")
-    return runner is not None and isinstance(exc, runner.SearchFailed)
 
 
 def entry() -> int:

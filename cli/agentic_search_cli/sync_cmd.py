@@ -166,7 +166,8 @@ def sync_summary(
     rejected: list[dict[str, Any]] = []
     total = SyncReport()
     if args.events is not None:
-        c.store.hold(schema)  # the writer first: a refused sync journals (and parks) nothing
+        # the writer first: a refused sync journals (and parks) nothing
+        c.store.acquire_writer(schema)
         changes, positions = [], []
         for where, item in _read_items(args.events):
             try:

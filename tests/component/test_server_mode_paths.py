@@ -36,7 +36,7 @@ def test_server_mode_uses_sparse_vectors_in_the_collection(server_engine):
         server_engine.components.store.collection(schema)
     )
     assert "bm25" in (info.config.params.sparse_vectors or {})
-    rec = server_engine.components.store.get_records(schema, ["cursor"], with_vectors=True)[
+    rec = server_engine.components.store.retrieve_records(schema, ["cursor"], with_vectors=True)[
         "cursor"
     ]
     sparse = rec.vectors["bm25"]

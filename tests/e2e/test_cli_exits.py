@@ -89,8 +89,8 @@ def test_search_with_a_domain_file_that_is_no_schema_exits_2_in_one_line(tmp_pat
 def test_a_search_no_path_could_answer_is_one_line_exit_1(monkeypatch, indexed_home, capsys):
     # a SearchFailed (ExtractIntent and its rules fallback both failed) reached the user as a
     # traceback; it is the runtime failure of the documented exit 1, in one line
-    from agentic_search.pipeline.runner import SearchFailed
     from agentic_search.service import SearchService
+    from agentic_search.state.errors import SearchFailed
     from agentic_search_cli.main import main
 
     def failing(self, query, limit=10, rounds=None):

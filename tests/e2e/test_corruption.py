@@ -17,9 +17,9 @@ from support.cli import run_cli
 from support.http import start_serve, wait_serving
 
 from agentic_search.config import Settings
-from agentic_search.pipeline.runner import SearchFailed
 from agentic_search.ports import KeywordIndexError, SyncStatusError, VectorStoreError
 from agentic_search.service import SearchService
+from agentic_search.state.errors import SearchFailed
 
 DOCS = [
     {"_id": f"d{i}", "title": f"Field note {i}", "text": f"Glaciers retreat {i}: ice sheets melt."}

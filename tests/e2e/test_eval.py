@@ -127,7 +127,7 @@ def test_executor_systems_are_timed_cold_and_cold_start_forgets_every_cache(run,
     count_tokens(engine.components, ["a snippet without a stored count"])
     memo = engine.components.memo
     # the store's record cache (Qdrant Edge and local mode both keep one)
-    records = engine.components.store._records
+    records = engine.components.store.records
     assert memo.query_vectors and records
     assert memo.token_counts
     # WHEN cold_start runs THEN all three are empty (evaluate runs it, untimed, before every

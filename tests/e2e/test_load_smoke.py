@@ -140,7 +140,7 @@ def test_a_silent_connection_is_closed_after_the_socket_timeout(monkeypatch):
 
 def test_a_second_qdrant_client_on_the_served_folder_is_refused(tools_engine):
     # GIVEN the engine holding the local-mode folder (what `serve` holds while it runs)
-    from agentic_search.adapters.qdrant.store import QdrantStore
+    from agentic_search.adapters.qdrant.local import LocalQdrantStore
     from agentic_search.ports import VectorStoreError
 
     # WHEN another client (a second `serve`, a CLI search) opens the same collection's folder
@@ -152,7 +152,7 @@ def test_a_second_qdrant_client_on_the_served_folder_is_refused(tools_engine):
         with pytest.raises(VectorStoreError, match=r"open for writing by another process \(pid"):
             EdgeStore(tools_engine.settings).count(tools_engine.schema)
         return
-    second = QdrantStore(tools_engine.settings)
+    second = LocalQdrantStore(tools_engine.settings)
     with pytest.raises(VectorStoreError, match="single-process"):
         second.count(tools_engine.schema)
     second.close()

@@ -268,7 +268,7 @@ def test_qdrant_down_entirely_with_mongodb_answers_from_mongodb(tools_engine, ca
     # GIVEN a warm function whose Qdrant stopped answering, with MongoDB as the structured source
     client = mongomock.MongoClient()
     client["db"]["tools"].insert_many([dict(r) for r in catalog_records])
-    reads = {"query_dense", "vector_of", "scroll", "get_records", "query_sparse", "count"}
+    reads = {"query_dense", "vector_of", "scroll", "retrieve_records", "query_sparse", "count"}
     store = FaultyStore(tools_engine.components.store, reads)
     structured = MongoStructuredStore(client["db"])
     engine = engine_with(tools_engine, store=store, structured=structured)

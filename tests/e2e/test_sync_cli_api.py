@@ -45,7 +45,7 @@ def test_sync_applies_the_valid_changes_and_names_the_bad_record(cli_engine, cou
     assert "description: Field required" in captured.err
     assert "1 applied, 2 superseded" in captured.out
     assert counting.texts == 4  # the newest valid change, once
-    point = cli_engine.components.store.get_records(cli_engine.schema, ["syncdemo-notes"])
+    point = cli_engine.components.store.retrieve_records(cli_engine.schema, ["syncdemo-notes"])
     assert point["syncdemo-notes"].payload["features"][-1] == "searchable meeting archive"
     counting.texts = 0
     assert cli.main(["sync", str(EVENTS / "stream_modify_aspect.json"), "--json"]) == 0

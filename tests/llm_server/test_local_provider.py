@@ -32,8 +32,8 @@ def test_local_server_starts_answers_and_stops(tmp_path, monkeypatch) -> None:
     from agentic_search.domain.intent import CatalogLookup
     from agentic_search.domain.intent_merge import merge_intents
     from agentic_search.domain.intent_rules import RuleBasedIntentExtractor
+    from agentic_search.domain.llm_budget import Budget, LLMFallback
     from agentic_search.domain.schema import load_schema
-    from agentic_search.ports import Budget, LLMFallback
 
     server = LocalLLMServer(MODEL).start(load_timeout_s=300)
     try:

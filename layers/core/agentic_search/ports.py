@@ -2,7 +2,7 @@
 contract.
 
 Long: every port and its errors in one file, so the contract the core depends on reads in one
-place; it holds only Protocols, two small types and docstrings.
+place; it holds only Protocols, their errors and docstrings.
 
 The core (``domain``, ``pipeline``, ``sync``) depends only on these; ``adapters`` implement
 them (Qdrant Edge, a Qdrant server or local mode, MongoDB, the local MiniLM or an OpenAI-compatible
@@ -24,12 +24,12 @@ adapter. Nothing here imports an engine or numpy at import time.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 if TYPE_CHECKING:  # numpy and the schema only for annotations: no import cost here
     import numpy as np
 
+    from agentic_search.domain.llm_budget import Budget
     from agentic_search.domain.schema import DomainSchema
     from agentic_search.state import (
         EmbedderIdentity,
@@ -81,46 +81,13 @@ class SyncStatusError(RuntimeError):
     """The sync status store could not be read or written."""
 
 
-class LLMFallback(Exception):
-    """The LLM path gave no usable answer; ``reason`` says why, ``kind`` names the class of
-    failure (timeout, error, invalid, low-confidence, budget) and ``transient`` whether the
-    same request may succeed later (then the fallback is not cached)."""
-
-    def __init__(self, kind: str, reason: str, *, transient: bool = False) -> None:
-        self.kind = kind
-        self.reason = reason[:500]
-        self.transient = transient
-        super().__init__(f"{kind}: {self.reason}")
-
-
-@dataclass
-class Budget:
-    """What is left of a request's LLM time (seconds), across the intent and plan calls."""
-
-    total_s: float
-    spent_s: float = 0.0
-
-    @property
-    def remaining_s(self) -> float:
-        """Seconds left (never negative)."""
-        return max(0.0, self.total_s - self.spent_s)
-
-
 # ----- stores -----------------------------------------------------------------------------------
 
 
-def runs_in_process(adapter: object) -> bool:
-    """Whether ``adapter``'s calls are work in this process rather than waits on a network:
-    its class sets ``in_process = True`` (the Qdrant Edge adapters, the local ONNX embedder).
-    Threads only overlap waits: an Edge query holds the GIL (a thread gives it no
-    parallelism, only GIL hand-overs, measured in a ``serve`` worker at as much CPU as the
-    queries themselves, and no deadline either: a stuck call holding the GIL stops every
-    thread); a query embedding releases it but is a few ms on one core (cold searches were
-    no slower in one thread). So sources on such adapters run in the calling thread
-    (:func:`~agentic_search.pipeline.sources.run_sources`), and so does the local runner's
-    Map when every adapter is. Default False: a remote system (a Qdrant server, MongoDB, an
-    HTTP API)."""
-    return getattr(adapter, "in_process", False) is True
+class EngineFilter(Protocol):
+    """An engine's own compiled payload filter (a ``qdrant_edge.Filter``, a
+    ``qdrant_client.models.Filter``): opaque to the core, made by
+    :meth:`VectorStore.compile_filter` and handed back to the same store's queries."""
 
 
 class CollectionInfo(Protocol):
@@ -144,8 +111,12 @@ class CollectionInfo(Protocol):
 
 
 class VectorStore(Protocol):
-    """One collection per domain: a point per record with a named dense vector per aspect, an
-    optional sparse vector and the payload (see :mod:`agentic_search.state.records`)."""
+    """One collection per domain: a point per record with a named dense vector per aspect, the
+    sparse ``bm25`` vector (its IDF applied by the engine) and the payload (see
+    :mod:`agentic_search.state.records`). Every method here is called by the core, the keyword
+    index (:class:`~agentic_search.adapters.sparse_bm25.SparseBm25Index`) or the evaluation;
+    an engine implements them all (Qdrant Edge, a Qdrant server or local mode), and its
+    maintenance (optimize, snapshots, migration) stays on its own class."""
 
     def collection(self, schema: DomainSchema) -> str:
         """The collection name of a domain."""
@@ -159,7 +130,7 @@ class VectorStore(Protocol):
         """Records in the domain's collection (0 when it does not exist)."""
         ...
 
-    def hold(self, schema: DomainSchema) -> None:
+    def acquire_writer(self, schema: DomainSchema) -> None:
         """Become the domain's writer now, before anything is written or journaled, and stay
         it until the store closes (an embedded store's lock on its folder; a server takes
         concurrent writers, so nothing to take). Creates no collection.
@@ -192,7 +163,17 @@ class VectorStore(Protocol):
         the repair path's first step)."""
         ...
 
-    def get_records(
+    def verify(self, schema: DomainSchema) -> None:
+        """Check that the domain's collection can be read and holds what the sync status says
+        (an embedded engine's damage check, ``/health?deep=true``); nothing where the store
+        cannot tell, or the collection does not exist.
+
+        Raises:
+            VectorStoreError: the one-line damage error naming the repair command.
+        """
+        ...
+
+    def retrieve_records(
         self,
         schema: DomainSchema,
         record_ids: Sequence[str],
@@ -200,15 +181,16 @@ class VectorStore(Protocol):
         without: Sequence[str] = (),
     ) -> dict[str, StoredRecord]:
         """Stored records by id (missing ids absent), payloads without the keys in
-        ``without``; the writer's view (never cached)."""
+        ``without``: the engine's ``retrieve``, the writer's exact view (never cached)."""
         ...
 
-    def read_records(
+    def hydrate_records(
         self, schema: DomainSchema, record_ids: Sequence[str], with_vectors: bool = False
     ) -> dict[str, StoredRecord]:
-        """The query side's :meth:`get_records` (may be cached; callers must not mutate the
-        records); payloads come without the content hashes and the entity graph's keys
-        (``_entity``, ``_links``, ``_linked_from``: read them with :meth:`get_records`)."""
+        """The query side's read of its hits' records (hydration: may be cached; callers
+        must not mutate the records); payloads come without the content hashes and the entity
+        graph's keys (``_entity``, ``_links``, ``_linked_from``: read them with
+        :meth:`retrieve_records`)."""
         ...
 
     def upsert(self, schema: DomainSchema, points: Sequence[PointWrite]) -> None:
@@ -229,10 +211,32 @@ class VectorStore(Protocol):
         """Delete records by id (missing ones are ignored)."""
         ...
 
+    def update_sparse(self, schema: DomainSchema, vectors: Mapping[str, SparseVector]) -> None:
+        """Replace the sparse ``bm25`` vector of existing points (record id -> vector); their
+        dense vectors and payloads stay as they are (the keyword index's re-weighting)."""
+        ...
+
+    def compile_filter(
+        self, schema: DomainSchema, filters: Sequence[Filter], exclude_ids: Sequence[str] = ()
+    ) -> EngineFilter | None:
+        """The engine's filter for ``filters`` and the excluded record ids (None: no filter),
+        for :meth:`scroll`, :meth:`query_sparse` and :meth:`query_hybrid_rrf`.
+
+        Raises:
+            FilterError: when a filter is not allowed by the schema.
+        """
+        ...
+
     def scroll(
-        self, schema: DomainSchema, payload: Sequence[str] | None = None
+        self,
+        schema: DomainSchema,
+        payload: Sequence[str] | None = None,
+        *,
+        flt: EngineFilter | None = None,
     ) -> Iterator[dict[str, Any]]:
-        """Every record's payload (only the keys in ``payload`` when given)."""
+        """Every record's payload (only the keys in ``payload`` when given) admitted by
+        ``flt`` (every record when None), in point-id order; nothing when the collection does
+        not exist."""
         ...
 
     def query_dense(
@@ -248,6 +252,38 @@ class VectorStore(Protocol):
         excluded ids pushed down; hits carry no payload."""
         ...
 
+    def has_sparse(self, schema: DomainSchema) -> bool:
+        """Whether the domain's collection carries the sparse ``bm25`` vector (a local-mode
+        collection of an early version may not)."""
+        ...
+
+    def query_sparse(
+        self,
+        schema: DomainSchema,
+        vector: SparseVector,
+        top_k: int,
+        flt: EngineFilter | None,
+    ) -> list[ScoredRecord]:
+        """Nearest neighbours on the sparse ``bm25`` vector (score: the sum over shared terms
+        of IDF x stored weight x query weight), best first, ``flt`` pushed down; hits carry no
+        payload that callers may rely on."""
+        ...
+
+    def query_hybrid_rrf(
+        self,
+        schema: DomainSchema,
+        aspect: str,
+        dense: Sequence[float],
+        sparse: SparseVector,
+        top_k: int,
+        rrf_k: int = 60,
+        flt: EngineFilter | None = None,
+    ) -> list[ScoredRecord]:
+        """Dense (``aspect``) and sparse top-``top_k`` prefetches fused by the engine's own
+        Reciprocal Rank Fusion in one query, ``sum 1 / (rrf_k + rank)`` with rank from 1;
+        best first, ids only (the collection needs the sparse vector: :meth:`has_sparse`)."""
+        ...
+
     def vector_of(self, schema: DomainSchema, record_id: str, aspect: str) -> list[float] | None:
         """A record's stored vector of ``aspect`` (None when absent)."""
         ...
@@ -259,7 +295,7 @@ class VectorStore(Protocol):
         ...
 
     def clear_record_cache(self) -> None:
-        """Forget records kept by :meth:`read_records` (benchmarks time searches cold)."""
+        """Forget records kept by :meth:`hydrate_records` (benchmarks time searches cold)."""
         ...
 
     def close(self) -> None:
@@ -402,7 +438,8 @@ class ChatJSONClient(Protocol):
         """The assistant's message text.
 
         Raises:
-            LLMFallback: on a timeout, a connection or server error, or an empty answer.
+            LLMFallback: (:mod:`agentic_search.domain.llm_budget`) on a timeout, a
+                connection or server error, or an empty answer.
         """
         ...
 
@@ -505,19 +542,18 @@ class WriteJournal(Protocol):
 
 
 __all__ = [
-    "Budget",
     "CacheError",
     "ChatJSONClient",
     "CollectionInfo",
     "Embedder",
     "EmbedderError",
     "EmbedderMismatch",
+    "EngineFilter",
     "HydeError",
     "HydeGenerator",
     "IntentPlanner",
     "KeywordIndex",
     "KeywordIndexError",
-    "LLMFallback",
     "Reranker",
     "RerankerError",
     "ResultCache",
@@ -527,5 +563,4 @@ __all__ = [
     "VectorStore",
     "VectorStoreError",
     "WriteJournal",
-    "runs_in_process",
 ]

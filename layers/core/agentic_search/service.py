@@ -73,7 +73,7 @@ class SearchService:
         Raises:
             ValueError: for an empty or over-long query, a limit outside 1..100 or rounds
                 outside 1..5 (a pydantic ``ValidationError`` naming the field).
-            agentic_search.pipeline.runner.SearchFailed: when no path could answer.
+            agentic_search.state.errors.SearchFailed: when no path could answer.
             EmbedderMismatch: when the collection was built by another embedder (the
                 message names both and how to fix it).
         """

@@ -65,9 +65,13 @@ def build_store(settings: Settings) -> VectorStore:
         if settings.resolved_qdrant_path.is_dir():  # a local-mode store of an earlier version
             migrate_local_store(settings, say=logging.getLogger(__name__).warning)
         return EdgeStore(settings, holdings=sync_holdings(settings))
-    from agentic_search.adapters.qdrant.store import QdrantStore
+    if settings.qdrant_url:
+        from agentic_search.adapters.qdrant.store import QdrantStore
 
-    return QdrantStore(settings)
+        return QdrantStore(settings)
+    from agentic_search.adapters.qdrant.local import LocalQdrantStore
+
+    return LocalQdrantStore(settings)
 
 
 def sync_holdings(settings: Settings) -> Callable[[DomainSchema], Holdings | None]:
@@ -368,7 +372,7 @@ def _llm(c: Components) -> IntentPlanner | None:
     if settings.llm_provider == "local":
         # One llama.cpp server child on loopback; the same OpenAI-compatible client talks to it.
         from agentic_search.adapters.local_llm import local_server
-        from agentic_search.ports import LLMFallback
+        from agentic_search.domain.llm_budget import LLMFallback
 
         try:
             server = local_server(settings.resolved_gguf_path, settings.llm_load_timeout_s)

@@ -32,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from agentic_search.domain.availability import unanswered, unavailable_message
 from agentic_search.domain.schema import available_domains
 from agentic_search.state import QUERY_MAX_CHARS, SearchRequest
+from agentic_search.state.errors import SearchError, SourcesUnavailable
 from agentic_search.sync.audit import domain_health
 from agentic_search_lambda.http_guard import MAX_BODY_BYTES, json_body_as_declared, precheck
 from agentic_search_lambda.observability import logger, metrics, tracer
@@ -43,7 +44,6 @@ from agentic_search_lambda.openapi_doc import (
     validation_doc,
     validation_error,
 )
-from agentic_search_lambda.orchestrators import SearchUnavailable
 from agentic_search_lambda.runtime import runtime
 from agentic_search_lambda.search_page import router as page_router
 from agentic_search_lambda.sync_api import router as sync_router
@@ -77,16 +77,6 @@ class SearchBody(SearchRequest):
 @lru_cache(maxsize=1)
 def _domains() -> tuple[str, ...]:
     return tuple(available_domains())
-
-
-class SourcesUnavailable(RuntimeError):
-    """Every retrieval source failed: answered as 503 naming them (``failed``), with the
-    response's ``errors``."""
-
-    def __init__(self, failed: list[str], errors: list[dict[str, Any]]) -> None:
-        super().__init__(f"no source answered: {', '.join(failed)}")
-        self.failed = failed
-        self.errors = errors
 
 
 app = APIGatewayHttpResolver(enable_validation=True)
@@ -198,8 +188,8 @@ def _not_found(exc: Exception) -> Response:
     return _error(404, "NotFound", f"no route {method} {path}")
 
 
-@app.exception_handler(SearchUnavailable)
-def _unavailable(exc: SearchUnavailable) -> Response:
+@app.exception_handler(SearchError)
+def _unavailable(exc: SearchError) -> Response:
     logger.error("search execution failed", extra={"error": exc.error, "cause": exc.cause})
     metrics.add_metric(name="SearchFailures", unit=MetricUnit.Count, value=1)
     return _error(exc.status, exc.error, exc.cause[:500])

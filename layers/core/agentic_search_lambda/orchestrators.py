@@ -3,8 +3,9 @@
 runner; what ``agentic-search serve`` uses).
 
 A failed or timed-out synchronous execution still returns HTTP 200 from the Step Functions API
-with ``status`` FAILED / TIMED_OUT: the orchestrator turns it into :class:`SearchUnavailable`,
-answered as 502 (FAILED) or 504 (TIMED_OUT) with the error name.
+with ``status`` FAILED / TIMED_OUT: the orchestrator turns it into
+:class:`~agentic_search.state.errors.SearchFailed` (FAILED, a 502) or
+:class:`~agentic_search.state.errors.SearchTimedOut` (TIMED_OUT, a 504) with the error name.
 """
 
 from __future__ import annotations
@@ -15,27 +16,23 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from agentic_search.components import Components
 from agentic_search.state import RunConfig, SearchRequest, SearchState, error_message
+from agentic_search.state.errors import SearchFailed, SearchTimedOut
 from agentic_search_lambda.settings import LambdaSettings
 
 if TYPE_CHECKING:  # the local runner only where it runs (serve): SearchApi in AWS never loads it
     from agentic_search.pipeline.runner import LocalRunner
 
 
-class SearchUnavailable(RuntimeError):
-    """The search execution failed or timed out; ``status`` is 502 or 504."""
-
-    def __init__(self, status: int, error: str, cause: str) -> None:
-        super().__init__(f"{error}: {cause}")
-        self.status = status
-        self.error = error
-        self.cause = cause
-
-
 class Orchestrator(Protocol):
     """Runs one search request end to end and returns the response dict."""
 
     def search(self, request: SearchRequest, correlation_id: str) -> dict[str, Any]:
-        """The search response. Raises :class:`SearchUnavailable`."""
+        """The search response.
+
+        Raises:
+            SearchError: :class:`~agentic_search.state.errors.SearchFailed` or
+                :class:`~agentic_search.state.errors.SearchTimedOut`.
+        """
         ...
 
 
@@ -46,13 +43,12 @@ class LocalOrchestrator:
         self.runner = runner
 
     def search(self, request: SearchRequest, correlation_id: str) -> dict[str, Any]:
-        """Run the graph in-process; a :class:`SearchFailed` becomes a 502."""
-        from agentic_search.pipeline.runner import SearchFailed
+        """Run the graph in-process (a :class:`SearchFailed` passes: a 502).
 
-        try:
-            result = self.runner.run(request)
-        except SearchFailed as exc:
-            raise SearchUnavailable(502, exc.error, exc.cause) from exc
+        Raises:
+            SearchFailed: when no path of the graph could answer.
+        """
+        result = self.runner.run(request)
         assert result.state.response is not None
         return result.state.response
 
@@ -96,8 +92,8 @@ class StepFunctionsOrchestrator:
         """Start, wait, and map the execution's status.
 
         Raises:
-            SearchUnavailable: 502 for FAILED (with the Fail state's error name), 504 for
-                TIMED_OUT.
+            SearchFailed: for FAILED (with the Fail state's error name; a 502).
+            SearchTimedOut: for TIMED_OUT (a 504).
         """
         out = self.client.start_sync_execution(
             stateMachineArn=self.arn,
@@ -109,7 +105,7 @@ class StepFunctionsOrchestrator:
             return json.loads(out["output"])
         error = out.get("error") or f"Execution{str(status).title().replace('_', '')}"
         cause = error_message(out.get("cause")) or f"the search execution ended {status}"
-        raise SearchUnavailable(504 if status == "TIMED_OUT" else 502, error, cause)
+        raise (SearchTimedOut if status == "TIMED_OUT" else SearchFailed)(error, cause)
 
 
 def from_settings(
@@ -129,7 +125,6 @@ def from_settings(
 __all__ = [
     "LocalOrchestrator",
     "Orchestrator",
-    "SearchUnavailable",
     "StepFunctionsOrchestrator",
     "from_settings",
     "stepfunctions_client",

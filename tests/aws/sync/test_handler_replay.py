@@ -30,7 +30,9 @@ def catalog_sync():
 
 
 def point(engine, rid=RID, vectors=False):
-    return engine.components.store.get_records(engine.schema, [rid], with_vectors=vectors).get(rid)
+    return engine.components.store.retrieve_records(engine.schema, [rid], with_vectors=vectors).get(
+        rid
+    )
 
 
 def payload(engine, rid=RID) -> dict:

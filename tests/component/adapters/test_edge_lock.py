@@ -103,6 +103,6 @@ def test_a_second_process_gets_the_holders_pid_and_sigkill_loses_nothing(
     killed_writer.send_signal(signal.SIGKILL)
     killed_writer.wait(timeout=30)
     assert store.count(DOCS) == 500
-    got = store.get_records(DOCS, ["d0", "d499"], with_vectors=True)
+    got = store.retrieve_records(DOCS, ["d0", "d499"], with_vectors=True)
     assert set(got) == {"d0", "d499"}
     store.close()

@@ -191,17 +191,17 @@ def test_records_read_back_and_update_in_place(tmp_path: Path) -> None:
     THEN reads reflect each write; an update keeps the vectors it does not replace."""
     store = _docs_store(tmp_path)
     aspect = DOCS.aspect_names[0]
-    full = store.get_records(DOCS, ["d1", "missing"], with_vectors=True)
+    full = store.retrieve_records(DOCS, ["d1", "missing"], with_vectors=True)
     assert set(full) == {"d1"}
     assert isinstance(full["d1"].vectors[SPARSE_VECTOR], SparseVector)
     assert HASHES_KEY in full["d1"].payload
-    assert not set(READ_WITHOUT) & set(store.read_records(DOCS, ["d1"])["d1"].payload)
+    assert not set(READ_WITHOUT) & set(store.hydrate_records(DOCS, ["d1"])["d1"].payload)
     before_sparse = full["d1"].vectors[SPARSE_VECTOR]
 
     store.update_points(
         DOCS, [VectorUpdate("d1", {aspect: [1.0] + [0.0] * 7})], {"d1": {"id": "d1", "n": 2}}
     )
-    after = store.get_records(DOCS, ["d1"], with_vectors=True)["d1"]
+    after = store.retrieve_records(DOCS, ["d1"], with_vectors=True)["d1"]
     assert after.payload == {"id": "d1", "n": 2}
     assert after.vectors[aspect] == pytest.approx([1.0] + [0.0] * 7)  # stored unit-normalized
     assert after.vectors[SPARSE_VECTOR] == before_sparse  # not replaced: kept
@@ -210,9 +210,9 @@ def test_records_read_back_and_update_in_place(tmp_path: Path) -> None:
     assert store.vector_of(DOCS, "d1", aspect) == pytest.approx([1.0] + [0.0] * 7)
 
     store.update_points(DOCS, [], {"d2": {"id": "d2", "only": True}})
-    assert store.get_records(DOCS, ["d2"])["d2"].payload == {"id": "d2", "only": True}
+    assert store.retrieve_records(DOCS, ["d2"])["d2"].payload == {"id": "d2", "only": True}
     store.delete(DOCS, ["d3", "never-there"])
-    assert store.count(DOCS) == 79 and not store.get_records(DOCS, ["d3"])
+    assert store.count(DOCS) == 79 and not store.retrieve_records(DOCS, ["d3"])
     store.close()
 
 
@@ -223,7 +223,7 @@ def test_a_closed_shard_reopens_with_every_write(tmp_path: Path) -> None:
     store.close()
     again = EdgeStore(Settings(), root=tmp_path)
     assert again.count(DOCS) == 79
-    assert set(again.get_records(DOCS, ["d0", "d5"])) == {"d5"}
+    assert set(again.retrieve_records(DOCS, ["d0", "d5"])) == {"d5"}
     again.ensure_collection(DOCS, dim=8)  # matches: no error
     with pytest.raises(VectorStoreError, match="dimension"):
         again.ensure_collection(DOCS, dim=16)
@@ -436,26 +436,26 @@ def test_query_side_reads_are_cached_until_a_write(
     monkeypatch.setattr(store, "_shard", lambda schema: Counting(real_shard(schema)))
     aspect = DOCS.aspect_names[0]
     ids = ["d1", "d2", "d3"]
-    first = store.read_records(DOCS, ids, with_vectors=True)
+    first = store.hydrate_records(DOCS, ids, with_vectors=True)
     assert calls == ["retrieve"] and HASHES_KEY not in first["d1"].payload
-    again = store.read_records(DOCS, ids)
+    again = store.hydrate_records(DOCS, ids)
     sparse = store.vectors_of(DOCS, ids, SPARSE_VECTOR)
     dense = store.vectors_of(DOCS, ids, aspect)
     assert calls == ["retrieve"]
     assert again == first and set(sparse) == set(dense) == set(ids)
     assert sparse["d1"] == first["d1"].vectors[SPARSE_VECTOR]
-    store.read_records(DOCS, ["d4"])  # a miss reads only the missing one
+    store.hydrate_records(DOCS, ["d4"])  # a miss reads only the missing one
     assert calls == ["retrieve", "retrieve"]
 
     store.update_points(DOCS, [], {"d1": {"id": "d1", "title": "changed", "text": "chess"}})
-    assert store.read_records(DOCS, ["d1"])["d1"].payload["title"] == "changed"
+    assert store.hydrate_records(DOCS, ["d1"])["d1"].payload["title"] == "changed"
     EdgeSparseKeywordIndex(store, schema=DOCS).refresh(DOCS)  # re-weights every sparse vector
     assert store.vectors_of(DOCS, ["d2"], SPARSE_VECTOR)["d2"] != sparse["d2"]
     store.delete(DOCS, ["d3"])
-    assert "d3" not in store.read_records(DOCS, ids)
+    assert "d3" not in store.hydrate_records(DOCS, ids)
     n = len(calls)
     store.clear_record_cache()
-    store.read_records(DOCS, ["d2"])
+    store.hydrate_records(DOCS, ["d2"])
     assert len(calls) == n + 1
     store.close()
 
@@ -495,7 +495,7 @@ def test_queries_map_point_ids_to_record_ids_as_the_payload_says(tmp_path: Path)
     rng = np.random.default_rng(5)
     assert run() == mapped
     store.map_ids = True
-    record = store.get_records(DOCS, ["d7"], with_vectors=True)["d7"]
+    record = store.retrieve_records(DOCS, ["d7"], with_vectors=True)["d7"]
     store.delete(DOCS, ["d7"])
     vec = record.vectors[aspect]
     assert "d7" not in {h.id for h in store.query_dense(DOCS, aspect, vec, 80)}
@@ -526,7 +526,7 @@ def test_a_shard_holding_less_than_the_sync_status_says_is_damaged_until_dropped
         store = EdgeStore(Settings(), root=tmp_path, holdings=lambda schema: said[-1])
         for read in (
             lambda s=store: s.count(DOCS),
-            lambda s=store: s.get_records(DOCS, ["d1"]),
+            lambda s=store: s.retrieve_records(DOCS, ["d1"]),
             lambda s=store: list(s.scroll(DOCS, ["id"])),
         ):
             with pytest.raises(VectorStoreError) as err:
@@ -566,7 +566,7 @@ def test_count_and_vectors_of_answer_an_engine_failure_as_the_damage_error(
 ) -> None:
     store = _docs_store(tmp_path)
     name = store.collection(DOCS)
-    store._shards[name] = _FailingShard(store._shards[name])
+    store.shards.open_shards[name] = _FailingShard(store.shards.open_shards[name])
     aspect = DOCS.aspect_names[0]
     for read in (lambda: store.count(DOCS), lambda: store.vectors_of(DOCS, ["d1"], aspect)):
         with pytest.raises(VectorStoreError) as err:

@@ -21,7 +21,7 @@ from qdrant_client import models as qm
 
 from agentic_search.adapters.mongo import MongoStructuredStore, to_mongo
 from agentic_search.adapters.qdrant.filters import to_qdrant
-from agentic_search.adapters.qdrant.store import QdrantStore
+from agentic_search.adapters.qdrant.local import LocalQdrantStore
 from agentic_search.adapters.qdrant.structured import QdrantPayloadStructuredStore
 from agentic_search.config import Settings
 from agentic_search.domain.filters import (
@@ -50,10 +50,12 @@ def mongo_db(catalog_records: list[dict]) -> Iterator[Any]:
 
 
 @pytest.fixture(scope="module")
-def qdrant_store(tools_schema: DomainSchema, catalog_records: list[dict]) -> Iterator[QdrantStore]:
-    """A QdrantStore over an in-memory local-mode client, one tiny dummy vector per aspect."""
+def qdrant_store(
+    tools_schema: DomainSchema, catalog_records: list[dict]
+) -> Iterator[LocalQdrantStore]:
+    """A LocalQdrantStore over an in-memory local-mode client, one tiny dummy vector per aspect."""
     settings = Settings(qdrant_url=None, collection_prefix="")
-    store = QdrantStore(settings, client=QdrantClient(":memory:"))
+    store = LocalQdrantStore(settings, client=QdrantClient(":memory:"))
     store.ensure_collection(tools_schema, dim=2)
     store.upsert(
         tools_schema,
@@ -70,7 +72,7 @@ def _mongo_ids(db: Any, query: dict[str, Any]) -> set[str]:
     return {doc["id"] for doc in db["tools"].find(query, projection={"id": True})}
 
 
-def _qdrant_ids(store: QdrantStore, schema: DomainSchema, flt: qm.Filter | None) -> set[str]:
+def _qdrant_ids(store: LocalQdrantStore, schema: DomainSchema, flt: qm.Filter | None) -> set[str]:
     points, offset = store.client.scroll(
         store.collection(schema), scroll_filter=flt, limit=10_000, with_payload=True
     )
@@ -86,7 +88,7 @@ def test_fixtures_hold_the_whole_catalog(
     tools_schema: DomainSchema,
     catalog_records: list[dict],
     mongo_db: Any,
-    qdrant_store: QdrantStore,
+    qdrant_store: LocalQdrantStore,
 ) -> None:
     """GIVEN the fixtures WHEN queried without a filter THEN both hold every catalog record."""
     all_ids = {r["id"] for r in catalog_records}
@@ -156,7 +158,7 @@ def test_operator_qdrant_matches_reference(
     case: tuple[str, str, Any],
     tools_schema: DomainSchema,
     catalog_records: list[dict],
-    qdrant_store: QdrantStore,
+    qdrant_store: LocalQdrantStore,
 ) -> None:
     """GIVEN one filter WHEN compiled by to_qdrant and scrolled in Qdrant local mode
     THEN the ids equal those ``matches()`` admits, a proper non-empty subset of the catalog."""
@@ -195,7 +197,7 @@ def test_null_prices_fall_outside_every_range(
     tools_schema: DomainSchema,
     catalog_records: list[dict],
     mongo_db: Any,
-    qdrant_store: QdrantStore,
+    qdrant_store: LocalQdrantStore,
 ) -> None:
     """GIVEN a threshold WHEN ``price < t`` and ``price >= t`` are run in both engines
     THEN they partition exactly the records with a price: null prices are in neither."""
@@ -229,7 +231,7 @@ def test_price_eq_integer_value_in_qdrant(
     value: int,
     tools_schema: DomainSchema,
     catalog_records: list[dict],
-    qdrant_store: QdrantStore,
+    qdrant_store: LocalQdrantStore,
 ) -> None:
     """GIVEN price eq <int> (allowed by the schema) WHEN compiled by to_qdrant and scrolled
     THEN the same records as ``matches()`` (and MongoDB) are returned."""
@@ -240,7 +242,7 @@ def test_price_eq_integer_value_in_qdrant(
 
 
 def test_price_eq_float_value_compiles_for_qdrant(
-    tools_schema: DomainSchema, catalog_records: list[dict], qdrant_store: QdrantStore
+    tools_schema: DomainSchema, catalog_records: list[dict], qdrant_store: LocalQdrantStore
 ) -> None:
     """GIVEN price eq 9.99 (valid per the allowlist) WHEN compiled by to_qdrant
     THEN it compiles, and scrolling returns the records priced 9.99."""
@@ -257,7 +259,7 @@ def test_contains_whole_words_agrees_in_all_engines(
     tools_schema: DomainSchema,
     catalog_records: list[dict],
     mongo_db: Any,
-    qdrant_store: QdrantStore,
+    qdrant_store: LocalQdrantStore,
 ) -> None:
     """GIVEN name contains <text> (whole-word phrase semantics, as Qdrant's MatchPhrase)
     WHEN run in both engines THEN Qdrant returns the same ids as MongoDB and ``matches()``;
@@ -276,7 +278,7 @@ def test_combined_filters_are_anded(
     tools_schema: DomainSchema,
     catalog_records: list[dict],
     mongo_db: Any,
-    qdrant_store: QdrantStore,
+    qdrant_store: LocalQdrantStore,
 ) -> None:
     """GIVEN category in [...], price < 30, open_source = False and deployment nin [Local]
     WHEN compiled and run in both engines THEN the intersection, identical everywhere."""
@@ -335,7 +337,7 @@ def test_exclude_ids_alone_and_with_filters(
     tools_schema: DomainSchema,
     catalog_records: list[dict],
     mongo_db: Any,
-    qdrant_store: QdrantStore,
+    qdrant_store: LocalQdrantStore,
 ) -> None:
     """GIVEN ids to exclude, with and without a filter WHEN run in both engines
     THEN exactly those ids are missing from what the filter alone returns."""
@@ -508,7 +510,7 @@ def mongo_structured(mongo_db: Any) -> MongoStructuredStore:
 
 
 @pytest.fixture(scope="module")
-def qdrant_structured(qdrant_store: QdrantStore) -> QdrantPayloadStructuredStore:
+def qdrant_structured(qdrant_store: LocalQdrantStore) -> QdrantPayloadStructuredStore:
     """QdrantPayloadStructuredStore over the in-memory local-mode store."""
     return QdrantPayloadStructuredStore(qdrant_store)
 

@@ -9,7 +9,7 @@ from qdrant_client import QdrantClient
 from qdrant_client import models as qm
 
 from agentic_search.adapters.qdrant.ids import point_id
-from agentic_search.adapters.qdrant.store import QdrantStore
+from agentic_search.adapters.qdrant.local import LocalQdrantStore
 from agentic_search.config import Settings
 from agentic_search.domain.schema import load_schema
 from agentic_search.ports import VectorStoreError
@@ -41,7 +41,7 @@ def test_a_shared_folder_of_an_earlier_version_is_moved_in_collection_by_collect
     root = tmp_path / "qdrant"
     _shared_layout(root, TOOLS, 5)
     _shared_layout(root, DOCS, 3)
-    store = QdrantStore(Settings(qdrant_path=root))
+    store = LocalQdrantStore(Settings(qdrant_path=root))
     try:
         # WHEN one domain is opened THEN only it moves, with every point
         assert store.count(TOOLS) == 5
@@ -53,7 +53,7 @@ def test_a_shared_folder_of_an_earlier_version_is_moved_in_collection_by_collect
         assert {p["id"] for p in store.scroll(TOOLS)} == {f"r{i}" for i in range(5)}
     finally:
         store.close()
-    again = QdrantStore(Settings(qdrant_path=root))
+    again = LocalQdrantStore(Settings(qdrant_path=root))
     try:
         assert (again.count(TOOLS), again.count(DOCS)) == (5, 3)
     finally:
@@ -64,11 +64,11 @@ def test_a_damaged_collection_folder_fails_only_its_domain(tmp_path):
     root = tmp_path / "qdrant"
     _shared_layout(root, TOOLS, 2)
     _shared_layout(root, DOCS, 2)
-    store = QdrantStore(Settings(qdrant_path=root))
+    store = LocalQdrantStore(Settings(qdrant_path=root))
     assert (store.count(TOOLS), store.count(DOCS)) == (2, 2)
     store.close()
     (root / "documents" / "meta.json").write_text("{not json")
-    store = QdrantStore(Settings(qdrant_path=root))
+    store = LocalQdrantStore(Settings(qdrant_path=root))
     try:
         assert store.count(TOOLS) == 2
         with pytest.raises(VectorStoreError) as err:

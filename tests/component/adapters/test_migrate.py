@@ -106,7 +106,7 @@ def test_a_local_store_moves_into_edge_with_everything(tmp_path: Path) -> None:
     assert migrate_local_store(settings) == []
 
     edge = EdgeStore(settings)
-    got = edge.get_records(DOCS, list(payloads), with_vectors=True)
+    got = edge.retrieve_records(DOCS, list(payloads), with_vectors=True)
     assert set(got) == set(payloads) and edge.count(DOCS) == 300
     for rid, rec in got.items():
         assert rec.payload == payloads[rid]
@@ -150,7 +150,7 @@ def test_a_copy_that_does_not_verify_keeps_the_local_folder_and_the_next_run_com
     [done] = migrate_local_store(settings)
     assert (done.status, done.points) == ("copied", 40)
     edge = EdgeStore(settings)
-    assert set(edge.get_records(DOCS, list(payloads))) == set(payloads)
+    assert set(edge.retrieve_records(DOCS, list(payloads))) == set(payloads)
     assert not list(edge.root.glob("*.migrating.json"))
     edge.close()
 
@@ -176,8 +176,8 @@ def test_an_edge_shard_of_its_own_is_kept_unless_forced(tmp_path: Path) -> None:
     [forced] = migrate_local_store(settings, force=True)
     assert (forced.status, forced.points) == ("copied", 20)
     edge = EdgeStore(settings)
-    assert edge.count(DOCS) == 20 and not edge.get_records(DOCS, ["own"])
-    assert set(edge.get_records(DOCS, list(payloads))) == set(payloads)
+    assert edge.count(DOCS) == 20 and not edge.retrieve_records(DOCS, ["own"])
+    assert set(edge.retrieve_records(DOCS, list(payloads))) == set(payloads)
     edge.close()
 
 

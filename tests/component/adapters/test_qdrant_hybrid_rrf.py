@@ -10,8 +10,8 @@ import numpy as np
 from qdrant_client import QdrantClient
 from qdrant_client import models as qm
 
+from agentic_search.adapters.qdrant.local import LocalQdrantStore
 from agentic_search.adapters.qdrant.sparse import QdrantSparseKeywordIndex
-from agentic_search.adapters.qdrant.store import QdrantStore
 from agentic_search.components import Components
 from agentic_search.config import Settings
 from agentic_search.domain.fusion import rrf
@@ -36,8 +36,8 @@ WORDS = [
 ]
 
 
-def _store(with_sparse: bool) -> tuple[QdrantStore, QdrantSparseKeywordIndex]:
-    store = QdrantStore(Settings(), client=QdrantClient(":memory:"))
+def _store(with_sparse: bool) -> tuple[LocalQdrantStore, QdrantSparseKeywordIndex]:
+    store = LocalQdrantStore(Settings(), client=QdrantClient(":memory:"))
     store.client.create_collection(
         store.collection(SCHEMA),
         vectors_config={"content": qm.VectorParams(size=8, distance=qm.Distance.COSINE)},

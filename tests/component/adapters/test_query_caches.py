@@ -9,7 +9,7 @@ from __future__ import annotations
 from qdrant_client import QdrantClient
 from qdrant_client import models as qm
 
-from agentic_search.adapters.qdrant.store import QdrantStore
+from agentic_search.adapters.qdrant.local import LocalQdrantStore
 from agentic_search.components import Components
 from agentic_search.config import Settings
 from agentic_search.domain.schema import load_schema
@@ -53,8 +53,8 @@ def test_token_counts_are_memoized_by_text_and_equal_the_counter(monkeypatch) ->
     assert asked == ["a b"]
 
 
-def _store() -> QdrantStore:
-    store = QdrantStore(Settings(), client=QdrantClient(":memory:"))
+def _store() -> LocalQdrantStore:
+    store = LocalQdrantStore(Settings(), client=QdrantClient(":memory:"))
     store.client.create_collection(
         store.collection(SCHEMA),
         vectors_config={"content": qm.VectorParams(size=2, distance=qm.Distance.COSINE)},
@@ -70,13 +70,13 @@ def test_read_records_equals_get_records_and_forgets_on_every_write() -> None:
     """GIVEN a local-mode store with records
     WHEN records are read through the cache, then changed by upsert, payload overwrite, vector
     update, the combined vector + payload update and delete
-    THEN every read equals an uncached get_records at that moment."""
+    THEN every read equals an uncached retrieve_records at that moment."""
     store = _store()
     store.upsert(SCHEMA, [_point("d1", "one"), _point("d2", "two")])
 
     def same(ids, vectors=False):
-        got = store.read_records(SCHEMA, ids, with_vectors=vectors)
-        want = store.get_records(SCHEMA, ids, with_vectors=vectors)
+        got = store.hydrate_records(SCHEMA, ids, with_vectors=vectors)
+        want = store.retrieve_records(SCHEMA, ids, with_vectors=vectors)
         assert {k: (r.payload, r.vectors) for k, r in got.items()} == {
             k: (r.payload, r.vectors) for k, r in want.items()
         }
@@ -110,10 +110,10 @@ def test_local_dense_search_equals_qdrants_and_sees_every_write(monkeypatch) -> 
     THEN both return the same ids in the same order with scores within float32 rounding."""
     import numpy as np
 
-    from agentic_search.adapters.qdrant import store as vector_store
+    from agentic_search.adapters.qdrant import local as vector_store
 
     monkeypatch.setattr(vector_store, "DENSE_MATRIX_MIN_POINTS", 100)
-    store = QdrantStore(Settings(), client=QdrantClient(":memory:"))
+    store = LocalQdrantStore(Settings(), client=QdrantClient(":memory:"))
     store.client.create_collection(
         store.collection(SCHEMA),
         vectors_config={"content": qm.VectorParams(size=16, distance=qm.Distance.COSINE)},

@@ -19,8 +19,8 @@ from qdrant_client import QdrantClient
 
 from agentic_search.adapters.edge.sparse import EdgeSparseKeywordIndex
 from agentic_search.adapters.edge.store import EdgeStore
+from agentic_search.adapters.qdrant.local import LocalQdrantStore
 from agentic_search.adapters.qdrant.sparse import QdrantSparseKeywordIndex
-from agentic_search.adapters.qdrant.store import QdrantStore
 from agentic_search.config import Settings
 from agentic_search.domain.schema import load_schema
 from agentic_search.domain.text import default_analyzer, keyword_text
@@ -81,7 +81,7 @@ def engine(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple]:
         store: object = EdgeStore(Settings(), root=tmp_path)
         kw: object = EdgeSparseKeywordIndex(store, schema=SCHEMA)
     else:
-        store = QdrantStore(Settings(), client=QdrantClient(":memory:"))
+        store = LocalQdrantStore(Settings(), client=QdrantClient(":memory:"))
         kw = QdrantSparseKeywordIndex(store, schema=SCHEMA)
     yield store, kw
     store.close()  # type: ignore[attr-defined]
@@ -137,7 +137,7 @@ def test_edge_and_qdrant_rank_alike(tmp_path: Path) -> None:
     records = _records(120, seed=11)
     edge = EdgeStore(Settings(), root=tmp_path)
     ekw = EdgeSparseKeywordIndex(edge, schema=SCHEMA)
-    qdrant = QdrantStore(Settings(), client=QdrantClient(":memory:"))
+    qdrant = LocalQdrantStore(Settings(), client=QdrantClient(":memory:"))
     qkw = QdrantSparseKeywordIndex(qdrant, schema=SCHEMA)
     for store, kw in ((edge, ekw), (qdrant, qkw)):
         _fill(store, kw, records)
@@ -159,7 +159,7 @@ def test_a_qdrant_without_collection_metadata_keeps_the_setting(
     """GIVEN a Qdrant that refuses collection metadata (before 1.16) WHEN the index refreshes
     THEN nothing is re-weighted and new documents keep the setting's average length (weights
     it could not record would not be used for the next documents)."""
-    store = QdrantStore(Settings(), client=QdrantClient(":memory:"))
+    store = LocalQdrantStore(Settings(), client=QdrantClient(":memory:"))
     kw = QdrantSparseKeywordIndex(store, schema=SCHEMA)
     _fill(store, kw, _records(30))
     before = store.vectors_of(SCHEMA, ["d1"], "bm25")["d1"]

@@ -30,7 +30,7 @@ def docs(tmp_path_factory: pytest.TempPathFactory, embedder) -> Iterator[SearchS
 
 
 def payload(engine: SearchService, rid: str) -> dict:
-    return engine.components.store.get_records(engine.schema, [rid])[rid].payload
+    return engine.components.store.retrieve_records(engine.schema, [rid])[rid].payload
 
 
 def test_ingest_writes_the_mention_graph_both_ways(docs: SearchService):

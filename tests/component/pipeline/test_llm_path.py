@@ -29,6 +29,7 @@ from agentic_search.adapters.openai_chat import OpenAIChatClient
 from agentic_search.components import Components
 from agentic_search.config import Settings
 from agentic_search.domain.cache_keys import normalize_query, plan_cache_key
+from agentic_search.domain.llm_budget import Budget, LLMFallback
 from agentic_search.domain.llm_prompts import (
     intent_output_model,
     intent_prompt,
@@ -41,7 +42,6 @@ from agentic_search.pipeline.catalog import catalog_lookup
 from agentic_search.pipeline.extract_intent import extract_intent
 from agentic_search.pipeline.plan_query import plan_query
 from agentic_search.pipeline.runner import LocalRunner
-from agentic_search.ports import Budget, LLMFallback
 from agentic_search.service import SearchService
 from agentic_search.state import TOP_K_MAX, SearchRequest, SearchState
 

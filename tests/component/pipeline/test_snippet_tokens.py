@@ -23,7 +23,7 @@ def test_every_ingested_record_stores_its_snippet_count(tools_engine, embedder):
         p[schema.id_field]
         for p in tools_engine.components.store.scroll(schema, payload=[schema.id_field])
     ]
-    records = tools_engine.components.store.get_records(schema, ids[:40])
+    records = tools_engine.components.store.retrieve_records(schema, ids[:40])
     counter = token_counter_name(embedder)
     for rid, rec in records.items():
         payload = rec.payload or {}

@@ -11,20 +11,20 @@ from agentic_search.pipeline.fuse_rerank import fuse_round
 from agentic_search.pipeline.plan_query import start_executor
 from agentic_search.pipeline.prepare_round import next_round
 from agentic_search.pipeline.retrieve import retrieve_all
-from agentic_search.state import RetrievedList, ScoredRecord, SourceResult
+from agentic_search.state import RetrievedList, ScoredRecord
 
 
 def test_retrieved_list_keeps_only_wanted_hits_with_their_original_ranks():
     # GIVEN a source's five hits
-    res = SourceResult("dense:content", "qdrant", round=2, query="q", weight=0.5)
-    res.hits = [ScoredRecord(f"d{i}", 1.0 - i / 10, {}) for i in range(1, 6)]
-    # WHEN it is put on the wire keeping two of them
-    wire = RetrievedList.of(res, keep={"d2", "d5"})
+    res = RetrievedList(name="dense:content", system="qdrant", round=2, query="q", weight=0.5)
+    res.add_hits([ScoredRecord(f"d{i}", 1.0 - i / 10, {}) for i in range(1, 6)])
+    # WHEN it is pruned to two of them
+    wire = res.pruned({"d2", "d5"})
     # THEN only those travel, ranked as the source ranked them, and the total is the source's
     assert [(h.id, h.rank) for h in wire.hits] == [("d2", 2), ("d5", 5)]
     assert wire.total == 5 and wire.round == 2 and wire.weight == 0.5
-    # AND without keep every hit travels
-    assert [h.rank for h in RetrievedList.of(res).hits] == [1, 2, 3, 4, 5]
+    # AND the source's own list keeps every hit
+    assert [h.rank for h in res.hits] == [1, 2, 3, 4, 5]
 
 
 def test_round_one_list_holds_only_what_can_still_be_returned(tools_engine):
@@ -36,6 +36,7 @@ def test_round_one_list_holds_only_what_can_still_be_returned(tools_engine):
     work = next_round(c, state)
     assert work is not None
     retrieve_all(c, work)
+    made = {(r.name, h.id): h for r in work.results for h in r.hits}
     # WHEN round 1 is fused
     fuse_round(c, state, work)
     # THEN the state keeps max(limit, pool, rerank top-N) fused entries, not the whole list
@@ -46,3 +47,7 @@ def test_round_one_list_holds_only_what_can_still_be_returned(tools_engine):
     # AND every kept hit belongs to a kept candidate
     kept = {f.id for f in state.first_fused} | set(state.relaxed_ids)
     assert all(h.id in kept for r in state.retrieved for h in r.hits)
+    # AND those are the hits the sources made, not copies converted to and from another type
+    assert state.retrieved and all(
+        made[(r.name, h.id)] is h for r in state.retrieved for h in r.hits
+    )

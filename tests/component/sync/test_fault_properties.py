@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from qdrant_client import QdrantClient
 
 from agentic_search.adapters.caches import NullCache
-from agentic_search.adapters.qdrant.store import QdrantStore
+from agentic_search.adapters.qdrant.local import LocalQdrantStore
 from agentic_search.adapters.sync_status import SqliteSyncStatus
 from agentic_search.config import Settings
 from agentic_search.domain.entities import record_names
@@ -98,7 +98,7 @@ class NoKeyword:
         return []
 
 
-class FaultyStore(QdrantStore):
+class FaultyStore(LocalQdrantStore):
     """The real local-mode store; each write may raise before it is sent."""
 
     faults: Faults
@@ -224,7 +224,7 @@ def test_after_redrive_the_index_equals_the_catalog(case):
     if not engine.components.store.exists(SCHEMA):  # nothing was ever written
         assert not catalog
         return
-    points = engine.components.store.get_records(SCHEMA, IDS, with_vectors=True)
+    points = engine.components.store.retrieve_records(SCHEMA, IDS, with_vectors=True)
     assert set(points) == set(catalog)
     # the entity graph is consistent: every record's in-edges are the others' out-edges to it
     out = {rid: points[rid].payload.get(LINKS_KEY) or {} for rid in points}

@@ -90,7 +90,7 @@ def test_reingest_changes_nothing_and_modifications_reembed_only_changed_aspects
     engine, messy_catalog, tmp_path
 ):
     engine.ingest_file(messy_catalog)
-    before = engine.components.store.get_records(engine.schema, ["tool-1"], with_vectors=True)[
+    before = engine.components.store.retrieve_records(engine.schema, ["tool-1"], with_vectors=True)[
         "tool-1"
     ]
 
@@ -104,7 +104,7 @@ def test_reingest_changes_nothing_and_modifications_reembed_only_changed_aspects
     records[1] = {**records[1], "price_monthly_usd": 7.0}
     stats = engine.ingest_records(records)
     assert stats.updated_payload == 1 and stats.embedded_texts == 0
-    payload = engine.components.store.get_records(engine.schema, ["tool-1"])["tool-1"].payload
+    payload = engine.components.store.retrieve_records(engine.schema, ["tool-1"])["tool-1"].payload
     assert payload["price_monthly_usd"] == 7.0
 
     # WHEN the features change THEN only the functionality aspect is re-embedded
@@ -112,7 +112,7 @@ def test_reingest_changes_nothing_and_modifications_reembed_only_changed_aspects
     stats = engine.ingest_records(records)
     assert stats.updated_vectors == 1
     assert stats.embedded_aspects == {"functionality": 1}
-    after = engine.components.store.get_records(engine.schema, ["tool-1"], with_vectors=True)[
+    after = engine.components.store.retrieve_records(engine.schema, ["tool-1"], with_vectors=True)[
         "tool-1"
     ]
     assert np.allclose(after.vectors["identity"], before.vectors["identity"])
@@ -163,7 +163,7 @@ def test_records_written_before_snippet_counts_are_backfilled_without_embedding(
 
     engine.ingest_file(messy_catalog)
     # GIVEN a record as an older version wrote it: no snippet token count in its payload
-    old = engine.components.store.get_records(engine.schema, ["tool-2"])["tool-2"].payload
+    old = engine.components.store.retrieve_records(engine.schema, ["tool-2"])["tool-2"].payload
     assert TOKENS_KEY in old
     engine.components.store.update_points(
         engine.schema, [], {"tool-2": {k: v for k, v in old.items() if k != TOKENS_KEY}}
@@ -173,5 +173,5 @@ def test_records_written_before_snippet_counts_are_backfilled_without_embedding(
     # THEN only that record's payload is rewritten, with its count, and nothing is embedded
     assert again.stats.updated_payload == 1 and again.stats.unchanged == 4
     assert again.stats.embedded_texts == 0
-    new = engine.components.store.get_records(engine.schema, ["tool-2"])["tool-2"].payload
+    new = engine.components.store.retrieve_records(engine.schema, ["tool-2"])["tool-2"].payload
     assert new[TOKENS_KEY] == old[TOKENS_KEY]

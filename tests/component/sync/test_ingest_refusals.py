@@ -64,7 +64,7 @@ def test_an_ingest_refused_by_another_writer_journals_nothing(tmp_path, embedder
     # (two locks conflict inside one process too: each holds its own open file description)
     settings = Settings(agentic_search_home=home)
     writer = EdgeStore(settings)
-    writer.hold(load_schema("tools"))
+    writer.acquire_writer(load_schema("tools"))
     mine = _write(tmp_path / "mine.jsonl", small[6:])
     service = _service(home, embedder)
     try:
@@ -95,7 +95,7 @@ def test_the_ingest_command_refused_by_another_writer_exits_1_leaving_nothing(
     monkeypatch.setenv("AGENTIC_SEARCH_HOME", str(home))
     settings = Settings(agentic_search_home=home)
     writer = EdgeStore(settings)
-    writer.hold(load_schema("tools"))
+    writer.acquire_writer(load_schema("tools"))
     try:
         # WHEN `agentic-search ingest mine.jsonl` runs
         code = cli.main(["ingest", str(_write(tmp_path / "mine.jsonl", small[6:]))])
@@ -248,7 +248,7 @@ def test_a_sync_refused_by_another_writer_journals_and_records_nothing(
         "".join(json.dumps({"detail-type": "catalog.changed", "detail": d}) + "\n" for d in details)
     )
     writer = EdgeStore(Settings(agentic_search_home=home))
-    writer.hold(load_schema("tools"))
+    writer.acquire_writer(load_schema("tools"))
     try:
         # WHEN `agentic-search sync changes.jsonl` runs
         code = cli.main(["sync", str(events)])

@@ -157,7 +157,7 @@ class Runner:
     def locked(self, rng: random.Random, versions: dict[str, list[dict[str, Any]]]) -> None:
         self.service.close()
         writer = EdgeStore(self.settings)  # another writer, holding the lock as serve does
-        writer.hold(self.service.schema)
+        writer.acquire_writer(self.service.schema)
         refused = self.open()
         try:
             path = self.file()

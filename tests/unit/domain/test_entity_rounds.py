@@ -30,7 +30,6 @@ from agentic_search.state import (
     ExecutorCaps,
     ExecutorState,
     Fused,
-    FusedRef,
     IntentState,
     QueryPlan,
     SparseSource,
@@ -156,7 +155,7 @@ def test_the_walk_restarts_on_round_ones_top_k_by_score_and_skips_hubs():
     state = ExecutorState(plan=plan(limit=10), intent=it, caps=ExecutorCaps())
     state.round_rankings = [[f"d{i}" for i in range(5)]]
     state.first_fused = [
-        FusedRef(id=f"d{i}", fused=s, score=s, best_rank=i + 1)
+        Fused(id=f"d{i}", fused=s, score=s, best_rank=i + 1)
         for i, s in enumerate([1.0, 0.9, 0.2, 0.1, 0.05])
     ]
     gs = graph_source_for(state, "identity", "q")

@@ -17,12 +17,12 @@ import pytest
 from agentic_search.domain.intent_merge import MAX_LLM_MATCHES, merge_intents
 from agentic_search.domain.intent_rules import RuleBasedIntentExtractor
 from agentic_search.domain.llm_answers import intent_from_output
+from agentic_search.domain.llm_budget import LLMFallback
 from agentic_search.domain.llm_prompts import (
     intent_output_model,
     intent_prompt,
     strict_json_schema,
 )
-from agentic_search.ports import LLMFallback
 from agentic_search.state import Filter, IntentState
 
 ROOT = Path(__file__).resolve().parents[3]

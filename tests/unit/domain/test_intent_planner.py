@@ -12,12 +12,20 @@ from typing import Any, NamedTuple
 
 import pytest
 
-from agentic_search.domain.intent import MAX_QUERY_CHARS, CatalogLookup
+from agentic_search.domain.intent import CatalogLookup
 from agentic_search.domain.intent_rules import RuleBasedIntentExtractor
 from agentic_search.domain.plan_rules import PlanError, fusion_for, validate_plan
 from agentic_search.domain.planner import RuleBasedPlanner
 from agentic_search.domain.schema import DomainSchema
-from agentic_search.state import TOP_K_MAX, TOP_K_MIN, Filter, QueryPlan, SparseSource, VectorSource
+from agentic_search.state import (
+    QUERY_MAX_CHARS,
+    TOP_K_MAX,
+    TOP_K_MIN,
+    Filter,
+    QueryPlan,
+    SparseSource,
+    VectorSource,
+)
 
 FREE = ["Free", "Freemium", "Open Source"]
 LOCAL = ("deployment", "in", ["Local"])
@@ -924,14 +932,14 @@ def test_lists_every_reason(valid_plan: QueryPlan, tools_schema: DomainSchema) -
         "",
         " ",
         "   \n\t  ",
-        "a" * (MAX_QUERY_CHARS + 1),
-        "free " * (MAX_QUERY_CHARS // 5 + 1),
-        " " * (MAX_QUERY_CHARS + 1),
+        "a" * (QUERY_MAX_CHARS + 1),
+        "free " * (QUERY_MAX_CHARS // 5 + 1),
+        " " * (QUERY_MAX_CHARS + 1),
     ],
     ids=["empty", "space", "whitespace", "max+1-chars", "max+5-chars-words", "max+1-spaces"],
 )
 def test_rejects_empty_or_overlong_query(extractor: RuleBasedIntentExtractor, query: str) -> None:
-    with pytest.raises(ValueError, match=rf"empty|over {MAX_QUERY_CHARS}"):
+    with pytest.raises(ValueError, match=rf"empty|over {QUERY_MAX_CHARS}"):
         extractor.extract(query)
 
 
@@ -942,8 +950,8 @@ def test_max_length_query_of_one_repeated_token_is_fast(
     tools_schema: DomainSchema,
     token: str,
 ) -> None:
-    query = (token * MAX_QUERY_CHARS)[:MAX_QUERY_CHARS]
-    assert MAX_QUERY_CHARS == 4000 and len(query) == 4000
+    query = (token * QUERY_MAX_CHARS)[:QUERY_MAX_CHARS]
+    assert QUERY_MAX_CHARS == 4000 and len(query) == 4000
     start = time.perf_counter()
     intent = extractor.extract(query)
     plan = planner.plan(intent)

@@ -44,7 +44,7 @@ class E5Embedder:
     """
 
     name = "multilingual-e5-small-q4"
-    #: CPU work in this process (:func:`~agentic_search.ports.runs_in_process`)
+    #: CPU work in this process (:func:`~agentic_search.pipeline.source_pool.runs_in_process`)
     in_process = True
     dim = E5_DIM
 

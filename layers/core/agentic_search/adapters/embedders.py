@@ -78,7 +78,7 @@ class LocalMiniLMEmbedder(WordPieceCounter):
 
     name = "all-MiniLM-L6-v2-int8"
     dim = MINILM_DIM
-    #: CPU work in this process (:func:`~agentic_search.ports.runs_in_process`)
+    #: CPU work in this process (:func:`~agentic_search.pipeline.source_pool.runs_in_process`)
     in_process = True
 
     def __init__(

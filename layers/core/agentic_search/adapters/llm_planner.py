@@ -35,12 +35,13 @@ from pydantic import ValidationError
 
 from agentic_search.adapters.openai_chat import MAX_BACKOFF_S, llm_pool
 from agentic_search.config import Settings
-from agentic_search.domain.intent import MAX_QUERY_CHARS, CatalogLookup
+from agentic_search.domain.intent import CatalogLookup
 from agentic_search.domain.llm_answers import (
     intent_from_output,
     plan_from_output,
     validation_reason,
 )
+from agentic_search.domain.llm_budget import Budget, LLMFallback
 from agentic_search.domain.llm_prompts import (
     intent_output_model,
     intent_prompt,
@@ -50,8 +51,8 @@ from agentic_search.domain.llm_prompts import (
     strict_json_schema,
 )
 from agentic_search.domain.schema import DomainSchema
-from agentic_search.ports import Budget, ChatJSONClient, LLMFallback
-from agentic_search.state import IntentState, QueryPlan
+from agentic_search.ports import ChatJSONClient
+from agentic_search.state import QUERY_MAX_CHARS, IntentState, QueryPlan
 
 #: Left of the budget for what a timeout does not cover (connecting, writing the request).
 _BUDGET_MARGIN_S = 0.1
@@ -158,8 +159,8 @@ class LLMIntentPlanner:
         """
         if not query or not query.strip():
             raise ValueError("query is empty")
-        if len(query) > MAX_QUERY_CHARS:
-            raise ValueError(f"query is over {MAX_QUERY_CHARS} characters")
+        if len(query) > QUERY_MAX_CHARS:
+            raise ValueError(f"query is over {QUERY_MAX_CHARS} characters")
         text = self._call(
             self.intent_system, quote_query(query), "intent", self.intent_schema, budget
         )

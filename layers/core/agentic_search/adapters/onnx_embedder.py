@@ -106,7 +106,7 @@ class OnnxMiniLMEmbedder(WordPieceCounter):
     """
 
     name = "all-MiniLM-L6-v2-int8"
-    #: CPU work in this process (:func:`~agentic_search.ports.runs_in_process`)
+    #: CPU work in this process (:func:`~agentic_search.pipeline.source_pool.runs_in_process`)
     in_process = True
     dim = MINILM_DIM
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from itertools import islice
-from typing import Any
+from typing import TYPE_CHECKING
 
 from agentic_search.domain.bm25 import (
     DEFAULT_B,
@@ -36,6 +36,9 @@ from agentic_search.domain.schema import DomainSchema
 from agentic_search.domain.text import Analyzer, default_analyzer, keyword_text
 from agentic_search.state import SPARSE_VECTOR, Filter, ScoredRecord, SparseVector
 
+if TYPE_CHECKING:
+    from agentic_search.ports import VectorStore
+
 #: Measure the average document length again when the point count moved this much.
 RECHECK_SHARE = 0.05
 #: Re-weight every document when the measured average moved this much from the one used.
@@ -46,18 +49,18 @@ _REWRITE_BATCH = 256
 
 
 class SparseBm25Index(ABC):
-    """The :class:`~agentic_search.ports.KeywordIndex` over a store's sparse vector, for the
-    domain ``schema`` (whose recorded average length :meth:`sparse_vector` uses; without a
-    schema, ``avg_doc_len``). Engines subclass it for where the statistics live and how a
-    filter compiles. The ``store`` needs ``exists``, ``count``, ``scroll``,
-    ``update_sparse``, ``vectors_of`` and ``query_sparse`` (EdgeStore and QdrantStore have
-    them)."""
+    """The :class:`~agentic_search.ports.KeywordIndex` over a
+    :class:`~agentic_search.ports.VectorStore`'s sparse vector, for the domain ``schema``
+    (whose recorded average length :meth:`sparse_vector` uses; without a schema,
+    ``avg_doc_len``). Engines subclass it for where the statistics live
+    (:meth:`_load_stats`, :meth:`_save_stats`); filters compile with the store's own
+    :meth:`~agentic_search.ports.VectorStore.compile_filter`."""
 
     name = "sparse-bm25"
 
     def __init__(
         self,
-        store: Any,
+        store: VectorStore,
         analyzer: Analyzer | None = None,
         avg_doc_len: float = 256.0,
         k1: float = DEFAULT_K1,
@@ -80,10 +83,6 @@ class SparseBm25Index(ABC):
     @abstractmethod
     def _save_stats(self, schema: DomainSchema, stats: dict[str, float]) -> None:
         """Record the domain's ``{"avgdl", "count"}`` where the engine keeps metadata."""
-
-    @abstractmethod
-    def _filter(self, schema: DomainSchema, filters: Sequence[Filter], exclude: Sequence[str]):  # type: ignore[no-untyped-def]
-        """The engine's filter object for ``filters`` and the excluded record ids."""
 
     # ----- the corpus' average document length ------------------------------------------------
 
@@ -127,7 +126,7 @@ class SparseBm25Index(ABC):
         Raises:
             FilterError: when a filter is not allowed.
         """
-        flt = self._filter(schema, filters, exclude_ids)
+        flt = self.store.compile_filter(schema, filters, exclude_ids)
         vec = self.query_vector(text)
         if not vec.indices or not self.store.exists(schema):
             return []

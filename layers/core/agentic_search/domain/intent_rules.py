@@ -13,7 +13,6 @@ from agentic_search.domain import intent_patterns as P
 from agentic_search.domain.capabilities import CapabilityMatcher
 from agentic_search.domain.function_words import GOAL_WORDS, QUESTION_WORDS
 from agentic_search.domain.intent import (
-    MAX_QUERY_CHARS,
     CatalogLookup,
     normalize_query,
     quoted_phrases,
@@ -24,7 +23,7 @@ from agentic_search.domain.linking import apply_corrections
 from agentic_search.domain.schema import DomainSchema
 from agentic_search.domain.temporal import year_ranges
 from agentic_search.domain.text import default_analyzer
-from agentic_search.state import Filter, IntentState, VocabularyMatch
+from agentic_search.state import QUERY_MAX_CHARS, Filter, IntentState, VocabularyMatch
 
 
 class RuleBasedIntentExtractor:
@@ -62,7 +61,7 @@ class RuleBasedIntentExtractor:
         self.names = [(phrase_pattern(n), n, rid) for n, rid in names if len(n) >= 2]
 
     def extract(self, query: str) -> IntentState:
-        """Extract the intent of ``query`` (1..``MAX_QUERY_CHARS`` characters), in the order of
+        """Extract the intent of ``query`` (1..``QUERY_MAX_CHARS`` characters), in the order of
         the module docstring.
 
         Raises:
@@ -70,8 +69,8 @@ class RuleBasedIntentExtractor:
         """
         if not query or not query.strip():
             raise ValueError("query is empty")
-        if len(query) > MAX_QUERY_CHARS:
-            raise ValueError(f"query is over {MAX_QUERY_CHARS} characters")
+        if len(query) > QUERY_MAX_CHARS:
+            raise ValueError(f"query is over {QUERY_MAX_CHARS} characters")
         reading = _Reading(self, query)
         reading.products_and_reference()
         reading.price_ceilings()

@@ -5,7 +5,7 @@ becomes an :class:`IntentState` or a :class:`QueryPlan` only if every constraint
 filterable field with an allowed operator and value, the reference tool resolves by name in
 the catalog (never an id taken from the LLM), must-preserve terms occur in the query, and the
 plan passes :func:`~agentic_search.domain.planner.validate_plan`. Anything else is an
-:class:`~agentic_search.ports.LLMFallback` with the reason (the caller runs the rules).
+:class:`~agentic_search.domain.llm_budget.LLMFallback` with the reason (the caller runs the rules).
 """
 
 from __future__ import annotations
@@ -21,12 +21,12 @@ from agentic_search.domain.intent import (
     quoted_phrases,
     reference_profile,
 )
+from agentic_search.domain.llm_budget import LLMFallback
 from agentic_search.domain.llm_prompts import MAX_TEXT
 from agentic_search.domain.plan_rules import PlanError, validate_plan
 from agentic_search.domain.planner import excluded_ids, structured_source_for
 from agentic_search.domain.schema import DomainSchema
 from agentic_search.domain.text import default_analyzer
-from agentic_search.ports import LLMFallback
 from agentic_search.state import (
     TOP_K_MAX,
     Filter,

@@ -14,9 +14,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from agentic_search.domain.intent import MAX_QUERY_CHARS
 from agentic_search.domain.schema import DomainSchema
-from agentic_search.state import TOP_K_MAX, TOP_K_MIN
+from agentic_search.state import QUERY_MAX_CHARS, TOP_K_MAX, TOP_K_MIN
 
 #: Keywords of JSON Schema that OpenAI's strict structured outputs reject; they are enforced
 #: by pydantic when the answer is parsed instead.
@@ -138,7 +137,7 @@ def strict_json_schema(model: type[BaseModel]) -> dict[str, Any]:
 def quote_query(query: str) -> str:
     """The user message: the query between ``<query>`` tags, with angle brackets escaped so
     the query cannot close the tag and speak outside it."""
-    text = query[:MAX_QUERY_CHARS].replace("<", "&lt;").replace(">", "&gt;")
+    text = query[:QUERY_MAX_CHARS].replace("<", "&lt;").replace(">", "&gt;")
     return f"<query>{text}</query>"
 
 

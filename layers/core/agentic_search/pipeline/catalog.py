@@ -21,7 +21,7 @@ def catalog_lookup(c: Components) -> CatalogLookup:
         schema = c.schema
 
         def record(rid: str) -> dict[str, Any] | None:
-            rec = c.store.get_records(schema, [rid]).get(rid)
+            rec = c.store.retrieve_records(schema, [rid]).get(rid)
             return dict(rec.payload or {}) if rec else None
 
         if schema.entities is not None and c.store.exists(schema):

@@ -21,7 +21,7 @@ from agentic_search.state import (
     Fused,
     IntentState,
     QueryPlan,
-    SourceResult,
+    RetrievedList,
 )
 
 #: Snippet texts whose token counts are remembered (LRU).
@@ -70,7 +70,7 @@ def build_evidence(
     c: Components,
     plan: QueryPlan,
     intent: IntentState,
-    results: list[SourceResult],
+    results: list[RetrievedList],
     fused: list[Fused],
     rnd: int,
     snippet_chars: int,
@@ -83,7 +83,7 @@ def build_evidence(
         return [], {}
     schema = c.schema
     aspect = dense_aspect(plan, schema)
-    records = c.store.read_records(schema, [f.id for f in fused], with_vectors=True)
+    records = c.store.hydrate_records(schema, [f.id for f in fused], with_vectors=True)
     cands = {
         cand.id: cand
         for cand in hydrate(

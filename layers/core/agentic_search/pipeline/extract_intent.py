@@ -13,9 +13,10 @@ from agentic_search.domain.cache_keys import plan_cache_key
 from agentic_search.domain.complexity import with_complexity
 from agentic_search.domain.intent_merge import merge_intents
 from agentic_search.domain.intent_overrides import without
+from agentic_search.domain.llm_budget import Budget, LLMFallback
 from agentic_search.domain.plan_rules import validate_plan
 from agentic_search.pipeline.catalog import extract_by_rules
-from agentic_search.ports import Budget, CacheError, IntentPlanner, LLMFallback
+from agentic_search.ports import CacheError, IntentPlanner
 from agentic_search.state import (
     CacheInfo,
     ExtractorInfo,
@@ -31,7 +32,8 @@ def extract_intent(state: SearchState, c: Components) -> SearchState:
 
     With an LLM configured, the plan cache is looked up first (a hit brings the intent and
     the plan, and no LLM call is made), then the LLM extractor runs; any
-    :class:`~agentic_search.ports.LLMFallback` runs the rule-based extractor instead, with the
+    :class:`~agentic_search.domain.llm_budget.LLMFallback` runs the rule-based extractor
+    instead, with the
     reason recorded in ``state.extractor``. Without an LLM, or after a Catch
     (``intentError``), the rules run. The parts of the intent named in ``request.drop`` are
     then left out (:func:`~agentic_search.domain.intent_overrides.without`).

@@ -98,21 +98,19 @@ def finish(
     if ranked_rounds(state) > 1:
         ranking = final_ranking(state)
     else:
-        first = [f.fused_entry() for f in state.first_fused]
-        ranking = rerank_order(first, state.rerank_scores, state.caps.rerank_top_n)
+        ranking = rerank_order(state.first_fused, state.rerank_scores, state.caps.rerank_top_n)
     ranking = place(ranking, state.pins, state.bridges)
     if c.schema.chunking is not None:  # each document once, at its best chunk's rank
         ranking = best_chunks(ranking, lambda f: f.id)
-    results = [r.result() for r in state.retrieved]
+    results = state.retrieved
     ok_all = [r for r in results if r.error is None]
     candidates = hydrate(c, plan, intent, ok_all, ranking[: plan.limit])
     for cand in candidates:
         cand.relevance = state.relevance.get(cand.id)
     mark_relaxed(state, candidates)
-    if state.rerank_scores:
-        candidates = [
-            c.model_copy(update={"rerank_score": state.rerank_scores.get(c.id)}) for c in candidates
-        ]
+    if state.rerank_scores:  # the candidates were just built here: set, not copied
+        for cand in candidates:
+            cand.rerank_score = state.rerank_scores.get(cand.id)
     stage_total = dict(state.stage_totals)
     stage_total["hydrate"] = elapsed_ms(t)
     pack = finalize_evidence_pack(state, c.grader, [f.id for f in ranking], c.matcher.supports)
@@ -129,7 +127,8 @@ def finish(
     coverage = pack.coverage.confidence if pack.evidence else 0.0
     candidates, quality = judge(c, state, candidates, coverage)
     if c.schema.chunking is not None:
-        candidates = [as_document(cand) for cand in candidates]
+        for cand in candidates:
+            as_document(cand)
     if quality.reason == NO_WORDS:
         coverage = 0.0  # a query with no searchable words has covered nothing
     output = QueryExecutorOutput(
@@ -147,11 +146,12 @@ NO_WORDS = "the query has no searchable words (only stopwords)"
 
 
 def as_document(cand: Candidate) -> Candidate:
-    """A candidate of a chunked domain named by its document (``d5::2`` -> ``d5``), the
-    chunk's point id kept in ``provenance.chunk`` (``d5`` for a document's first chunk)."""
-    doc = doc_id_of(cand.id)
-    provenance = cand.provenance.model_copy(update={"chunk": cand.id})
-    return cand.model_copy(update={"id": doc, "provenance": provenance})
+    """Name a candidate of a chunked domain by its document (``d5::2`` -> ``d5``), in place,
+    the chunk's point id kept in ``provenance.chunk`` (``d5`` for a document's first chunk);
+    returns it."""
+    cand.provenance.chunk = cand.id
+    cand.id = doc_id_of(cand.id)
+    return cand
 
 
 def judge(
@@ -197,7 +197,7 @@ def comparison_of(c: Components, state: ExecutorState) -> Comparison | None:
     (None for other queries, or when fewer than two named records were found)."""
     if state.intent.primary_goal != "compare" or len(state.pins) < 2:
         return None
-    records = c.store.read_records(c.schema, state.pins)
+    records = c.store.hydrate_records(c.schema, state.pins)
     return compare(c.schema, state.pins, {rid: rec.payload or {} for rid, rec in records.items()})
 
 

@@ -15,8 +15,6 @@ from agentic_search.pipeline.relevance import query_relevance
 from agentic_search.pipeline.rerank import rerank_candidates
 from agentic_search.pipeline.sources import merge, run_sources
 from agentic_search.state import (
-    FUSED_REFS,
-    VIA_KEY,
     Bridge,
     ExecutorState,
     Fused,
@@ -27,7 +25,6 @@ from agentic_search.state import (
     RoundWork,
     SearchState,
     SelectedRef,
-    SourceResult,
     elapsed_ms,
     error_message,
 )
@@ -63,7 +60,7 @@ def fuse_round(c: Components, state: ExecutorState, work: RoundWork) -> RoundWor
     # the Map's items ran side by side: their start-up overlapped
     work.setup_ms += max((r.setup_ms for r in work.results), default=0.0)
     intent = state.intent
-    results = [r.result() for r in work.results]
+    results = list(work.results)
     t = time.perf_counter()
     fused, used = merge(results, work.plan.fusion, work.plan.rrf_k)
     if rnd == 1:
@@ -78,28 +75,9 @@ def fuse_round(c: Components, state: ExecutorState, work: RoundWork) -> RoundWor
     state.candidates_after = max(state.candidates_after, len(fused))
     state.round_rankings.append([f.id for f in fused[:RANKING_KEEP]])
     placed = place_round(state, work, results, fused)
-    if rnd == 1:  # the absolute match of what can be returned (answer quality reads it)
-        head = [f.id for f in placed[: state.plan.limit]]
-        state.relevance = query_relevance(c, work.plan, results, head)
-    elif state.relevance:  # what a later round brings into its head, to the same query
-        new = [f.id for f in placed[: state.plan.limit] if f.id not in state.relevance]
-        if new:
-            state.relevance.update(query_relevance(c, state.plan, results, new))
     keep_n = max(state.plan.limit, state.caps.selection_pool, state.caps.rerank_top_n)
-    if rnd == 1:
-        state.first_fused = FUSED_REFS.validate_python(
-            [
-                {
-                    "id": f.id,
-                    "fused": f.fused,
-                    "score": f.score,
-                    "best_rank": f.best_rank,
-                    "contributions": f.contributions,
-                }
-                # only what can still be returned: the state crosses every step as JSON
-                for f in fused[:keep_n]
-            ]
-        )
+    if rnd == 1:  # only what can still be returned: the state crosses every step as JSON
+        state.first_fused = fused[:keep_n]
 
     t = time.perf_counter()
     reranker = c.reranker
@@ -108,6 +86,15 @@ def fuse_round(c: Components, state: ExecutorState, work: RoundWork) -> RoundWor
         c, work.plan, intent, ok, placed[:pool_n], rnd, state.caps.snippet_chars
     )
     stage["evidence"] = elapsed_ms(t)
+    # After the evidence: the head's stored vectors it read (with every aspect) are in the
+    # store's record cache, so only the rest of the head is read here.
+    if rnd == 1:  # the absolute match of what can be returned (answer quality reads it)
+        head = [f.id for f in placed[: state.plan.limit]]
+        state.relevance = query_relevance(c, work.plan, results, head)
+    elif state.relevance:  # what a later round brings into its head, to the same query
+        new = [f.id for f in placed[: state.plan.limit] if f.id not in state.relevance]
+        if new:
+            state.relevance.update(query_relevance(c, state.plan, results, new))
     t = time.perf_counter()
     evidence, err = rerank_candidates(reranker, intent.query, evidence, state.caps.rerank_top_n)
     if reranker is not None:
@@ -182,13 +169,13 @@ def fuse_round(c: Components, state: ExecutorState, work: RoundWork) -> RoundWor
         | set(state.pins)
         | {b.id for b in state.bridges}
     )
-    state.retrieved += [RetrievedList.of(r, keep) for r in results]
+    state.retrieved += [r.pruned(keep) for r in results]
     work.results = []
     return work
 
 
 def place_round(
-    state: ExecutorState, work: RoundWork, results: list[SourceResult], fused: list[Fused]
+    state: ExecutorState, work: RoundWork, results: list[RetrievedList], fused: list[Fused]
 ) -> list[Fused]:
     """The round's fused list with what its entity fetch pins and its graph walk bridges
     placed (see :mod:`agentic_search.domain.entity_rounds`); the pins and bridges are kept
@@ -201,7 +188,7 @@ def place_round(
     graph = by_name.get("graph")
     walk = work.plan.graph_source
     if graph is not None and walk is not None and walk.placement == "bridge":
-        hits = [(h.id, h.score, h.payload.get(VIA_KEY)) for h in graph.hits]
+        hits = [(h.id, h.score, h.via) for h in graph.hits]
         bridges = bridges_from(hits, walk.seeds)
         state.bridges += bridges
         work.report.bridges = bridges
@@ -213,9 +200,9 @@ def relax(
     state: ExecutorState,
     plan: QueryPlan,
     fused: list[Fused],
-    results: list[SourceResult],
+    results: list[RetrievedList],
     rep: RoundReport,
-) -> tuple[list[Fused], list[SourceResult]]:
+) -> tuple[list[Fused], list[RetrievedList]]:
     """The relaxation ladder: while fewer than ``limit`` results, drop the softest
     non-must filter and append what the relaxed plan finds (after the strict results)."""
     current = plan

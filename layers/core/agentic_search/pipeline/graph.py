@@ -41,7 +41,7 @@ def fetch_entities(
 ) -> list[ScoredRecord]:
     """entity_state: the named records in the order named, score 1.0, those the hard
     ``filters`` reject left out; each hit's ``_via`` is the name it was asked by."""
-    records = c.store.read_records(c.schema, source.ids)
+    records = c.store.hydrate_records(c.schema, source.ids)
     names = dict(zip(source.ids, source.names, strict=False))
     out: list[ScoredRecord] = []
     for rid in source.ids:
@@ -81,7 +81,7 @@ def walk(c: Components, source: GraphSource, filters: Sequence[Filter] = ()) -> 
     seen = set(frontier)
     for _ in range(source.hops):
         # the writer's view: the query side's cached reads leave the graph's keys out
-        records = c.store.get_records(schema, frontier, without=[HASHES_KEY])
+        records = c.store.retrieve_records(schema, frontier, without=[HASHES_KEY])
         nxt: list[str] = []
         for rid in frontier:
             rec = records.get(rid)
@@ -99,7 +99,7 @@ def walk(c: Components, source: GraphSource, filters: Sequence[Filter] = ()) -> 
             break
     candidates = [n for n in via if n not in set(source.exclude) and n not in source.seeds]
     if source.max_mentions is not None and candidates:
-        linked = c.store.get_records(schema, candidates, without=[HASHES_KEY])
+        linked = c.store.retrieve_records(schema, candidates, without=[HASHES_KEY])
         counts = {rid: mention_count(rec.payload or {}) for rid, rec in linked.items()}
         candidates = [n for n in candidates if counts.get(n, 0) <= source.max_mentions]
     if not candidates:
@@ -107,7 +107,7 @@ def walk(c: Components, source: GraphSource, filters: Sequence[Filter] = ()) -> 
     ppr = personalized_pagerank(edges, source.seeds, source.weights, source.alpha)
     top = max(ppr.get(n, 0.0) for n in candidates) or 1.0
     cosine = _cosines(c, source, candidates)
-    payloads = c.store.read_records(schema, candidates)
+    payloads = c.store.hydrate_records(schema, candidates)
     scored: list[ScoredRecord] = []
     for n in candidates:
         rec = payloads.get(n)

@@ -17,13 +17,12 @@ from agentic_search.domain.schema import DomainSchema
 from agentic_search.domain.text import keyword_text
 from agentic_search.state import (
     INTERNAL_KEYS,
-    VIA_KEY,
     Candidate,
     ExecutionStats,
     Fused,
     IntentState,
     QueryPlan,
-    SourceResult,
+    RetrievedList,
     value_text,
 )
 
@@ -35,7 +34,7 @@ def hydrate(
     c: Components,
     plan: QueryPlan,
     intent: IntentState | None,
-    results: list[SourceResult],
+    results: list[RetrievedList],
     fused: list[Fused],
     query_text: str | None = None,
     known_payloads: dict[str, dict[str, Any]] | None = None,
@@ -57,9 +56,7 @@ def hydrate(
         for rank, (h, n) in enumerate(zip(r.hits, norm, strict=True), start=1):
             if h.id not in wanted:
                 continue
-            if h.payload and (len(h.payload) > 1 or VIA_KEY not in h.payload):
-                payloads.setdefault(h.id, h.payload)
-            via = h.payload.get(VIA_KEY) if h.payload else None
+            via = h.via
             hits.setdefault(h.id, []).append(
                 {
                     "source": f"{r.name}:{via}" if via else r.name,
@@ -75,7 +72,7 @@ def hydrate(
             )
     missing = [f.id for f in fused if f.id not in payloads]
     if missing:
-        for rid, rec in c.store.read_records(schema, missing).items():
+        for rid, rec in c.store.hydrate_records(schema, missing).items():
             payloads[rid] = rec.payload or {}
     filters_applied = [f.label() for f in plan.filters]
     if plan.exclude_ids:
@@ -166,7 +163,7 @@ def matched_values(
 
 
 def execution_stats(
-    results: list[SourceResult],
+    results: list[RetrievedList],
     fused: list[Fused],
     method: str,
     stage: dict[str, float],

@@ -18,11 +18,11 @@ from agentic_search.components import Components
 from agentic_search.domain.later_rounds import planned_dense_text
 from agentic_search.domain.round_queries import dense_aspect
 from agentic_search.pipeline.embedding import embed_texts
-from agentic_search.state import QueryPlan, SourceResult, VectorSource
+from agentic_search.state import QueryPlan, RetrievedList, VectorSource
 
 
 def query_relevance(
-    c: Components, plan: QueryPlan, results: Sequence[SourceResult], ids: Sequence[str]
+    c: Components, plan: QueryPlan, results: Sequence[RetrievedList], ids: Sequence[str]
 ) -> dict[str, float]:
     """Cosine to the query of each of ``ids`` on the plan's main aspect, rounded to 4
     decimals; empty when the plan embeds no query text (a query by example only)."""

@@ -35,7 +35,7 @@ def retrieve_sub_query(c: Components, sub: SubQuery) -> RetrievedList:
             name=sub.name,
             error=SourceError(source=sub.name, error="EmptyPlan", message="no source"),
         )
-    return RetrievedList.of(results[0])
+    return results[0]
 
 
 def retrieve_all(c: Components, work: RoundWork) -> RoundWork:
@@ -45,7 +45,7 @@ def retrieve_all(c: Components, work: RoundWork) -> RoundWork:
     before = c.memo.setup_ms
     results, stage = run_sources(c, work.plan)
     work.setup_ms += max(0.0, c.memo.setup_ms - before)
-    work.results = [RetrievedList.of(r) for r in results]
+    work.results = results
     work.report.stage_ms.update(stage)
     work.report.stage_ms["retrieve_all"] = elapsed_ms(t)
     return work

@@ -14,7 +14,7 @@ It calls the same steps (:data:`agentic_search.pipeline.steps.STATES`) in the sa
 
 The Map runs the round's sub-queries in a thread pool of ``map_max_concurrency`` workers, or one
 after the other when every adapter runs in this process (the embedded defaults: see
-:func:`~agentic_search.ports.runs_in_process`).
+:func:`~agentic_search.pipeline.source_pool.runs_in_process`).
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 
 from agentic_search.components import Components
 from agentic_search.pipeline.retrieve import retrieve
+from agentic_search.pipeline.source_pool import runs_in_process
 from agentic_search.pipeline.steps import STATES, Step
-from agentic_search.ports import runs_in_process
 from agentic_search.state import (
     RetrievedList,
     RetrieveEvent,
@@ -38,15 +38,7 @@ from agentic_search.state import (
     StepError,
     SubQuery,
 )
-
-
-class SearchFailed(RuntimeError):
-    """The search could not answer at all (the state machine's ``SearchFailed`` state)."""
-
-    def __init__(self, error: str, cause: str) -> None:
-        super().__init__(f"{error}: {cause}")
-        self.error = error
-        self.cause = cause
+from agentic_search.state.errors import SearchFailed
 
 
 def _going_on(state: SearchState) -> bool:
@@ -193,7 +185,8 @@ class LocalRunner:
 
 def _all_in_process(c: Components) -> bool:
     """Whether the store, keyword index, structured store and embedder of ``c`` all run in
-    this process (:func:`~agentic_search.ports.runs_in_process`: Qdrant Edge and the local
+    this process (:func:`~agentic_search.pipeline.source_pool.runs_in_process`: Qdrant Edge
+    and the local
     model, the embedded defaults)."""
     return all(runs_in_process(a) for a in (c.store, c.keyword, c.structured, c.embedder))
 

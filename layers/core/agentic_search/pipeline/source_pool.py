@@ -67,4 +67,18 @@ def bounded(fn: Callable[[], T], gate: threading.Semaphore) -> Callable[[], T]:
     return run
 
 
-__all__ = ["MAX_THREADS", "SOURCES", "SourcePool", "bounded"]
+def runs_in_process(adapter: object) -> bool:
+    """Whether ``adapter``'s calls are work in this process rather than waits on a network:
+    its class sets ``in_process = True`` (the Qdrant Edge adapters, the local ONNX embedder).
+    Threads only overlap waits: an Edge query holds the GIL (a thread gives it no
+    parallelism, only GIL hand-overs, measured in a ``serve`` worker at as much CPU as the
+    queries themselves, and no deadline either: a stuck call holding the GIL stops every
+    thread); a query embedding releases it but is a few ms on one core (cold searches were
+    no slower in one thread). So sources on such adapters run in the calling thread
+    (:func:`~agentic_search.pipeline.sources.run_sources`), and so does the local runner's
+    Map when every adapter is. Default False: a remote system (a Qdrant server, MongoDB, an
+    HTTP API)."""
+    return getattr(adapter, "in_process", False) is True
+
+
+__all__ = ["MAX_THREADS", "SOURCES", "SourcePool", "bounded", "runs_in_process"]

@@ -25,30 +25,30 @@ from agentic_search.domain.fusion import fuse
 from agentic_search.domain.rocchio import rocchio_vector
 from agentic_search.pipeline.embedding import embed_texts
 from agentic_search.pipeline.graph import fetch_entities, walk
-from agentic_search.pipeline.source_pool import SOURCES, bounded
-from agentic_search.ports import runs_in_process
+from agentic_search.pipeline.source_pool import SOURCES, bounded, runs_in_process
 from agentic_search.state import (
     Fused,
     QueryPlan,
     RankedList,
+    RetrievedList,
     ScoredRecord,
     SourceError,
-    SourceResult,
     elapsed_ms,
 )
 
 
 class Task(NamedTuple):
     """One source of a plan: its result shell, the call that fills it, and whether the call
-    runs in the calling thread (its adapter :func:`~agentic_search.ports.runs_in_process`)
+    runs in the calling thread (its adapter
+    :func:`~agentic_search.pipeline.source_pool.runs_in_process`)
     rather than on the source threads."""
 
-    result: SourceResult
+    result: RetrievedList
     call: Callable[[], list[ScoredRecord]]
     inline: bool = False
 
 
-def placed(result: SourceResult) -> bool:
+def placed(result: RetrievedList) -> bool:
     """Whether a result is placed in the ranking (the pins of an entity fetch, a bridge
     walk's best record), not fused."""
     return result.name == "entity" or (
@@ -62,7 +62,7 @@ class SourceTimeout(TimeoutError):
 
 def source_tasks(
     c: Components, plan: QueryPlan, vectors: dict[str, Any], embed_errors: dict[str, str]
-) -> tuple[list[Task], list[SourceResult]]:
+) -> tuple[list[Task], list[RetrievedList]]:
     """One task per source of ``plan`` (its result shell and the call that fills it), and the
     dense sources that already failed because their text could not be embedded."""
     schema = c.schema
@@ -70,12 +70,12 @@ def source_tasks(
     on_store = runs_in_process(store)
     filters, exclude = plan.filters, plan.exclude_ids
     tasks: list[Task] = []
-    failed: list[SourceResult] = []
+    failed: list[RetrievedList] = []
     for vs in plan.vector_sources:
         name = f"dense:{vs.aspect}:{vs.query_vector_source}"
-        res = SourceResult(
-            name,
-            "qdrant",
+        res = RetrievedList(
+            name=name,
+            system="qdrant",
             weight=vs.weight,
             aspect=vs.aspect,
             query_vector_source=vs.query_vector_source,
@@ -120,8 +120,12 @@ def source_tasks(
     if plan.sparse_source is not None:
         sp = plan.sparse_source
         keyword = c.keyword
-        res = SourceResult(
-            f"sparse:{keyword.name}", "qdrant", weight=sp.weight, round=plan.round, query=sp.text
+        res = RetrievedList(
+            name=f"sparse:{keyword.name}",
+            system="qdrant",
+            weight=sp.weight,
+            round=plan.round,
+            query=sp.text,
         )
         tasks.append(
             Task(
@@ -132,13 +136,15 @@ def source_tasks(
         )
     if plan.entity_source is not None:
         es = plan.entity_source
-        res = SourceResult("entity", "qdrant", round=plan.round, query=", ".join(es.names) or None)
+        res = RetrievedList(
+            name="entity", system="qdrant", round=plan.round, query=", ".join(es.names) or None
+        )
         tasks.append(Task(res, lambda es=es: fetch_entities(c, es, filters), on_store))
     if plan.graph_source is not None:
         gs = plan.graph_source
-        res = SourceResult(
-            "graph",
-            "qdrant",
+        res = RetrievedList(
+            name="graph",
+            system="qdrant",
             weight=gs.weight,
             aspect=gs.aspect,
             query_vector_source=gs.placement,
@@ -149,9 +155,9 @@ def source_tasks(
     if plan.structured_sources:
         structured = c.structured
         for i, st in enumerate(plan.structured_sources):
-            res = SourceResult(
-                f"structured:{structured.system}:{i}",
-                structured.system,
+            res = RetrievedList(
+                name=f"structured:{structured.system}:{i}",
+                system=structured.system,
                 weight=st.weight,
                 round=plan.round,
                 query=", ".join(p.label() for p in st.preferences) or None,
@@ -168,10 +174,10 @@ def source_tasks(
     return tasks, failed
 
 
-def run_sources(c: Components, plan: QueryPlan) -> tuple[list[SourceResult], dict[str, float]]:
+def run_sources(c: Components, plan: QueryPlan) -> tuple[list[RetrievedList], dict[str, float]]:
     """Embed, then run every source of ``plan``; returns the results (in the plan's order)
     and the ``embed`` and ``retrieve`` stage times (ms). Never raises for a failing source:
-    its :class:`SourceResult` carries the error instead of hits.
+    its :class:`~agentic_search.state.RetrievedList` carries the error instead of hits.
 
     Sources on a remote system run on the source threads
     (:mod:`~agentic_search.pipeline.source_pool`), at most ``MAX_PARALLEL_SOURCES`` at once,
@@ -202,11 +208,11 @@ def run_sources(c: Components, plan: QueryPlan) -> tuple[list[SourceResult], dic
         res = task.result
         try:
             if task.inline:
-                res.hits, res.ms = _timed(task.call)
+                records, ms = _timed(task.call)
             else:
                 fut = futures[i]
                 try:
-                    res.hits, res.ms = fut.result(timeout=max(0.0, deadline - time.monotonic()))
+                    records, ms = fut.result(timeout=max(0.0, deadline - time.monotonic()))
                 except cf.TimeoutError:
                     abandoned |= not fut.cancel()  # still running: its thread is not given back
                     res.ms = timeout * 1000
@@ -215,6 +221,10 @@ def run_sources(c: Components, plan: QueryPlan) -> tuple[list[SourceResult], dic
                         error="SourceTimeout",
                         message=f"no answer within {timeout:.1f} s",
                     )
+                    results.append(res)
+                    continue
+            res.add_hits(records)  # the one conversion of a store's answer
+            res.ms = round(ms, 2)
         except Exception as exc:
             res.error = SourceError(
                 source=res.name, error=type(exc).__name__, message=str(exc)[:500]
@@ -229,7 +239,7 @@ def run_sources(c: Components, plan: QueryPlan) -> tuple[list[SourceResult], dic
     return results, stage
 
 
-def merge(results: Sequence[SourceResult], method: str, rrf_k: int) -> tuple[list[Fused], str]:
+def merge(results: Sequence[RetrievedList], method: str, rrf_k: int) -> tuple[list[Fused], str]:
     """Fuse the successful sources' ranked lists (deduplicated by record id); returns the
     fused list (best first) and the method actually used ("none" with several non-empty
     lists becomes "rrf")."""

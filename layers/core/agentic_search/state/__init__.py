@@ -41,9 +41,7 @@ from agentic_search.state.evidence import (
     TargetKind,
 )
 from agentic_search.state.executor import (
-    FUSED_REFS,
     ExecutorState,
-    FusedRef,
     Hit,
     RetrievedList,
     RoundWork,
@@ -101,7 +99,6 @@ from agentic_search.state.results import (
     RankedList,
     SourceError,
     SourceHit,
-    SourceResult,
 )
 from agentic_search.state.search import (
     QUERY_MAX_CHARS,
@@ -126,7 +123,6 @@ from agentic_search.state.sync import (
 __all__ = [
     "BUDGET_STOP",
     "ENTITY_KEY",
-    "FUSED_REFS",
     "HASHES_KEY",
     "INTERNAL_KEYS",
     "LINKED_FROM_KEY",
@@ -165,7 +161,6 @@ __all__ = [
     "ExtractorInfo",
     "Filter",
     "Fused",
-    "FusedRef",
     "FusionMethod",
     "GraphSource",
     "Hit",
@@ -193,7 +188,6 @@ __all__ = [
     "SelectedRef",
     "SourceError",
     "SourceHit",
-    "SourceResult",
     "SparseSource",
     "SparseVector",
     "Status",

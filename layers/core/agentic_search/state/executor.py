@@ -6,9 +6,12 @@ Functions states as it crosses the local runner's steps.
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Annotated, Literal
 
-from pydantic import Field, TypeAdapter
+from pydantic import ConfigDict, Field
+from pydantic.alias_generators import to_camel
 
 from agentic_search.state.base import WireModel
 from agentic_search.state.evidence import (
@@ -22,23 +25,37 @@ from agentic_search.state.evidence import (
 )
 from agentic_search.state.query import IntentState, QueryPlan
 from agentic_search.state.records import VIA_KEY, ScoredRecord
-from agentic_search.state.results import Fused, SourceError, SourceResult
+from agentic_search.state.results import Fused, SourceError
 
 
-class Hit(WireModel):
-    """One source hit as the state carries it: id, raw score and 1-based rank (no payload);
-    ``via`` for a graph hit: the edge it was reached by, ``<edge kind>:<from id>``."""
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One source hit: record id, the source's raw score and 1-based rank (no payload:
+    hydration reads records from the store); ``via`` for a hit found by name or along the
+    graph: the name asked for, or the edge it was reached by, ``<edge kind>:<from id>``.
+
+    A plain dataclass (a round makes hundreds) that the state's models hold as is and
+    pydantic validates and serializes in camelCase like every wire model.
+    """
+
+    __pydantic_config__ = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="forbid"
+    )
 
     id: str
     score: float
-    rank: int = Field(ge=1)
+    rank: Annotated[int, Field(ge=1)]
     via: str | None = None
 
 
 class RetrievedList(WireModel):
-    """A source's ranked hits (or its error) as JSON: what one Retrieve step returns.
+    """One source's answer: its ranked hits, or its error, and how long it took (ms).
 
-    ``hits`` may be pruned (see :meth:`of`); ``rank`` keeps each hit's original position.
+    The one type of a source's answer, in process and on the wire (what one Retrieve step
+    returns, and every round's lists kept in the executor state). :meth:`add_hits` makes hits
+    of what a store port returned (the one conversion in); :meth:`pruned` keeps only the hits
+    of candidates that can still be returned (``rank`` keeps each hit's original position,
+    ``total`` the number before pruning).
     """
 
     name: str
@@ -56,52 +73,20 @@ class RetrievedList(WireModel):
         default=0.0, ge=0.0, description="start-up work during this Retrieve (model, store)"
     )
 
-    @classmethod
-    def of(cls, res: SourceResult, keep: set[str] | None = None) -> RetrievedList:
-        """The wire form of an executor :class:`SourceResult` (payloads dropped); with
-        ``keep``, only the hits whose id is in it (ranks unchanged)."""
-        # Validated in one call from plain dicts: a round carries hundreds of hits, and one
-        # model_validate over the list is several times faster than a Hit(...) per hit.
-        # Pruning before validating: most hits of a round are not kept.
-        return cls.model_validate(
-            {
-                "name": res.name,
-                "system": res.system,
-                "weight": res.weight,
-                "aspect": res.aspect,
-                "query_vector_source": res.query_vector_source,
-                "round": res.round,
-                "query": res.query,
-                "hits": [
-                    {"id": h.id, "score": h.score, "rank": i, "via": h.payload.get(VIA_KEY)}
-                    if h.payload and VIA_KEY in h.payload
-                    else {"id": h.id, "score": h.score, "rank": i}
-                    for i, h in enumerate(res.hits, 1)
-                    if keep is None or h.id in keep
-                ],
-                "total": len(res.hits),
-                "error": res.error,
-                "ms": round(res.ms, 2),
-            }
-        )
+    def add_hits(self, records: Sequence[ScoredRecord]) -> None:
+        """Set the hits to ``records`` (best first, as a store port returns them), ranked from
+        1; a record's ``_via`` payload key becomes the hit's ``via``, the rest of its payload
+        is dropped."""
+        self.hits = [
+            Hit(r.id, float(r.score), i, r.payload.get(VIA_KEY) if r.payload else None)
+            for i, r in enumerate(records, 1)
+        ]
+        self.total = len(self.hits)
 
-    def result(self) -> SourceResult:
-        """Back to a :class:`SourceResult` (hits in rank order, empty payloads)."""
-        return SourceResult(
-            name=self.name,
-            system=self.system,
-            hits=[
-                ScoredRecord(h.id, h.score, {VIA_KEY: h.via} if h.via else {})
-                for h in sorted(self.hits, key=lambda h: h.rank)
-            ],
-            weight=self.weight,
-            aspect=self.aspect,
-            query_vector_source=self.query_vector_source,
-            error=self.error,
-            ms=self.ms,
-            round=self.round,
-            query=self.query,
-        )
+    def pruned(self, keep: set[str]) -> RetrievedList:
+        """A copy with only the hits whose id is in ``keep`` (ranks and ``total`` unchanged;
+        the hits themselves are shared)."""
+        return self.model_copy(update={"hits": [h for h in self.hits if h.id in keep]})
 
 
 class SubQuery(WireModel):
@@ -110,35 +95,6 @@ class SubQuery(WireModel):
     name: str
     kind: Literal["dense", "sparse", "structured", "entity", "graph"]
     plan: QueryPlan
-
-
-class FusedRef(WireModel):
-    """A fused list entry as JSON (see :class:`~agentic_search.domain.fusion.Fused`)."""
-
-    id: str
-    fused: float
-    score: float
-    best_rank: int
-    contributions: dict[str, float] = Field(default_factory=dict)
-
-    @classmethod
-    def of(cls, f: Fused) -> FusedRef:
-        """The wire form of ``f``."""
-        return cls(
-            id=f.id,
-            fused=f.fused,
-            score=f.score,
-            best_rank=f.best_rank,
-            contributions=dict(f.contributions),
-        )
-
-    def fused_entry(self) -> Fused:
-        """Back to a :class:`~agentic_search.domain.fusion.Fused`."""
-        return Fused(self.id, self.fused, self.score, self.best_rank, dict(self.contributions))
-
-
-#: Round 1's fused list validated in one call (see :meth:`RetrievedList.of`).
-FUSED_REFS = TypeAdapter(list[FusedRef])
 
 
 class ExecutorState(WireModel):
@@ -165,7 +121,7 @@ class ExecutorState(WireModel):
     fusion_used: str | None = Field(default=None, description="round 1's fusion method")
     candidates_before: int = 0
     candidates_after: int = 0
-    first_fused: list[FusedRef] = Field(
+    first_fused: list[Fused] = Field(
         default_factory=list,
         description="round 1's fused list (the ranking after one round), its first "
         "max(limit, selectionPool, rerankTopN) entries",

@@ -2,8 +2,8 @@
 
 ``Candidate`` and ``QueryExecutorOutput`` follow the JSON Schemas of the output contract
 (ARCHITECTURE.md; kept in ``agentic_search/contracts``; camelCase on the wire).
-``RankedList`` / ``Fused`` are the inputs and outputs of :mod:`agentic_search.domain.fusion`;
-``SourceResult`` is one source's answer inside a process (payloads included).
+``RankedList`` / ``Fused`` are the inputs and outputs of :mod:`agentic_search.domain.fusion`
+(a source's answer is :class:`~agentic_search.state.executor.RetrievedList`).
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
+from pydantic.alias_generators import to_camel
 
 from agentic_search.state.base import WireModel
-from agentic_search.state.records import ScoredRecord
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,17 @@ class RankedList:
 
 @dataclass
 class Fused:
-    """A fused document: raw fused score, score scaled to [0, 1], and per-list contributions."""
+    """A fused document: raw fused score, score scaled to [0, 1], and per-list contributions.
+
+    The one type of a fused entry, in process and on the wire: a plain dataclass (fusion makes
+    hundreds per round), which the state's models hold as is and pydantic serializes in
+    camelCase like every wire model (``bestRank``). Treated as immutable once fused: lists
+    share entries, never copies.
+    """
+
+    __pydantic_config__ = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="forbid"
+    )
 
     id: str
     fused: float
@@ -147,19 +157,3 @@ class QueryExecutorOutput(WireModel):
     confidence: float = Field(ge=0.0, le=1.0)
     errors: list[SourceError] = Field(default_factory=list)
     answer_quality: AnswerQuality | None = None
-
-
-@dataclass
-class SourceResult:
-    """A source's ranked hits, or its error, and how long it took (ms)."""
-
-    name: str
-    system: str
-    hits: list[ScoredRecord] = field(default_factory=list)
-    weight: float = 1.0
-    aspect: str | None = None
-    query_vector_source: str | None = None
-    error: SourceError | None = None
-    ms: float = 0.0
-    round: int = 1
-    query: str | None = None

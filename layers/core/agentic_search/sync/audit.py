@@ -147,13 +147,12 @@ def holdings(
 def domain_health(c: Components) -> str:
     """``ok``, ``empty`` (nothing indexed yet) or ``error: <one line>`` when the domain's
     collection or keyword index cannot be read (each is opened and read here), or the
-    collection holds less than the sync status says (a store that can check it: ``verify``).
+    collection holds less than the sync status says (:meth:`VectorStore.verify
+    <agentic_search.ports.VectorStore.verify>`).
     """
     schema = c.schema
     try:
-        verify = getattr(c.store, "verify", None)
-        if verify is not None:
-            verify(schema)
+        c.store.verify(schema)
         if c.store.count(schema) == 0:
             return "empty"
         c.keyword.search(schema, schema.name, 1)  # loads the persisted index

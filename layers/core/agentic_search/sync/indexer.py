@@ -115,7 +115,7 @@ class Indexer:
         self.store.ensure_collection(schema, dim)
         adopt_identity(self.store, schema, self.embedder, recorded)
         ids = [r[schema.id_field] for r in records]
-        existing = self.store.get_records(schema, ids)
+        existing = self.store.retrieve_records(schema, ids)
 
         counter = token_counter_name(self.embedder)
         jobs: list[tuple[int, str, str]] = []  # (record index, aspect, text)
@@ -213,7 +213,7 @@ class Indexer:
         stats = WriteStats()
         if not record_ids or not self.store.exists(schema):
             return stats
-        present = self.store.get_records(schema, list(record_ids))
+        present = self.store.retrieve_records(schema, list(record_ids))
         self.store.delete(schema, list(present))
         stats.deleted = len(present)
         stats.deleted_ids = list(present)

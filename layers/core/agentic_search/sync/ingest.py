@@ -165,7 +165,7 @@ def ingest_file(
     t0 = time.perf_counter()
     schema = c.schema
     catalog = read or read_catalog(path, schema, id_key=id_key)
-    c.store.hold(schema)  # the writer first: a refused ingest journals nothing
+    c.store.acquire_writer(schema)  # the writer first: a refused ingest journals nothing
     rejected_ids = [e.record_id for e in catalog.errors]
     if prune:  # refused before anything is journaled or written
         plan = mirror_plan(c, catalog.records, rejected_ids)

@@ -100,7 +100,7 @@ def write_keys(c: Components, updates: Mapping[str, Mapping[str, Any]]) -> int:
     written = 0
     for i in range(0, len(ids), 256):
         chunk = ids[i : i + 256]
-        current = c.store.get_records(schema, chunk)
+        current = c.store.retrieve_records(schema, chunk)
         payloads = {
             rid: {**(rec.payload or {}), **updates[rid]}
             for rid, rec in current.items()

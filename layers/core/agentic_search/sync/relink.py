@@ -63,7 +63,7 @@ def relink_changed(c: Components, changed: Sequence[str], removed: Sequence[str]
         common,
     )
     gone = removed_docs - set(members)  # deleted documents (not a chunk of one that stays)
-    changed_recs = c.store.get_records(schema, list(changed))
+    changed_recs = c.store.retrieve_records(schema, list(changed))
     touched: dict[str, dict[str, Any]] = {}
     new_out: dict[str, Edges] = {}
     old_out: dict[str, Edges] = {}
@@ -94,7 +94,7 @@ def relink_changed(c: Components, changed: Sequence[str], removed: Sequence[str]
             for kind, targets in have.items()
         }
         found: Edges = {}
-        for rec in c.store.get_records(schema, members.get(src, [src])).values():
+        for rec in c.store.retrieve_records(schema, members.get(src, [src])).values():
             for kind, targets in out_edges(schema, index, rec.payload or {}, rec.id).items():
                 hits = [t for t in targets if t in renamed]
                 if hits:
@@ -110,7 +110,7 @@ def relink_changed(c: Components, changed: Sequence[str], removed: Sequence[str]
                 src = doc_id_of(hit.id)
                 if src in renamed or src == rid:
                     continue
-                rec = c.store.get_records(schema, [hit.id]).get(hit.id)
+                rec = c.store.retrieve_records(schema, [hit.id]).get(hit.id)
                 if rec is None:
                     continue
                 # the full index, so that the longest name wins ("Meet Corliss Archer" names
@@ -140,7 +140,7 @@ def relink_changed(c: Components, changed: Sequence[str], removed: Sequence[str]
     for t in pointed:  # in-edges from a deleted record go
         deltas.setdefault(t, [])
     if deltas:
-        current = c.store.get_records(schema, list(deltas))
+        current = c.store.retrieve_records(schema, list(deltas))
         for t, changes in deltas.items():
             rec = current.get(t)
             if rec is None:

@@ -75,7 +75,7 @@ def forget_unheld(c: Components, batch: int = 1000) -> int:
     gone = []
     for i in range(0, len(live), batch):
         chunk = live[i : i + batch]
-        held = c.store.get_records(schema, [e.record_id for e in chunk])
+        held = c.store.retrieve_records(schema, [e.record_id for e in chunk])
         for e in chunk:
             if e.record_id not in held:
                 e.deleted, e.aspects, e.updated_at = True, {}, now

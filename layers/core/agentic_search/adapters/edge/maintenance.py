@@ -57,7 +57,7 @@ class EdgeMaintenance:
             VectorStoreError: when another process holds one of them.
         """
         for name in available_domains():
-            self.store.hold(load_schema(name))
+            self.store.acquire_writer(load_schema(name))
 
     @staticmethod
     def copy_snapshot(src: Path, dst: Path) -> None:

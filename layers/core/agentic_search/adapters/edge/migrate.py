@@ -108,12 +108,12 @@ def migrate(
     """
     from agentic_search.adapters.edge.sparse import EdgeSparseKeywordIndex
     from agentic_search.adapters.edge.store import EdgeStore
-    from agentic_search.adapters.qdrant.store import QdrantStore
+    from agentic_search.adapters.qdrant.local import LocalQdrantStore
 
     todo = pending(settings, schemas)
     if not todo:
         return []
-    local = QdrantStore(settings.model_copy(update={"qdrant_url": None}))
+    local = LocalQdrantStore(settings.model_copy(update={"qdrant_url": None}))
     edge = EdgeStore(settings)
     done: list[Migrated] = []
     try:

@@ -93,7 +93,7 @@ class ShardOptimizer:
             f".{shard_dir.name}.optimizing-{os.getpid()}-{time.monotonic_ns()}"
         )
         self._started = time.monotonic()
-        with self.store.held(self.schema) as shard:
+        with self.store.writes_paused(self.schema) as shard:
             self._versions = _versions(shard)
             copy_dir(shard_dir, self.staging)
         self._out = tempfile.TemporaryFile()  # noqa: SIM115 - closed by wait() or cancel()
@@ -137,7 +137,7 @@ class ShardOptimizer:
             return self._failed(seconds, f"the optimize worker failed (exit {code}): {last}")
         report = json.loads(lines[-1])
         shard_dir = self.store.shard_dir(self.schema)
-        with self.store.held(self.schema) as shard:
+        with self.store.writes_paused(self.schema) as shard:
             if _versions(shard) != self._versions:
                 self._discard()
                 return self._failed(

@@ -5,9 +5,10 @@ Qdrant Edge 0.9 gives one process a shard directory: a second ``EdgeShard.load``
 that is open fails ("Can't init WAL: WouldBlock"), and loading a directory rewrites some of its
 files (``edge_config.json`` at least), so two processes cannot share even a read-only copy
 (measured; see benchmarks/scale/README.md). So a reader gets its *own* copy, taken while the
-writer holds its writes off (:meth:`EdgeStore.held <agentic_search.adapters.edge.store.
-EdgeStore.held>`: flushed, no write in between), and an optimized copy replaces the shard by
-an atomic exchange of the two directories (``renameat2(RENAME_EXCHANGE)`` on Linux).
+writer holds its writes off (:meth:`EdgeStore.writes_paused
+<agentic_search.adapters.edge.store.EdgeStore.writes_paused>`: flushed, no write in between),
+and an optimized copy replaces the shard by an atomic exchange of the two directories
+(``renameat2(RENAME_EXCHANGE)`` on Linux).
 
 Copies keep the holes of the engine's preallocated, memory-mapped files (``cp --sparse``
 where GNU cp is there), so a copy takes the disk the shard really uses, not its apparent size.
@@ -102,7 +103,7 @@ def snapshot(store: EdgeStore, dest: Path, domains: list[str] | None = None) -> 
         if not store.exists(schema):
             continue
         src = store.shard_dir(schema)
-        with store.held(schema):
+        with store.writes_paused(schema):
             copy_dir(src, dest / src.name)
             for sidecar in src.parent.glob(f"{src.name}.*.json"):
                 shutil.copy2(sidecar, dest / sidecar.name)

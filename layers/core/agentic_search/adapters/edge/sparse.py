@@ -7,10 +7,8 @@ changes (a drop removes it)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from pathlib import Path
 
-from agentic_search.adapters.edge.filters import to_edge
 from agentic_search.adapters.sparse_bm25 import (
     DRIFT_SHARE,
     RECHECK_SHARE,
@@ -18,14 +16,13 @@ from agentic_search.adapters.sparse_bm25 import (
     SparseBm25Index,
 )
 from agentic_search.domain.schema import DomainSchema
-from agentic_search.state import Filter
 
 
 class EdgeSparseKeywordIndex(SparseBm25Index):
     """The keyword index over an :class:`~agentic_search.adapters.edge.store.EdgeStore`."""
 
     name = "edge-sparse-bm25"
-    #: queries run in this process holding the GIL (:func:`~agentic_search.ports.runs_in_process`)
+    #: queries run in this process holding the GIL (``source_pool.runs_in_process``)
     in_process = True
 
     def __init__(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
@@ -54,9 +51,6 @@ class EdgeSparseKeywordIndex(SparseBm25Index):
         tmp = path.with_name(path.name + ".tmp")
         tmp.write_text(json.dumps(stats))
         tmp.replace(path)
-
-    def _filter(self, schema: DomainSchema, filters: Sequence[Filter], exclude: Sequence[str]):  # type: ignore[no-untyped-def]
-        return to_edge(schema, filters, exclude)
 
 
 __all__ = ["DRIFT_SHARE", "RECHECK_SHARE", "SAMPLE", "EdgeSparseKeywordIndex"]

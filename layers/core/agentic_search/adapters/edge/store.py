@@ -6,28 +6,18 @@ Each shard holds a named dense vector per aspect (cosine), the sparse ``bm25`` v
 the IDF modifier (:mod:`agentic_search.adapters.edge.sparse`) and the payload, with payload
 indexes on every filterable field and the id field, as a Qdrant server collection has. Point
 ids are the UUIDv5 of :func:`~agentic_search.adapters.qdrant.ids.point_id`, the same in every
-engine. Lifecycle: an exclusive lock per shard (:class:`~.lock.ShardLock`) taken before the
-shard is opened, the WAL always on (every update is logged before it is applied), a flush
-and the lock released on :meth:`EdgeStore.close`. New segments are searched exactly (brute
-force) until :meth:`EdgeStore.optimize` builds their HNSW indexes.
-
-Long: one class for the whole port (as the local-mode adapter), plus the sparse and hybrid
-queries the keyword index and the evaluation use; the shard registry, the per-shard locks
-and every read and write share one map and one lock.
-
-Damage the engine does not report (a truncated id tracker answers half the points, a zeroed
-vector storage status none of that vector) is found when a shard opens: it is compared with
-what the sync status says it holds (``holdings``, wired in :mod:`agentic_search.wiring`), and
-answers the one-line damage error naming ``ingest --rebuild`` as an unreadable file does.
+engine. The shards themselves (open, lock, damage check, pause, unload, drop, close) are the
+:class:`~.shards.ShardRegistry`'s; this module is the schema and identity, the writes and the
+reads (through the shared :class:`~agentic_search.adapters.record_cache.RecordCache` and a
+point id -> record id map). The WAL is always on (every update is logged before it is
+applied). New segments are searched exactly (brute force) until :meth:`EdgeStore.optimize`
+builds their HNSW indexes.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-import shutil
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -35,11 +25,12 @@ from typing import Any
 import numpy as np
 import qdrant_edge as qe
 
-from agentic_search.adapters.damage import damage_message, is_engine_failure
 from agentic_search.adapters.edge.filters import to_edge
-from agentic_search.adapters.edge.lock import ShardLock
-from agentic_search.adapters.edge.shard_files import CONFIG_FILE, ShardFiles
+from agentic_search.adapters.edge.shard_files import ShardFiles
+from agentic_search.adapters.edge.shards import CONFIG_FILE, LostRecords, ShardRegistry
+from agentic_search.adapters.engine_failures import is_engine_failure
 from agentic_search.adapters.qdrant.ids import point_id
+from agentic_search.adapters.record_cache import RECORD_CACHE, RecordCache
 from agentic_search.config import Settings
 from agentic_search.domain.schema import DomainSchema
 from agentic_search.ports import VectorStoreError
@@ -60,8 +51,6 @@ from agentic_search.state.sync import Holdings
 
 #: Payload keys the query side's reads leave out (as the local-mode store's).
 READ_WITHOUT = [HASHES_KEY, ENTITY_KEY, LINKS_KEY, LINKED_FROM_KEY]
-#: Points whose records (payload and vectors) the query side's reads keep (see read_records).
-RECORD_CACHE = 4096
 #: Point id -> record id pairs a store keeps per collection (see _query); past it, it restarts.
 ID_MAP = 1_000_000
 
@@ -114,20 +103,16 @@ def _stored_vectors(vector: Any) -> dict[str, Any] | None:
     }
 
 
-class LostRecords(Exception):
-    """A shard holds less than the sync status says (the reason of its damage error)."""
-
-
 class EdgeStore(ShardFiles):
     """Named-vector Edge shard per domain; see the module docstring for the layout. What its
-    files say without the engine (existence, embedder identity) is :class:`ShardFiles`'s.
+    files say without the engine (the embedder identity sidecar) is :class:`ShardFiles`'s.
 
     Raises (from any method that opens a shard):
         VectorStoreError: when another process holds the shard's lock, or the engine fails.
     """
 
     server_mode = False
-    #: queries run in this process holding the GIL (:func:`~agentic_search.ports.runs_in_process`)
+    #: queries run in this process holding the GIL (``source_pool.runs_in_process``)
     in_process = True
 
     def __init__(
@@ -137,12 +122,11 @@ class EdgeStore(ShardFiles):
         holdings: Callable[[DomainSchema], Holdings | None] | None = None,
     ) -> None:
         super().__init__(settings, root)
-        #: what the sync status says a domain's shard holds (None: not checked); an existing
-        #: shard is checked against it when it opens (see :meth:`verify`)
-        self.holdings = holdings
-        #: shard name -> the error of a shard found damaged at open (until :meth:`drop`)
-        self._damage: dict[str, VectorStoreError] = {}
         self.root.mkdir(parents=True, exist_ok=True)
+        #: the open shards, their locks and damage (``holdings``: what the sync status says a
+        #: domain's shard holds, checked when an existing shard opens; None: not checked)
+        self.shards = ShardRegistry(settings, self.root, holdings)
+        self._lock = self.shards.lock
         #: new shards: vectors memory-mapped + int8 quantized copy in RAM (QDRANT_EDGE_ON_DISK)
         self.on_disk = settings.qdrant_edge_on_disk
         #: with the int8 copy: 2x the candidates from it, rescored with the float32 vectors
@@ -153,162 +137,47 @@ class EdgeStore(ShardFiles):
             if self.on_disk
             else None
         )
-        self._shards: dict[str, qe.EdgeShard] = {}
-        self._locks: dict[str, ShardLock] = {}
-        self._lock = threading.RLock()
-        #: (collection, record id) -> record read back by the query side (see read_records)
-        self._records: OrderedDict[tuple[str, str], StoredRecord] = OrderedDict()
-        #: bumped by every write: a read that started before one is not cached
-        self._generation = 0
-        #: how many records read_records keeps (0: none, every read asks the engine)
-        self.record_cache = RECORD_CACHE
+        #: records read back by the query side (see hydrate_records); capacity 0: none kept
+        self.records = RecordCache(RECORD_CACHE)
         #: collection -> {point id: record id}: fixed pairs (the id is the UUIDv5 of the
         #: record id), never stale, so queries need not read the payload (see _query)
         self._rids: dict[str, dict[Any, str]] = {}
         #: False: queries read the record id from each hit's payload, as before the map
         self.map_ids = True
 
-    # ----- shards -----------------------------------------------------------------------------
+    # ----- shards (the registry's) ------------------------------------------------------------
 
-    def _open(
-        self, schema: DomainSchema, config: qe.EdgeConfig | None = None
-    ) -> qe.EdgeShard | None:
-        """The open shard of ``schema``: loaded when its directory holds one (and checked
-        against :attr:`holdings`), created from ``config`` when given, else None. The lock is
-        taken first and kept while open.
+    def collection(self, schema: DomainSchema) -> str:
+        """Collection (shard directory) name of a domain."""
+        return self.shards.collection(schema)
 
-        Raises:
-            VectorStoreError: the one-line damage error when it cannot be loaded or holds less
-                than the sync status says (every later read answers the same error).
-        """
-        name = self.collection(schema)
-        with self._lock:
-            shard = self._shards.get(name)
-            if shard is not None:
-                return shard
-            if name in self._damage:
-                raise self._damage[name]
-            path = self.root / name
-            exists = (path / CONFIG_FILE).is_file()
-            if not exists and config is None:
-                return None
-            lock = self._locks.setdefault(name, ShardLock(path))
-            lock.acquire()
-            try:
-                if exists:
-                    shard = qe.EdgeShard.load(str(path))
-                else:
-                    shard = qe.EdgeShard.create(str(path), config)
-            except BaseException as exc:  # plain Exception, or a panic on a damaged file
-                lock.release()
-                if not is_engine_failure(exc):
-                    raise
-                raise self._damaged(name, exc) from exc
-            if exists:
-                try:
-                    self._check(schema, shard)
-                except VectorStoreError as exc:
-                    shard.close()
-                    lock.release()
-                    self._damage[name] = exc
-                    raise
-            self._shards[name] = shard
-            return shard
+    def shard_dir(self, schema: DomainSchema) -> Path:
+        """The domain's shard directory."""
+        return self.shards.shard_dir(schema)
 
-    def _check(self, schema: DomainSchema, shard: qe.EdgeShard) -> None:
-        """Compare ``shard`` with what the sync status says it holds: at least as many points,
-        and each sampled record with its payload and every aspect's vector. A shard whose id
-        tracker or payload tracker was truncated or zeroed answers fewer records, one whose
-        vector storage status was zeroed answers without that vector, all with no engine
-        error: this finds them.
-
-        Raises:
-            VectorStoreError: the one-line damage error naming what is missing.
-        """
-        expected = self.holdings(schema) if self.holdings is not None else None
-        if expected is None:
-            return
-        name = self.collection(schema)
-        aspects = list(schema.aspect_names)
-        try:
-            points = shard.count(qe.CountRequest(exact=True))
-            found = shard.retrieve(
-                [point_id(schema.name, r) for r in expected.sample],
-                with_payload=[schema.id_field],
-                with_vector=aspects,
-            )
-        except BaseException as exc:
-            if not is_engine_failure(exc):
-                raise
-            raise self._damaged(name, exc) from exc
-        problem = None
-        if points < expected.records:
-            problem = (
-                f"the shard holds {points} points where the sync status has "
-                f"{expected.records} records synced"
-            )
-        else:
-            have: dict[str, set[str]] = {}
-            for p in found:
-                payload, vector = p.payload or {}, p.vector
-                if schema.id_field in payload:
-                    rid = str(payload[schema.id_field])
-                    have[rid] = set(vector) if isinstance(vector, dict) else set()
-            for rid in expected.sample:
-                if rid not in have:
-                    problem = f"synced record {rid!r} is not in the shard"
-                    break
-                lost = [a for a in aspects if a not in have[rid]]
-                if lost:
-                    problem = f"synced record {rid!r} lost its {lost[0]!r} vector"
-                    break
-        if problem is not None:
-            raise self._damaged(name, LostRecords(problem))
+    def _shard(self, schema: DomainSchema) -> qe.EdgeShard:
+        return self.shards.shard(schema)
 
     def verify(self, schema: DomainSchema) -> None:
-        """Check the domain's shard against what the sync status says it holds (see
-        :meth:`_check`), loading it when it is not open; nothing when it does not exist.
+        """Check the domain's shard against what the sync status says it holds
+        (:meth:`ShardRegistry.verify`); nothing when it does not exist.
 
         Raises:
             VectorStoreError: the one-line damage error.
         """
-        with self._lock:
-            shard = self._shards.get(self.collection(schema))
-            if shard is None:
-                self._open(schema)  # checked as it loads
-                return
-            self._check(schema, shard)
+        self.shards.verify(schema)
 
-    def _damaged(self, name: str, exc: BaseException) -> VectorStoreError:
-        """The one-line error of shard ``name`` that cannot be read, naming the command that
-        rebuilds it (:func:`~agentic_search.adapters.damage.damage_message`)."""
-        domain = name.removeprefix(self.settings.collection_prefix)
-        what = f"the {domain!r} index at {self.root / name}"
-        return VectorStoreError(damage_message(what, exc, domain))
+    def compile_filter(
+        self, schema: DomainSchema, filters: Sequence[Filter], exclude_ids: Sequence[str] = ()
+    ) -> qe.Filter | None:
+        """The Edge filter of ``filters`` and the excluded ids (:func:`to_edge`).
 
-    @contextlib.contextmanager
-    def _reading(self, schema: DomainSchema) -> Iterator[None]:
-        """Engine failures inside the block (a plain ``Exception``, or a panic on a damaged
-        file: :func:`~agentic_search.adapters.damage.is_engine_failure`) become the shard's
-        :meth:`_damaged` error; a ``VectorStoreError`` passes as it is."""
-        try:
-            yield
-        except VectorStoreError:
-            raise
-        except BaseException as exc:
-            if not is_engine_failure(exc):
-                raise
-            raise self._damaged(self.collection(schema), exc) from exc
+        Raises:
+            FilterError: when a filter is not allowed by the schema.
+        """
+        return to_edge(schema, filters, exclude_ids)
 
-    def _shard(self, schema: DomainSchema) -> qe.EdgeShard:
-        shard = self._open(schema)
-        if shard is None:
-            raise VectorStoreError(
-                f"collection {self.collection(schema)!r} does not exist in {self.root}"
-            )
-        return shard
-
-    def hold(self, schema: DomainSchema) -> None:
+    def acquire_writer(self, schema: DomainSchema) -> None:
         """Take the domain's shard lock now, whether or not its shard exists (none is created),
         and keep it until :meth:`close`: no other process can create or write the shard
         meanwhile.
@@ -316,20 +185,18 @@ class EdgeStore(ShardFiles):
         Raises:
             VectorStoreError: when another process holds it (the message names its pid).
         """
-        with self._lock:
-            name = self.collection(schema)
-            self._locks.setdefault(name, ShardLock(self.root / name)).acquire()
+        self.shards.acquire_writer(schema)
 
     def exists(self, schema: DomainSchema) -> bool:
         """Whether the domain's shard exists."""
-        return self.collection(schema) in self._shards or super().exists(schema)
+        return self.shards.exists(schema)
 
     def count(self, schema: DomainSchema) -> int:
         """Number of points in the domain's shard (0 if it does not exist)."""
-        shard = self._open(schema)
+        shard = self.shards.open(schema)
         if shard is None:
             return 0
-        with self._reading(schema):  # a damaged file
+        with self.shards.reading(schema):  # a damaged file
             return int(shard.count(qe.CountRequest(exact=True)))
 
     def ensure_collection(self, schema: DomainSchema, dim: int) -> None:
@@ -342,7 +209,7 @@ class EdgeStore(ShardFiles):
         """
         name = self.collection(schema)
         if self.exists(schema):
-            self._open(schema)
+            self.shards.open(schema)
             saved = json.loads((self.root / name / CONFIG_FILE).read_text())
             vectors = saved.get("vectors") or {}
             problems = [
@@ -367,7 +234,7 @@ class EdgeStore(ShardFiles):
             sparse_vectors={SPARSE_VECTOR: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
             wal_enabled=True,
         )
-        self._open(schema, config)
+        self.shards.open(schema, config)
         self._index_payload(schema)
 
     def _index_payload(self, schema: DomainSchema) -> None:
@@ -386,29 +253,15 @@ class EdgeStore(ShardFiles):
                     shard.update(qe.UpdateOperation.create_field_index(fname, kind))
 
     def drop(self, schema: DomainSchema) -> None:
-        """Delete the domain's shard directory if there is one (taking its lock first, but not
-        loading it: ``ingest --rebuild`` drops a shard that cannot be opened or was found
-        damaged), and the files
-        kept beside it for it (``<shard>.*.json``, e.g. the BM25 statistics).
+        """Delete the domain's shard directory and its sidecars if there are any
+        (:meth:`ShardRegistry.drop`: also a shard that cannot be opened or was found damaged).
 
         Raises:
             VectorStoreError: when another process holds the shard's lock.
         """
-        name = self.collection(schema)
-        path = self.root / name
         with self._lock:
-            if name not in self._shards and not path.exists():
-                return
-            self._locks.setdefault(name, ShardLock(path)).acquire()
-            self._written()
-            shard = self._shards.pop(name, None)
-            if shard is not None:
-                shard.close()
-            self._damage.pop(name, None)
-            shutil.rmtree(path, ignore_errors=True)
-            for sidecar in self.root.glob(f"{name}.*.json"):
-                sidecar.unlink()
-            self._locks.pop(name).release()
+            self.records.invalidate()
+            self.shards.drop(schema)
 
     def optimize(self, schema: DomainSchema) -> bool:
         """Merge segments and build their HNSW indexes (blocking, holds the GIL: run it
@@ -419,14 +272,15 @@ class EdgeStore(ShardFiles):
     def info(self, schema: DomainSchema) -> Any:
         """The shard's ``ShardInfo`` (``points_count``, ``indexed_vectors_count``,
         ``segments_count``), or None when it does not exist."""
-        shard = self._open(schema)
+        shard = self.shards.open(schema)
         if shard is None:
             return None
-        with self._reading(schema):
+        with self.shards.reading(schema):
             return shard.info()
 
-    @contextlib.contextmanager
-    def held(self, schema: DomainSchema) -> Iterator[qe.EdgeShard]:
+    def writes_paused(
+        self, schema: DomainSchema
+    ) -> contextlib.AbstractContextManager[qe.EdgeShard]:
         """The domain's open shard, flushed, with this store's writes (and the opening of
         shards) held off for the block: its directory can be copied consistently
         (:mod:`~agentic_search.adapters.edge.optimize`). Call :meth:`unload` inside the block
@@ -435,29 +289,18 @@ class EdgeStore(ShardFiles):
         Raises:
             VectorStoreError: when the shard does not exist or cannot be opened.
         """
-        with self._lock:
-            shard = self._shard(schema)
-            shard.flush()
-            yield shard
+        return self.shards.writes_paused(schema)
 
     def unload(self, schema: DomainSchema) -> None:
         """Flush and close the domain's shard but keep its lock: the next read or write loads
         its directory anew (after an optimized copy was swapped in)."""
-        with self._lock:
-            shard = self._shards.pop(self.collection(schema), None)
-            if shard is not None:
-                try:
-                    shard.flush()
-                finally:
-                    shard.close()
+        self.shards.unload(schema)
 
     # ----- writes -----------------------------------------------------------------------------
 
     def _written(self) -> None:
-        """Forget the records kept by :meth:`read_records` (any write may change them)."""
-        with self._lock:
-            self._generation += 1
-            self._records.clear()
+        """Forget the records kept by :meth:`hydrate_records` (any write may change them)."""
+        self.records.invalidate()
 
     def _update(self, schema: DomainSchema, op: Any) -> None:
         with self._lock:
@@ -498,7 +341,7 @@ class EdgeStore(ShardFiles):
         payload alone changes get a payload overwrite."""
         updates = {u.id: u for u in vectors}
         with self._lock:
-            current = self.get_records(schema, list(updates), with_vectors=True)
+            current = self.retrieve_records(schema, list(updates), with_vectors=True)
             points = []
             for rid, u in updates.items():
                 rec = current.get(rid)
@@ -542,7 +385,7 @@ class EdgeStore(ShardFiles):
 
     # ----- reads ------------------------------------------------------------------------------
 
-    def get_records(
+    def retrieve_records(
         self,
         schema: DomainSchema,
         record_ids: Sequence[str],
@@ -556,7 +399,7 @@ class EdgeStore(ShardFiles):
             return {}
         ids = [point_id(schema.name, r) for r in dict.fromkeys(record_ids)]
         payload: Any = qe.PayloadSelector.Exclude(list(without)) if without else True
-        with self._reading(schema):  # a damaged payload or vector file
+        with self.shards.reading(schema):  # a damaged payload or vector file
             points = self._shard(schema).retrieve(
                 ids, with_payload=payload, with_vector=with_vectors
             )
@@ -569,47 +412,28 @@ class EdgeStore(ShardFiles):
                 out[rid] = StoredRecord(rid, payload, vecs)
         return out
 
-    def read_records(
+    def hydrate_records(
         self, schema: DomainSchema, record_ids: Sequence[str], with_vectors: bool = False
     ) -> dict[str, StoredRecord]:
-        """:meth:`get_records` for the query side, without the writers' bookkeeping keys,
-        through a record cache.
-
-        Every read converts the engine's answer into Python objects anew (~2 ms for 100
-        records with their vectors), and one search reads the same candidates several times
-        (evidence with vectors, term presence from the sparse vectors, the next round's
-        hydration), so records read are kept (LRU, ``RECORD_CACHE`` points) and the cache is
-        dropped on any write through this store (the shard's only writer: it holds the lock;
-        a reader process must reopen the shard, and so this store, to see another's
+        """:meth:`retrieve_records` for the query side, without the writers' bookkeeping keys,
+        through the record cache (:class:`~agentic_search.adapters.record_cache.RecordCache`):
+        it is dropped on any write through this store (the shard's only writer: it holds the
+        lock; a reader process must reopen the shard, and so this store, to see another's
         writes). The records returned are shared: callers must not mutate them."""
         if not record_ids:
             return {}
-        name = self.collection(schema)
-        out: dict[str, StoredRecord] = {}
-        missing: list[str] = []
-        with self._lock:
-            generation = self._generation
-            for rid in dict.fromkeys(record_ids):
-                hit = self._records.get((name, rid))
-                if hit is None or (with_vectors and hit.vectors is None):
-                    missing.append(rid)
-                else:
-                    self._records.move_to_end((name, rid))
-                    out[rid] = hit
-        if missing:
-            fetched = self.get_records(schema, missing, with_vectors, without=READ_WITHOUT)
-            out.update(fetched)
-            with self._lock:
-                if generation == self._generation:
-                    for rid, rec in fetched.items():
-                        self._records[(name, rid)] = rec
-                    while len(self._records) > self.record_cache:
-                        self._records.popitem(last=False)
-        return out
+        return self.records.read(
+            self.collection(schema),
+            record_ids,
+            with_vectors,
+            lambda missing: self.retrieve_records(
+                schema, missing, with_vectors, without=READ_WITHOUT
+            ),
+        )
 
     def clear_record_cache(self) -> None:
-        """Forget the records kept by :meth:`read_records` (benchmarks time searches cold)."""
-        self._written()
+        """Forget the records kept by :meth:`hydrate_records` (benchmarks time searches cold)."""
+        self.records.invalidate()
 
     def _hit_payload(self, schema: DomainSchema) -> Any:
         """What a query asks of each hit's payload: nothing when ids are mapped (_query)."""
@@ -735,26 +559,15 @@ class EdgeStore(ShardFiles):
         """The stored ``aspect`` vectors of ``record_ids`` keyed by record id (records absent
         or without that vector are left out); ``aspect`` may be the sparse ``bm25`` vector,
         which comes as a :class:`~agentic_search.state.SparseVector`. Records the query side
-        read with their vectors (:meth:`read_records`) answer from its cache; the others in
+        read with their vectors (:meth:`hydrate_records`) answer from its cache; the others in
         one ``retrieve`` of that vector alone."""
         if not record_ids:
             return {}
-        name = self.collection(schema)
-        out: dict[str, list[float]] = {}
-        missing: list[str] = []
-        with self._lock:
-            for rid in dict.fromkeys(record_ids):
-                hit = self._records.get((name, rid))
-                if hit is not None and hit.vectors is not None:
-                    vec = hit.vectors.get(aspect)
-                    if vec is not None:
-                        out[rid] = vec  # type: ignore[assignment]
-                    continue
-                missing.append(rid)
+        out, missing = self.records.vectors(self.collection(schema), record_ids, aspect)
         if not missing:
             return out
         ids = [point_id(schema.name, r) for r in missing]
-        with self._reading(schema):  # a damaged payload or vector file
+        with self.shards.reading(schema):  # a damaged payload or vector file
             points = self._shard(schema).retrieve(
                 ids, with_payload=[schema.id_field], with_vector=[aspect]
             )
@@ -780,7 +593,7 @@ class EdgeStore(ShardFiles):
     ) -> Iterator[dict[str, Any]]:
         """Every payload (only the keys in ``payload`` when given) matching ``flt`` (all points
         when None), in point-id order; nothing when the shard does not exist."""
-        shard = self._open(schema)
+        shard = self.shards.open(schema)
         if shard is None:
             return
         selector: Any = list(payload) if payload is not None else True
@@ -789,7 +602,7 @@ class EdgeStore(ShardFiles):
             request = qe.ScrollRequest(
                 offset=offset, limit=batch, filter=flt, with_payload=selector, with_vector=False
             )
-            with self._reading(schema):  # a damaged payload file
+            with self.shards.reading(schema):  # a damaged payload file
                 points, offset = shard.scroll(request)
             for p in points:
                 payload = p.payload
@@ -801,14 +614,8 @@ class EdgeStore(ShardFiles):
     def close(self) -> None:
         """Flush and close every open shard, then release their locks."""
         with self._lock:
-            self._written()
-            for name, shard in list(self._shards.items()):
-                try:
-                    shard.flush()
-                finally:
-                    shard.close()
-                    del self._shards[name]
-                    self._locks.pop(name).release()
-            for lock in self._locks.values():  # shards unloaded but still held (optimize)
-                lock.release()
-            self._locks.clear()
+            self.records.invalidate()
+            self.shards.close()
+
+
+__all__ = ["ID_MAP", "READ_WITHOUT", "EdgeStore", "LostRecords"]

@@ -21,7 +21,7 @@ class EdgeStructuredStore:
     """Filter-and-rank retrieval over an :class:`EdgeStore`'s payloads."""
 
     system = "qdrant"  # the engine family (a closed set in the response contract)
-    #: scrolls run in this process holding the GIL (:func:`~agentic_search.ports.runs_in_process`)
+    #: scrolls run in this process holding the GIL (``source_pool.runs_in_process``)
     in_process = True
 
     def __init__(self, store: EdgeStore) -> None:

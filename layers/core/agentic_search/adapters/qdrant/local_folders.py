@@ -21,7 +21,7 @@ from typing import Any
 
 from qdrant_client import QdrantClient
 
-from agentic_search.adapters.damage import damage_message
+from agentic_search.adapters.engine_failures import damage_message
 from agentic_search.ports import VectorStoreError
 
 

@@ -10,12 +10,9 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
 
-from agentic_search.adapters.qdrant.filters import to_qdrant
 from agentic_search.adapters.sparse_bm25 import SparseBm25Index
 from agentic_search.domain.schema import DomainSchema
-from agentic_search.state import Filter
 
 #: How long the collection's recorded statistics are used before being read again.
 STATS_TTL_S = 30.0
@@ -43,9 +40,6 @@ class QdrantSparseKeywordIndex(SparseBm25Index):
     def _save_stats(self, schema: DomainSchema, stats: dict[str, float]) -> None:
         self.store.set_metadata(schema, {"bm25": stats})
         self._stats[schema.name] = (time.monotonic(), dict(stats))
-
-    def _filter(self, schema: DomainSchema, filters: Sequence[Filter], exclude: Sequence[str]):  # type: ignore[no-untyped-def]
-        return to_qdrant(schema, filters, exclude)
 
     def refresh(self, schema: DomainSchema) -> bool:
         """:meth:`SparseBm25Index.refresh` on freshly read statistics. A server that keeps

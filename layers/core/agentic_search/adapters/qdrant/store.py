@@ -1,24 +1,19 @@
 """Qdrant adapter of the :class:`~agentic_search.ports.VectorStore` port: one collection per
 domain, one named dense vector per aspect.
 
-Long: one class for the whole port; the record cache, the dense matrix and every read and
-write share one client and one lock, and splitting them would spread that lock.
-
-A Qdrant server (``QDRANT_URL``, ``QDRANT_API_KEY``), or the fallback embedded engine
-(``VECTOR_STORE=local``): qdrant-client local mode in a folder (``QDRANT_PATH``). Every
+:class:`QdrantStore` talks to a Qdrant server (``QDRANT_URL``, ``QDRANT_API_KEY``);
+:class:`~agentic_search.adapters.qdrant.local.LocalQdrantStore` is the fallback embedded engine
+(``VECTOR_STORE=local``, and the source a migration to Edge copies from): qdrant-client local
+mode in a folder per collection (``QDRANT_PATH``), with a record cache and a dense matrix. Every
 collection carries a sparse ``bm25`` vector with the IDF modifier (the keyword index,
 :mod:`.sparse`); on a server, payload indexes on the filterable fields too.
 
 Point ids are UUIDv5 of ``domain:record_id`` so the same record always lands on the same point
 (idempotent upserts). The payload is the record plus ``_hashes`` (per-aspect content hashes).
-Local mode is single-process and not thread-safe, so calls are serialized with a lock there.
 """
 
 from __future__ import annotations
 
-import shutil
-import threading
-from collections import OrderedDict
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -29,7 +24,7 @@ from qdrant_client import models as qm
 from agentic_search.adapters.qdrant.filters import to_qdrant
 from agentic_search.adapters.qdrant.identity import read_identity, write_identity
 from agentic_search.adapters.qdrant.ids import point_id
-from agentic_search.adapters.qdrant.local_folders import adopt_shared_layout, open_local
+from agentic_search.adapters.record_cache import RecordCache
 from agentic_search.config import Settings
 from agentic_search.domain.schema import DomainSchema
 from agentic_search.ports import VectorStoreError
@@ -48,11 +43,7 @@ from agentic_search.state import (
     VectorUpdate,
 )
 
-#: Local mode answers unfiltered dense queries from its own matrix from this many points on.
-DENSE_MATRIX_MIN_POINTS = 1000
-#: Points whose records the local-mode store keeps after reading them (see read_records).
-RECORD_CACHE = 4096
-#: Payload keys the query side's reads leave out (see :meth:`QdrantStore.read_records`).
+#: Payload keys the query side's reads leave out (see :meth:`QdrantStore.hydrate_records`).
 READ_WITHOUT = [HASHES_KEY, ENTITY_KEY, LINKS_KEY, LINKED_FROM_KEY]
 
 
@@ -67,26 +58,25 @@ class _NullLock:
 class QdrantStore:
     """Named-vector collection per domain; see the module docstring for the layout."""
 
+    #: a server takes concurrent writers: no collection is cached here
+    server_mode = True
+
     def __init__(self, settings: Settings, client: QdrantClient | None = None) -> None:
         self.settings = settings
-        self.server_mode = bool(settings.qdrant_url)
-        #: one client for every collection (a server, or a client given by a test); None in
-        #: local mode, where each collection has its own folder and client (see _c)
-        self.client: QdrantClient | None = client
-        if client is None and self.server_mode:
+        if client is None:
+            if not settings.qdrant_url:
+                raise VectorStoreError("QdrantStore needs QDRANT_URL (or a client)")
             key = settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None
             # no version check: it is a request at construction (in a thread); the first
             # call meets the server inside the caller's deadline
-            self.client = QdrantClient(
+            client = QdrantClient(
                 url=settings.qdrant_url, api_key=key, timeout=10, check_compatibility=False
             )
-        self._local: dict[str, QdrantClient] = {}
-        self._open_lock = threading.Lock()
-        self._lock: Any = _NullLock() if self.server_mode else threading.RLock()
-        #: (collection, record id) -> record read back (local mode only, see read_records)
-        self._records: OrderedDict[tuple[str, str], StoredRecord] = OrderedDict()
-        #: (collection, aspect) -> (unit vectors, record ids) (local mode only, query_dense)
-        self._dense: dict[tuple[str, str], tuple[np.ndarray, list[str]]] = {}
+        #: one client for every collection
+        self.client: QdrantClient | None = client
+        self._lock: Any = _NullLock()  # the server serializes; the client is thread-safe
+        #: nothing is kept on a server (other writers exist): see hydrate_records
+        self.records = RecordCache(0)
         #: collection -> recorded embedder identity, read once per process (see
         #: embedder_identity)
         self._identities: dict[str, EmbedderIdentity | None] = {}
@@ -98,39 +88,31 @@ class QdrantStore:
         return self.settings.collection_name(schema.name)
 
     def _c(self, schema: DomainSchema) -> QdrantClient:
-        """The client holding ``schema``'s collection: the one client, or in local mode the
-        collection's own (opened on first use; see :mod:`.local_folders`).
-
-        Raises:
-            VectorStoreError: when its folder is held by another process, or unreadable (one
-                line naming the file and the repair command).
-        """
-        if self.client is not None:
-            return self.client
-        name = self.collection(schema)
-        client = self._local.get(name)
-        if client is None:
-            with self._open_lock:
-                client = self._local.get(name)
-                if client is None:
-                    client = open_local(self.settings.resolved_qdrant_path, name, schema.name)
-                    self._local[name] = client
-        return client
+        """The client holding ``schema``'s collection (here: the one client)."""
+        assert self.client is not None
+        return self.client
 
     def exists(self, schema: DomainSchema) -> bool:
         """Whether the domain's collection exists."""
         with self._lock:
             return self._c(schema).collection_exists(self.collection(schema))
 
-    def hold(self, schema: DomainSchema) -> None:
-        """Local mode: open the collection's folder now (its client holds the folder's lock
-        until :meth:`close`); a server takes concurrent writers: nothing to take.
+    def verify(self, schema: DomainSchema) -> None:
+        """Nothing to check beyond what :meth:`count` reads: a server keeps its own
+        consistency, and a local-mode folder that cannot be read fails when it opens."""
+
+    def compile_filter(
+        self, schema: DomainSchema, filters: Sequence[Filter], exclude_ids: Sequence[str] = ()
+    ) -> qm.Filter | None:
+        """The Qdrant filter of ``filters`` and the excluded ids (:func:`to_qdrant`).
 
         Raises:
-            VectorStoreError: when another process holds the folder.
+            FilterError: when a filter is not allowed by the schema.
         """
-        if self.client is None:
-            self._c(schema)
+        return to_qdrant(schema, filters, exclude_ids)
+
+    def acquire_writer(self, schema: DomainSchema) -> None:
+        """Nothing to take: a server takes concurrent writers."""
 
     def count(self, schema: DomainSchema) -> int:
         """Number of points in the domain's collection (0 if it does not exist)."""
@@ -225,26 +207,17 @@ class QdrantStore:
             )
 
     def drop(self, schema: DomainSchema) -> None:
-        """Delete the domain's collection if it exists; in local mode its whole folder, even
-        when its files cannot be read (the repair path's first step)."""
+        """Delete the domain's collection if it exists."""
         with self._lock:
             self._written()
-            self._identities.pop(self.collection(schema), None)
-            if self.client is not None:
-                if self.client.collection_exists(self.collection(schema)):
-                    self.client.delete_collection(self.collection(schema))
-                return
             name = self.collection(schema)
-            with self._open_lock:
-                client = self._local.pop(name, None)
-                if client is not None:
-                    client.close()
-                adopt_shared_layout(self.settings.resolved_qdrant_path, name)
-                shutil.rmtree(self.settings.resolved_qdrant_path / name, ignore_errors=True)
+            self._identities.pop(name, None)
+            if self._c(schema).collection_exists(name):
+                self._c(schema).delete_collection(name)
 
     # ----- writes -----------------------------------------------------------------------------
 
-    def get_records(
+    def retrieve_records(
         self,
         schema: DomainSchema,
         record_ids: Sequence[str],
@@ -273,52 +246,22 @@ class QdrantStore:
             if p.payload
         }
 
-    def read_records(
+    def hydrate_records(
         self, schema: DomainSchema, record_ids: Sequence[str], with_vectors: bool = False
     ) -> dict[str, StoredRecord]:
-        """:meth:`get_records` for the query side, through a record cache in local mode.
-
-        Local mode deep-copies every payload it returns (``copy.deepcopy`` was a third of a
-        search's hydrate step), and it is single-process with every write going through this
-        store, so read records are kept (LRU, ``RECORD_CACHE`` points) and the cache is
-        dropped on any write (upsert, vector update, payload overwrite, delete, drop). On a
-        server other writers exist, so nothing is cached there. The records returned are
-        shared: callers must not mutate them. Payloads come without the content hashes and
-        the entity graph's keys (writers' bookkeeping: the largest part of a payload to copy
-        or send; the graph walk reads them with :meth:`get_records`).
-        """
-        if self.server_mode or not record_ids:
-            return self.get_records(schema, record_ids, with_vectors, without=READ_WITHOUT)
-        name = self.collection(schema)
-        out: dict[str, StoredRecord] = {}
-        missing: list[str] = []
-        with self._lock:
-            cache = self._records
-            for rid in dict.fromkeys(record_ids):
-                hit = cache.get((name, rid))
-                if hit is None or (with_vectors and hit.vectors is None):
-                    missing.append(rid)
-                else:
-                    cache.move_to_end((name, rid))
-                    out[rid] = hit
-            if missing:
-                fetched = self.get_records(schema, missing, with_vectors, without=READ_WITHOUT)
-                for rid, rec in fetched.items():
-                    cache[(name, rid)] = rec
-                    out[rid] = rec
-                while len(cache) > RECORD_CACHE:
-                    cache.popitem(last=False)
-        return out
+        """:meth:`retrieve_records` for the query side: payloads without the content hashes
+        and the entity graph's keys (writers' bookkeeping: the largest part of a payload to
+        send; the graph walk reads them with :meth:`retrieve_records`). Nothing is cached on a
+        server, where other writers exist (:class:`LocalQdrantStore` caches)."""
+        return self.retrieve_records(schema, record_ids, with_vectors, without=READ_WITHOUT)
 
     def clear_record_cache(self) -> None:
-        """Forget the records kept by :meth:`read_records` (benchmarks time searches cold)."""
-        with self._lock:
-            self._records.clear()
+        """Forget the records kept by :meth:`hydrate_records` (benchmarks time searches cold)."""
+        self.records.invalidate()
 
     def _written(self) -> None:
-        """Forget cached records and dense matrices (any write may change them)."""
-        self._records.clear()
-        self._dense.clear()
+        """Forget what this store keeps of the collection (any write may change it)."""
+        self.records.invalidate()
 
     @staticmethod
     def _vector(vectors: dict[str, list[float]], sparse: SparseVector | None) -> dict[str, Any]:
@@ -414,39 +357,6 @@ class QdrantStore:
 
     # ----- reads ------------------------------------------------------------------------------
 
-    def _dense_matrix(self, schema: DomainSchema, aspect: str) -> tuple[np.ndarray, list[str]]:
-        """Local mode: the aspect's unit vectors as an ``(n, d)`` float32 matrix and the
-        record id of each row, read once by scrolling the collection and kept until the next
-        write (see :meth:`query_dense`)."""
-        key = (self.collection(schema), aspect)
-        with self._lock:
-            got = self._dense.get(key)
-            if got is not None:
-                return got
-            ids: list[str] = []
-            rows: list[list[float]] = []
-            offset = None
-            while True:
-                points, offset = self._c(schema).scroll(
-                    key[0],
-                    limit=1024,
-                    offset=offset,
-                    with_payload=[schema.id_field],
-                    with_vectors=[aspect],
-                )
-                for p in points:
-                    vec = p.vector.get(aspect) if isinstance(p.vector, dict) else None
-                    if vec is not None and p.payload and schema.id_field in p.payload:
-                        ids.append(str(p.payload[schema.id_field]))
-                        rows.append(vec)  # type: ignore[arg-type]
-                if offset is None:
-                    break
-            matrix = np.asarray(rows, dtype=np.float32).reshape(len(rows), -1)
-            norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-            matrix /= np.where(norms > 0, norms, 1.0)  # already unit: Qdrant normalizes cosine
-            got = self._dense[key] = (matrix, ids)
-            return got
-
     def query_dense(
         self,
         schema: DomainSchema,
@@ -457,35 +367,8 @@ class QdrantStore:
         exclude_ids: Sequence[str] = (),
     ) -> list[ScoredRecord]:
         """Nearest neighbours on one named vector (cosine), best first; ``filters`` and
-        ``exclude_ids`` compile to a Qdrant payload filter (:func:`to_qdrant`).
-
-        Unfiltered queries in local mode are answered from :meth:`_dense_matrix`: one
-        ``(n, d) @ (d,)`` float32 product and a stable arg-sort (ties: scroll order). Local
-        mode's own search re-normalizes every stored vector in place and up-casts the matrix
-        to float64 on each query, which made it the slowest source (tens of ms at 5k
-        points). Scores equal Qdrant's cosine up to float32 rounding (~1e-7); exact ties
-        (identical texts) may come in another order than Qdrant's, which is arbitrary too.
-        Filtered queries, collections under ``DENSE_MATRIX_MIN_POINTS`` (where local mode
-        is fast enough and rankings stay exactly as before, the bundled catalog among them),
-        and every query on a server go to Qdrant.
-        """
+        ``exclude_ids`` compile to a Qdrant payload filter (:func:`to_qdrant`). Ids only."""
         flt = to_qdrant(schema, filters, exclude_ids)
-        matrix, ids = (
-            self._dense_matrix(schema, aspect)
-            if flt is None and not self.server_mode
-            else (None, [])
-        )
-        if matrix is not None and len(ids) >= DENSE_MATRIX_MIN_POINTS:
-            q = np.asarray(vector, dtype=np.float32)
-            norm = float(np.linalg.norm(q))
-            scores = matrix @ (q / norm if norm > 0 else q)
-            k = min(top_k, len(ids))
-            if k < len(ids):
-                top = np.sort(np.argpartition(-scores, k - 1)[:k])
-                top = top[np.argsort(-scores[top], kind="stable")]
-            else:
-                top = np.argsort(-scores, kind="stable")
-            return [ScoredRecord(ids[i], float(scores[i]), {}) for i in top.tolist()]
         with self._lock:
             resp = self._c(schema).query_points(
                 self.collection(schema),
@@ -567,7 +450,7 @@ class QdrantStore:
 
     def vector_of(self, schema: DomainSchema, record_id: str, aspect: str) -> list[float] | None:
         """The stored vector of one aspect of a record (None when the record is absent)."""
-        found = self.get_records(schema, [record_id], with_vectors=True)
+        found = self.retrieve_records(schema, [record_id], with_vectors=True)
         rec = found.get(record_id)
         if rec is None or rec.vectors is None:
             return None
@@ -629,58 +512,11 @@ class QdrantStore:
             if offset is None:
                 break
 
-    def dense_sizes(self, schema: DomainSchema) -> dict[str, int]:
-        """The collection's named dense vectors and their dimensions."""
-        with self._lock:
-            info = self._c(schema).get_collection(self.collection(schema))
-        vectors = info.config.params.vectors
-        return {k: v.size for k, v in vectors.items()} if isinstance(vectors, dict) else {}
-
-    def scroll_points(
-        self, schema: DomainSchema, batch: int = 256
-    ) -> Iterator[list[tuple[dict[str, Any], dict[str, Any]]]]:
-        """Every point as ``(payload, vectors)`` (the dense ones as lists, the sparse one as a
-        :class:`~agentic_search.state.SparseVector`), in batches of ``batch``, in point-id
-        order (a whole copy of the collection, e.g. the migration to Edge)."""
-        offset = None
-        while True:
-            with self._lock:
-                points, offset = self._c(schema).scroll(
-                    self.collection(schema),
-                    limit=batch,
-                    offset=offset,
-                    with_payload=True,
-                    with_vectors=True,
-                )
-            out = []
-            for p in points:
-                vectors = {
-                    k: SparseVector(list(v.indices), list(v.values))
-                    if isinstance(v, qm.SparseVector)
-                    else list(v)  # type: ignore[arg-type]
-                    for k, v in (p.vector if isinstance(p.vector, dict) else {}).items()
-                }
-                if p.payload:
-                    out.append((p.payload, vectors))
-            if out:
-                yield out
-            if offset is None:
-                break
-
-    def release(self, collection: str) -> None:
-        """Local mode: close one collection's client (its folder lock released), e.g. before
-        its folder is moved; it reopens on next use."""
-        with self._lock, self._open_lock:
-            self._written()
-            client = self._local.pop(collection, None)
-            if client is not None:
-                client.close()
-
     def close(self) -> None:
-        """Release the clients (and the local-mode folder locks)."""
+        """Release the client."""
         with self._lock:
             if self.client is not None:
                 self.client.close()
-            for client in self._local.values():
-                client.close()
-            self._local.clear()
+
+
+__all__ = ["READ_WITHOUT", "QdrantStore"]
