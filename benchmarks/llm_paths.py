@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 from agentic_search.config import Settings
-from agentic_search.pipeline.steps import STATES
+from agentic_search.pipeline.steps import state_step
 from agentic_search.service import SearchService
 from agentic_search.state import SearchRequest, SearchState
 
@@ -78,8 +78,8 @@ def main() -> int:
             for _ in range(2):
                 t0 = time.perf_counter()
                 state = SearchState(request=SearchRequest(query=g["query"]))
-                state = STATES["ExtractIntent"](state, c)
-                state = STATES["PlanQuery"](state, c)
+                state = state_step("ExtractIntent")(state, c)
+                state = state_step("PlanQuery")(state, c)
                 runs.append((state, (time.perf_counter() - t0) * 1000.0))
             (miss, miss_ms), (hit, hit_ms) = runs
             rows.append(

@@ -1,10 +1,12 @@
 """Record the events of events/: one realistic event per function and case.
 
-Runs real searches over the bundled catalog, one step at a time through
-``agentic_search.pipeline.steps.invoke`` (the JSON edge of every state) in the order of
-``statemachine/search.asl.json``, and writes the input each state's function receives. The API
-events are built by ``local_server.http_api_event`` (what ``agentic-search serve`` hands the
-SearchApiFunction handler). See events/README.md for what each file is.
+Runs real searches over the bundled catalog by walking the search ASL
+(``layers/core/agentic_search/statemachine/search.asl.json``) with
+:func:`agentic_search.pipeline.asl.walk`, each Task through
+``agentic_search.pipeline.steps.call_function`` (the JSON edge of every function), and writes
+the input each state's function receives. The API events are built by
+``local_server.http_api_event`` (what ``agentic-search serve`` hands the SearchApiFunction
+handler). See events/README.md for what each file is.
 
 The output is deterministic: request ids, correlation ids, clock readings and durations are set
 to constants, so rerunning the recorder on the same code and catalog rewrites the same files.
@@ -36,7 +38,8 @@ if importlib.util.find_spec("agentic_search") is None:  # not installed: the lay
 from agentic_search.adapters.caches import SqliteCache  # noqa: E402
 from agentic_search.components import Components  # noqa: E402
 from agentic_search.config import Settings  # noqa: E402
-from agentic_search.pipeline.steps import invoke  # noqa: E402
+from agentic_search.pipeline import asl  # noqa: E402
+from agentic_search.pipeline.steps import call_function, search_definition  # noqa: E402
 from agentic_search.service import SearchService  # noqa: E402
 
 #: Every recorded clock reading (epoch seconds): 2026-01-01T00:00:00Z.
@@ -90,8 +93,33 @@ def stabilize(value: Any, key: str | None = None, clock: bool = True) -> Any:
     return value
 
 
+class Recording:
+    """The walk's Task adapter: every function runs on its input as the event files hold it
+    (scores rounded, so a replay of an event computes what the recording did; but with the live
+    clock readings: GradeRound measures the round's latency from round.startedAt), and every
+    input is kept, by function, in call order."""
+
+    def __init__(self, components: Components) -> None:
+        self.components = components
+        self.inputs: dict[str, list[dict[str, Any]]] = {}
+
+    def call(self, function: str, payload: Any) -> Any:
+        event = stabilize(copy.deepcopy(payload), clock=False)
+        self.inputs.setdefault(function, []).append(event)
+        return call_function(function, event, lambda _: self.components)
+
+    def keep(self, data: Any) -> Any:
+        return copy.deepcopy(data)
+
+    def restore(self, kept: Any) -> Any:
+        return kept
+
+    def map(self, run: Any, items: Any, concurrency: int) -> list[Any]:
+        return [run(i) for i in items]
+
+
 class Recorder:
-    """Runs the steps through :func:`invoke` and writes the events."""
+    """Walks the search ASL over the components and writes the events."""
 
     def __init__(self, components: Components, out: Path) -> None:
         self.components = components
@@ -105,20 +133,11 @@ class Recorder:
         path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         self.written.append(path)
 
-    def step(self, name: str, state: dict[str, Any]) -> dict[str, Any]:
-        # Each step gets the state as it is written (scores rounded), so a replay of an event
-        # computes what the recording did; but with the live clock readings (GradeRound
-        # measures the round's latency from round.startedAt).
-        state = stabilize(copy.deepcopy(state), clock=False)
-        return invoke(name, state, lambda _: self.components)
-
-    def retrieve_all(self, state: dict[str, Any]) -> list[dict[str, Any]]:
-        """The Map: one Retrieve per sub-query, with the event its ItemSelector builds."""
-        domain = state["request"]["domain"]
-        return [
-            self.step("Retrieve", {"domain": domain, "subQuery": sq})
-            for sq in state["round"]["subQueries"]
-        ]
+    def walk(self, query: str, correlation_id: str) -> tuple[dict[str, Any], Recording]:
+        """One search through the ASL: its response and every function's inputs."""
+        rec = Recording(self.components)
+        out = asl.walk(search_definition(), self.initial(query, correlation_id), rec).output
+        return out, rec
 
     @staticmethod
     def initial(query: str, correlation_id: str) -> dict[str, Any]:
@@ -131,72 +150,47 @@ class Recorder:
 
     def record_one_round_flow(self) -> None:
         """QUERY end to end (every step's input), then the same request again (a cache hit)."""
-        state = self.initial(QUERY, "c0ffee00-0000-4000-8000-000000000001")
-        self.write("cache_check/miss.json", state)
-        state = self.step("CacheCheck", state)
-        assert not state["cache"]["hit"], "the recorder's cache must start empty"
-
-        self.write("extract_intent/input.json", state)
-        self.write("extract_intent/fallback.json", {**state, "intentError": INTENT_ERROR})
-        state = self.step("ExtractIntent", state)
-
-        self.write("plan_query/input.json", state)
-        state = self.step("PlanQuery", state)
-
-        self.write("prepare_round/round1.json", state)
-        first = True
-        while True:
-            state = self.step("PrepareRound", state)
-            if not state["executor"]["continueSearch"] or "round" not in state:
-                break
-            if first:
-                kinds: dict[str, dict[str, Any]] = {}
-                for sq in state["round"]["subQueries"]:
-                    kinds.setdefault(sq["kind"], sq)
-                missing = {"dense", "sparse", "structured"} - set(kinds)
-                assert not missing, f"{QUERY!r} has no {missing} sub-query: pick another query"
-                for kind, sq in kinds.items():
-                    self.write(f"retrieve/{kind}.json", {"domain": "tools", "subQuery": sq})
-            state["round"]["results"] = self.retrieve_all(state)
-            if first:
-                self.write("fuse_rerank/input.json", state)
-            state = self.step("FuseRerank", state)
-            if first:
-                self.write("grade_round/input.json", state)
-            state = self.step("GradeRound", state)
-            first = False
-            if not state["executor"]["continueSearch"]:
-                break
-
-        self.write("finalize/input.json", state)
-        state = self.step("Finalize", state)
-        assert state["response"]["candidates"], f"{QUERY!r} found nothing"
-        assert not state["response"].get("errors"), state["response"]["errors"]
-        self.write("cache_store/input.json", state)
-        self.step("CacheStore", state)
+        response, rec = self.walk(QUERY, "c0ffee00-0000-4000-8000-000000000001")
+        seen = rec.inputs
+        assert not seen["ExtractIntentFunction"][0].get("cache", {}).get("hit"), (
+            "the recorder's cache must start empty"
+        )
+        assert response["candidates"], f"{QUERY!r} found nothing"
+        assert not response.get("errors"), response["errors"]
+        self.write("cache_check/miss.json", seen["CacheCheckFunction"][0])
+        intent_input = seen["ExtractIntentFunction"][0]
+        self.write("extract_intent/input.json", intent_input)
+        self.write("extract_intent/fallback.json", {**intent_input, "intentError": INTENT_ERROR})
+        self.write("plan_query/input.json", seen["PlanQueryFunction"][0])
+        self.write("prepare_round/round1.json", seen["PrepareRoundFunction"][0])
+        first = seen["FuseRerankFunction"][0]
+        kinds: dict[str, dict[str, Any]] = {}
+        for sq in first["round"]["subQueries"]:
+            kinds.setdefault(sq["kind"], sq)
+        missing = {"dense", "sparse", "structured"} - set(kinds)
+        assert not missing, f"{QUERY!r} has no {missing} sub-query: pick another query"
+        for kind, sq in kinds.items():
+            self.write(f"retrieve/{kind}.json", {"domain": "tools", "subQuery": sq})
+        self.write("fuse_rerank/input.json", first)
+        self.write("grade_round/input.json", seen["GradeRoundFunction"][0])
+        self.write("finalize/input.json", seen["FinalizeFunction"][0])
+        self.write("cache_store/input.json", seen["CacheStoreFunction"][0])
 
         # The same request again: CacheStore has stored the answer, so CacheCheck hits.
-        again = self.initial(QUERY, "c0ffee00-0000-4000-8000-000000000002")
-        self.write("cache_check/hit.json", again)
-        again = self.step("CacheCheck", again)
+        again, rec = self.walk(QUERY, "c0ffee00-0000-4000-8000-000000000002")
         assert again["cache"]["hit"], "the repeated request must hit the cache"
-        self.write("finalize/cache_hit.json", again)
+        self.write("cache_check/hit.json", rec.inputs["CacheCheckFunction"][0])
+        self.write("finalize/cache_hit.json", rec.inputs["FinalizeFunction"][0])
 
     def record_two_round_flow(self) -> None:
         """QUERY_TWO_ROUNDS: PrepareRound's input for round 2, and Finalize's input after
         round 2's FuseRerank failed (the Catch keeps FuseRerank's input, adds ``fuseError``)."""
-        state = self.initial(QUERY_TWO_ROUNDS, "c0ffee00-0000-4000-8000-000000000003")
-        for name in ("CacheCheck", "ExtractIntent", "PlanQuery", "PrepareRound"):
-            state = self.step(name, state)
-        state["round"]["results"] = self.retrieve_all(state)
-        state = self.step("FuseRerank", state)
-        state = self.step("GradeRound", state)
-        assert state["executor"]["continueSearch"], f"{QUERY_TWO_ROUNDS!r} stopped after round 1"
-        self.write("prepare_round/round2.json", state)
-        state = self.step("PrepareRound", state)
-        assert state["executor"]["continueSearch"] and "round" in state
-        state["round"]["results"] = self.retrieve_all(state)
-        self.write("finalize/after_fuse_error.json", {**state, "fuseError": FUSE_ERROR})
+        _, rec = self.walk(QUERY_TWO_ROUNDS, "c0ffee00-0000-4000-8000-000000000003")
+        prepared = rec.inputs["PrepareRoundFunction"]
+        fused = rec.inputs["FuseRerankFunction"]
+        assert len(prepared) >= 2 and len(fused) >= 2, f"{QUERY_TWO_ROUNDS!r} took one round"
+        self.write("prepare_round/round2.json", prepared[1])
+        self.write("finalize/after_fuse_error.json", {**fused[1], "fuseError": FUSE_ERROR})
 
     def record_api(self) -> None:
         """API Gateway HTTP API (v2) events for SearchApiFunction."""
@@ -205,7 +199,12 @@ class Recorder:
         api_events: list[str] = []
 
         def event(
-            rel: str, method: str, target: str, body: Any = None, ctype: str | None = None
+            rel: str,
+            method: str,
+            target: str,
+            body: Any = None,
+            ctype: str | None = None,
+            route_key: str | None = None,
         ) -> None:
             raw = b"" if body is None else json.dumps(body).encode("utf-8")
             headers = {
@@ -222,6 +221,8 @@ class Recorder:
             ev["requestContext"]["requestId"] = f"Xq3vLhAAoAMEY{len(api_events):02d}="
             ev["requestContext"]["time"] = FIXED_TIME
             ev["requestContext"]["timeEpoch"] = int(FIXED_EPOCH * 1000)
+            if route_key is not None:  # the route API Gateway matched (its $default route)
+                ev["routeKey"] = ev["requestContext"]["routeKey"] = route_key
             self.write(f"search_api/{rel}", ev, stable=False)
 
         event("post_search.json", "POST", "/search", {"query": QUERY, "limit": LIMIT})
@@ -243,6 +244,11 @@ class Recorder:
         )
         event("get_health.json", "GET", "/health")
         event("get_openapi.json", "GET", "/openapi.json")
+        # What no route of template.yaml matches reaches SearchApiFunction through the $default
+        # route: another method of a known path (405 with Allow), an unknown path (404).
+        event("default_post_sync_status.json", "POST", "/sync/status", {}, route_key="$default")
+        event("default_get_search.json", "GET", "/search", route_key="$default")
+        event("default_get_unknown.json", "GET", "/nothing/here", route_key="$default")
 
 
 def main(argv: list[str] | None = None) -> int:

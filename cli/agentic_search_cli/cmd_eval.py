@@ -189,6 +189,8 @@ def run(args: argparse.Namespace) -> int:
         if args.out is not None:
             paths = ev.write_outputs(result, args.out)
             err.print("wrote " + ", ".join(str(p) for p in paths))
+        kept = ev.record_last(result, settings.agentic_search_home)
+        err.print(f"kept as the last evaluation (serve's page shows it): {kept[0].parent}")
         if args.json:
             sys.stdout.write(json.dumps(result.summary(), ensure_ascii=False) + "\n")
         else:

@@ -29,7 +29,8 @@ def add_parser(sub: Any) -> None:
         help="serve the HTTP API locally (the deployed SearchApiFunction handler)",
         description=(
             "Serve POST /search, GET /health, GET /openapi.json and the search page (GET /: open\n"
-            "http://127.0.0.1:8080/ in a browser) on a local port. Each request\n"
+            "http://127.0.0.1:8080/ in a browser; it also shows the last `eval` run here, from\n"
+            "$AGENTIC_SEARCH_HOME/eval/last, GET /eval/last) on a local port. Each request\n"
             "becomes an API Gateway HTTP API (v2) event and goes through the same handler that\n"
             "template.yaml deploys, with the state machine replaced by the local runner.\n"
             "With Qdrant Edge (VECTOR_STORE=edge) or a Qdrant server (QDRANT_URL), N worker\n"

@@ -32,6 +32,7 @@ from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from agentic_search_cli import last_eval
 from agentic_search_cli.local_events import LocalContext, http_api_event
 from agentic_search_lambda import api
 
@@ -125,6 +126,14 @@ class _Handler(BaseHTTPRequestHandler):
             from agentic_search_cli.serve_writer import answer
 
             answer(self, body)
+            return
+        route = self.path.split("?", 1)[0]
+        if route in last_eval.ROUTES:  # serve's own: the last evaluation (not the API's)
+            from agentic_search_lambda.runtime import runtime
+
+            self._reply(
+                *last_eval.answer(self.command, route, runtime().settings.agentic_search_home)
+            )
             return
         event = http_api_event(
             self.command, self.path, dict(self.headers.items()), body, self.client_address[0]

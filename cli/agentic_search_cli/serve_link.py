@@ -221,6 +221,7 @@ def run_ingest(args: Any, path: Path, info: ServeInfo) -> int:
         "path": str(path.resolve()),
         "batchSize": args.batch_size,
         "prune": args.prune,
+        "force": args.force,
         "optimize": not args.no_optimize,
         "optimizeMinPoints": args.optimize_min_points,
     }
@@ -246,6 +247,7 @@ def run_ingest(args: Any, path: Path, info: ServeInfo) -> int:
         stale=w["notInFile"],
         pruned=w["pruned"],
         blank=w["blank"],
+        kept=w["keptRejected"],
     )
     if args.json:
         sys.stdout.write(json.dumps(report.wire(), indent=2) + "\n")

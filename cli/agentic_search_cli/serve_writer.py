@@ -63,6 +63,7 @@ class ServeWriter:
         """Apply the write of ``route`` described by ``body``, streaming through ``emit``."""
         from agentic_search.domain.schema import available_domains
         from agentic_search.ports import EmbedderError, KeywordIndexError, VectorStoreError
+        from agentic_search.sync.mirror import PruneRefused
 
         domain = body.get("domain", "tools")
         if domain not in available_domains():
@@ -80,7 +81,15 @@ class ServeWriter:
                 if self.pool is not None and result.pop("changed", True):
                     emit({"note": "giving the serve workers the new index ..."})
                     self.pool.refresh()
-            except (VectorStoreError, KeywordIndexError, EmbedderError, OSError) as exc:
+            except (
+                VectorStoreError,
+                KeywordIndexError,
+                EmbedderError,
+                OSError,
+                PruneRefused,
+            ) as exc:
+                # the reason in one line, as the CLI's own ingest says it (a refused prune
+                # writes and journals nothing)
                 emit({"error": str(exc)})
                 return
             except Exception as exc:  # new workers that did not start (the old ones serve),
@@ -118,6 +127,7 @@ class ServeWriter:
             read=read,
             on_progress=lambda n: emit({"done": n}),
             prune=bool(body.get("prune")),
+            force=bool(body.get("force")),
             id_key=id_key,
         )
         if body.get("optimize", True):

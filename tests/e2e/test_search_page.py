@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -47,12 +48,18 @@ def _browser_paths() -> tuple[str, str]:
 
 
 @pytest.fixture(scope="module")
-def page_url(tools_engine, embedder, catalog_by_id, tmp_path_factory) -> Iterator[str]:
+def page_home(tmp_path_factory) -> Path:
+    """The working folder ``page_url`` serves (its index, its last evaluation)."""
+    return tmp_path_factory.mktemp("page-home")
+
+
+@pytest.fixture(scope="module")
+def page_url(tools_engine, embedder, catalog_by_id, page_home) -> Iterator[str]:
     """``serve``'s server over a copy of the session index plus the hostile record."""
     from agentic_search.service import SearchService
     from agentic_search_cli.local_server import serving
 
-    home = tmp_path_factory.mktemp("page-home")
+    home = page_home
     shutil.copytree(
         Path(tools_engine.components.settings.agentic_search_home),
         home,
@@ -380,6 +387,96 @@ def test_no_serious_accessibility_violations_and_phone_width(browser, page_url, 
         screenshot(browser, "search-page-phone.png", tmp_path)
     finally:
         browser.set_window_size(1280, 1000)
+
+
+def get(url: str) -> tuple[int, Any, bytes]:
+    """GET ``url``: (status, headers (case-insensitive), body), an error status included."""
+    try:
+        with urllib.request.urlopen(url, timeout=60) as resp:
+            return resp.status, resp.headers, resp.read()
+    except urllib.error.HTTPError as err:
+        return err.code, err.headers, err.read()
+
+
+def test_the_page_shows_the_last_evaluation_figure_and_table(
+    browser, page_url, page_home, tmp_path, monkeypatch, capsys
+):
+    from selenium.webdriver.support.ui import WebDriverWait
+    from support.datasets import make_dataset
+
+    from agentic_search_cli.main import main
+
+    def eval_shown(d: Any) -> bool:
+        return bool(d.execute_script("return performance.getEntriesByName('as:eval-shown').length"))
+
+    # GIVEN serve over a folder no evaluation ran in: the section says so, with no figure
+    open_page(browser, f"{page_url}/")
+    WebDriverWait(browser, 30).until(eval_shown)
+    assert browser.find_element("id", "last-eval").is_displayed()
+    none = browser.find_element("id", "last-eval-summary").text
+    assert none.startswith("No evaluation recorded") and "agentic-search eval" in none
+    assert not browser.find_element("id", "last-eval-figure").is_displayed()
+    assert get(f"{page_url}/eval/last.png")[0] == 404
+    # WHEN `eval` runs on a tiny BEIR dataset over that folder (the CLI, in this process)
+    monkeypatch.setenv("AGENTIC_SEARCH_HOME", str(page_home))
+    dataset = make_dataset(tmp_path)
+    capsys.readouterr()  # what the in-process server printed so far (Powertools' metrics)
+    code = main(["eval", "--dataset", str(dataset), "--systems", "bm25,dense", "--json"])
+    assert code == 0
+    printed = json.loads(capsys.readouterr().out)
+    # THEN serve answers its summary: the figures eval printed, and its PNG, same origin and CSP
+    status, headers, raw = get(f"{page_url}/eval/last")
+    assert status == 200
+    summary = json.loads(raw)
+    assert summary["available"] is True and summary["dataset"] == "tiny"
+    assert summary["queries"] == printed["queries"] and summary["errors"] == 0
+    for name in ("bm25", "dense"):
+        for metric in summary["metrics"]:
+            assert summary["systems"][name][metric] == printed["systems"][name][metric]
+    status, png_headers, png = get(f"{page_url}/eval/last.png")
+    assert status == 200 and png.startswith(b"\x89PNG")
+    assert png_headers["Content-Type"] == "image/png"
+    assert png_headers["Content-Security-Policy"] == headers["Content-Security-Policy"]
+    assert "default-src 'none'" in headers["Content-Security-Policy"]
+    # AND the page, reloaded, shows the figure (loaded: same origin) with its alt text
+    open_page(browser, f"{page_url}/")
+    WebDriverWait(browser, 30).until(eval_shown)
+    img = browser.find_element("id", "last-eval-img")
+    WebDriverWait(browser, 30).until(
+        lambda d: d.execute_script("return arguments[0].complete", img)
+    )
+    assert browser.execute_script("return arguments[0].naturalWidth", img) > 100
+    alt = img.get_attribute("alt")
+    assert "bm25" in alt and "dense" in alt and "tiny" in alt and "ndcg@10" in alt
+    # AND the table's numbers are the summary's, system by system and metric by metric
+    table = browser.find_element("id", "last-eval-table")
+    heads = [th.text for th in table.find_elements("css selector", "thead th")]
+    assert heads == ["system", *summary["metrics"], "errors", "p95 ms"]
+    rows = table.find_elements("css selector", "tbody tr")
+    assert [r.get_attribute("data-system") for r in rows] == list(summary["systems"])
+    for row in rows:
+        system = summary["systems"][row.get_attribute("data-system")]
+        cells = {
+            td.get_attribute("data-metric"): td.text for td in row.find_elements("tag name", "td")
+        }
+        for metric in summary["metrics"]:
+            assert cells[metric] == f"{system[metric]:.4f}", metric
+        assert cells["errors"] == "0"
+        assert cells["p95"] == f"{system['latency_ms']['p95']:.1f}"
+    # AND the page with the section still passes the accessibility check
+    assert axe_violations(browser) == []
+    screenshot(browser, "search-page-last-eval.png", tmp_path)
+    # AND where the route is not served (the deployed API: 404), the section is left out
+    browser.execute_script(
+        "const real = window.fetch;"
+        "window.fetch = (u, i) => String(u).startsWith('eval/last') ?"
+        " Promise.resolve(new Response('{}', {status: 404})) : real(u, i);"
+    )
+    browser.execute_async_script(
+        "const done = arguments[arguments.length - 1];"
+        "window.agenticSearch.loadLastEval().then(() => done(true));"
+    )
+    assert not browser.find_element("id", "last-eval").is_displayed()
 
 
 def test_the_override_and_the_domains_are_documented_and_validated(page_url):

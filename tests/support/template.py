@@ -13,7 +13,7 @@ from samtranslator.translator.transform import transform
 from support.paths import REPO
 
 TEMPLATE = REPO / "template.yaml"
-ASL = REPO / "statemachine" / "search.asl.json"
+ASL = REPO / "layers" / "core" / "agentic_search" / "statemachine" / "search.asl.json"
 CONTRACT = REPO / "docs" / "state-machine.md"
 LAYER_REQUIREMENTS = REPO / "layers" / "core" / "requirements.txt"
 
@@ -114,6 +114,7 @@ ALL_SET_PARAMETERS = {
     "JwtAudience": "search-api,search-web",
     "OpenAiBaseUrl": "https://llm.example.com/v1",
     "LlmModel": "gpt-4o-mini",
+    "LlmProvider": "openai",
 }
 
 
@@ -241,6 +242,34 @@ def statements(deployed: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]
         elif resource["Type"] in {"AWS::IAM::Policy", "AWS::IAM::ManagedPolicy"}:
             for statement in props["PolicyDocument"]["Statement"]:
                 yield name, statement
+
+
+def joined_lists(expr: Any, values: dict[str, Any]) -> Any:
+    """``expr`` with each ``Fn::Join`` of a list parameter replaced by its value (the one
+    function of the Rules that :func:`evaluate_condition` does not handle)."""
+    if isinstance(expr, dict):
+        if list(expr) == ["Fn::Join"]:
+            sep, ref = expr["Fn::Join"]
+            return sep.join(values[ref["Ref"]])
+        return {k: joined_lists(v, values) for k, v in expr.items()}
+    if isinstance(expr, list):
+        return [joined_lists(v, values) for v in expr]
+    return expr
+
+
+def failed_assertions(template: dict[str, Any], overrides: dict[str, Any]) -> list[str]:
+    """The AssertDescription of every Rules assertion that fails for these parameter values
+    (a rule whose RuleCondition holds checks its assertions, as CloudFormation does)."""
+    values = parameter_values(template, {**REQUIRED_PARAMETERS, **overrides})
+    failed = []
+    for rule in template["Rules"].values():
+        condition = joined_lists(rule.get("RuleCondition", True), values)
+        if not evaluate_condition(condition, {}, values):
+            continue
+        for assertion in rule["Assertions"]:
+            if not evaluate_condition(joined_lists(assertion["Assert"], values), {}, values):
+                failed.append(" ".join(assertion["AssertDescription"].split()))
+    return failed
 
 
 def as_list(value: Any) -> list[Any]:

@@ -41,6 +41,7 @@ from agentic_search_cli.evaluation.outputs import (
     QUALITY_PLOT,
     RESULTS_FILE,
     metric_grid,
+    record_last,
     write_outputs,
 )
 from agentic_search_cli.evaluation.run import (
@@ -114,6 +115,7 @@ __all__ = [
     "parse_systems",
     "read_qrels",
     "read_queries",
+    "record_last",
     "unavailable_reason",
     "write_outputs",
 ]

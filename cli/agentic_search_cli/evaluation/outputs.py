@@ -94,6 +94,29 @@ def write_outputs(result: EvaluationResult, out_dir: Path) -> list[Path]:
     return paths
 
 
+def record_last(result: EvaluationResult, home: Path) -> list[Path]:
+    """Keep ``result`` as the last evaluation of the working folder ``home`` (what ``serve``'s
+    page shows, :mod:`agentic_search_cli.last_eval`): ``metrics.png`` (the figure of
+    ``write_outputs``; left out when matplotlib is not installed) then ``summary.json``.
+    Returns the written paths."""
+    from agentic_search_cli import last_eval
+
+    folder = last_eval.last_dir(home)
+    folder.mkdir(parents=True, exist_ok=True)
+    figure = folder / last_eval.FIGURE_FILE
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        figure.unlink(missing_ok=True)
+        written = []
+    else:
+        subtitle = f"{result.dataset} ({result.split}, {len(result.query_ids)} queries)"
+        _metrics_plot(result, subtitle).savefig(figure, dpi=120)
+        written = [figure]
+    summary = last_eval.summary_of(result, figure=bool(written))
+    return [*written, last_eval.write_summary(home, summary)]
+
+
 def metric_grid(result: EvaluationResult) -> dict[str, dict[str, float]]:
     """What ``metrics.png`` draws: {system: {metric: mean}} for each available system and
     each reported metric, plus ``"<type> ndcg@10"`` per query type when queries carry one."""

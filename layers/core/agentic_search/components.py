@@ -38,6 +38,7 @@ if TYPE_CHECKING:  # the helpers' modules load on first use (a light Lambda neve
         KeywordIndex,
         Reranker,
         ResultCache,
+        RoundQueryWriter,
         StructuredStore,
         SyncStatusStore,
         VectorStore,
@@ -53,6 +54,7 @@ PORTS = (
     "reranker",
     "hyde",
     "llm",
+    "round_writer",
     "cache",
     "sync_status",
     "journal",
@@ -140,6 +142,7 @@ class Components:
     reranker: Reranker | None
     hyde: HydeGenerator | None
     llm: IntentPlanner | None
+    round_writer: RoundQueryWriter | None
     cache: ResultCache
     sync_status: SyncStatusStore
     journal: WriteJournal

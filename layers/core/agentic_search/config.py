@@ -17,6 +17,13 @@ DEFAULT_CHAT_MODEL = "gpt-4o-mini"
 DEFAULT_LOCAL_MODEL = "qwen2.5-coder-1.5b-instruct"
 LOCAL_LLM_TIMEOUT_S = 30.0
 LOCAL_LLM_BUDGET_S = 60.0
+#: LLM_PROVIDER=bedrock's model when LLM_MODEL is unset: on-demand Amazon Nova Micro, the
+#: cheapest Bedrock text model that honours a forced tool call (structured output).
+DEFAULT_BEDROCK_CHAT_MODEL = "amazon.nova-micro-v1:0"
+#: A hosted model writing ~200 tokens of JSON through a tool call: a little over the
+#: OpenAI-compatible defaults (2 s / 4 s), well under a local model's.
+BEDROCK_LLM_TIMEOUT_S = 5.0
+BEDROCK_LLM_BUDGET_S = 8.0
 
 
 class Settings(BaseSettings):
@@ -126,11 +133,13 @@ class Settings(BaseSettings):
         description="LLM intent and planning: auto = on when OPENAI_BASE_URL or OPENAI_API_KEY "
         "is set; off = rule-based only.",
     )
-    llm_provider: Literal["openai", "local"] = Field(
+    llm_provider: Literal["openai", "local", "bedrock"] = Field(
         default="openai",
         description="Where the chat model runs: openai = any OpenAI-compatible API "
         "(OPENAI_BASE_URL); local = a GGUF file run by llama.cpp (xllamacpp, `make llm`) in a "
-        "loopback server process the project starts and stops.",
+        "loopback server process the project starts and stops; bedrock = Amazon Bedrock's "
+        "Converse API (LLM_MODEL = the model id, default amazon.nova-micro-v1:0; region "
+        "BEDROCK_REGION or AWS_REGION).",
     )
     llm_gguf_path: Path | None = Field(
         default=None,
@@ -141,6 +150,17 @@ class Settings(BaseSettings):
         default="auto",
         description="A second LLM call writes the plan: auto = on for LLM_PROVIDER=openai, off "
         "for local (one call per query on a CPU; the rules plan over the merged intent).",
+    )
+    llm_hyde: Literal["auto", "on", "off"] = Field(
+        default="auto",
+        description="HyDE passage for round 1: auto = through the OpenAI-compatible API when "
+        "LLM_MODEL and OPENAI_BASE_URL or OPENAI_API_KEY are set; on = through LLM_PROVIDER's "
+        "client (openai, local or bedrock; JSON {passage}); off = never.",
+    )
+    llm_rounds: Literal["off", "on"] = Field(
+        default="off",
+        description="Rounds 2+ add up to two dense queries the LLM (LLM_PROVIDER) writes from "
+        "the evidence so far and what is still missing (IRCoT-style).",
     )
     llm_load_timeout_s: float = Field(
         default=180.0, gt=0, description="How long the local model may take to load (s)."
@@ -213,23 +233,28 @@ class Settings(BaseSettings):
 
     @model_validator(mode="after")
     def _local_llm_budgets(self) -> Settings:
-        # A local model on a CPU answers in seconds, not the hosted APIs' hundreds of ms: its
+        # A local model on a CPU answers in seconds, not the hosted APIs' hundreds of ms, and
+        # Bedrock's forced tool call a little slower than an OpenAI-compatible endpoint: their
         # own defaults unless LLM_TIMEOUT_S / LLM_BUDGET_S are set.
-        if self.llm_provider == "local":
+        defaults = {
+            "local": (LOCAL_LLM_TIMEOUT_S, LOCAL_LLM_BUDGET_S),
+            "bedrock": (BEDROCK_LLM_TIMEOUT_S, BEDROCK_LLM_BUDGET_S),
+        }.get(self.llm_provider)
+        if defaults is not None:
             if "llm_timeout_s" not in self.model_fields_set:
-                self.llm_timeout_s = LOCAL_LLM_TIMEOUT_S
+                self.llm_timeout_s = defaults[0]
             if "llm_budget_s" not in self.model_fields_set:
-                self.llm_budget_s = LOCAL_LLM_BUDGET_S
+                self.llm_budget_s = defaults[1]
         return self
 
     @property
     def llm_enabled(self) -> bool:
         """Whether intent and planning go through the LLM (``LLM``, the provider and the
         endpoint): ``auto`` is on with an OpenAI-compatible endpoint or key, or with
-        ``LLM_PROVIDER=local``."""
+        ``LLM_PROVIDER=local`` or ``bedrock``."""
         if self.llm == "auto":
             return bool(self.openai_base_url or self.openai_api_key) or (
-                self.llm_provider == "local"
+                self.llm_provider in ("local", "bedrock")
             )
         return self.llm == "on"
 
@@ -254,6 +279,8 @@ class Settings(BaseSettings):
             return self.llm_model
         if self.llm_provider == "local":
             return self.resolved_gguf_path.stem
+        if self.llm_provider == "bedrock":
+            return DEFAULT_BEDROCK_CHAT_MODEL
         return DEFAULT_CHAT_MODEL
 
     @property

@@ -16,7 +16,7 @@ adapter. Nothing here imports an engine or numpy at import time.
 | :class:`StructuredStore` | MongoDB (``MONGODB_URI``) | Qdrant payload filter |
 | :class:`Embedder` | OpenAI-compatible API | all-MiniLM-L6-v2 int8 ONNX |
 | :class:`Reranker` | rerank API / ONNX cross-encoder | none |
-| :class:`HydeGenerator`, :class:`IntentPlanner` | OpenAI-compatible chat API | none (rules) |
+| :class:`HydeGenerator`, :class:`IntentPlanner`, :class:`RoundQueryWriter` | LLM | none |
 | :class:`ResultCache` | DynamoDB | SQLite |
 | :class:`SyncStatusStore` | DynamoDB | SQLite |
 """
@@ -419,6 +419,23 @@ class HydeGenerator(Protocol):
         ...
 
 
+class RoundQueryWriter(Protocol):
+    """Writes a later round's queries from the evidence so far (IRCoT-style, by an LLM)."""
+
+    name: str
+
+    def write(
+        self, query: str, found: list[tuple[str, str]], missing: list[str], asked: list[str]
+    ) -> list[str]:
+        """At most two new queries for what is ``missing`` (target labels), given ``found``
+        (``(title, text)`` of the evidence so far) and the texts ``asked`` before.
+
+        Raises:
+            LLMFallback: when the LLM fails or its answer does not parse.
+        """
+        ...
+
+
 class ChatJSONClient(Protocol):
     """An OpenAI-compatible chat endpoint asked for JSON matching a schema."""
 
@@ -557,6 +574,7 @@ __all__ = [
     "Reranker",
     "RerankerError",
     "ResultCache",
+    "RoundQueryWriter",
     "StructuredStore",
     "SyncStatusError",
     "SyncStatusStore",

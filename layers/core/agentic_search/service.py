@@ -84,13 +84,7 @@ class SearchService:
             if hit is not None:
                 return hit
         check_identity(c.store, c.schema, c.embedder)  # refused before anything runs
-        if self._runner is None:
-            from agentic_search.pipeline.runner import LocalRunner
-
-            self._runner = LocalRunner(
-                lambda _: self.components, self.settings.max_parallel_sources
-            )
-        result = self._runner.run(request)
+        result = self.runner.run(request)
         assert result.state.response is not None  # Finalize always sets it or raises
         # Finalize's own object when it ran here (parsing the JSON back took milliseconds);
         # a cached response is parsed.
@@ -127,22 +121,34 @@ class SearchService:
         _, hit = cache_lookup(request, c)
         return None if hit is None else SearchResponse.from_wire(hit)
 
+    @property
+    def runner(self) -> LocalRunner:
+        """The local runner over this domain's components (made on first use)."""
+        if self._runner is None:
+            from agentic_search.pipeline.runner import LocalRunner
+
+            self._runner = LocalRunner(
+                lambda _: self.components, self.settings.max_parallel_sources
+            )
+        return self._runner
+
     def warm_up(self, query: str = "warm up", freeze: bool = True) -> None:
         """Load what a search needs (embedding model, keyword index, dense matrix, catalog
-        lookup) by running ``query`` through the executor without the result cache, then,
+        lookup) by walking the executor's rounds for ``query`` without the result cache, then,
         with ``freeze``, exclude everything alive from garbage collection
         (:func:`agentic_search.process_tuning.freeze_long_lived`). For a long-running process
         before its first request (``serve`` calls it). An empty collection only loads the
         model."""
         from agentic_search.pipeline.catalog import extract_by_rules
-        from agentic_search.pipeline.inprocess import run_rounds
+        from agentic_search.pipeline.runner import RunOptions, from_plan
         from agentic_search.process_tuning import freeze_long_lived
 
         c = self.components
         c.embedder.embed_query(query)
         if not self.is_empty():
             intent = extract_by_rules(c, query)
-            run_rounds(c, c.planner.plan(intent, limit=10), intent)
+            state = from_plan(c, c.planner.plan(intent, limit=10), intent)
+            self.runner.walk(state, RunOptions(start_at="PrepareRound", cache=False))
         if freeze:
             freeze_long_lived()
 

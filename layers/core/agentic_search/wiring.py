@@ -10,7 +10,8 @@
   ``EMBEDDING_PROVIDER=bedrock``, the local MiniLM otherwise (multilingual-e5-small with
   ``LOCAL_EMBEDDING_MODEL=e5-small``);
 * a reranker when ``RERANKER_MODEL_PATH`` or ``RERANKER_URL`` is set; HyDE and the LLM
-  intent/planner when an OpenAI-compatible endpoint is configured;
+  intent/planner when an OpenAI-compatible endpoint is configured (the intent/planner also
+  with ``LLM_PROVIDER=local``, a llama.cpp child, or ``bedrock``, Bedrock's Converse API);
 * the result cache ``CACHE_BACKEND`` selects; the sync status store (``SYNC_STATUS_TABLE``).
 
 Every adapter module is imported inside its factory, on first use, so a step that needs no
@@ -32,6 +33,7 @@ from agentic_search.components import Components, Factory
 from agentic_search.config import Settings
 from agentic_search.domain.schema import DomainSchema, available_domains, load_schema
 from agentic_search.ports import (
+    ChatJSONClient,
     CollectionInfo,
     Embedder,
     EmbedderError,
@@ -40,6 +42,7 @@ from agentic_search.ports import (
     KeywordIndex,
     Reranker,
     ResultCache,
+    RoundQueryWriter,
     StructuredStore,
     SyncStatusError,
     SyncStatusStore,
@@ -261,6 +264,55 @@ def build_reranker(settings: Settings) -> Reranker | None:
     return None
 
 
+def _hyde(c: Components) -> HydeGenerator | None:
+    """HyDE as ``LLM_HYDE`` says: ``on`` through the LLM provider's chat client, ``off``
+    none, ``auto`` :func:`build_hyde`."""
+    if c.settings.llm_hyde == "off":
+        return None
+    if c.settings.llm_hyde == "on":
+        from agentic_search.adapters.llm_writer import LLMHyde
+
+        return LLMHyde(c.schema, *_chat(c))
+    return build_hyde(c.settings)
+
+
+def _round_writer(c: Components) -> RoundQueryWriter | None:
+    """The later rounds' query writer when ``LLM_ROUNDS=on``, through the LLM provider."""
+    if c.settings.llm_rounds != "on":
+        return None
+    from agentic_search.adapters.llm_writer import LLMRoundWriter
+
+    return LLMRoundWriter(c.schema, *_chat(c))
+
+
+def _chat(c: Components) -> tuple[Settings, ChatJSONClient]:
+    """``LLM_PROVIDER``'s chat client and the settings it runs with (``local``: its loopback
+    server started first; when it cannot start, a client whose every call falls back with
+    the reason)."""
+    settings = c.settings
+    if settings.llm_provider == "local":
+        from agentic_search.adapters.local_llm import local_server
+        from agentic_search.domain.llm_budget import LLMFallback
+
+        try:
+            server = local_server(settings.resolved_gguf_path, settings.llm_load_timeout_s)
+        except LLMFallback as exc:
+            return settings, _FailingChat(settings.chat_model, exc)
+        settings = settings.model_copy(update={"openai_base_url": server.base_url})
+    return settings, build_chat_client(settings)
+
+
+class _FailingChat:
+    """A chat client whose every call raises the error that kept the model from starting."""
+
+    def __init__(self, model: str, error: Exception) -> None:
+        self.model = model
+        self._error = error
+
+    def complete_json(self, *args: Any, **kwargs: Any) -> str:
+        raise self._error
+
+
 def build_hyde(settings: Settings) -> HydeGenerator | None:
     """OpenAIHyde when ``LLM_MODEL`` and an endpoint or key are set, else None."""
     if settings.llm_model and (settings.openai_base_url or settings.openai_api_key):
@@ -387,8 +439,23 @@ def _llm(c: Components) -> IntentPlanner | None:
             server.warmed = True
         return planner
     return LLMIntentPlanner(
-        c.schema, settings, OpenAIChatClient(settings), lambda: catalog_lookup(c)
+        c.schema, settings, build_chat_client(settings), lambda: catalog_lookup(c)
     )
+
+
+def build_chat_client(settings: Settings) -> ChatJSONClient:
+    """The chat client of ``LLM_PROVIDER``: Bedrock Converse (``bedrock``; model ``LLM_MODEL``
+    or Nova Micro, region ``BEDROCK_REGION`` or boto3's) or the OpenAI-compatible API
+    (``openai``; ``local`` wires its loopback server's URL in first)."""
+    if settings.llm_provider == "bedrock":
+        from agentic_search.adapters.bedrock_chat import BedrockChatClient
+
+        return BedrockChatClient(
+            settings.chat_model, region=settings.bedrock_region, timeout_s=settings.llm_timeout_s
+        )
+    from agentic_search.adapters.openai_chat import OpenAIChatClient
+
+    return OpenAIChatClient(settings)
 
 
 class _UnavailableLLM:
@@ -414,8 +481,9 @@ FACTORIES: dict[str, Factory] = {
     "structured": _structured,
     "embedder": lambda c: build_embedder(c.settings),
     "reranker": lambda c: build_reranker(c.settings),
-    "hyde": lambda c: build_hyde(c.settings),
+    "hyde": _hyde,
     "llm": _llm,
+    "round_writer": _round_writer,
     "cache": lambda c: build_cache(c.settings),
     "sync_status": lambda c: build_sync_status(c.settings),
     "journal": lambda c: build_journal(c.settings),
@@ -498,6 +566,7 @@ __all__ = [
     "FACTORIES",
     "DomainRegistry",
     "build_cache",
+    "build_chat_client",
     "build_components",
     "build_embedder",
     "build_hyde",

@@ -48,7 +48,7 @@ class LocalOrchestrator:
         Raises:
             SearchFailed: when no path of the graph could answer.
         """
-        result = self.runner.run(request)
+        result = self.runner.run(request, correlation_id=correlation_id)
         assert result.state.response is not None
         return result.state.response
 

@@ -330,6 +330,39 @@ def test_catalog_changed_events_reach_catalog_sync_with_retries_and_a_dead_lette
     assert target["DeadLetterConfig"] == {"Arn": dlq}
 
 
+def test_api_gateway_may_invoke_search_api_function_for_every_route_and_the_default_one(
+    deployed, moto_url
+):
+    # issue 25 finding 10: a wrong method of a known path (POST /sync/status) or an unknown
+    # path reaches SearchApiFunction through the HTTP API's $default route (its handler answers
+    # 405 with Allow, or 404); the API itself is not created by moto, its route permissions are
+    resources = deployed["expanded"]["Resources"]
+    body = resources["SearchApi"]["Properties"]["Body"]
+    default = body["paths"]["/$default"]["x-amazon-apigateway-any-method"]
+    assert default["isDefaultRoute"] is True
+    assert (
+        "${SearchApiFunction.Arn}" in default["x-amazon-apigateway-integration"]["uri"]["Fn::Sub"]
+    )
+    lam = client("lambda", moto_url)
+    function = deployed["ids"]["SearchApiFunction"]
+    policy = json.loads(lam.get_policy(FunctionName=function)["Policy"])
+    granted = {
+        st["Sid"]: st
+        for st in policy["Statement"]
+        if st["Principal"] == {"Service": "apigateway.amazonaws.com"}
+        and st["Action"] == "lambda:InvokeFunction"
+    }
+    permissions = {
+        n
+        for n, r in resources.items()
+        if r["Type"] == "AWS::Lambda::Permission"
+        and r["Properties"]["FunctionName"] == {"Ref": "SearchApiFunction"}
+    }
+    assert "SearchApiFunctionFallbackPermission" in permissions
+    assert permissions <= deployed["created"]
+    assert len(granted) == len(permissions), granted  # one statement per route, the default's too
+
+
 TASK_FUNCTION = re.compile(r"^arn:aws:lambda:[^:]+:\d+:function:([^:]+)")
 
 

@@ -506,3 +506,38 @@ def test_openapi_document_describes_the_search_body(handlers):
             Draft202012Validator.check_schema(component)
         except Exception as exc:  # pragma: no cover - the message names the schema
             pytest.fail(f"components.schemas.{name}: {exc}")
+
+
+@replays(
+    "search_api/default_post_sync_status.json",
+    "search_api/default_get_search.json",
+    "search_api/default_get_unknown.json",
+)
+@pytest.mark.parametrize(
+    ("rel", "status", "allow"),
+    [
+        ("search_api/default_post_sync_status.json", 405, "GET"),
+        ("search_api/default_get_search.json", 405, "POST"),
+        ("search_api/default_get_unknown.json", 404, None),
+    ],
+)
+def test_the_default_route_answers_405_with_allow_or_404_as_serve_does(
+    handlers, rel, status, allow
+):
+    # GIVEN a request no route of the template matches, as API Gateway hands it to
+    # SearchApiFunction through the $default route (issue 25 finding 10)
+    event = load_event(rel)
+    assert event["routeKey"] == event["requestContext"]["routeKey"] == "$default"
+    method, path = event["requestContext"]["http"]["method"], event["rawPath"]
+    # WHEN it is replayed
+    out = replay(handlers, rel)
+    # THEN a known path answers 405 naming its methods in Allow, an unknown one 404 "no route"
+    assert out["statusCode"] == status, out["body"]
+    body = _body(out)
+    headers = out.get("headers") or {}
+    if allow is None:
+        assert body == {"error": "NotFound", "message": f"no route {method} {path}"}
+        assert "Allow" not in headers
+    else:
+        assert headers["Allow"] == allow
+        assert body == {"error": "MethodNotAllowed", "message": f"{method} {path}: use {allow}"}

@@ -43,7 +43,7 @@ def template_routes() -> set[tuple[str, str]]:
         for r in template["Resources"].values()
         if r["Type"] == "AWS::Serverless::Function"
         for e in (r["Properties"].get("Events") or {}).values()
-        if e["Type"] == "HttpApi"
+        if e["Type"] == "HttpApi" and "Path" in e["Properties"]  # not the $default route
     }
 
 

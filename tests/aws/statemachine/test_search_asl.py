@@ -1,5 +1,6 @@
-"""statemachine/search.asl.json executed by moto's Step Functions interpreter, with every Task's
-Lambda function run in-process by its real handler (functions/<step>/app.py).
+"""The search ASL (layers/core/agentic_search/statemachine/search.asl.json) executed by moto's
+Step Functions interpreter, with every Task's Lambda function run in-process by its real handler
+(functions/<step>/app.py).
 
 moto runs Lambda code in Docker, which this machine does not have; the one seam is moto's
 ``LambdaFunction._invoke_lambda``, replaced by a dispatch to the handler the template names
@@ -26,14 +27,15 @@ from moto import mock_aws
 from moto.awslambda.models import LambdaFunction
 from support.aws import wait_for_execution
 from support.lambdas import STATE_FUNCTIONS, load_function, runtime_over, use_runtime
-from support.paths import STATEMACHINE
+from support.paths import SEARCH_ASL
 
-from agentic_search.pipeline.runner import LocalRunner
+from agentic_search.pipeline import steps
+from agentic_search.pipeline.runner import LocalRunner, RunResult
 from agentic_search.service import SearchService
-from agentic_search.state import QUERY_MAX_CHARS, SearchRequest
+from agentic_search.state import BUDGET_STOP, QUERY_MAX_CHARS, SearchRequest
 from agentic_search_cli.local_server import LocalContext
 
-ASL = STATEMACHINE / "search.asl.json"
+ASL = SEARCH_ASL
 REGION = "us-east-1"
 STATE_LIMIT = 256 * 1024
 
@@ -130,9 +132,14 @@ def entered(history: list[dict]) -> list[str]:
 
 
 def local(components: Any, request: dict) -> dict:
-    result = LocalRunner(lambda _: components, 4).run(SearchRequest.model_validate(request))
+    result = local_run(components, request)
     assert result.state.response is not None
     return result.state.response
+
+
+def local_run(components: Any, request: dict, *, wire: bool = False) -> RunResult:
+    runner = LocalRunner(lambda _: components, 4, wire=wire)
+    return runner.run(SearchRequest.model_validate(request))
 
 
 def ranked(response: dict) -> list[tuple[str, float]]:
@@ -322,3 +329,130 @@ def test_every_state_output_stays_under_256_kb(
     assert ids and ids == [c["id"] for c in untrimmed["candidates"]][: len(ids)]  # best, in order
     if largest_first:  # the largest catalog record is the first result
         assert ids[0] == max(catalog_records, key=lambda r: len(json.dumps(r)))["id"]
+
+
+# ----- one graph: the local walk takes the ASL's path, state by state -------------------------
+
+
+#: The states of one Map item (the Map's ItemProcessor).
+ITEM_STATES = frozenset({"Retrieve", "RetrieveFailed"})
+
+
+def canonical(names: list[str]) -> list[Any]:
+    """``names`` with each Map's item states as a sorted tuple: Step Functions runs a Map's
+    items concurrently (moto in threads, up to MaxConcurrency), so their states interleave in
+    any order; what must agree is which states ran, and every state outside the Map, in
+    order."""
+    out: list[Any] = []
+    run: list[str] = []
+    for name in [*names, None]:
+        if name in ITEM_STATES:
+            run.append(name)
+            continue
+        if run:
+            out.append(tuple(sorted(run)))
+            run = []
+        if name is not None:
+            out.append(name)
+    return out
+
+
+def _sparse_fails(event: dict) -> bool:
+    return event["subQuery"]["kind"] == "sparse"
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["simple", "relaxation", "two-rounds", "budget-stop", "failed-source", "cache-hit"],
+)
+def test_the_local_walk_enters_the_states_step_functions_enters_in_the_same_order(
+    sfn, steps_over, monkeypatch: pytest.MonkeyPatch, tmp_path, path
+):
+    """GIVEN one request per path of the graph, WHEN Step Functions (moto) runs the ASL and
+    the local runner walks it over the same components (and the same injected fault), THEN
+    both enter the same states in the same order (the Map's Retrieve items included) and
+    answer the same ranking, in-process and with JSON between the states."""
+    from agentic_search.adapters.caches import SqliteCache
+
+    _, _, faults = sfn
+    base = steps_over.components("tools")
+    components = base
+    query = {
+        "simple": "ollama pricing",
+        "relaxation": "open source video generator for iOS",
+        "two-rounds": "chatbot for healthcare",
+        "budget-stop": "chatbot for healthcare",
+        "failed-source": "vector database",
+        "cache-hit": "vector database",
+    }[path]
+    request = {"query": query, "limit": 10}
+    if path == "budget-stop":  # every round is over a budget of 1 microsecond
+        tight = base.settings.model_copy(update={"round_budget_ms": 0.001})
+        components = base.derive()
+        components.settings = tight
+    if path == "cache-hit":
+        components = base.derive(cache=SqliteCache(tmp_path / "cache.sqlite"))
+    if path == "failed-source":  # the same fault at the same seam: the Retrieve function
+        faults.rules["RetrieveFunction"] = _sparse_fails
+        retrieve = steps.FUNCTIONS["RetrieveFunction"]
+
+        def failing(event, c):
+            if event.sub_query.kind == "sparse":
+                raise RuntimeError("injected fault in RetrieveFunction")
+            return retrieve(event, c)
+
+        monkeypatch.setitem(steps.FUNCTIONS, "RetrieveFunction", failing)
+    steps_over.components = lambda _: components
+    if path == "cache-hit":
+        execute(sfn, request)  # stores the answer
+    out, history = execute(sfn, request)
+    assert out["status"] == "SUCCEEDED", out
+    expected = entered(history)
+    response = json.loads(out["output"])
+    for wire in (False, True):
+        result = local_run(components, request, wire=wire)
+        assert canonical(result.trace) == canonical(expected), (wire, result.trace, expected)
+        assert result.state.response is not None
+        assert ranked(result.state.response) == ranked(response)
+    # each case took the path it is named for
+    report = response.get("retrievalReport") or {}
+    rounds = expected.count("PrepareRound")
+    if path == "simple":
+        assert rounds == 1 and expected.count("Continue") == 1
+    elif path == "relaxation":
+        assert report["relaxed"] == ["platforms in [iOS]"]
+    elif path == "two-rounds":
+        assert rounds == 2 and len(report["rounds"]) == 2
+    elif path == "budget-stop":
+        assert rounds == 1 and report["stopReason"].startswith(BUDGET_STOP)
+    elif path == "failed-source":
+        assert "RetrieveFailed" in expected
+        assert any(e["source"].startswith("sparse:") for e in response["errors"])
+    else:
+        assert expected == ["CacheCheck", "CacheHit", "Finalize", "CacheStore", "Respond"]
+        assert response["cache"]["hit"] is True
+
+
+def test_a_failing_finalize_fails_the_local_walk_at_the_same_state(sfn, steps_over, monkeypatch):
+    """GIVEN Finalize failing, THEN the execution fails at SearchFailed, and the local walk
+    raises SearchFailed with the step's error after the same states."""
+    from agentic_search.pipeline.runner import SearchFailed
+
+    _, _, faults = sfn
+    faults.rules["FinalizeFunction"] = lambda e: True
+
+    def failing(state, c):
+        raise RuntimeError("injected fault in FinalizeFunction")
+
+    monkeypatch.setitem(steps.FUNCTIONS, "FinalizeFunction", failing)
+    request = {"query": "vector database", "limit": 3}
+    out, history = execute(sfn, request)
+    assert out["status"] == "FAILED"
+    runner = LocalRunner(lambda _: steps_over.components("tools"), 4)
+    with pytest.raises(SearchFailed) as info:
+        runner.run(SearchRequest.model_validate(request))
+    assert (info.value.error, info.value.cause) == (
+        "RuntimeError",
+        "injected fault in FinalizeFunction",
+    )
+    assert entered(history)[-2:] == ["Finalize", "SearchFailed"]

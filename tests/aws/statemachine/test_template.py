@@ -1,4 +1,5 @@
-"""template.yaml and statemachine/search.asl.json against docs/state-machine.md (the contract).
+"""template.yaml and the search ASL (layers/core/agentic_search/statemachine/search.asl.json)
+against docs/state-machine.md (the contract).
 
 Nothing here asserts that a file merely exists: the template is parsed with cfn-lint's loader,
 linted by cfn-lint, transformed by the SAM translator (aws-sam-translator, the library behind
@@ -308,7 +309,7 @@ def test_definition_substitutions_and_asl_placeholders_match_both_ways(asl, reso
     ]
     assert sorted(invokable) == sorted(k.removesuffix("Arn") for k in subs)
     assert "Definition" not in props and "DefinitionString" not in props
-    assert props["DefinitionUri"] == "statemachine/search.asl.json"
+    assert props["DefinitionUri"] == "layers/core/agentic_search/statemachine/search.asl.json"
 
 
 def test_state_machine_is_express_logs_errors_without_data_and_is_traced(resources):
@@ -469,14 +470,31 @@ def test_search_api_function_starts_only_this_state_machine(resources):
     assert statement["Effect"] == "Allow"
     assert statement["Action"] in ("states:StartSyncExecution", ["states:StartSyncExecution"])
     assert statement["Resource"] == {"Ref": "SearchStateMachine"}
-    routes = {
-        (e["Properties"]["Method"].upper(), e["Properties"]["Path"])
+    events = [
+        e["Properties"]
         for e in props["Events"].values()
         if e["Type"] == "HttpApi" and e["Properties"]["ApiId"] == {"Ref": "SearchApi"}
-    }
+    ]
+    routes = {(e["Method"].upper(), e["Path"]) for e in events if "Path" in e}
     assert routes == {("POST", "/search"), ("GET", "/health"), ("GET", "/openapi.json")} | {
         ("GET", p) for p in ("/", "/ui/app.js", "/ui/app.css", "/domains")
     }
+    # AND the $default route (no Path, no Method): what no route matches reaches the handler
+    [default] = [e for e in events if "Path" not in e]
+    assert "Method" not in default and default["PayloadFormatVersion"] == "2.0"
+
+
+def test_only_search_api_function_takes_the_default_route(resources):
+    # issue 25 finding 10: without a $default route, API Gateway answered a wrong method of a
+    # known path (POST /sync/status, GET /search) with its own bare 404 before any handler;
+    # the handler answers 405 with Allow (tests/aws/lambda/test_handlers_replay.py)
+    defaults = [
+        name
+        for name, p in functions_of(resources).items()
+        for e in (p.get("Events") or {}).values()
+        if e["Type"] == "HttpApi" and "Path" not in e["Properties"]
+    ]
+    assert defaults == ["SearchApiFunction"]
 
 
 # ----- template: HTTP API -------------------------------------------------------------------------
@@ -497,6 +515,10 @@ def test_http_api_auth_is_on_by_default_and_selectable(template, resources):
         assert "Auth" not in event["Properties"]
 
 
+#: The $default route as the SAM transform writes it into the HTTP API's OpenAPI body.
+DEFAULT_ROUTE = "X-AMAZON-APIGATEWAY-ANY-METHOD /$default"
+
+
 def _api_routes(deployed: dict[str, Any]) -> dict[str, Any]:
     body = deployed["Resources"]["SearchApi"]["Properties"]["Body"]
     return {f"{m.upper()} {p}": op for p, ops in body["paths"].items() for m, op in ops.items()}
@@ -512,7 +534,13 @@ def test_deployed_routes_require_iam_by_default_and_jwt_when_chosen(
         "GET /ui/app.js",
         "GET /ui/app.css",
         "GET /domains",
+        DEFAULT_ROUTE,
     }
+    # the $default route: any method, SearchApiFunction's handler (405 with Allow, or 404)
+    default = routes[DEFAULT_ROUTE]
+    assert default["isDefaultRoute"] is True
+    uri = default["x-amazon-apigateway-integration"]["uri"]["Fn::Sub"]
+    assert "${SearchApiFunction.Arn}" in uri
     for key, op in routes.items():
         assert op["security"] == [{"AWS_IAM": []}], key
     # GIVEN AuthMode JWT, THEN every route uses the JWT authorizer on the configured issuer.

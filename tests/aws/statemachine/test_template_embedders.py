@@ -16,8 +16,7 @@ from support.template import (
     REQUIRED_PARAMETERS,
     TEMPLATE,
     as_list,
-    evaluate_condition,
-    parameter_values,
+    failed_assertions,
     plain,
     sam_transform,
     statements,
@@ -36,34 +35,6 @@ def region() -> Iterator[str]:
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("AWS_DEFAULT_REGION", REGION)
         yield REGION
-
-
-def _joined(expr: Any, values: dict[str, Any]) -> Any:
-    """``expr`` with each ``Fn::Join`` of a list parameter replaced by its value (the one
-    function of the Rules that :func:`evaluate_condition` does not handle)."""
-    if isinstance(expr, dict):
-        if list(expr) == ["Fn::Join"]:
-            sep, ref = expr["Fn::Join"]
-            return sep.join(values[ref["Ref"]])
-        return {k: _joined(v, values) for k, v in expr.items()}
-    if isinstance(expr, list):
-        return [_joined(v, values) for v in expr]
-    return expr
-
-
-def failed_assertions(template: dict[str, Any], overrides: dict[str, Any]) -> list[str]:
-    """The AssertDescription of every Rules assertion that fails for these parameter values
-    (a rule whose RuleCondition holds checks its assertions, as CloudFormation does)."""
-    values = parameter_values(template, {**REQUIRED_PARAMETERS, **overrides})
-    failed = []
-    for rule in template["Rules"].values():
-        condition = _joined(rule.get("RuleCondition", True), values)
-        if not evaluate_condition(condition, {}, values):
-            continue
-        for assertion in rule["Assertions"]:
-            if not evaluate_condition(_joined(assertion["Assert"], values), {}, values):
-                failed.append(" ".join(assertion["AssertDescription"].split()))
-    return failed
 
 
 KEY = FAKE_SECRET.format("OpenAiKeySecretArn")

@@ -662,6 +662,28 @@ def test_the_local_runner_reports_paths_and_plan_cache_in_the_response(
     cache.close()
 
 
+def test_a_transient_llm_fallback_is_not_served_from_the_result_cache(
+    llm_engine, tools_engine, tmp_path
+):
+    # Found with LLM_PROVIDER=bedrock and no region: the rules' answer after the LLM failed
+    # was kept in the result cache for CACHE_TTL_S, so the next request never asked the LLM
+    # again (the plan cache already skipped transient fallbacks).
+    llm_engine(_slow, _slow, _slow, _slow, intent_answer(), plan_answer(), llm_budget_s=10.0)
+    cache = SqliteCache(tmp_path / "c.sqlite")
+    steps = _steps(tools_engine, cache=cache)
+    runner = LocalRunner(lambda _: steps(), map_max_concurrency=4)
+    request = SearchRequest(query="free alternative to Cursor that works offline", limit=5)
+    first = runner.run(request).state.response
+    assert first["extractor"]["fallback"] == "timeout" and first["extractor"]["transient"]
+    second = runner.run(request).state.response
+    assert second["cache"]["hit"] is False
+    assert second["extractor"]["path"] == "llm"  # the LLM answered this time
+    third = runner.run(request).state.response
+    assert third["cache"]["hit"] is True  # a good answer is cached as before
+    runner.close()
+    cache.close()
+
+
 def test_without_an_llm_the_rules_run_and_no_plan_cache_is_consulted(tools_engine):
     assert Settings(openai_base_url=None, openai_api_key=None).llm_enabled is False
     assert Settings(openai_base_url="http://x/v1").llm_enabled is True

@@ -16,13 +16,21 @@ import pytest
 
 from agentic_search.adapters.hyde import OpenAIHyde
 from agentic_search.adapters.rerank import ApiReranker
+from agentic_search.components import Components
 from agentic_search.config import Settings
 from agentic_search.domain.filters import matches
 from agentic_search.pipeline.catalog import extract_by_rules
-from agentic_search.pipeline.inprocess import execute_once, run_rounds
-from agentic_search.pipeline.sources import run_sources
+from agentic_search.pipeline.runner import LocalRunner, RunOptions, from_plan
+from agentic_search.pipeline.sources import merge, run_sources
 from agentic_search.service import SearchService
-from agentic_search.state import ExecutorCaps, QueryPlan, VectorSource
+from agentic_search.state import (
+    EvidencePack,
+    ExecutorCaps,
+    IntentState,
+    QueryExecutorOutput,
+    QueryPlan,
+    VectorSource,
+)
 
 HYDE_PASSAGE = (
     "A self-hosted vector database that stores embeddings and answers nearest neighbour "
@@ -84,6 +92,17 @@ def edge() -> Iterator[ThreadingHTTPServer]:
     server.shutdown()
 
 
+def run_rounds(
+    c: Components, plan: QueryPlan, intent: IntentState, caps: ExecutorCaps | None = None
+) -> tuple[QueryExecutorOutput, EvidencePack]:
+    """The executor's rounds for ``plan``: the ASL walked from PrepareRound, no result cache."""
+    state = from_plan(c, plan, intent, caps)
+    result = LocalRunner(lambda _: c).walk(state, RunOptions(start_at="PrepareRound", cache=False))
+    resp = result.state.built_response
+    assert resp is not None
+    return resp.output, resp.evidence
+
+
 def _url(server: ThreadingHTTPServer, path: str) -> str:
     return f"http://127.0.0.1:{server.server_address[1]}{path}"
 
@@ -116,11 +135,13 @@ def test_a_search_that_stops_after_round_one_ranks_exactly_like_the_one_shot_exe
     multi = tools_engine.search(query, limit=10)
     one_round = tools_engine.search(query, limit=10, rounds=1)
     intent = extract_by_rules(tools_engine.components, query)
-    c = tools_engine.components
-    one_shot = execute_once(c, c.planner.plan(intent, limit=10), intent)
+    plan = tools_engine.components.planner.plan(intent, limit=10)
+    # the one-shot ranking: the plan's sources fused, nothing else
+    results, _ = run_sources(tools_engine.components, plan)
+    fused, _ = merge(results, plan.fusion, plan.rrf_k)
     assert len(multi.evidence.report.rounds) == 1
     assert len(one_round.evidence.report.rounds) == 1
-    expected = [(c.id, c.score) for c in one_shot.candidates]
+    expected = [(f.id, round(f.score, 6)) for f in fused[:10]]
     assert [(c.id, c.score) for c in multi.output.candidates] == expected
     assert [(c.id, c.score) for c in one_round.output.candidates] == expected
 

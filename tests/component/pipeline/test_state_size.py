@@ -10,8 +10,8 @@ from agentic_search.pipeline.catalog import extract_by_rules
 from agentic_search.pipeline.fuse_rerank import fuse_round
 from agentic_search.pipeline.plan_query import start_executor
 from agentic_search.pipeline.prepare_round import next_round
-from agentic_search.pipeline.retrieve import retrieve_all
-from agentic_search.state import RetrievedList, ScoredRecord
+from agentic_search.pipeline.retrieve import retrieve
+from agentic_search.state import RetrievedList, RetrieveEvent, ScoredRecord
 
 
 def test_retrieved_list_keeps_only_wanted_hits_with_their_original_ranks():
@@ -35,7 +35,10 @@ def test_round_one_list_holds_only_what_can_still_be_returned(tools_engine):
     state = start_executor(c, plan, intent)
     work = next_round(c, state)
     assert work is not None
-    retrieve_all(c, work)
+    # (the Map: one Retrieve per sub-query)
+    work.results = [
+        retrieve(RetrieveEvent(domain="tools", sub_query=s), c) for s in work.sub_queries
+    ]
     made = {(r.name, h.id): h for r in work.results for h in r.hits}
     # WHEN round 1 is fused
     fuse_round(c, state, work)

@@ -236,6 +236,24 @@ def current_filters(state: ExecutorState) -> list[Filter]:
     return [f for f in state.plan.filters if f.must or f.label() not in gone]
 
 
+#: ``state.asked`` entries of LLM-written queries carry this prefix (target labels do not).
+WRITTEN_PREFIX = "llm:"
+
+
+def writer_inputs(state: ExecutorState) -> tuple[list[tuple[str, str]], list[str], list[str]]:
+    """What a later round's query writer reads: the evidence so far, most relevant first
+    (``(title or doc id, text)``), the labels of the targets still missing, and the texts
+    LLM-written queries asked before (never asked twice)."""
+    found = [(e.title or e.doc_id, e.text) for e in sorted(state.pool, key=lambda e: -e.relevance)]
+    missing = [
+        t.label
+        for t, item in zip(state.targets, state.coverage.items, strict=False)
+        if not item.covered
+    ]
+    asked = [a.removeprefix(WRITTEN_PREFIX) for a in state.asked if a.startswith(WRITTEN_PREFIX)]
+    return found, missing, asked
+
+
 def feedback_evidence(state: ExecutorState) -> list[Evidence]:
     """The feedback documents: the ``feedback_docs`` most relevant evidence so far."""
     return sorted(state.pool, key=lambda e: -e.relevance)[: state.caps.feedback_docs]

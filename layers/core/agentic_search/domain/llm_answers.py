@@ -22,7 +22,7 @@ from agentic_search.domain.intent import (
     reference_profile,
 )
 from agentic_search.domain.llm_budget import LLMFallback
-from agentic_search.domain.llm_prompts import MAX_TEXT
+from agentic_search.domain.llm_prompts import MAX_TEXT, MAX_WRITTEN_QUERIES
 from agentic_search.domain.plan_rules import PlanError, validate_plan
 from agentic_search.domain.planner import excluded_ids, structured_source_for
 from agentic_search.domain.schema import DomainSchema
@@ -206,3 +206,19 @@ def plan_from_output(
 
 
 __all__ = ["grounded", "intent_from_output", "plan_from_output", "validation_reason"]
+
+
+def written_queries(out: list[str], query: str, asked: list[str]) -> list[str]:
+    """A later round's LLM-written queries, kept when usable: whitespace collapsed, cut to
+    :data:`MAX_TEXT` characters, empty ones, the query itself and any text already asked
+    (``asked``, case-insensitive) dropped, duplicates once, at most
+    :data:`~agentic_search.domain.llm_prompts.MAX_WRITTEN_QUERIES`."""
+    seen = {query.casefold().strip(), *(a.casefold().strip() for a in asked)}
+    kept: list[str] = []
+    for text in out:
+        text = " ".join(text.split())[:MAX_TEXT]
+        if len(text) < 3 or text.casefold() in seen:
+            continue
+        seen.add(text.casefold())
+        kept.append(text)
+    return kept[:MAX_WRITTEN_QUERIES]

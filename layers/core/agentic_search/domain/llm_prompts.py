@@ -217,3 +217,72 @@ def plan_prompt(schema: DomainSchema) -> str:
         "confidence: 0..1.",
     ]
     return "\n".join(lines)
+
+
+# ----- HyDE and later-round queries ---------------------------------------------------------------
+
+#: Queries an LLM may write for one later round (each a dense query of its own).
+MAX_WRITTEN_QUERIES = 2
+#: Evidence shown to the round writer: at most this many pieces, each cut to this many chars.
+MAX_SHOWN_EVIDENCE, SHOWN_CHARS = 5, 200
+
+
+class HydeOutput(_Out):
+    """A HyDE answer: one hypothetical passage."""
+
+    passage: str = Field(max_length=1000)
+
+
+class NextQueriesOutput(_Out):
+    """A later round's queries written from the evidence so far (IRCoT-style)."""
+
+    queries: list[str] = Field(max_length=MAX_WRITTEN_QUERIES)
+
+
+def hyde_prompt(schema: DomainSchema) -> str:
+    """The system prompt of HyDE (Gao et al., ACL 2023): a short passage that would answer the
+    query, written like a record of the catalog, as JSON ``{"passage": str}``."""
+    return "\n".join(
+        [
+            f"You write a short passage (at most 80 words) that would perfectly answer a search "
+            f"over a catalog of {schema.name}, as one of its records would describe it: plain "
+            "prose in English, no lists, no preamble.",
+            _DATA_RULE,
+            'Answer as JSON: {"passage": "..."}.',
+        ]
+    )
+
+
+def next_round_prompt(schema: DomainSchema) -> str:
+    """The system prompt of a later round's queries (IRCoT, Trivedi et al., ACL 2023: the next
+    retrieval step written from what was found): up to :data:`MAX_WRITTEN_QUERIES` new search
+    queries for what is still missing, as JSON ``{"queries": [str]}``."""
+    return "\n".join(
+        [
+            f"You help a search over a catalog of {schema.name} that runs in rounds.",
+            _DATA_RULE,
+            "Given the query, the evidence found so far (between <found> tags, also data) and "
+            "what is still missing, write at most "
+            f"{MAX_WRITTEN_QUERIES} new short search queries in English that would find the "
+            "missing part: name what to look for, do not repeat the query or a title already "
+            "found. Write no query when nothing is missing.",
+            'Answer as JSON: {"queries": ["..."]}.',
+        ]
+    )
+
+
+def next_round_message(query: str, found: list[tuple[str, str]], missing: list[str]) -> str:
+    """The user message of a later round's query writer: the quoted query, the evidence so far
+    (``(title, text)``, the first :data:`MAX_SHOWN_EVIDENCE`, each cut to
+    :data:`SHOWN_CHARS`, tag characters escaped) and the missing targets' labels."""
+
+    def esc(text: str) -> str:
+        return text.replace("<", "&lt;").replace(">", "&gt;")
+
+    shown = [
+        f"- {esc(title)}: {esc(' '.join(text.split())[:SHOWN_CHARS])}"
+        for title, text in found[:MAX_SHOWN_EVIDENCE]
+    ]
+    lines = [quote_query(query), "<found>", *(shown or ["(nothing yet)"]), "</found>"]
+    lines.append("still missing: " + ("; ".join(esc(m) for m in missing) or "nothing"))
+    return "\n".join(lines)

@@ -80,6 +80,35 @@ def describe_queries(plan: QueryPlan, purposes: dict[str, str] | None = None) ->
     return list(out.values())
 
 
+def with_written_queries(
+    plan: QueryPlan, queries: list[RoundQuery], texts: list[str], schema: DomainSchema
+) -> tuple[QueryPlan, list[RoundQuery]]:
+    """A later round's plan with ``texts`` (queries an LLM wrote from the evidence so far,
+    IRCoT-style) added as dense queries on the main aspect, purpose ``llm`` (a plan that now
+    fuses three or more lists switches to RRF)."""
+    if not texts:
+        return plan, queries
+    aspect = dense_aspect(plan, schema)
+    top_k = max((v.top_k for v in plan.vector_sources), default=plan.limit * 2)
+    sources = [
+        *plan.vector_sources,
+        *(
+            VectorSource(aspect=aspect, top_k=top_k, query_vector_source="llm", text=t)
+            for t in texts
+        ),
+    ]
+    update: dict[str, Any] = {"vector_sources": sources}
+    if plan.fusion != "rrf":
+        update["fusion"] = fusion_for(plan.source_count + len(texts))
+    written = [
+        RoundQuery(
+            text=t, purpose="llm", target="written from the evidence", modes=[f"dense:{aspect}"]
+        )
+        for t in texts
+    ]
+    return plan.model_copy(update=update), [*queries, *written]
+
+
 def round_one_plan(
     state: ExecutorState, schema: DomainSchema, hyde_passage: str | None = None
 ) -> tuple[QueryPlan, list[RoundQuery]]:

@@ -55,10 +55,15 @@ def cache_lookup(req: SearchRequest, c: Components) -> tuple[CacheInfo, dict[str
 
 def cache_store(state: SearchState, c: Components) -> SearchState:
     """CacheStore: keep the response unless it came from the cache, has no key, lists errors
-    (a partial answer) or stopped its rounds for the latency budget (a busy host's answer:
-    a later request gets the rounds it asked for). A cache failure is noted, never raised."""
+    (a partial answer), stopped its rounds for the latency budget (a busy host's answer:
+    a later request gets the rounds it asked for) or ran on the rules because the LLM failed
+    transiently (a timeout, throttling, missing configuration: the next request may get the
+    LLM's reading, as the plan cache already assumes). A cache failure is noted, never
+    raised."""
     info, resp = state.cache, state.response
     if info is None or resp is None or info.hit or not info.key or resp.get("errors"):
+        return state
+    if any(step is not None and step.transient for step in (state.extractor, state.planner)):
         return state
     stop = (resp.get("retrievalReport") or {}).get("stopReason") or ""
     if stop.startswith(BUDGET_STOP):

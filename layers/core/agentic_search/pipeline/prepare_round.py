@@ -6,7 +6,9 @@ from __future__ import annotations
 import time
 
 from agentic_search.components import Components
-from agentic_search.domain.round_queries import hyde_status
+from agentic_search.domain.later_rounds import WRITTEN_PREFIX, writer_inputs
+from agentic_search.domain.llm_budget import LLMFallback
+from agentic_search.domain.round_queries import hyde_status, with_written_queries
 from agentic_search.domain.rounds import prepare_round_queries
 from agentic_search.domain.subqueries import split_plan
 from agentic_search.ports import HydeError
@@ -27,8 +29,9 @@ def prepare_round(state: SearchState, c: Components) -> SearchState:
 def next_round(c: Components, state: ExecutorState) -> RoundWork | None:
     """The next round's plan and sub-queries; ``None`` (and ``continue_search`` False) when
     the search is over or there is nothing new to ask. Round 1 asks the HyDE writer for a
-    passage when :func:`hyde_status` says on; its failure is the round's error, not the
-    search's."""
+    passage when :func:`hyde_status` says on; rounds 2+ ask the round writer
+    (``LLM_ROUNDS=on``) for queries written from the evidence so far. A writer's failure is
+    the round's error, not the search's."""
     if not state.continue_search:
         return None
     started = time.time()
@@ -45,6 +48,16 @@ def next_round(c: Components, state: ExecutorState) -> RoundWork | None:
     round_plan, queries = prepare_round_queries(
         state, c.schema, hyde_passage=passage, analyzer=c.analyzer
     )
+    writer = c.round_writer
+    if rnd >= 2 and round_plan is not None and writer is not None:
+        found, missing, asked = writer_inputs(state)
+        try:
+            texts = writer.write(state.intent.query, found, missing, asked)
+        except LLMFallback as exc:
+            errors.append(SourceError(source="llm-round", error="LLMFallback", message=str(exc)))
+        else:
+            round_plan, queries = with_written_queries(round_plan, queries, texts, c.schema)
+            state.asked.extend(WRITTEN_PREFIX + t for t in texts)
     if round_plan is None:
         state.continue_search = False
         state.report.stop_reason = "nothing new to ask: no missing targets or feedback terms"

@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-import time
-
 from agentic_search.components import Components
 from agentic_search.pipeline.sources import run_sources
 from agentic_search.state import (
     RetrievedList,
     RetrieveEvent,
-    RoundWork,
     SourceError,
     SubQuery,
-    elapsed_ms,
 )
 
 
@@ -38,17 +34,4 @@ def retrieve_sub_query(c: Components, sub: SubQuery) -> RetrievedList:
     return results[0]
 
 
-def retrieve_all(c: Components, work: RoundWork) -> RoundWork:
-    """Every sub-query of the round in one in-process pass (texts embedded once, sources in
-    one bounded pool); the same results as one :func:`retrieve_sub_query` each."""
-    t = time.perf_counter()
-    before = c.memo.setup_ms
-    results, stage = run_sources(c, work.plan)
-    work.setup_ms += max(0.0, c.memo.setup_ms - before)
-    work.results = results
-    work.report.stage_ms.update(stage)
-    work.report.stage_ms["retrieve_all"] = elapsed_ms(t)
-    return work
-
-
-__all__ = ["retrieve", "retrieve_all", "retrieve_sub_query"]
+__all__ = ["retrieve", "retrieve_sub_query"]

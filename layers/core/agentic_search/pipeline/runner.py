@@ -1,16 +1,27 @@
-"""The local runner: the search state machine's graph, run in-process.
+"""The local runner: the search state machine's ASL, walked in this process.
 
-It calls the same steps (:data:`agentic_search.pipeline.steps.STATES`) in the same order as
-``statemachine/search.asl.json``, with the same Catch routes (see docs/state-machine.md):
+There is one description of the search graph, ``statemachine/search.asl.json`` (in this
+package; Step Functions deploys the same file). :class:`LocalRunner` walks it with
+:func:`agentic_search.pipeline.asl.walk`: each Task runs the step registered for its function
+(:data:`agentic_search.pipeline.steps.FUNCTIONS`), each Choice, Map, Pass and Catch does what
+the ASL says, so the same states run in the same order with the same Catch routes as in AWS
+(docs/state-machine.md):
 
 * CacheCheck fails -> a miss (``cacheError``);
-* ExtractIntent / PlanQuery fail -> ExtractIntentRules / PlanQueryRules (the same steps with the
-  error set); a second failure fails the search (:class:`SearchFailed`);
-* a Retrieve fails -> that sub-query's result carries the error, the others go on (the Map's
-  ``RetrieveFailed`` state);
+* ExtractIntent / PlanQuery fail -> ExtractIntentRules / PlanQueryRules (the same functions with
+  the error set); a second failure fails the search (:class:`SearchFailed`);
+* a Retrieve fails -> that sub-query's result carries the error (the Map's ``RetrieveFailed``
+  Pass state), the others go on;
 * PrepareRound / FuseRerank / GradeRound fail -> Finalize answers from the state as it was
-  before the failed step (a Catch keeps the step's input), listing the error;
+  before the failed step (a Catch hands on the step's input), listing the error;
 * CacheStore fails -> the answer is returned anyway.
+
+By default the states pass the steps' own objects (a :class:`SearchState`, no JSON between
+states, for speed); a Task whose Catch hands its input on keeps a JSON copy of that input to
+restore when it fails. ``wire=True`` makes every Task's input and output cross JSON, exactly
+what the Lambda functions receive and return. :class:`RunOptions` start the walk at a given
+state (what warm-up and tests do with a plan in hand: :func:`from_plan`) or switch the result
+cache off (its functions pass their input through).
 
 The Map runs the round's sub-queries in a thread pool of ``map_max_concurrency`` workers, or one
 after the other when every adapter runs in this process (the embedded defaults: see
@@ -20,56 +31,72 @@ after the other when every adapter runs in this process (the embedded defaults: 
 from __future__ import annotations
 
 import concurrent.futures as cf
+import json
 import threading
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from agentic_search.components import Components
-from agentic_search.pipeline.retrieve import retrieve
+from agentic_search.pipeline import asl
+from agentic_search.pipeline.plan_query import start_executor
 from agentic_search.pipeline.source_pool import runs_in_process
-from agentic_search.pipeline.steps import STATES, Step
+from agentic_search.pipeline.steps import FUNCTIONS, call_function, search_definition
 from agentic_search.state import (
-    RetrievedList,
+    ExecutorCaps,
+    IntentState,
+    QueryPlan,
     RetrieveEvent,
     RunConfig,
     SearchRequest,
     SearchState,
-    SourceError,
-    StepError,
-    SubQuery,
 )
 from agentic_search.state.errors import SearchFailed
 
-
-def _going_on(state: SearchState) -> bool:
-    """The Choice states' test: ``executor.continueSearch``."""
-    return state.executor is not None and state.executor.continue_search
+#: The result cache's functions (``RunOptions(cache=False)`` passes their input through).
+CACHE_FUNCTIONS = frozenset({"CacheCheckFunction", "CacheStoreFunction"})
 
 
-def _error(exc: BaseException) -> StepError:
-    return StepError(Error=type(exc).__name__, Cause=str(exc)[:1000])
+@dataclass(frozen=True)
+class RunOptions:
+    """How one walk runs.
+
+    ``start_at``: the ASL state to start from (default the ASL's ``StartAt``, CacheCheck);
+    ``cache``: False passes the result cache's functions' input through (no lookup, nothing
+    stored).
+    """
+
+    start_at: str | None = None
+    cache: bool = True
 
 
 @dataclass
 class RunResult:
-    """The final state and the states visited, in order."""
+    """The final state and the ASL states entered, in order (a Map's items in item order)."""
 
     state: SearchState
     trace: list[str] = field(default_factory=list)
 
 
 class LocalRunner:
-    """Runs the search graph in-process; ``components`` gives a domain's components.
+    """Walks the search ASL in-process; ``components`` gives a domain's components; ``wire``:
+    every Task's input and output cross JSON, as in Lambda.
 
     Raises (from ``components``):
         ValueError: for a domain that has no schema.
     """
 
     def __init__(
-        self, components: Callable[[str], Components], map_max_concurrency: int = 8
+        self,
+        components: Callable[[str], Components],
+        map_max_concurrency: int = 8,
+        *,
+        wire: bool = False,
     ) -> None:
         self.components = components
         self.map_max_concurrency = map_max_concurrency
+        self.wire = wire
         self._pool: cf.ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
 
@@ -79,108 +106,114 @@ class LocalRunner:
             self._pool.shutdown(wait=False, cancel_futures=True)
             self._pool = None
 
-    def run(self, request: SearchRequest) -> RunResult:
+    def run(
+        self,
+        request: SearchRequest,
+        options: RunOptions | None = None,
+        correlation_id: str | None = None,
+    ) -> RunResult:
         """Run the graph for ``request``; the response is ``result.state.response``.
+        ``correlation_id`` (a fresh one by default) is the state's ``correlationId``, which
+        the Map hands each Retrieve as the orchestrator in AWS does.
 
         Raises:
-            SearchFailed: when intent, plan or finalize fail on their fallback paths too.
+            SearchFailed: when the walk reaches the SearchFailed state (intent, plan or
+                finalize failed on their fallback paths too).
         """
         cfg = RunConfig(map_max_concurrency=self.map_max_concurrency)
-        state = SearchState(request=request, config=cfg)
-        trace: list[str] = []
-        c = self.components(request.domain)
+        cid = correlation_id or uuid.uuid4().hex
+        return self.walk(SearchState(request=request, config=cfg, correlation_id=cid), options)
 
+    def walk(self, state: SearchState, options: RunOptions | None = None) -> RunResult:
+        """Walk the ASL from ``state`` (see :class:`RunOptions`).
+
+        Raises:
+            SearchFailed: as :meth:`run`.
+        """
+        opts = options or RunOptions()
+        if state.correlation_id is None:
+            state.correlation_id = uuid.uuid4().hex
+        tasks = _Tasks(self, self.components(state.request.domain), opts)
+        data: Any = state.wire() if self.wire else state
+        tasks.last = data
         try:
-            trace.append("CacheCheck")
-            state = STATES["CacheCheck"](state, c)
-        except Exception as exc:
-            state.cache_error = _error(exc)
-        if not (state.cache is not None and state.cache.hit):
-            state = self._with_fallback(state, c, trace, "ExtractIntent", "intent_error")
-            state = self._with_fallback(state, c, trace, "PlanQuery", "plan_error")
-            state = self._rounds(state, c, trace)
-        try:
-            trace.append("Finalize")
-            state = STATES["Finalize"](state, c)
-        except Exception as exc:
-            trace.append("SearchFailed")
-            raise SearchFailed(type(exc).__name__, str(exc)) from exc
-        try:
-            trace.append("CacheStore")
-            state = STATES["CacheStore"](state, c)
-        except Exception:
-            trace.append("CacheStoreFailed")
-        trace.append("Respond")
-        return RunResult(state, trace)
+            done = asl.walk(search_definition(), data, tasks, start_at=opts.start_at)
+        except asl.ExecutionFailed as exc:
+            raise SearchFailed(exc.error, exc.cause) from exc
+        except asl.ASLError as exc:
+            raise SearchFailed("States.Runtime", str(exc)) from exc
+        final = tasks.last
+        if not isinstance(final, SearchState):
+            final = SearchState.model_validate(final)
+        return RunResult(final, done.trace)
 
-    @staticmethod
-    def _caught(
-        state: SearchState, c: Components, trace: list[str], name: str, error_field: str
-    ) -> tuple[SearchState, bool]:
-        """Run one catchable state: on failure, the state as it was before the step (what a
-        Catch hands on) with the error at ``error_field``; the flag says whether it failed."""
-        # The step's input as JSON (a deep copy, much faster than model_copy(deep=True) on a
-        # state with evidence and hits), parsed back only when the step fails: parsing was
-        # two thirds of the snapshot's cost, paid before every step.
-        snapshot = state.model_dump_json(by_alias=True)
-        trace.append(name)
-        step: Step = STATES[name]
-        try:
-            return step(state, c), False
-        except Exception as exc:
-            restored = SearchState.model_validate_json(snapshot)
-            setattr(restored, error_field, _error(exc))
-            return restored, True
-
-    def _with_fallback(
-        self, state: SearchState, c: Components, trace: list[str], name: str, error_field: str
-    ) -> SearchState:
-        state, failed = self._caught(state, c, trace, name, error_field)
-        if not failed:
-            return state
-        trace.append(f"{name}Rules")
-        try:
-            return STATES[f"{name}Rules"](state, c)
-        except Exception as exc:
-            trace.append("SearchFailed")
-            raise SearchFailed(type(exc).__name__, str(exc)) from exc
-
-    def _rounds(self, state: SearchState, c: Components, trace: list[str]) -> SearchState:
-        while True:
-            state, failed = self._caught(state, c, trace, "PrepareRound", "round_error")
-            if failed or state.round is None or not _going_on(state):
-                return state
-            trace.append("RetrieveAll")
-            state.round.results = self._map(c, state.request.domain, state.round.sub_queries)
-            state, failed = self._caught(state, c, trace, "FuseRerank", "fuse_error")
-            if failed:
-                return state
-            state, failed = self._caught(state, c, trace, "GradeRound", "grade_error")
-            if failed or not _going_on(state):
-                return state
-
-    def _map(self, c: Components, domain: str, subs: list[SubQuery]) -> list[RetrievedList]:
-        """The Map state: one Retrieve per sub-query, bounded concurrency, results in order;
-        a failing Retrieve becomes an error result (the ``RetrieveFailed`` state). When every
-        adapter runs in this process (:func:`_all_in_process`), the items run one after the
-        other in the calling thread: threads would only hand the GIL over."""
-
-        def one(sub: SubQuery) -> RetrievedList:
-            try:
-                return retrieve(RetrieveEvent(domain=domain, sub_query=sub), c)
-            except Exception as exc:
-                err = SourceError(source=sub.name, error=type(exc).__name__, message=str(exc))
-                return RetrievedList(name=sub.name, error=err)
-
-        if len(subs) <= 1 or _all_in_process(c):
-            return [one(s) for s in subs]
+    def _map(self, c: Components, run: Callable[[Any], Any], items: Sequence[Any]) -> list:
+        """The Map's items: in this thread when every adapter runs in this process
+        (:func:`_all_in_process`: threads would only hand the GIL over), else on the pool."""
+        if len(items) <= 1 or _all_in_process(c):
+            return [run(i) for i in items]
         with self._pool_lock:
             if self._pool is None:
                 self._pool = cf.ThreadPoolExecutor(
                     max_workers=self.map_max_concurrency, thread_name_prefix="map"
                 )
             pool = self._pool
-        return list(pool.map(one, subs))
+        return list(pool.map(run, items))
+
+
+class _Tasks:
+    """The walk's Task adapter (:class:`agentic_search.pipeline.asl.Tasks`): a function name
+    -> its step on this domain's components; ``last`` is the last search state seen."""
+
+    def __init__(self, runner: LocalRunner, c: Components, options: RunOptions) -> None:
+        self.runner = runner
+        self.c = c
+        self.options = options
+        self.last: Any = None
+
+    def call(self, function: str, payload: Any) -> Any:
+        if function in CACHE_FUNCTIONS and not self.options.cache:
+            return payload
+        if self.runner.wire:
+            out = call_function(function, json.loads(json.dumps(payload)), lambda _: self.c)
+        elif function == "RetrieveFunction":
+            out = FUNCTIONS[function](RetrieveEvent.model_validate(payload), self.c)
+        else:
+            out = FUNCTIONS[function](payload, self.c)
+        if function != "RetrieveFunction":
+            self.last = out
+        return out
+
+    def keep(self, data: Any) -> Any:
+        if isinstance(data, SearchState):
+            return data.model_dump_json(by_alias=True)
+        return dict(data) if isinstance(data, dict) and not self.runner.wire else data
+
+    def restore(self, kept: Any) -> Any:
+        if isinstance(kept, str):
+            kept = SearchState.model_validate_json(kept)
+        if isinstance(kept, SearchState) or "request" in kept:
+            self.last = kept
+        return kept
+
+    def map(self, run: Callable[[Any], Any], items: Sequence[Any], concurrency: int) -> list:
+        return self.runner._map(self.c, run, list(items))
+
+
+def from_plan(
+    c: Components, plan: QueryPlan, intent: IntentState, caps: ExecutorCaps | None = None
+) -> SearchState:
+    """The state PlanQuery leaves for ``plan`` and ``intent`` (the executor's gate passed),
+    to walk from ``RunOptions(start_at="PrepareRound")``: what warm-up and the tests of the
+    executor's rounds run.
+
+    Raises:
+        PlanError: when the plan is invalid.
+    """
+    request = SearchRequest(query=intent.query, limit=plan.limit, domain=c.schema.name)
+    return SearchState(
+        request=request, intent=intent, executor=start_executor(c, plan, intent, caps)
+    )
 
 
 def _all_in_process(c: Components) -> bool:
@@ -191,4 +224,4 @@ def _all_in_process(c: Components) -> bool:
     return all(runs_in_process(a) for a in (c.store, c.keyword, c.structured, c.embedder))
 
 
-__all__ = ["LocalRunner", "RunResult", "SearchFailed"]
+__all__ = ["CACHE_FUNCTIONS", "LocalRunner", "RunOptions", "RunResult", "SearchFailed", "from_plan"]

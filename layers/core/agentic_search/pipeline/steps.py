@@ -1,18 +1,24 @@
-"""The search state machine's states by name: the one table from an ASL state to its step.
+"""The search state machine's functions by name, and its definition: what the ASL's Tasks call.
 
-Every step is ``step(state, components) -> state`` over :class:`~agentic_search.state.SearchState`
-(Retrieve: ``retrieve(event, components) -> RetrievedList``); the Lambda handlers, the local
-runner and the tests call the same functions. A failed step is just an exception: the fields a
-Catch adds (``intentError``, ``fuseError``, ...) are plain inputs the next step reads. The
-contract, with the state's shape and each Catch, is ``docs/state-machine.md``.
+``statemachine/search.asl.json`` (in this package) is the one description of the search graph.
+Each Task invokes a function (the template's ``DefinitionSubstitutions`` map ``${XFunctionArn}``
+to ``XFunction``); :data:`FUNCTIONS` maps that function to its step, ``step(state, components)
+-> state`` over :class:`~agentic_search.state.SearchState` (RetrieveFunction: ``retrieve(event,
+components) -> RetrievedList``). The Lambda handlers, the local runner (which walks the ASL) and
+the tests call the same functions. A failed step is just an exception: the fields a Catch adds
+(``intentError``, ``fuseError``, ...) are plain inputs the next step reads. The contract, with
+the state's shape and each Catch, is ``docs/state-machine.md``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import cache
+from pathlib import Path
 from typing import Any
 
 from agentic_search.components import Components
+from agentic_search.pipeline import asl
 from agentic_search.pipeline.cache import cache_check, cache_store
 from agentic_search.pipeline.extract_intent import extract_intent
 from agentic_search.pipeline.finalize import finalize
@@ -25,37 +31,96 @@ from agentic_search.state import RetrieveEvent, SearchState
 
 Step = Callable[[SearchState, Components], SearchState]
 
-#: ASL state name -> step (the ``*Rules`` states run the same step with the Catch's error set).
-STATES: dict[str, Step] = {
-    "CacheCheck": cache_check,
-    "ExtractIntent": extract_intent,
-    "ExtractIntentRules": extract_intent,
-    "PlanQuery": plan_query,
-    "PlanQueryRules": plan_query,
-    "PrepareRound": prepare_round,
-    "FuseRerank": fuse_rerank,
-    "GradeRound": grade_round,
-    "Finalize": finalize,
-    "CacheStore": cache_store,
+#: The search state machine's definition (Step Functions deploys this file: template.yaml).
+SEARCH_ASL = Path(__file__).resolve().parent.parent / "statemachine" / "search.asl.json"
+
+#: Function (template logical id) -> its step. RetrieveFunction runs one Map item.
+FUNCTIONS: dict[str, Callable[[Any, Components], Any]] = {
+    "CacheCheckFunction": cache_check,
+    "ExtractIntentFunction": extract_intent,
+    "PlanQueryFunction": plan_query,
+    "PrepareRoundFunction": prepare_round,
+    "RetrieveFunction": retrieve,
+    "FuseRerankFunction": fuse_rerank,
+    "GradeRoundFunction": grade_round,
+    "FinalizeFunction": finalize,
+    "CacheStoreFunction": cache_store,
 }
+
+
+@cache
+def search_definition() -> dict[str, Any]:
+    """The search ASL, loaded and checked once (:func:`agentic_search.pipeline.asl.load`).
+
+    Raises:
+        ASLError: for a definition outside the subset the local walk runs.
+    """
+    return asl.load(SEARCH_ASL)
+
+
+def task_states() -> dict[str, str]:
+    """Every Task state of the search ASL (the Map's included) -> the function it invokes."""
+    out: dict[str, str] = {}
+
+    def collect(machine: dict[str, Any]) -> None:
+        for name, state in machine["States"].items():
+            fn = asl.function_of(state)
+            if fn is not None:
+                out[name] = fn
+            processor = state.get("ItemProcessor") or state.get("Iterator")
+            if processor is not None:
+                collect(processor)
+
+    collect(search_definition())
+    return out
+
+
+def state_step(name: str) -> Step:
+    """The step ASL Task state ``name`` runs (``ExtractIntentRules`` runs ExtractIntent's).
+
+    Raises:
+        KeyError: for a state that is not a Task of the search ASL.
+    """
+    return FUNCTIONS[task_states()[name]]
 
 
 def invoke(
     step: str, event: dict[str, Any], components: Callable[[str], Components]
 ) -> dict[str, Any]:
-    """Run ASL state ``step`` on a JSON event and return the JSON result; ``components`` gives
-    the domain's components.
+    """Run ASL Task state ``step`` on a JSON event and return the JSON result, as its Lambda
+    function would; ``components`` gives the domain's components.
 
     Raises:
-        KeyError: for an unknown step.
+        KeyError: for an unknown state.
         pydantic.ValidationError: for an event that does not parse.
     """
-    if step == "Retrieve":
+    return call_function(task_states()[step], event, components)
+
+
+def call_function(
+    function: str, event: dict[str, Any], components: Callable[[str], Components]
+) -> dict[str, Any]:
+    """Run ``function`` (template logical id) on a JSON event; the JSON result.
+
+    Raises:
+        KeyError: for an unknown function.
+        pydantic.ValidationError: for an event that does not parse.
+    """
+    fn = FUNCTIONS[function]
+    if function == "RetrieveFunction":
         item = RetrieveEvent.model_validate(event)
-        return retrieve(item, components(item.domain)).wire()
-    fn = STATES[step]
+        return fn(item, components(item.domain)).wire()
     state = SearchState.model_validate(event)
     return fn(state, components(state.request.domain)).wire()
 
 
-__all__ = ["STATES", "Step", "invoke"]
+__all__ = [
+    "FUNCTIONS",
+    "SEARCH_ASL",
+    "Step",
+    "call_function",
+    "invoke",
+    "search_definition",
+    "state_step",
+    "task_states",
+]

@@ -17,7 +17,7 @@ from agentic_search.state.results import Provenance, SourceError
 #: Default evidence snippet length in characters (``ExecutorCaps.snippet_chars``).
 SNIPPET_CHARS = 1200
 
-QueryPurpose = Literal["plan", "coverage", "feedback", "hyde", "relaxed", "bridge"]
+QueryPurpose = Literal["plan", "coverage", "feedback", "hyde", "relaxed", "bridge", "llm"]
 TargetKind = Literal["constraint", "preference", "phrase", "term", "entity"]
 
 

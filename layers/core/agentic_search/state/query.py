@@ -19,7 +19,7 @@ Strategy = Literal[
 ]
 FusionMethod = Literal["rrf", "weighted_sum", "dbsf", "none"]
 QueryVectorSource = Literal[
-    "query_text", "reference_tool", "semantic_variant", "coverage", "feedback", "hyde"
+    "query_text", "reference_tool", "semantic_variant", "coverage", "feedback", "hyde", "llm"
 ]
 
 #: Bounds every plan is validated against (the seed's "topK 1..200").

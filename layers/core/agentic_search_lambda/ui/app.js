@@ -413,6 +413,58 @@
     show($("rounds-panel"), true);
   }
 
+  // ---- the last evaluation (serve only: the deployed API has none, a 404 leaves it out) --------
+  async function loadLastEval() {
+    let result;
+    try { result = await getJson("eval/last"); } catch (e) { result = { status: 0, body: null }; }
+    const box = $("last-eval");
+    const b = result.body;
+    if (result.status !== 200 || !b) { show(box, false); return; }
+    const fig = $("last-eval-figure");
+    const wrap = $("last-eval-wrap");
+    if (!b.available) {
+      $("last-eval-summary").textContent = `No evaluation recorded: ${b.message || "none yet"}`;
+      show(fig, false);
+      show(wrap, false);
+      show(box, true);
+      return;
+    }
+    const systems = Object.keys(b.systems || {});
+    const metrics = b.metrics || [];
+    $("last-eval-summary").textContent = `${b.dataset} (${b.split}), ${b.queries} queries, ` +
+      `${systems.length} systems, run ${b.date}; ${b.errors ? `${b.errors} failed queries (scored 0)` : "no failed query"}.`;
+    if (b.figure) {
+      const img = $("last-eval-img");
+      img.alt = `Bar chart of ${metrics.join(", ")} for ${systems.join(", ")} on ${b.dataset} ` +
+        `(${b.split}); the table below gives the same numbers.`;
+      img.src = `eval/last.png?v=${encodeURIComponent(b.date)}`;
+      $("last-eval-caption").textContent = `Systems × metrics, ${b.dataset} (${b.split}), ${b.date}`;
+      show(fig, true);
+    } else {
+      show(fig, false);
+    }
+    const table = clear($("last-eval-table"));
+    table.append(el("caption", { text: "Mean over the judged queries; latency per query" }));
+    table.append(el("thead", {}, el("tr", {},
+      el("th", { scope: "col", text: "system" }),
+      metrics.map((m) => el("th", { scope: "col", text: m })),
+      el("th", { scope: "col", text: "errors" }),
+      el("th", { scope: "col", text: "p95 ms" }))));
+    const body = el("tbody");
+    for (const name of systems) {
+      const s = b.systems[name];
+      const cells = s.available === false
+        ? [el("td", { colspan: metrics.length + 2, text: `unavailable: ${s.reason || ""}` })]
+        : [...metrics.map((m) => el("td", { "data-metric": m, text: s[m] === undefined ? "—" : Number(s[m]).toFixed(4) })),
+           el("td", { "data-metric": "errors", text: String(s.errors || 0) }),
+           el("td", { "data-metric": "p95", text: s.latency_ms ? Number(s.latency_ms.p95).toFixed(1) : "—" })];
+      body.append(el("tr", { "data-system": name }, el("th", { scope: "row", text: name }), cells));
+    }
+    table.append(body);
+    show(wrap, true);
+    show(box, true);
+  }
+
   // ---- wiring ----------------------------------------------------------------------------------
   async function start() {
     await loadDomains();
@@ -428,10 +480,13 @@
     });
     window.addEventListener("popstate", () => run(readUrl()));
     performance.mark("as:ready");
+    const evalShown = loadLastEval();  // beside the search, never before it
     if (s.q) await run(s);
     else $("q").focus();
+    await evalShown;
+    performance.mark("as:eval-shown");
   }
 
-  window.agenticSearch = { last: () => lastResponse };
+  window.agenticSearch = { last: () => lastResponse, loadLastEval };
   start();
 })();

@@ -1,0 +1,118 @@
+"""template.yaml's LLM choice (LlmProvider none|openai|bedrock, LlmModelId): Bedrock's Converse
+grant (bedrock:InvokeModel) on that one model's foundation-model ARN, given only to the two
+functions that ask the LLM (ExtractIntent, PlanQuery) and only when bedrock is chosen; the
+settings those functions get; the Rule that refuses an OpenAI LLM with no endpoint."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from cfnlint.decode import cfn_yaml
+from support.template import (
+    ALL_SET_PARAMETERS,
+    NO_VALUE,
+    REGION,
+    REQUIRED_PARAMETERS,
+    TEMPLATE,
+    as_list,
+    failed_assertions,
+    plain,
+    sam_transform,
+    statements,
+)
+
+from agentic_search.config import DEFAULT_BEDROCK_CHAT_MODEL, Settings
+
+LLM_FUNCTIONS = {"ExtractIntentFunction", "PlanQueryFunction"}
+BEDROCK = {**REQUIRED_PARAMETERS, "LlmProvider": "bedrock"}
+ARN = "arn:${AWS::Partition}:bedrock:${AWS::Region}::foundation-model/${LlmModelId}"
+
+
+@pytest.fixture(scope="module")
+def template() -> dict[str, Any]:
+    return plain(cfn_yaml.load(str(TEMPLATE)))
+
+
+@pytest.fixture(scope="module")
+def region() -> Iterator[str]:
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("AWS_DEFAULT_REGION", REGION)
+        yield REGION
+
+
+def _llm_grants(deployed: dict[str, Any]) -> dict[str, list[Any]]:
+    """Role -> resources of every statement granting a bedrock: action on the LLM model (the
+    embedders' grants name BedrockEmbeddingModel and are not counted here)."""
+    out: dict[str, list[Any]] = {}
+    for where, statement in statements(deployed):
+        actions = as_list(statement["Action"])
+        if not any(a.startswith("bedrock:") for a in actions):
+            continue
+        resources = as_list(statement["Resource"])
+        if any("BedrockEmbeddingModel" in str(r) for r in resources):
+            continue
+        assert actions == ["bedrock:InvokeModel"], statement  # Converse needs no more
+        out.setdefault(where.split("/")[0], []).extend(resources)
+    return out
+
+
+def _env(deployed: dict[str, Any], function: str) -> dict[str, Any]:
+    return deployed["Resources"][function]["Properties"]["Environment"]["Variables"]
+
+
+def test_bedrock_grants_converse_on_the_one_model_to_the_llm_functions_only(template, region):
+    deployed = sam_transform(template, BEDROCK)
+    grants = _llm_grants(deployed)
+    assert set(grants) == {f"{f}Role" for f in LLM_FUNCTIONS}
+    for resources in grants.values():
+        [arn] = resources  # one model, no wildcard
+        assert arn == {"Fn::Sub": ARN}
+    for function in LLM_FUNCTIONS:
+        env = _env(deployed, function)
+        assert env["LLM"] == "on"
+        assert env["LLM_PROVIDER"] == {"Ref": "LlmProvider"}
+        assert env["LLM_MODEL"] == {"Ref": "LlmModelId"}
+    # the other functions neither get the grant nor the provider
+    for name, resource in deployed["Resources"].items():
+        if resource["Type"] == "AWS::Lambda::Function" and name not in LLM_FUNCTIONS:
+            env = resource["Properties"].get("Environment", {}).get("Variables", {})
+            assert "LLM_PROVIDER" not in env, name
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [REQUIRED_PARAMETERS, ALL_SET_PARAMETERS, {**BEDROCK, "LlmProvider": "none"}],
+)
+def test_no_llm_grant_unless_bedrock_is_chosen(template, region, overrides):
+    deployed = sam_transform(template, overrides)
+    assert _llm_grants(deployed) == {}
+
+
+def test_llm_provider_none_turns_the_llm_path_off_openai_keeps_its_model(template, region):
+    off = sam_transform(template, REQUIRED_PARAMETERS)
+    for function in LLM_FUNCTIONS:
+        env = _env(off, function)
+        assert env["LLM"] == "off" and env.get("LLM_PROVIDER", NO_VALUE) == NO_VALUE
+    on = sam_transform(template, ALL_SET_PARAMETERS)  # LlmProvider openai, LlmModel set
+    for function in LLM_FUNCTIONS:
+        env = _env(on, function)
+        assert env["LLM"] == "on" and env["LLM_PROVIDER"] == {"Ref": "LlmProvider"}
+        assert env["LLM_MODEL"] == {"Ref": "LlmModel"}
+
+
+def test_an_openai_llm_without_an_endpoint_is_refused(template):
+    failed = failed_assertions(template, {"LlmProvider": "openai"})
+    assert any("LlmProvider openai needs OpenAiBaseUrl" in f for f in failed), failed
+    assert failed_assertions(template, {"LlmProvider": "bedrock"}) == []
+    assert failed_assertions(template, ALL_SET_PARAMETERS) == []
+
+
+def test_template_defaults_and_values_agree_with_the_settings(template):
+    params = template["Parameters"]
+    assert params["LlmModelId"]["Default"] == DEFAULT_BEDROCK_CHAT_MODEL
+    assert params["LlmProvider"]["Default"] == "none"
+    providers = set(Settings.model_fields["llm_provider"].annotation.__args__)
+    # every provider a stack can choose is one the code knows (local is for laptops)
+    assert set(params["LlmProvider"]["AllowedValues"]) - {"none"} <= providers
