@@ -79,37 +79,16 @@ def run(args: argparse.Namespace) -> int:
     if problem:
         usage_error(problem)
     from agentic_search.domain.availability import unanswered, unavailable_message
-    from agentic_search_cli.render import print_search
 
     service = open_service(args.domain, settings_for(args))
     try:
-        err = console(stderr=True)
-        # first use: a tools index never written (one a prune emptied stays empty)
-        if service.schema.name == "tools" and service.never_written():
-            try:
-                with progress_bar(err) as progress:
-                    task = progress.add_task("first use: ingesting the bundled catalog", total=None)
-                    report = service.ensure_bundled_catalog(
-                        on_start=lambda n: progress.update(task, total=n),
-                        on_progress=lambda n: progress.advance(task, n),
-                    )
-            except KeyboardInterrupt:
-                sys.stderr.write(
-                    "agentic-search: interrupted while indexing the bundled catalog: the next "
-                    "command completes the index before searching it\n"
-                )
-                return 130
-            if report is not None:
-                err.print(
-                    f"indexed {report.valid} tools in {report.seconds:.1f} s into "
-                    f"{service.settings.store_location}"
-                )
-        elif service.is_empty():
-            usage_error(
-                f"domain {service.schema.name!r} is empty: run "
-                f"`agentic-search ingest PATH --domain {service.schema.name}` first"
-            )
-        resp = service.search(query, limit=args.limit, rounds=args.rounds)
+        # a cache hit opens neither the store nor the model (see SearchService.cached)
+        resp = service.cached(query, limit=args.limit, rounds=args.rounds)
+        if resp is None:
+            code = _before_first_search(service)
+            if code is not None:
+                return code
+            resp = service.search(query, limit=args.limit, rounds=args.rounds)
         wire = resp.wire()
         failed = unanswered(wire)
         if failed:  # an empty list here would read as "nothing matches"
@@ -120,7 +99,41 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             sys.stdout.write(json.dumps(wire, indent=2, ensure_ascii=False) + "\n")
         else:
+            from agentic_search_cli.render import print_search
+
             print_search(console(), resp, args.explain)
     finally:
         service.close()
     return 0
+
+
+def _before_first_search(service: Any) -> int | None:
+    """First use: ingest the bundled catalog into a tools index never written (one a prune
+    emptied stays empty); any other empty domain is a usage error. The exit code when
+    interrupted, else None."""
+    if service.schema.name == "tools" and service.never_written():
+        err = console(stderr=True)
+        try:
+            with progress_bar(err) as progress:
+                task = progress.add_task("first use: ingesting the bundled catalog", total=None)
+                report = service.ensure_bundled_catalog(
+                    on_start=lambda n: progress.update(task, total=n),
+                    on_progress=lambda n: progress.advance(task, n),
+                )
+        except KeyboardInterrupt:
+            sys.stderr.write(
+                "agentic-search: interrupted while indexing the bundled catalog: the next "
+                "command completes the index before searching it\n"
+            )
+            return 130
+        if report is not None:
+            err.print(
+                f"indexed {report.valid} tools in {report.seconds:.1f} s into "
+                f"{service.settings.store_location}"
+            )
+    elif service.is_empty():
+        usage_error(
+            f"domain {service.schema.name!r} is empty: run "
+            f"`agentic-search ingest PATH --domain {service.schema.name}` first"
+        )
+    return None

@@ -99,10 +99,9 @@ def entry() -> int:
     tearing the interpreter down under onnxruntime aborts it with rc 134 instead of the
     documented 0/1/2. (``main`` itself never exits the process: tests call it.)"""
     code = main()
-    from agentic_search.pipeline.embedding import drain_embedding_threads
-
-    if drain_embedding_threads() == 0:
-        return code
+    embedding = sys.modules.get("agentic_search.pipeline.embedding")
+    if embedding is None or embedding.drain_embedding_threads() == 0:
+        return code  # (never imported: nothing was embedded)
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)

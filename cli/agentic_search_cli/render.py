@@ -6,7 +6,7 @@ An evaluation's table lives with the evaluation (:mod:`agentic_search_cli.evalua
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console, Group
 from rich.panel import Panel
@@ -15,13 +15,15 @@ from rich.text import Text
 
 from agentic_search.domain.text import default_analyzer
 from agentic_search.state import Candidate, SearchResponse
-from agentic_search.sync.ingest import IngestReport
 from agentic_search_cli.render_entities import (
     comparison_table,
     link_lines,
     plan_lines,
     round_lines,
 )
+
+if TYPE_CHECKING:  # the write path: a search's rendering never loads it
+    from agentic_search.sync.ingest import IngestReport
 
 
 def why(candidate: Candidate, query: str) -> str:

@@ -11,8 +11,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-
 from agentic_search_cli.common import open_service, progress_bar, usage_error
 
 if TYPE_CHECKING:
@@ -131,6 +129,8 @@ def run_sync(args: argparse.Namespace, c: Components) -> int:
     """The ``sync`` command over one domain's components; returns the exit code."""
     if args.events is None:  # nothing to apply: no progress bar
         return print_summary(args, sync_summary(args, c))
+    from rich.console import Console
+
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     with progress_bar(err) as progress:
         task = progress.add_task(f"syncing into {c.schema.name!r}", total=None)
@@ -222,6 +222,8 @@ def print_summary(args: argparse.Namespace, summary: dict[str, Any]) -> int:
     """Print a :func:`sync_summary` (``--json``: as JSON) and each problem on stderr; returns
     the exit code (1 when a change was rejected or failed)."""
     # soft_wrap: a line naming a bad record stays one line (greppable), whatever the width
+    from rich.console import Console
+
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     out = Console(highlight=False, soft_wrap=True)
     rejected = summary.get("problems", [])

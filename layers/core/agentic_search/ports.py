@@ -90,6 +90,26 @@ class EngineFilter(Protocol):
     :meth:`VectorStore.compile_filter` and handed back to the same store's queries."""
 
 
+class CollectionInfo(Protocol):
+    """What a domain's collection says about itself without a query engine: its name, whether
+    it exists and which embedder built it. Every :class:`VectorStore` is one; Qdrant Edge's
+    shard files are one without the engine (what the result-cache gate reads before anything
+    opens the store or loads a model)."""
+
+    def collection(self, schema: DomainSchema) -> str:
+        """The collection name of a domain."""
+        ...
+
+    def exists(self, schema: DomainSchema) -> bool:
+        """Whether the domain's collection exists."""
+        ...
+
+    def embedder_identity(self, schema: DomainSchema) -> EmbedderIdentity | None:
+        """The identity of the embedder that built the domain's collection (None when the
+        collection does not exist, or was built before identities were recorded)."""
+        ...
+
+
 class VectorStore(Protocol):
     """One collection per domain: a point per record with a named dense vector per aspect, the
     sparse ``bm25`` vector (its IDF applied by the engine) and the payload (see
@@ -541,6 +561,7 @@ class WriteJournal(Protocol):
 __all__ = [
     "CacheError",
     "ChatJSONClient",
+    "CollectionInfo",
     "Embedder",
     "EmbedderError",
     "EmbedderMismatch",

@@ -38,9 +38,12 @@ def freeze_long_lived() -> int:
 
 def limit_blas_threads(threads: int | None) -> None:
     """Cap the process's BLAS thread pools at ``threads`` (None or 0: leave them as they
-    are). Idempotent; the cap holds for the whole process."""
+    are). Idempotent; the cap holds for the whole process. numpy is imported first: threadpoolctl
+    caps only the libraries loaded when it is called, and numpy's BLAS is the one a search
+    uses (this no longer depends on what happened to import numpy before an engine is made)."""
     if not threads:
         return
+    import numpy  # noqa: F401  (loads the BLAS library the cap is for)
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(limits=threads, user_api="blas")

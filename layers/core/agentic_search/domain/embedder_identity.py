@@ -18,7 +18,7 @@ from agentic_search.state import EmbedderIdentity
 
 if TYPE_CHECKING:
     from agentic_search.domain.schema import DomainSchema
-    from agentic_search.ports import Embedder, VectorStore
+    from agentic_search.ports import CollectionInfo, Embedder, VectorStore
 
 #: What the message tells to do about a mismatch.
 FIX = (
@@ -52,10 +52,11 @@ def mismatch_message(collection: str, stored: EmbedderIdentity, current: Embedde
 
 
 def check_identity(
-    store: VectorStore, schema: DomainSchema, embedder: Embedder
+    store: CollectionInfo, schema: DomainSchema, embedder: Embedder
 ) -> EmbedderIdentity | None:
     """Compare the collection's recorded embedder with ``embedder``; returns the recorded
     identity (None when the collection does not exist or has none recorded: accepted).
+    ``store``: the vector store, or what its files say without it (the result-cache gate's).
 
     Raises:
         EmbedderMismatch: when the recorded identity differs from the current one.

@@ -537,6 +537,9 @@ class RecordError(ValueError):
 
 
 _BUILTIN = {"tools", "documents"}
+#: PyYAML's safe loader, on libyaml when PyYAML was built with it: the same documents, parsed
+#: in C (every command parses a schema before it does anything; a cache hit does little else).
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def available_domains() -> list[str]:
@@ -580,7 +583,7 @@ def _parse(text: str, origin: str) -> DomainSchema:
     """The schema in the YAML ``text``; every problem is a one-line :class:`SchemaError`
     naming ``origin`` (not YAML, not a mapping, the first invalid fields)."""
     try:
-        raw = yaml.safe_load(text)
+        raw = yaml.load(text, Loader=_YAML_LOADER)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1})" if mark is not None else ""

@@ -6,16 +6,29 @@ The key covers the normalized query, limit, rounds, domain, schema version and c
 
 from __future__ import annotations
 
+from typing import Any
+
 from agentic_search.components import Components
 from agentic_search.domain.cache_keys import cache_key
 from agentic_search.ports import CacheError
-from agentic_search.state import BUDGET_STOP, CacheInfo, SearchState
+from agentic_search.state import BUDGET_STOP, CacheInfo, SearchRequest, SearchState
 
 
 def cache_check(state: SearchState, c: Components) -> SearchState:
     """CacheCheck: look the request up; a hit puts the cached response in the state.
     A failing cache is a miss with ``cache.error`` set (never a failed search)."""
-    req = state.request
+    info, hit = cache_lookup(state.request, c)
+    if hit is not None:
+        state.response = hit
+    state.cache = info
+    return state
+
+
+def cache_lookup(req: SearchRequest, c: Components) -> tuple[CacheInfo, dict[str, Any] | None]:
+    """CacheCheck's lookup of ``req``: what it notes (key, backend, catalog version, hit or
+    error) and the cached response (with that note as its ``cache``), or None on a miss. A
+    failing cache is a miss with ``error`` set. Needs no search state (a cache hit ahead of
+    the graph: :meth:`agentic_search.service.SearchService.cached`)."""
     info = CacheInfo()
     try:
         cache = c.cache
@@ -37,9 +50,7 @@ def cache_check(state: SearchState, c: Components) -> SearchState:
     if hit is not None:
         info.hit = True
         hit["cache"] = info.wire()
-        state.response = hit
-    state.cache = info
-    return state
+    return info, hit
 
 
 def cache_store(state: SearchState, c: Components) -> SearchState:
@@ -65,4 +76,4 @@ def cache_store(state: SearchState, c: Components) -> SearchState:
     return state
 
 
-__all__ = ["cache_check", "cache_store"]
+__all__ = ["cache_check", "cache_lookup", "cache_store"]

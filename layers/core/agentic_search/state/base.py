@@ -13,9 +13,13 @@ from pydantic.alias_generators import to_camel
 
 
 class WireModel(BaseModel):
-    """Base for models serialized in camelCase; unknown keys are rejected."""
+    """Base for models serialized in camelCase; unknown keys are rejected. Each model's
+    validator and serializer are built on its first use, not at import (``defer_build``):
+    a process uses a few of the package's models (a cache hit: the response's)."""
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="forbid", defer_build=True
+    )
 
     def wire(self) -> dict[str, Any]:
         """JSON-able dict with camelCase keys (``None`` fields left out)."""

@@ -23,15 +23,13 @@ from pathlib import Path
 import qdrant_edge as qe
 
 from agentic_search.adapters.edge.lock import ShardLock
+from agentic_search.adapters.edge.shard_files import CONFIG_FILE
 from agentic_search.adapters.engine_failures import damage_message, is_engine_failure
 from agentic_search.adapters.qdrant.ids import point_id
 from agentic_search.config import Settings
 from agentic_search.domain.schema import DomainSchema
 from agentic_search.ports import VectorStoreError
 from agentic_search.state.sync import Holdings
-
-#: Written by Edge itself when it creates a shard: its presence means the shard exists.
-CONFIG_FILE = "edge_config.json"
 
 
 class LostRecords(Exception):

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -27,6 +26,7 @@ import numpy as np
 import qdrant_edge as qe
 
 from agentic_search.adapters.edge.filters import to_edge
+from agentic_search.adapters.edge.shard_files import ShardFiles
 from agentic_search.adapters.edge.shards import CONFIG_FILE, LostRecords, ShardRegistry
 from agentic_search.adapters.engine_failures import is_engine_failure
 from agentic_search.adapters.qdrant.ids import point_id
@@ -40,7 +40,6 @@ from agentic_search.state import (
     LINKED_FROM_KEY,
     LINKS_KEY,
     SPARSE_VECTOR,
-    EmbedderIdentity,
     Filter,
     PointWrite,
     ScoredRecord,
@@ -104,8 +103,9 @@ def _stored_vectors(vector: Any) -> dict[str, Any] | None:
     }
 
 
-class EdgeStore:
-    """Named-vector Edge shard per domain; see the module docstring for the layout.
+class EdgeStore(ShardFiles):
+    """Named-vector Edge shard per domain; see the module docstring for the layout. What its
+    files say without the engine (the embedder identity sidecar) is :class:`ShardFiles`'s.
 
     Raises (from any method that opens a shard):
         VectorStoreError: when another process holds the shard's lock, or the engine fails.
@@ -121,8 +121,7 @@ class EdgeStore:
         root: Path | None = None,
         holdings: Callable[[DomainSchema], Holdings | None] | None = None,
     ) -> None:
-        self.settings = settings
-        self.root = root or settings.resolved_edge_path
+        super().__init__(settings, root)
         self.root.mkdir(parents=True, exist_ok=True)
         #: the open shards, their locks and damage (``holdings``: what the sync status says a
         #: domain's shard holds, checked when an existing shard opens; None: not checked)
@@ -237,37 +236,6 @@ class EdgeStore:
         )
         self.shards.open(schema, config)
         self._index_payload(schema)
-
-    # The embedder identity: a sidecar ``<shard>.embedder.json`` beside the shard (Edge has no
-    # collection metadata), written atomically (a temporary file, then os.replace) and removed
-    # with the shard by drop() (it is one of the ``<shard>.*.json`` files).
-
-    def _identity_file(self, schema: DomainSchema) -> Path:
-        return self.root / f"{self.collection(schema)}.embedder.json"
-
-    def embedder_identity(self, schema: DomainSchema) -> EmbedderIdentity | None:
-        """The identity in the shard's ``.embedder.json`` sidecar (None when absent).
-
-        Raises:
-            VectorStoreError: when the sidecar cannot be read or parsed.
-        """
-        path = self._identity_file(schema)
-        try:
-            return EmbedderIdentity.model_validate_json(path.read_bytes())
-        except FileNotFoundError:
-            return None
-        except (OSError, ValueError) as exc:
-            raise VectorStoreError(
-                f"unreadable embedder identity {path}: {exc}. Delete it (it is written again "
-                "on the next ingest) or rebuild (`agentic-search ingest --rebuild`)."
-            ) from exc
-
-    def record_embedder_identity(self, schema: DomainSchema, identity: EmbedderIdentity) -> None:
-        """Write the shard's ``.embedder.json`` sidecar atomically."""
-        path = self._identity_file(schema)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(json.dumps(identity.to_json_dict()))
-        os.replace(tmp, path)
 
     def _index_payload(self, schema: DomainSchema) -> None:
         """Create the payload indexes the shard lacks: every filterable field (keyword,

@@ -1,0 +1,85 @@
+"""What an Edge folder says about a domain's shard without the engine: whether the shard
+exists (the ``edge_config.json`` Edge writes when it creates one) and which embedder built
+it (the ``<shard>.embedder.json`` sidecar beside it; Edge has no collection metadata).
+
+:class:`ShardFiles` reads and writes only these files and imports neither ``qdrant_edge`` nor
+numpy, so the result-cache gate (:meth:`agentic_search.service.SearchService.cached`) can
+check a collection before anything opens the engine; :class:`~.store.EdgeStore` is one, with
+the engine on top.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from agentic_search.ports import VectorStoreError
+from agentic_search.state.identity import EmbedderIdentity
+
+if TYPE_CHECKING:
+    from agentic_search.config import Settings
+    from agentic_search.domain.schema import DomainSchema
+
+#: Written by Edge itself when it creates a shard: its presence is the shard's existence.
+CONFIG_FILE = "edge_config.json"
+
+
+class ShardFiles:
+    """The shard directories under ``root`` (default ``QDRANT_EDGE_PATH``) and the files kept
+    beside them; nothing is created or opened when made.
+
+    Raises (``embedder_identity``):
+        VectorStoreError: when the identity sidecar cannot be read or parsed.
+    """
+
+    def __init__(self, settings: Settings, root: Path | None = None) -> None:
+        self.settings = settings
+        self.root = root or settings.resolved_edge_path
+
+    def collection(self, schema: DomainSchema) -> str:
+        """Collection (shard directory) name of a domain."""
+        return self.settings.collection_name(schema.name)
+
+    def shard_dir(self, schema: DomainSchema) -> Path:
+        """The domain's shard directory."""
+        return self.root / self.collection(schema)
+
+    def exists(self, schema: DomainSchema) -> bool:
+        """Whether the domain's shard exists (Edge wrote its config there)."""
+        return (self.shard_dir(schema) / CONFIG_FILE).is_file()
+
+    # The embedder identity: a sidecar ``<shard>.embedder.json`` beside the shard, written
+    # atomically (a temporary file, then os.replace) and removed with the shard by
+    # EdgeStore.drop() (it is one of the ``<shard>.*.json`` files).
+
+    def _identity_file(self, schema: DomainSchema) -> Path:
+        return self.root / f"{self.collection(schema)}.embedder.json"
+
+    def embedder_identity(self, schema: DomainSchema) -> EmbedderIdentity | None:
+        """The identity in the shard's ``.embedder.json`` sidecar (None when absent).
+
+        Raises:
+            VectorStoreError: when the sidecar cannot be read or parsed.
+        """
+        path = self._identity_file(schema)
+        try:
+            return EmbedderIdentity.model_validate_json(path.read_bytes())
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError) as exc:
+            raise VectorStoreError(
+                f"unreadable embedder identity {path}: {exc}. Delete it (it is written again "
+                "on the next ingest) or rebuild (`agentic-search ingest --rebuild`)."
+            ) from exc
+
+    def record_embedder_identity(self, schema: DomainSchema, identity: EmbedderIdentity) -> None:
+        """Write the shard's ``.embedder.json`` sidecar atomically."""
+        path = self._identity_file(schema)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(json.dumps(identity.to_json_dict()))
+        os.replace(tmp, path)
+
+
+__all__ = ["CONFIG_FILE", "ShardFiles"]

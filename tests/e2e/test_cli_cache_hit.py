@@ -1,0 +1,132 @@
+"""A result-cache hit on the command line: answered before anything opens the engine or loads
+the model, the same answer as the search that filled it, and never stale after a write.
+
+GIVEN a copy of the session's indexed folder (bundled catalog) and the SQLite result cache
+WHEN ``agentic-search search`` runs twice in fresh processes (the second under
+``PYTHONPROFILEIMPORTTIME``, which lists every module the process imported) THEN the second
+answers from the cache without importing the Qdrant Edge engine, onnxruntime or the tokenizer,
+with the first's JSON; an ingest between two searches makes the next one a miss that shows the
+change, and a hit is refused as a miss would be when the index was built by another embedder.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from support.cli import run_cli
+
+QUERY = "free code editor"
+#: The engine and the model a cache hit has no use for (what the process must not import).
+ENGINE_AND_MODEL = (
+    "qdrant_edge",
+    "onnxruntime",
+    "tokenizers",
+    "agentic_search.adapters.edge.store",
+)
+
+
+def _search(home: Path, *argv: str, **env: str) -> dict:
+    proc = run_cli(home, "search", QUERY, "--json", *argv, CACHE_BACKEND="sqlite", **env)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def _imported(stderr: str) -> set[str]:
+    """The modules ``-X importtime`` reports on stderr (``import time: self | cum | name``)."""
+    return {
+        line.rsplit("|", 1)[1].strip()
+        for line in stderr.splitlines()
+        if line.startswith("import time:") and "cumulative" not in line
+    }
+
+
+def test_a_cache_hit_imports_no_engine_nor_model_and_answers_as_the_search_that_filled_it(
+    indexed_home,
+):
+    # GIVEN a search that filled the cache
+    first = _search(indexed_home)
+    assert first["cache"]["hit"] is False and first["candidates"]
+    # WHEN the same search runs again in a fresh process that lists its imports
+    proc = run_cli(
+        indexed_home,
+        "search",
+        QUERY,
+        "--json",
+        CACHE_BACKEND="sqlite",
+        PYTHONPROFILEIMPORTTIME="1",
+    )
+    # THEN it is a hit that imported neither the engine nor the model
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    imported = _imported(proc.stderr)
+    assert "agentic_search.service" in imported  # the listing is there
+    assert not imported & set(ENGINE_AND_MODEL), sorted(imported & set(ENGINE_AND_MODEL))
+    # AND its JSON is the first one's, but for the cache note
+    again = json.loads(proc.stdout)
+    assert again["cache"] == {**first["cache"], "hit": True}
+    assert {k: v for k, v in again.items() if k != "cache"} == {
+        k: v for k, v in first.items() if k != "cache"
+    }
+
+
+def test_the_table_of_a_cache_hit_is_the_uncached_table_and_imports_no_engine(indexed_home):
+    # GIVEN a search that filled the cache, and the same search's table without the cache
+    assert _search(indexed_home)["cache"]["hit"] is False
+    uncached = run_cli(indexed_home, "search", QUERY, CACHE_BACKEND="none")
+    assert uncached.returncode == 0, uncached.stderr
+    # WHEN the table is asked for again, answered by the cache, in a process listing imports
+    hit = run_cli(
+        indexed_home, "search", QUERY, CACHE_BACKEND="sqlite", PYTHONPROFILEIMPORTTIME="1"
+    )
+    # THEN the same table is printed, and neither the engine nor the model was imported
+    assert hit.returncode == 0, hit.stderr[-2000:]
+    assert hit.stdout == uncached.stdout and f"results for {QUERY!r}" in hit.stdout
+    imported = _imported(hit.stderr)
+    assert "agentic_search_cli.render" in imported
+    assert not imported & set(ENGINE_AND_MODEL), sorted(imported & set(ENGINE_AND_MODEL))
+
+
+def test_an_ingest_between_two_searches_makes_the_next_a_miss_that_shows_the_change(
+    indexed_home, tmp_path
+):
+    # GIVEN a cached search whose top candidate is a record of the catalog
+    before = _search(indexed_home)
+    top = before["candidates"][0]
+    record = _catalog_record(top["id"])
+    # WHEN that record is ingested again under a new name
+    renamed = {**record, "name": f"{record['name']} Renamed"}
+    path = tmp_path / "one.jsonl"
+    path.write_text(json.dumps(renamed) + "\n", encoding="utf-8")
+    proc = run_cli(indexed_home, "ingest", str(path), "--domain", "tools", CACHE_BACKEND="sqlite")
+    assert proc.returncode == 0, proc.stderr
+    # THEN the next search is a miss on a newer catalog version, showing the new name
+    after = _search(indexed_home)
+    assert after["cache"]["hit"] is False
+    assert after["cache"]["catalogVersion"] > before["cache"]["catalogVersion"]
+    names = {c["id"]: c["metadata"]["name"] for c in after["candidates"]}
+    assert names.get(top["id"]) == renamed["name"]
+    # AND the one after is a hit with that answer
+    again = _search(indexed_home)
+    assert again["cache"]["hit"] is True and again["candidates"] == after["candidates"]
+
+
+def test_a_cache_hit_is_refused_when_the_index_was_built_by_another_embedder(indexed_home):
+    # GIVEN a search that filled the cache (the index built by the default MiniLM)
+    assert _search(indexed_home)["cache"]["hit"] is False
+    # WHEN the same search runs with another local embedder configured
+    proc = run_cli(
+        indexed_home, "search", QUERY, "--json", "--embedder", "e5-small", CACHE_BACKEND="sqlite"
+    )
+    # THEN it is refused as an uncached search is: one line naming both embedders, exit 1
+    assert proc.returncode == 1 and not proc.stdout
+    assert "was built by embedder" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def _catalog_record(record_id: str) -> dict:
+    from agentic_search.sync.files import bundled_catalog_path
+
+    for line in bundled_catalog_path().read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        if record["id"] == record_id:
+            return record
+    raise AssertionError(f"{record_id!r} is not in the bundled catalog")
