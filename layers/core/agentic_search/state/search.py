@@ -8,13 +8,14 @@ import re
 import unicodedata
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from agentic_search.state.base import WireModel
 from agentic_search.state.executor import ExecutorState, RoundWork, SubQuery
 from agentic_search.state.query import IntentState, QueryPlan
 from agentic_search.state.response import PATH_KEYS, SearchResponse
 from agentic_search.state.results import SourceError
+from agentic_search.state.texts import expand_texts, intern_texts
 
 #: The longest query searched, in characters (a pasted paragraph or abstract is a query:
 #: 4,000 characters of English prose are some 600 word tokens). The API, ``serve`` and the
@@ -190,6 +191,17 @@ class SearchState(WireModel):
     _built: SearchResponse | None = PrivateAttr(default=None)
     """Finalize's response object before it was made JSON (in-process only, never on the
     wire): the local runner hands it back instead of parsing ``response`` again."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _texts_back(cls, data: Any) -> Any:
+        """A wire state's long texts back in place (:func:`expand_texts`)."""
+        return expand_texts(data) if isinstance(data, dict) else data
+
+    def wire(self) -> dict[str, Any]:
+        """JSON-able dict with camelCase keys, each long text once (``texts``, see
+        :mod:`agentic_search.state.texts`): what crosses Step Functions' states."""
+        return intern_texts(super().wire())
 
     def need_executor(self) -> ExecutorState:
         """The executor state.
