@@ -11,8 +11,9 @@ more than once in one list, ``texts``, at the top of the state, and writes ``"$t
 JSONPath into the state) where it occurred; :func:`expand_texts` puts the texts back before
 the state is parsed, so every step sees the strings it always saw (ranking cannot change). A
 string that already looks like a reference is always put in the table, so expansion is
-exact. Left as they are: ``response`` (the execution's output, which the API returns) and
-``round.subQueries`` (each one is a Map item, sent to Retrieve on its own).
+exact. Left as it is: ``response`` (the execution's output, which the API returns). The Map
+hands each Retrieve its sub-query and the state's ``texts`` (the ASL's ``ItemSelector``), and
+``RetrieveEvent`` expands them the same way.
 """
 
 from __future__ import annotations
@@ -27,18 +28,19 @@ MIN_CHARS = 120
 #: The state's key that holds the table.
 TEXTS_KEY = "texts"
 #: Keys (dot paths from the state's top) left as they are.
-KEEP = frozenset({"response", "round.subQueries"})
+KEEP = frozenset({"response"})
 _REF = re.compile(r"^\$texts\[(\d+)\]$")
 
 
 def intern_texts(state: dict[str, Any]) -> dict[str, Any]:
     """``state`` (a SearchState's wire dict) with each long text that occurs twice or more
     (outside :data:`KEEP`) replaced by ``"$texts[i]"``, the texts listed once under
-    ``texts``; ``state`` itself when there is none. Not changed in place."""
+    ``texts`` (an empty list when there is none: the Map's ``ItemSelector`` reads it). Not
+    changed in place."""
     counts = Counter(s for s in _strings(state, "") if len(s) >= MIN_CHARS or _REF.match(s))
     table = [s for s, n in counts.items() if n >= 2 or _REF.match(s)]
     if not table:
-        return state
+        return {**state, TEXTS_KEY: []}
     index = {s: i for i, s in enumerate(table)}
     out = _replace(state, "", lambda s: f"$texts[{index[s]}]" if s in index else s)
     out[TEXTS_KEY] = table
@@ -47,7 +49,8 @@ def intern_texts(state: dict[str, Any]) -> dict[str, Any]:
 
 def expand_texts(state: dict[str, Any]) -> dict[str, Any]:
     """``state`` with every ``"$texts[i]"`` replaced by ``texts[i]`` and ``texts`` removed
-    (the inverse of :func:`intern_texts`); ``state`` itself when it has no ``texts``.
+    (the inverse of :func:`intern_texts`); ``state`` itself when it has no ``texts``; a Map
+    item (``RetrieveEvent``) is expanded with the texts the ItemSelector gave it.
 
     Raises:
         ValueError: for a reference past the end of ``texts``.
@@ -55,6 +58,8 @@ def expand_texts(state: dict[str, Any]) -> dict[str, Any]:
     table = state.get(TEXTS_KEY)
     if not isinstance(table, list):
         return state
+    if not table:
+        return {k: v for k, v in state.items() if k != TEXTS_KEY}
 
     def back(s: str) -> str:
         m = _REF.match(s)
