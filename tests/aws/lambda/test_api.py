@@ -116,7 +116,7 @@ def test_a_succeeded_execution_is_200_with_its_output_and_the_input_is_the_searc
     # AND the execution was started once, named by the API request id, with a fresh SearchState
     assert len(sent) == 1
     state = json.loads(sent[0]["input"])
-    assert set(state) - {"stageMs"} == {"request", "correlationId", "config"}
+    assert set(state) - {"stageMs", "texts"} == {"request", "correlationId", "config"}
     assert not state.get("stageMs")
     assert state["request"] == {"query": "free code editor", "limit": 5, "domain": "tools"}
     assert state["correlationId"] == REQUEST_ID

@@ -236,6 +236,7 @@ def test_the_map_runs_one_retrieve_per_sub_query_and_turns_a_failure_into_a_resu
         "domain.$": "$.request.domain",
         "subQuery.$": "$$.Map.Item.Value",
         "correlationId.$": "$.correlationId",
+        "texts.$": "$.texts",  # what the sub-query's "$texts[i]" refer to
     }
     assert m["MaxConcurrencyPath"] == "$.config.mapMaxConcurrency" and "MaxConcurrency" not in m
     assert m["ResultPath"] == "$.round.results"

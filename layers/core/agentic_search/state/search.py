@@ -8,19 +8,21 @@ import re
 import unicodedata
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from agentic_search.state.base import WireModel
 from agentic_search.state.executor import ExecutorState, RoundWork, SubQuery
 from agentic_search.state.query import IntentState, QueryPlan
 from agentic_search.state.response import PATH_KEYS, SearchResponse
 from agentic_search.state.results import SourceError
+from agentic_search.state.texts import expand_texts, intern_texts
 
 #: The longest query searched, in characters (a pasted paragraph or abstract is a query:
 #: 4,000 characters of English prose are some 600 word tokens). The API, ``serve`` and the
-#: CLI share it (:func:`query_problem`). The Step Functions state bounds it: every round
-#: report and sub-query repeats the query, and at 8,000 characters the largest request
-#: (limit 100, 5 rounds) overflows the 256 KB state.
+#: CLI share it (:func:`query_problem`). The Step Functions state bounds it: the steps repeat
+#: the query in every plan, round report and source hit; the wire form carries it once
+#: (:mod:`agentic_search.state.texts`), and the response (100 candidates listing the query
+#: texts of their hits) is what the state guard trims for a longer one.
 QUERY_MAX_CHARS = 4000
 #: The most word tokens a query may hold: runs of 2+ letters or digits, the keyword
 #: analyzer's tokens (:data:`WORD_TOKEN`) before its stopwords are dropped. Prose within
@@ -187,9 +189,25 @@ class SearchState(WireModel):
     round_error: StepError | None = None
     fuse_error: StepError | None = None
     grade_error: StepError | None = None
+    texts: list[str] = Field(
+        default_factory=list,
+        description="on the wire, each long text of the state once (agentic_search.state.texts; "
+        "empty in process, where the texts are in place)",
+    )
     _built: SearchResponse | None = PrivateAttr(default=None)
     """Finalize's response object before it was made JSON (in-process only, never on the
     wire): the local runner hands it back instead of parsing ``response`` again."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _texts_back(cls, data: Any) -> Any:
+        """A wire state's long texts back in place (:func:`expand_texts`)."""
+        return expand_texts(data) if isinstance(data, dict) else data
+
+    def wire(self) -> dict[str, Any]:
+        """JSON-able dict with camelCase keys, each long text once (``texts``, see
+        :mod:`agentic_search.state.texts`): what crosses Step Functions' states."""
+        return intern_texts(super().wire())
 
     def need_executor(self) -> ExecutorState:
         """The executor state.
@@ -223,8 +241,16 @@ class SearchState(WireModel):
 
 
 class RetrieveEvent(WireModel):
-    """One Map item: the domain and one sub-query."""
+    """One Map item: the domain, one sub-query and the state's ``texts``, which its
+    ``"$texts[i]"`` references are expanded from (:mod:`agentic_search.state.texts`)."""
 
     domain: str = Field(pattern=r"^[a-z][a-z0-9_-]{0,39}$")
     sub_query: SubQuery
     correlation_id: str | None = Field(default=None, max_length=128)
+    texts: list[str] = Field(default_factory=list, description="empty once parsed")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _texts_back(cls, data: Any) -> Any:
+        """The sub-query's long texts back in place (:func:`expand_texts`)."""
+        return expand_texts(data) if isinstance(data, dict) else data
