@@ -112,28 +112,28 @@ def enqueue_failed(
     """
     now = clock()
     by_domain: dict[str, list[CatalogChange]] = {}
-    for c in changes:
-        by_domain.setdefault(c.domain, []).append(c)
+    for ch in changes:
+        by_domain.setdefault(ch.domain, []).append(ch)
     n = 0
     for domain, group in by_domain.items():
-        entries = status.get(domain, [c.record_id for c in group])
+        entries = status.get(domain, [ch.record_id for ch in group])
         updated: dict[str, SyncEntry] = {}
-        for c in group:
-            entry = updated.get(c.record_id) or entries.get(c.record_id)
+        for ch in group:
+            entry = updated.get(ch.record_id) or entries.get(ch.record_id)
             entry = (
                 entry.model_copy(deep=True)
                 if entry
-                else SyncEntry(domain=domain, record_id=c.record_id)
+                else SyncEntry(domain=domain, record_id=ch.record_id)
             )
             applied = entry.applied_version
-            if c.version is not None and applied is not None and c.version <= applied:
+            if ch.version is not None and applied is not None and ch.version <= applied:
                 continue
             pending = entry.change
             pending_version = pending.get("version") if pending else None
-            if None not in (c.version, pending_version) and c.version < pending_version:  # type: ignore[operator]
+            if None not in (ch.version, pending_version) and ch.version < pending_version:  # type: ignore[operator]
                 continue
-            same = pending_version is not None and pending_version == c.version
-            entry.change = c.wire()
+            same = pending_version is not None and pending_version == ch.version
+            entry.change = ch.wire()
             entry.status = "pending"
             # a new change gets fresh attempts; the same one keeps its count while scheduled
             entry.retry_count = entry.retry_count if same and entry.next_attempt_at else 0
@@ -141,7 +141,7 @@ def enqueue_failed(
             entry.last_error = entry.last_error or error
             entry.updated_at = now
             entry.expires_at = None
-            updated[c.record_id] = entry
+            updated[ch.record_id] = entry
         if updated:
             status.put(updated.values())
         n += len(updated)
