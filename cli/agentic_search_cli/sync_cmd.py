@@ -157,8 +157,7 @@ def sync_summary(
     from agentic_search.sync.apply import SyncReport, apply_changes
     from agentic_search.sync.changes import ChangeError
     from agentic_search.sync.events import parse_change, rejected_record_id
-    from agentic_search.sync.redrive import redrive_due
-    from agentic_search.sync.retries import park_rejected, retry_report, status_summary
+    from agentic_search.sync.redrive import park_rejected, redrive_due, retry_report, status_summary
 
     status = c.sync_status
     schema = c.schema

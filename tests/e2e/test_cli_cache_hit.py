@@ -130,3 +130,26 @@ def _catalog_record(record_id: str) -> dict:
         if record["id"] == record_id:
             return record
     raise AssertionError(f"{record_id!r} is not in the bundled catalog")
+
+
+def test_a_search_under_other_answer_settings_is_never_served_the_cached_answer(indexed_home):
+    # GIVEN a search that filled the cache on the rules
+    first = _search(indexed_home)
+    assert first["cache"]["hit"] is False
+    # WHEN the same query runs with the LLM turned on (an endpoint that refuses: the rules
+    # answer, noted as a fallback) and, apart, with another MAX_ROUNDS
+    with_llm = _search(
+        indexed_home,
+        LLM="on",
+        LLM_PROVIDER="openai",
+        OPENAI_BASE_URL="http://127.0.0.1:9/v1",
+        LLM_MAX_RETRIES="0",
+    )
+    one_round = _search(indexed_home, MAX_ROUNDS="1")
+    # THEN neither is answered from the rules' cached entry: each ran its own search
+    assert with_llm["cache"]["hit"] is False
+    assert with_llm["cache"]["key"] != first["cache"]["key"]
+    assert one_round["cache"]["hit"] is False
+    assert one_round["cache"]["key"] != first["cache"]["key"]
+    # AND the first settings still find their entry
+    assert _search(indexed_home)["cache"]["hit"] is True

@@ -200,7 +200,7 @@ def test_an_unknown_domain_is_a_422_naming_the_field_on_every_route(api, method,
 def test_a_failure_with_nothing_to_re_apply_is_a_409_with_the_reason(api, cli_engine, capsys):
     # GIVEN a record whose change was refused (parked with no change to re-apply)
     call, _ = api
-    from agentic_search.sync.retries import park_rejected
+    from agentic_search.sync.redrive import park_rejected
     from agentic_search_lambda.runtime import runtime
 
     status = runtime().sync_status
@@ -217,7 +217,7 @@ def test_a_failure_with_nothing_to_re_apply_is_a_409_with_the_reason(api, cli_en
 
 
 def test_the_cli_says_why_a_parked_change_is_not_re_queued(cli_engine, capsys, tmp_path):
-    from agentic_search.sync.retries import park_rejected
+    from agentic_search.sync.redrive import park_rejected
     from agentic_search.wiring import build_sync_status
 
     status = build_sync_status(cli_engine.components.settings)

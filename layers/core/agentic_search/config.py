@@ -299,6 +299,28 @@ class Settings(BaseSettings):
         return E5_MODEL_NAME if self.local_embedding_model == "e5-small" else MINILM_MODEL_NAME
 
     @property
+    def answer_settings(self) -> dict[str, object]:
+        """The settings besides the request that change a search's answer, as the result
+        cache keys them (:func:`agentic_search.domain.cache_keys.cache_key`): who reads and
+        plans the query (``rules`` or ``<provider>:<model>`` and whether the plan is asked of
+        it), LLM HyDE and LLM-written rounds, the embedder, the reranker, ``MAX_ROUNDS`` and the
+        RRF k. Read from the settings alone (nothing opened): a result cached under ``LLM=off``
+        is a miss under ``LLM=on``."""
+        llm = f"{self.llm_provider}:{self.chat_model}" if self.llm_enabled else "rules"
+        return {
+            "llm": llm,
+            "llm_plan": self.llm_enabled and self.llm_plan_enabled,
+            "llm_hyde": self.llm_hyde,
+            "llm_rounds": self.llm_rounds,
+            "embedder": self.embedder_model,
+            "reranker": self.reranker_model
+            or self.reranker_url
+            or (str(self.reranker_model_path) if self.reranker_model_path else None),
+            "max_rounds": self.max_rounds,
+            "rrf_k": self.rrf_k,
+        }
+
+    @property
     def resolved_qdrant_path(self) -> Path:
         """The local-mode Qdrant folder."""
         return self.qdrant_path or (self.agentic_search_home / "qdrant")

@@ -13,10 +13,15 @@ from typing import Any
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from agentic_search.sync.changes import ChangeError
-from agentic_search.sync.dlq import StreamRange, dlq_message_items
 from agentic_search.sync.events import parse_change, rejected_record_id
-from agentic_search.sync.redrive import enqueue_failed, redrive_due
-from agentic_search.sync.retries import park_rejected, retry_failed
+from agentic_search.sync.redrive import (
+    StreamRange,
+    dlq_message_items,
+    enqueue_failed,
+    park_rejected,
+    redrive_due,
+    retry_failed,
+)
 from agentic_search_lambda.observability import count, logger
 from agentic_search_lambda.runtime import runtime
 

@@ -36,7 +36,7 @@ from agentic_search.sync.changes import CatalogChange, ChangeError
 from agentic_search.sync.eventbridge import is_eventbridge_event
 from agentic_search.sync.events import parse_change, rejected_record_id
 from agentic_search.sync.indexer import WriteStats
-from agentic_search.sync.retries import park_rejected
+from agentic_search.sync.redrive import park_rejected
 from agentic_search_lambda.observability import count, logger
 from agentic_search_lambda.runtime import Runtime, runtime
 

@@ -38,8 +38,7 @@ from agentic_search.service import SearchService
 from agentic_search.state import ENTITY_KEY, HASHES_KEY, LINKED_FROM_KEY, LINKS_KEY, TOKENS_KEY
 from agentic_search.sync.apply import apply_changes
 from agentic_search.sync.changes import CatalogChange, ChangeOp
-from agentic_search.sync.redrive import enqueue_failed, redrive_due
-from agentic_search.sync.retries import retry_failed
+from agentic_search.sync.redrive import enqueue_failed, redrive_due, retry_failed
 
 SCHEMA = load_schema("tools")
 IDS = ["t0", "t1", "t2", "t3"]

@@ -14,9 +14,8 @@ from agentic_search.adapters.sync_status import DynamoDBSyncStatus, SqliteSyncSt
 from agentic_search.domain.schema import load_schema
 from agentic_search.state.sync import SyncEntry
 from agentic_search.sync.changes import ChangeError, ChangeOp
-from agentic_search.sync.dlq import dlq_message_items
 from agentic_search.sync.events import parse_change
-from agentic_search.sync.redrive import MAX_ATTEMPTS, backoff_minutes
+from agentic_search.sync.redrive import MAX_ATTEMPTS, backoff_minutes, dlq_message_items
 from agentic_search.sync.stream_records import deserialize_image, plain_value
 
 SCHEMA = load_schema("tools")

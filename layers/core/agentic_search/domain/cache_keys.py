@@ -1,9 +1,12 @@
 """Keys of the exact-match result and plan caches.
 
 A cached entry is a whole search response. The key is a SHA-256 over the normalized query, the
-request's limit and rounds, the domain, the domain schema's version and the catalog version, so
-an entry never outlives the catalog it was computed on: every write to the index bumps the
-catalog version. The match is exact on purpose: "free code editors" and "paid code editors"
+request's limit and rounds, the domain, the domain schema's version, the catalog version and the
+answer-shaping settings of the process (LLM provider and model, HyDE and LLM rounds, embedder,
+reranker, round and fusion settings: :attr:`agentic_search.config.Settings.answer_settings`),
+so an entry never outlives the catalog it was computed on (every write to the index bumps the
+catalog version) and a search run with ``LLM=on`` is never served the rules' cached answer.
+The match is exact on purpose: "free code editors" and "paid code editors"
 are one word apart and need opposite filters, so a semantic (nearest-neighbour) cache would
 serve the wrong answer.
 """
@@ -29,10 +32,12 @@ def cache_key(
     schema_version: str,
     catalog_version: int,
     drop: list[str] | None = None,
+    settings: dict[str, object] | None = None,
 ) -> str:
     """Hex SHA-256 of the normalized query and everything the response depends on
     (``drop``: the parts of the intent left out, in any order; none keeps the key of a
-    request without them)."""
+    request without them; ``settings``: the answer-shaping settings, JSON-serializable, none
+    for none)."""
     material = json.dumps(
         {
             "q": normalize_query(query),
@@ -42,6 +47,7 @@ def cache_key(
             "schema": schema_version,
             "catalog": catalog_version,
             **_dropped(drop),
+            **({"settings": settings} if settings else {}),
         },
         sort_keys=True,
     )

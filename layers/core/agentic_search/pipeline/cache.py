@@ -1,7 +1,8 @@
 """CacheCheck and CacheStore: the exact-match result cache around a search.
 
-The key covers the normalized query, limit, rounds, domain, schema version and catalog version
-(:mod:`agentic_search.domain.cache_keys`); a failing cache is a miss, never a failed search.
+The key covers the normalized query, limit, rounds, domain, schema version, catalog version and
+the process's answer-shaping settings (:mod:`agentic_search.domain.cache_keys`); a failing
+cache is a miss, never a failed search.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ def cache_lookup(req: SearchRequest, c: Components) -> tuple[CacheInfo, dict[str
             schema_version=c.schema.version,
             catalog_version=info.catalog_version,
             drop=req.drop,
+            settings=c.settings.answer_settings,
         )
         hit = cache.get(info.key)
     except CacheError as exc:

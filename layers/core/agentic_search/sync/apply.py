@@ -79,7 +79,7 @@ class SyncReport:
     def unchanged_ids(self) -> list[str]:
         """Record ids of the ``unchanged`` upserts (their after-write may not have run)."""
         unchanged = (o.change for o in self.outcomes if o.outcome == "unchanged")
-        return [c.record_id for c in unchanged if c.op is not ChangeOp.REMOVE]
+        return [ch.record_id for ch in unchanged if ch.op is not ChangeOp.REMOVE]
 
     def counts(self) -> dict[str, int]:
         """Outcomes counted by kind."""
@@ -133,27 +133,29 @@ def apply_changes(
     schema = components.schema
     report = SyncReport()
     outcomes: list[ChangeOutcome | None] = [None] * len(changes)
-    entries = status.get(schema.name, [c.record_id for c in changes]) if status else {}
+    entries = status.get(schema.name, [ch.record_id for ch in changes]) if status else {}
 
     # The newest change per record wins; the others are superseded, stale or duplicates.
     latest: dict[str, int] = {}
-    for i, c in enumerate(changes):
-        if c.domain != schema.name:
-            outcomes[i] = ChangeOutcome(c, "failed", f"domain {c.domain!r} is not {schema.name!r}")
+    for i, ch in enumerate(changes):
+        if ch.domain != schema.name:
+            outcomes[i] = ChangeOutcome(
+                ch, "failed", f"domain {ch.domain!r} is not {schema.name!r}"
+            )
             continue
-        j = latest.get(c.record_id)
-        if j is None or _newer(c.version, changes[j].version) or c.version == changes[j].version:
+        j = latest.get(ch.record_id)
+        if j is None or _newer(ch.version, changes[j].version) or ch.version == changes[j].version:
             if j is not None:
                 outcomes[j] = ChangeOutcome(changes[j], "superseded")
-            latest[c.record_id] = i
+            latest[ch.record_id] = i
         else:
-            outcomes[i] = ChangeOutcome(c, "superseded")
+            outcomes[i] = ChangeOutcome(ch, "superseded")
     for rid, i in list(latest.items()):
-        c = changes[i]
+        ch = changes[i]
         entry = entries.get(rid)
         applied = entry.applied_version if entry else None
-        if c.version is not None and applied is not None and c.version <= applied:
-            outcomes[i] = ChangeOutcome(c, "duplicate" if c.version == applied else "stale")
+        if ch.version is not None and applied is not None and ch.version <= applied:
+            outcomes[i] = ChangeOutcome(ch, "duplicate" if ch.version == applied else "stale")
             del latest[rid]
 
     upserts = [i for i in latest.values() if changes[i].op is not ChangeOp.REMOVE]
@@ -208,22 +210,22 @@ def _record(
     """Write each record's entry after a batch (the newest outcome per record decides)."""
     updated: dict[str, SyncEntry] = {}
     for o in outcomes:
-        c = o.change
-        if o.outcome in ("superseded", "stale", "duplicate") or c.domain != schema.name:
+        ch = o.change
+        if o.outcome in ("superseded", "stale", "duplicate") or ch.domain != schema.name:
             continue
-        entry = updated.get(c.record_id) or entries.get(c.record_id)
+        entry = updated.get(ch.record_id) or entries.get(ch.record_id)
         entry = (
             entry.model_copy(deep=True)
             if entry
-            else SyncEntry(domain=schema.name, record_id=c.record_id)
+            else SyncEntry(domain=schema.name, record_id=ch.record_id)
         )
         entry.updated_at = now
-        hashes = content_hashes(schema, c.record) if c.record is not None else {}
+        hashes = content_hashes(schema, ch.record) if ch.record is not None else {}
         if o.ok:
             entry.status = "synced"
-            if c.version is not None:
-                entry.applied_version = c.version
-            entry.deleted = c.op is ChangeOp.REMOVE
+            if ch.version is not None:
+                entry.applied_version = ch.version
+            entry.deleted = ch.op is ChangeOp.REMOVE
             entry.aspects = {
                 a: AspectStatus(status="synced", content_hash=hashes.get(a), last_synced_at=now)
                 for a in schema.aspect_names
@@ -239,22 +241,22 @@ def _record(
             pending = entry.change
             if (
                 pending is not None
-                and not _newer(c.version, pending.get("version"))
-                and c.version != pending.get("version")
+                and not _newer(ch.version, pending.get("version"))
+                and ch.version != pending.get("version")
             ):
                 continue  # an older change failed after a newer one: keep the newer
             entry.status = "failed" if entry.status == "failed" else "pending"
             entry.last_error = o.error
-            entry.change = c.wire()
+            entry.change = ch.wire()
             entry.expires_at = None
             for a in schema.aspect_names:
                 old = entry.aspects.get(a)
-                if c.op is ChangeOp.REMOVE or old is None or old.content_hash != hashes.get(a):
+                if ch.op is ChangeOp.REMOVE or old is None or old.content_hash != hashes.get(a):
                     entry.aspects[a] = AspectStatus(
                         status="pending",
                         content_hash=hashes.get(a),
                         last_synced_at=old.last_synced_at if old else None,
                     )
-        updated[c.record_id] = entry
+        updated[ch.record_id] = entry
     if updated:
         status.put(updated.values())

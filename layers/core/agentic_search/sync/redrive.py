@@ -1,9 +1,22 @@
-"""Redrive of failed catalog changes: backoff, the dead-letter queues, the due attempts.
+"""Failed catalog changes, in one place: what a dead-letter message holds, backoff and the due
+attempts of the redrive, retries and parking, and the status counts the sync API shows.
 
-Failed changes wait ``backoff_minutes(n)`` (1, 2, 4, 8 ... minutes, capped at 60) between
-attempts; after :data:`MAX_ATTEMPTS` attempts they are parked as ``failed`` with the last error
-until retried (:func:`agentic_search.sync.retries.retry_failed`). A record whose change cannot
-be parsed is parked at once (:func:`agentic_search.sync.retries.park_rejected`).
+- **Dead-letter messages** (:func:`dlq_message_items`): the three shapes a DLQ of the sync
+  receives (the stream event source mapping's on-failure record, Lambda's asynchronous
+  on-failure record, an EventBridge rule's DLQ message).
+- **Redrive** (:func:`enqueue_failed`, :func:`redrive_due`): failed changes wait
+  ``backoff_minutes(n)`` (1, 2, 4, 8 ... minutes, capped at 60) between attempts; after
+  :data:`MAX_ATTEMPTS` attempts they are parked as ``failed`` with the last error until
+  retried.
+- **Retries and parking** (:func:`retry_report`, :func:`retry_failed`,
+  :func:`park_rejected`, :func:`status_summary`): re-queueing parked failures; a record whose
+  change cannot be parsed is parked at once. A parked entry holds the change to re-apply,
+  except when the change itself was refused (invalid record, unparsable event): retrying
+  cannot fix that one, the next valid change of the record does, so it is reported as skipped
+  with the reason.
+
+The Lambda glue (draining the queues, reading stream ranges back) is
+:mod:`agentic_search_lambda.redrive`; the CLI's is ``agentic-search sync --redrive``.
 """
 
 from __future__ import annotations
@@ -12,13 +25,57 @@ import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from agentic_search.components import Components
 from agentic_search.ports import SyncStatusStore
 from agentic_search.state.sync import SyncEntry
-from agentic_search.sync.apply import apply_changes
 from agentic_search.sync.changes import CatalogChange
+from agentic_search.sync.events import event_items
+
+if TYPE_CHECKING:
+    from agentic_search.components import Components
+
+
+@dataclass(frozen=True)
+class StreamRange:
+    """A stream batch the Lambda event source mapping gave up on (its on-failure record)."""
+
+    stream_arn: str
+    shard_id: str
+    start: str
+    end: str
+    size: int
+
+
+def dlq_message_items(body: Any) -> tuple[list[Any], StreamRange | None, str]:
+    """What a dead-letter message holds: ``(stream records or events, stream range, error)``.
+
+    Three shapes: the event source mapping's on-failure record (``DDBStreamBatchInfo``: only
+    the range; the records must be read from the stream), Lambda's asynchronous on-failure
+    record (``requestPayload`` = the EventBridge event), and an EventBridge rule's DLQ message
+    (the event itself).
+    """
+    if not isinstance(body, dict):
+        return [], None, "dead-letter message is not a JSON object"
+    context = body.get("requestContext") or {}
+    condition = context.get("condition") or "Unknown"
+    if "DDBStreamBatchInfo" in body:
+        info = body["DDBStreamBatchInfo"]
+        rng = StreamRange(
+            stream_arn=info["streamArn"],
+            shard_id=info["shardId"],
+            start=str(info["startSequenceNumber"]),
+            end=str(info["endSequenceNumber"]),
+            size=int(info.get("batchSize") or 0),
+        )
+        return [], rng, f"stream batch failed ({condition})"
+    if "requestPayload" in body:
+        payload = body.get("responsePayload") or {}
+        message = payload.get("errorMessage") if isinstance(payload, dict) else None
+        error = f"{condition}: {message}" if message else f"invocation failed ({condition})"
+        return event_items(body["requestPayload"]), None, error
+    return [body], None, "event delivery failed"
+
 
 #: Attempts of a failed change through the redrive before it is parked as failed.
 MAX_ATTEMPTS = 5
@@ -55,28 +112,28 @@ def enqueue_failed(
     """
     now = clock()
     by_domain: dict[str, list[CatalogChange]] = {}
-    for c in changes:
-        by_domain.setdefault(c.domain, []).append(c)
+    for ch in changes:
+        by_domain.setdefault(ch.domain, []).append(ch)
     n = 0
     for domain, group in by_domain.items():
-        entries = status.get(domain, [c.record_id for c in group])
+        entries = status.get(domain, [ch.record_id for ch in group])
         updated: dict[str, SyncEntry] = {}
-        for c in group:
-            entry = updated.get(c.record_id) or entries.get(c.record_id)
+        for ch in group:
+            entry = updated.get(ch.record_id) or entries.get(ch.record_id)
             entry = (
                 entry.model_copy(deep=True)
                 if entry
-                else SyncEntry(domain=domain, record_id=c.record_id)
+                else SyncEntry(domain=domain, record_id=ch.record_id)
             )
             applied = entry.applied_version
-            if c.version is not None and applied is not None and c.version <= applied:
+            if ch.version is not None and applied is not None and ch.version <= applied:
                 continue
             pending = entry.change
             pending_version = pending.get("version") if pending else None
-            if None not in (c.version, pending_version) and c.version < pending_version:  # type: ignore[operator]
+            if None not in (ch.version, pending_version) and ch.version < pending_version:  # type: ignore[operator]
                 continue
-            same = pending_version is not None and pending_version == c.version
-            entry.change = c.wire()
+            same = pending_version is not None and pending_version == ch.version
+            entry.change = ch.wire()
             entry.status = "pending"
             # a new change gets fresh attempts; the same one keeps its count while scheduled
             entry.retry_count = entry.retry_count if same and entry.next_attempt_at else 0
@@ -84,7 +141,7 @@ def enqueue_failed(
             entry.last_error = entry.last_error or error
             entry.updated_at = now
             entry.expires_at = None
-            updated[c.record_id] = entry
+            updated[ch.record_id] = entry
         if updated:
             status.put(updated.values())
         n += len(updated)
@@ -150,6 +207,8 @@ def redrive_due(
         CatalogChange.model_validate({**e.change, "source": "redrive"})  # type: ignore[dict-item]
         for e in due
     ]
+    from agentic_search.sync.apply import apply_changes  # the write path: only when applying
+
     report = apply_changes(c, changes, status, clock=lambda: now)
     out.attempted = len(changes)
     failed = {o.change.record_id: o.error or "" for o in report.failed}
@@ -180,3 +239,111 @@ def redrive_due(
 def dumps(obj: Any) -> str:
     """Compact JSON (for queue messages and logs)."""
     return json.dumps(obj, separators=(",", ":"), default=str)
+
+
+@dataclass
+class RetryReport:
+    """What a retry did: ``queued`` record ids (pending, due now), ``skipped`` (id -> why it
+    cannot be retried) and ``missing`` ids (no sync entry at all)."""
+
+    queued: list[str] = field(default_factory=list)
+    skipped: dict[str, str] = field(default_factory=dict)
+    missing: list[str] = field(default_factory=list)
+
+    def wire(self) -> dict[str, Any]:
+        """As JSON: ``{"queued", "skipped", "missing"}``."""
+        return {"queued": self.queued, "skipped": self.skipped, "missing": self.missing}
+
+
+def retry_report(
+    status: SyncStatusStore,
+    domain: str,
+    record_ids: Sequence[str] | None = None,
+    clock: Callable[[], float] = time.time,
+) -> RetryReport:
+    """Make failed (parked) entries — those of ``record_ids``, or all when None — pending and
+    due now with a fresh attempt count; pending ones become due now. An entry without a change
+    to re-apply (its change was refused) or already synced is skipped, with the reason.
+
+    Raises:
+        SyncStatusError: when the store fails.
+    """
+    now = clock()
+    report = RetryReport()
+    if record_ids is None:
+        entries = status.list(domain, "failed", limit=10_000)
+    else:
+        found = status.get(domain, record_ids)
+        report.missing = [rid for rid in record_ids if rid not in found]
+        entries = list(found.values())
+    queued = []
+    for e in entries:
+        if e.status == "synced":
+            report.skipped[e.record_id] = "already synced: nothing to retry"
+            continue
+        if e.change is None:
+            why = e.last_error or "its change was refused"
+            report.skipped[e.record_id] = (
+                f"no change to re-apply ({why}); send a valid change of the record to sync it"
+            )
+            continue
+        e.status = "pending"
+        e.retry_count = 0
+        e.next_attempt_at = now
+        for a in e.aspects.values():
+            if a.status == "failed":
+                a.status = "pending"
+        queued.append(e)
+    if queued:
+        status.put(queued)
+    report.queued = [e.record_id for e in queued]
+    return report
+
+
+def retry_failed(
+    status: SyncStatusStore,
+    domain: str,
+    record_ids: Sequence[str] | None = None,
+    clock: Callable[[], float] = time.time,
+) -> list[str]:
+    """The record ids :func:`retry_report` queued (the others are left alone).
+
+    Raises:
+        SyncStatusError: when the store fails.
+    """
+    return retry_report(status, domain, record_ids, clock).queued
+
+
+def status_summary(status: SyncStatusStore, domain: str) -> dict[str, Any]:
+    """``GET /sync/status``: counts per status and whether everything is synced."""
+    counts = status.counts(domain)
+    return {
+        "domain": domain,
+        "counts": counts,
+        "healthy": counts.get("pending", 0) == 0 and counts.get("failed", 0) == 0,
+    }
+
+
+def park_rejected(
+    status: SyncStatusStore,
+    domain: str,
+    record_id: str,
+    error: str,
+    clock: Callable[[], float] = time.time,
+) -> None:
+    """Mark a record whose change could not be parsed as ``failed`` with ``error`` (nothing to
+    retry: the next valid change of the record syncs it). Its applied version is kept.
+
+    Raises:
+        SyncStatusError: when the store fails.
+    """
+    now = clock()
+    entry = status.get(domain, [record_id]).get(record_id) or SyncEntry(
+        domain=domain, record_id=record_id
+    )
+    entry.status = "failed"
+    entry.last_error = error[:500]
+    entry.next_attempt_at = None
+    entry.updated_at = now
+    entry.expires_at = None
+    status.put([entry])
