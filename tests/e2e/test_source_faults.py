@@ -5,9 +5,12 @@ Each scenario builds a SearchService over the session's real stores with ONE ada
 embedder that raises, an OpenAI-compatible endpoint that accepts connections and never
 answers) and sends ``POST /search`` through :func:`agentic_search_lambda.api.handler`, the
 function ``serve`` and the template run. Asserted per source: the response names the failing
-source in ``errors``, keeps the other sources' results, and comes back within the deadline
-(a generous bound; the measured figures are printed and, with ``FAULTS_OUT=path``, written as
-JSON for benchmarks/faults/). When no source can answer, the API says 503 with the reason.
+source in ``errors``, keeps the other sources' results, and did not wait for a stalled part:
+a stalled store blocks until the test releases it, and the answer must come while it still
+waits; a hung API's call is named with the deadline that cut it. Nothing is timed against a
+tight bound (machine load must not fail a test); the measured figures are printed and, with
+``FAULTS_OUT=path``, written as JSON for benchmarks/faults/. When no source can answer, the
+API says 503 with the reason.
 """
 
 from __future__ import annotations
@@ -47,17 +50,20 @@ FIGURES: dict[str, dict[str, Any]] = {}
 
 
 class FaultyStore:
-    """The real QdrantStore, except ``methods`` raise ConnectionError (or sleep ``stall_s``
-    first, like a Qdrant server that stopped answering)."""
+    """The real QdrantStore, except ``methods`` raise ConnectionError (or, with ``stall``,
+    wait until ``release`` is set, at most 60 s, like a Qdrant server that stopped answering;
+    ``finished`` counts the stalled calls that returned)."""
 
     #: a server: its sources run on the source threads under the deadline, whatever the
     #: inner store is (Edge sources run in the calling thread)
     in_process = False
 
-    def __init__(self, inner: Any, methods: set[str], stall_s: float = 0.0) -> None:
+    def __init__(self, inner: Any, methods: set[str], stall: bool = False) -> None:
         self._inner = inner
         self._methods = methods
-        self._stall_s = stall_s
+        self._stall = stall
+        self.release = threading.Event()
+        self.finished = 0
 
     def __getattr__(self, name: str) -> Any:
         attr = getattr(self._inner, name)
@@ -65,12 +71,29 @@ class FaultyStore:
             return attr
 
         def faulty(*args: Any, **kwargs: Any) -> Any:
-            if self._stall_s:
-                time.sleep(self._stall_s)
-                return attr(*args, **kwargs)
+            if self._stall:
+                self.release.wait(60.0)
+                try:
+                    return attr(*args, **kwargs)
+                finally:
+                    self.finished += 1
             raise ConnectionError(f"qdrant unreachable ({name})")
 
         return faulty
+
+
+class NoIdentityStore:
+    """The real store, with no embedder identity recorded (a collection built before they
+    were): any embedder is accepted, so a search's embedding call reaches its API."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def embedder_identity(self, schema: Any) -> None:
+        return None
 
 
 class RaisingEmbedder:
@@ -110,24 +133,39 @@ class RaisingStructured:
         raise ConnectionError("structured store unreachable")
 
 
+class Hanging:
+    """A loopback server's ``url`` and the connections it has ``accepted`` so far."""
+
+    def __init__(self, url: str, accepted: list[socket.socket]) -> None:
+        self.url, self.accepted = url, accepted
+
+    def wait_for_connection(self) -> bool:
+        """Whether a connection was accepted (waiting up to 60 s for the accept thread)."""
+        for _ in range(600):
+            if self.accepted:
+                return True
+            time.sleep(0.1)
+        return False
+
+
 @pytest.fixture(scope="module")
-def hanging_endpoint() -> Iterator[str]:
+def hanging_endpoint() -> Iterator[Hanging]:
     """An HTTP endpoint that accepts connections, reads the request and never answers (an
     LLM or embedding API that hangs)."""
-    with hanging_server() as url:
-        yield url
+    with hanging_server() as server:
+        yield server
 
 
 @pytest.fixture
-def own_hanging_endpoint() -> Iterator[str]:
+def own_hanging_endpoint() -> Iterator[Hanging]:
     """:func:`hanging_endpoint` for one test: closed when it ends, so the embedding calls left
     waiting on it fail fast (refused) instead of running on for the client's 30 s x 3."""
-    with hanging_server() as url:
-        yield url
+    with hanging_server() as server:
+        yield server
 
 
 @contextlib.contextmanager
-def hanging_server() -> Iterator[str]:
+def hanging_server() -> Iterator[Hanging]:
     """A loopback server that accepts connections and never answers; closed on exit."""
     srv = socket.create_server(("127.0.0.1", 0))
     conns: list[socket.socket] = []
@@ -146,7 +184,7 @@ def hanging_server() -> Iterator[str]:
 
     t = threading.Thread(target=accept, daemon=True)
     t.start()
-    yield f"http://127.0.0.1:{srv.getsockname()[1]}/v1"
+    yield Hanging(f"http://127.0.0.1:{srv.getsockname()[1]}/v1", conns)
     stop.set()
     t.join(timeout=2)
     for c in conns:
@@ -245,23 +283,27 @@ def test_qdrant_vector_search_down_keeps_bm25_and_structured(tools_engine):
     assert {e["error"] for e in body["errors"]} == {"ConnectionError"}
     assert body["candidates"]
     assert {s.split(":")[0] for s in sources_that_answered(body)} == {"sparse", "structured"}
-    assert ms < 10_000
 
 
 def test_qdrant_slow_is_cut_at_the_source_deadline(tools_engine):
-    # GIVEN Qdrant's vector queries stall 3 s and the per-source deadline is 0.5 s
+    # GIVEN Qdrant's vector queries stall (until the test lets them go) and the per-source
+    # deadline is 0.5 s
     timeout = 0.5
     settings = tools_engine.settings.model_copy(update={"source_timeout_s": timeout})
-    store = FaultyStore(tools_engine.components.store, {"query_dense"}, stall_s=3.0)
-    # WHEN a search arrives
-    status, body, ms = post(engine_with(tools_engine, store=store, settings=settings), BODY)
-    record("qdrant_slow", status, body, ms, 2.5)
-    # THEN it answers after about one deadline, not the stall, with the late sources named
+    store = FaultyStore(tools_engine.components.store, {"query_dense"}, stall=True)
+    try:
+        # WHEN a search arrives
+        status, body, ms = post(engine_with(tools_engine, store=store, settings=settings), BODY)
+        # THEN it answered while the stalled queries still waited (at the deadline, not the
+        # stall), with the late sources named
+        assert store.finished == 0
+    finally:
+        store.release.set()
+    record("qdrant_slow", status, body, ms, 60)
     assert status == 200
     assert failed(body) and all(s.startswith("dense:") for s in failed(body))
     assert {e["error"] for e in body["errors"]} == {"SourceTimeout"}
     assert body["candidates"]
-    assert ms < 2_500, ms
 
 
 def test_qdrant_down_entirely_with_mongodb_answers_from_mongodb(tools_engine, catalog_records):
@@ -283,7 +325,6 @@ def test_qdrant_down_entirely_with_mongodb_answers_from_mongodb(tools_engine, ca
         assert body["candidates"]
     else:
         assert body["error"] and body["message"]
-    assert ms < 10_000
 
 
 def test_mongodb_down_keeps_the_vector_and_keyword_sources(tools_engine):
@@ -302,7 +343,6 @@ def test_mongodb_down_keeps_the_vector_and_keyword_sources(tools_engine):
     assert failed(body) == {"structured:mongodb:0"}
     assert body["errors"][0]["error"] == "ServerSelectionTimeoutError"
     assert {s.split(":")[0] for s in sources_that_answered(body)} == {"dense", "sparse"}
-    assert ms < 10_000
 
 
 def test_embedder_raising_fails_only_the_dense_sources(tools_engine):
@@ -314,23 +354,27 @@ def test_embedder_raising_fails_only_the_dense_sources(tools_engine):
     assert failed(body) and all(s.startswith("dense:") for s in failed(body))
     assert {e["error"] for e in body["errors"]} == {"EmbedderError"}
     assert {s.split(":")[0] for s in sources_that_answered(body)} == {"sparse", "structured"}
-    assert ms < 10_000
 
 
 def test_embedding_api_hanging_is_cut_at_the_source_deadline(tools_engine, hanging_endpoint):
     # GIVEN an OpenAI-compatible embedding API that accepts the connection and never answers
     # (its client would wait 30 s x 3 attempts) and a 0.5 s per-source deadline
+    # (a collection with no embedder recorded: the call reaches the API, no EmbedderMismatch)
     settings = tools_engine.settings.model_copy(update={"source_timeout_s": 0.5})
-    embedder = OpenAIEmbedder("hung-model", base_url=hanging_endpoint, api_key="k", dim=384)
-    engine = engine_with(tools_engine, embedder=embedder, settings=settings)
+    url = hanging_endpoint.url
+    embedder = OpenAIEmbedder("hung-model", base_url=url, api_key="k", dim=384)
+    store = NoIdentityStore(tools_engine.components.store)
+    engine = engine_with(tools_engine, embedder=embedder, store=store, settings=settings)
     # WHEN a search arrives
     status, body, ms = post(engine, BODY)
-    record("embedding_api_hangs", status, body, ms, 3)
-    # THEN the dense sources are named, the others answer, within about one deadline
+    record("embedding_api_hangs", status, body, ms, 60)
+    # THEN the API was called, and given up at the 0.5 s deadline (the client alone would
+    # wait 30 s x 3): the dense sources are named with the deadline, the others answer
+    assert hanging_endpoint.wait_for_connection()
     assert status == 200
     assert failed(body) and all(s.startswith("dense:") for s in failed(body))
+    assert all("no embedding within 0.5 s" in e["message"] for e in body["errors"]), body
     assert {s.split(":")[0] for s in sources_that_answered(body)} == {"sparse", "structured"}
-    assert ms < 3_000, ms
 
 
 def test_embedding_api_hanging_on_a_cold_container_is_cut_at_the_source_deadline(
@@ -343,31 +387,33 @@ def test_embedding_api_hanging_on_a_cold_container_is_cut_at_the_source_deadline
         update={
             "source_timeout_s": 0.5,
             "embedding_model": "hung-model",
-            "openai_base_url": own_hanging_endpoint,
+            "openai_base_url": own_hanging_endpoint.url,
         }
     )
     t = time.perf_counter()
     engine = SearchService.create(
         settings,
         "tools",
-        store=tools_engine.components.store,
+        store=NoIdentityStore(tools_engine.components.store),
         keyword=tools_engine.components.keyword,
     )
+    created_with = len(own_hanging_endpoint.accepted)
     # WHEN the first search arrives
-    status, body, ms = post(engine, BODY)
+    status, body, _ = post(engine, BODY)
     cold_ms = (time.perf_counter() - t) * 1000.0
-    record("embedding_api_hangs_cold", status, body, cold_ms, 15)
+    record("embedding_api_hangs_cold", status, body, cold_ms, 60)
     # THEN the embedder was made lazily inside the search (the probe of the old constructor
-    # waited 30 s x 3 attempts, past the functions' 25 s timeout), the dense sources are named,
-    # the sparse and structured ones answer, well within the function timeout from the cold
-    # start (a cold engine's first search reads the catalog and builds its indexes: seconds on
-    # a loaded 2-core machine; the two embedding waits are 0.5 s each)
+    # waited 30 s x 3 attempts, past the functions' 25 s timeout): the engine was built with
+    # no call to the API, the search called it and gave up at the 0.5 s deadline; the dense
+    # sources are named, the sparse and structured ones answer
+    assert created_with == 0
+    assert own_hanging_endpoint.wait_for_connection()
     assert isinstance(engine.components.embedder, OpenAIEmbedder)
     assert status == 200
     assert failed(body) and all(s.startswith("dense:") for s in failed(body))
+    assert all("no embedding within 0.5 s" in e["message"] for e in body["errors"]), body
     assert {s.split(":")[0] for s in sources_that_answered(body)} == {"sparse", "structured"}
     assert body["candidates"]
-    assert cold_ms < 15_000, (cold_ms, ms)
 
 
 def test_bm25_index_failing_keeps_dense_and_structured(tools_engine):
@@ -383,7 +429,7 @@ def test_llm_hanging_hyde_is_named_and_the_search_answers(tools_engine, hanging_
     settings = tools_engine.settings.model_copy(
         update={
             "llm_model": "hung-llm",
-            "openai_base_url": hanging_endpoint,
+            "openai_base_url": hanging_endpoint.url,
             "llm_timeout_s": 0.5,
             # HyDE alone: the LLM intent/planner path against a hanging server is covered in
             # tests/unit/test_llm.py (fallback to the rules at each call's deadline)
@@ -391,10 +437,18 @@ def test_llm_hanging_hyde_is_named_and_the_search_answers(tools_engine, hanging_
         }
     )
     engine = engine_with(tools_engine, settings=settings, hyde=OpenAIHyde(settings))
+    before = len(hanging_endpoint.accepted)
     # WHEN a search arrives
     status, body, ms = post(engine, BODY)
-    record("llm_hangs_hyde", status, body, ms, 5)
-    # THEN HyDE is named in errors (timed out) and every retrieval source still answers
+    record("llm_hangs_hyde", status, body, ms, 30)
+    # THEN HyDE's call and its one retry each reached the server and were given up by the
+    # client (the server never answers), HyDE is named in errors (timed out) and every
+    # retrieval source still answers
+    for _ in range(600):  # the accept thread may lag on a loaded machine (at most 60 s)
+        if len(hanging_endpoint.accepted) - before >= 2:
+            break
+        time.sleep(0.1)
+    assert len(hanging_endpoint.accepted) - before == 2
     assert status == 200
     assert failed(body) == {"hyde"}
     assert "Timeout" in body["errors"][0]["message"]
@@ -403,7 +457,10 @@ def test_llm_hanging_hyde_is_named_and_the_search_answers(tools_engine, hanging_
         "sparse",
         "structured",
     }
-    assert ms < 5_000, ms  # one call + one retry of 0.5 s, plus the search
+    # one call + one retry of 0.5 s, plus the search: about 1.5 s on a quiet machine; the
+    # bound only tells LLM_TIMEOUT_S from the SDK's default (600 s), at a margin load cannot
+    # reach (the waits are wall-clock, only the search's CPU work slows down)
+    assert ms < 30_000, ms
 
 
 def test_no_source_answering_is_a_503_naming_every_failed_source(tools_engine):

@@ -38,6 +38,8 @@ from agentic_search_cli.local_server import LocalContext
 ASL = SEARCH_ASL
 REGION = "us-east-1"
 STATE_LIMIT = 256 * 1024
+#: The executions' timeout under moto (s): generous, so machine load cannot time one out.
+EXECUTION_TIMEOUT_S = 600
 
 #: Template logical id -> code directory (docs/state-machine.md).
 FUNCTIONS = {logical: directory for directory, logical in STATE_FUNCTIONS.items()}
@@ -95,7 +97,12 @@ def sfn(handlers, steps_over, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple
         code = io.BytesIO()
         with zipfile.ZipFile(code, "w") as zf:
             zf.writestr("app.py", "def handler(event, context):\n    return event\n")
-        definition = ASL.read_text()
+        # The execution's own TimeoutSeconds (27 s, checked against the API's 30 s in
+        # test_template.py) is lifted here: moto runs every function in this process, and a
+        # five-round search with 100 results took longer than 27 s on a loaded machine
+        asl = json.loads(ASL.read_text())
+        asl["TimeoutSeconds"] = EXECUTION_TIMEOUT_S
+        definition = json.dumps(asl)
         for logical in FUNCTIONS:
             arn = lam.create_function(
                 FunctionName=f"test-{logical}",
@@ -120,7 +127,7 @@ def execute(sfn: tuple[Any, str, Faults], request: dict) -> tuple[dict, list[dic
     ex = client.start_execution(
         stateMachineArn=arn, name=f"search-{time.monotonic_ns()}", input=json.dumps(state)
     )["executionArn"]
-    out = wait_for_execution(client, ex)
+    out = wait_for_execution(client, ex, timeout_s=EXECUTION_TIMEOUT_S)
     history = client.get_execution_history(executionArn=ex, maxResults=1000)["events"]
     return out, history
 
