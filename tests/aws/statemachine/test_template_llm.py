@@ -74,9 +74,13 @@ def test_bedrock_grants_converse_on_the_one_model_to_the_llm_functions_only(temp
         assert env["LLM"] == "on"
         assert env["LLM_PROVIDER"] == {"Ref": "LlmProvider"}
         assert env["LLM_MODEL"] == {"Ref": "LlmModelId"}
-    # the other functions neither get the grant nor the provider
+    # the other functions neither get the grant nor the provider (but CacheCheck, which keys
+    # the result cache by the LLM choice and calls no LLM: no grant, checked above)
     for name, resource in deployed["Resources"].items():
-        if resource["Type"] == "AWS::Lambda::Function" and name not in LLM_FUNCTIONS:
+        if resource["Type"] == "AWS::Lambda::Function" and name not in {
+            *LLM_FUNCTIONS,
+            "CacheCheckFunction",
+        }:
             env = resource["Properties"].get("Environment", {}).get("Variables", {})
             assert "LLM_PROVIDER" not in env, name
 
@@ -116,3 +120,23 @@ def test_template_defaults_and_values_agree_with_the_settings(template):
     providers = set(Settings.model_fields["llm_provider"].annotation.__args__)
     # every provider a stack can choose is one the code knows (local is for laptops)
     assert set(params["LlmProvider"]["AllowedValues"]) - {"none"} <= providers
+
+
+@pytest.mark.parametrize(
+    "parameters",
+    [REQUIRED_PARAMETERS, ALL_SET_PARAMETERS, BEDROCK],
+    ids=["none", "openai", "bedrock"],
+)
+def test_cache_check_keys_the_llm_choice_the_llm_functions_run_with(template, region, parameters):
+    # GIVEN a stack deployed with each LLM choice
+    deployed = sam_transform(template, parameters)
+    # THEN CacheCheck (which computes the result cache key from its own settings) sees the
+    # same LLM, provider and model as the functions that ask the LLM, so a stack switched
+    # to the LLM is never served the rules' cached answer
+    keys = ("LLM", "LLM_PROVIDER", "LLM_MODEL")
+    cache_check = _env(deployed, "CacheCheckFunction")
+    for function in LLM_FUNCTIONS:
+        env = _env(deployed, function)
+        assert {k: cache_check.get(k, NO_VALUE) for k in keys} == {
+            k: env.get(k, NO_VALUE) for k in keys
+        }
