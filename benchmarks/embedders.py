@@ -4,7 +4,7 @@ ingest tokens/s (each model's own tokenizer), model bytes and the process's RSS.
     python benchmarks/embedders.py [--docs N] [--queries N] [--threads N]
                                    [--ratio-dataset DIR --ratio-docs N] [--json]
 
-Documents: the first N SciFact abstracts (../shared/datasets/scifact/corpus.jsonl, or
+Documents: the first N SciFact abstracts (datasets/scifact/corpus.jsonl, or
 --corpus); queries: the judged tools queries (benchmarks/tools_queries). Each model runs in
 its own subprocess (RSS is per process). Timings depend on the machine's load: note it.
 

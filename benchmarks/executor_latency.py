@@ -3,7 +3,7 @@
 CPU time per query, their p50 / p95 and the executor ÷ hybrid-rrf ratios, and the executor's
 mean time per stage (``execution_stats.stage_ms``).
 
-Usage: python benchmarks/executor_latency.py --dataset ../shared/datasets/scifact
+Usage: python benchmarks/executor_latency.py --dataset datasets/scifact
        [--split test] [--max-queries 100] [--warmup 5] [--profile out.prof] [--json]
 
 The same code path as ``eval``'s ``hybrid-rrf`` and ``executor`` systems (each query through

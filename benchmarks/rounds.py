@@ -1,7 +1,7 @@
 """What the rounds after the first add, query by query, on a BEIR dataset already indexed by
 ``agentic-search eval`` (its collection ``eval-<dataset>-documents``).
 
-Usage: python benchmarks/rounds.py --dataset ../shared/datasets/hotpotqa [--split test]
+Usage: python benchmarks/rounds.py --dataset datasets/hotpotqa [--split test]
        [--limit 10] [--out benchmarks/hotpotqa/rounds.json]
 
 Every judged query runs twice through ``SearchService.search``: with one round and with the

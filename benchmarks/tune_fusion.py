@@ -8,7 +8,7 @@ chunks ranked at their best chunk). Only the split given is read: tune on ``trai
 ``test`` afterwards with ``agentic-search eval``.
 
     PYTHONPATH=layers/core python benchmarks/tune_fusion.py \
-        --dataset ../shared/datasets/scifact --split train
+        --dataset datasets/scifact --split train
 
 The evaluation index (``eval-<dataset>-documents``) must exist: run ``agentic-search eval`` on
 the dataset once first. (BM25 parameter variants needed the separate bm25s index, removed with

@@ -35,7 +35,7 @@ if missing := [p for p in CACHES if not Path(p).exists()]:
     sys.exit(f"tune_fusion_cv: run tune_prf.py and tune_passages.py first (missing {missing[0]})")
 AN = default_analyzer()
 schema = load_schema("documents")
-data = ev.load_beir(Path("../shared/datasets/scifact"), "train", schema)
+data = ev.load_beir(Path("datasets/scifact"), "train", schema)
 lists = pickle.loads(Path("/tmp/prf.pkl").read_bytes())
 M = np.load("/tmp/content_M.npy")
 mids = json.loads(Path("/tmp/content_ids.json").read_text())

@@ -18,7 +18,7 @@ Each ``ws`` row is compared with the current plan query by query (paired bootstr
 resamples, 95% interval of the mean nDCG@10 difference).
 
     AGENTIC_SEARCH_HOME=/work/qhome PYTHONPATH=layers/core nice -n 19 python \
-        benchmarks/tune_passages.py --dataset ../shared/datasets/scifact --cache /tmp/prf.pkl
+        benchmarks/tune_passages.py --dataset datasets/scifact --cache /tmp/prf.pkl
 
 ``--cache`` is :mod:`tune_prf`'s pickle (query vectors and the current lists); the passage
 vectors are cached in ``--work`` (embedding 12k passages takes ~13 min on 2 busy cores).

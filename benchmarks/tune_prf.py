@@ -14,7 +14,7 @@
 * fusion normalisation: z-score CombSUM instead of min-max.
 
     AGENTIC_SEARCH_HOME=/work/qhome PYTHONPATH=layers/core nice -n 19 python \
-        benchmarks/tune_prf.py --dataset ../shared/datasets/scifact --cache /tmp/prf.pkl
+        benchmarks/tune_prf.py --dataset datasets/scifact --cache /tmp/prf.pkl
 
 Groups (``--only``): rocchio, roc2, rm3, rm3b, both, title, regularize, fusion.
 The first run collects, per query, the planned texts, the query vector and both lists (depth
