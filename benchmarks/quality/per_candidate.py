@@ -43,11 +43,11 @@ from agentic_search.domain.quality import (
     answer_quality,
     best_cosine,
     clearing,
-    content_words,
-    function_word_text,
     read_query,
 )
 from agentic_search.domain.schema import QualitySpec
+from agentic_search.pipeline.finalize import query_reading
+from agentic_search.pipeline.relevance import word_relevance
 from agentic_search.service import SearchService
 
 QUERIES = Path(__file__).resolve().parents[1] / "tools_queries"
@@ -70,10 +70,10 @@ MINILM_MIN_RELEVANCE = 0.42
 
 def collect(
     split: str, embedder: str = "minilm", prefix: str = ""
-) -> list[tuple[dict, float, list[CandidateEvidence], QueryReading]]:
-    """(query, coverage, evidence in rank order, reading) of each query of ``split``,
-    searched with the local model ``embedder`` in the tools index of collection prefix
-    ``prefix``."""
+) -> list[tuple[dict, float, list[CandidateEvidence], tuple[QueryReading, dict[str, float]]]]:
+    """(query, coverage, evidence in rank order, (reading, cosine of each word no record
+    holds)) of each query of ``split``, searched with the local model ``embedder`` in the
+    tools index of collection prefix ``prefix``; the reading takes no word as incidental."""
     queries = [json.loads(line) for line in (QUERIES / "queries.jsonl").read_text().splitlines()]
     settings = Settings(
         cache_backend="none",
@@ -90,7 +90,6 @@ def collect(
         min_relevance=calibrated.min_relevance, min_coverage=calibrated.min_coverage
     )
     analyzer, fields = svc.components.analyzer, svc.components.schema.vocabulary_fields
-    skip = analyzer.terms(function_word_text())
     out = []
     try:
         for q in (q for q in queries if q["split"] == split):
@@ -113,9 +112,11 @@ def collect(
                 )
                 for c in resp.output.candidates
             ]
-            content = content_words(resp.intent.keywords, skip)
-            known = svc.components.keyword.known_terms(schema, content) if content else set()
-            out.append((q, resp.output.confidence, evidence, read_query(content, known)))
+            # the reading as Finalize makes it, with no word taken as incidental (the floor
+            # is candidate_relevance, replayed by the grid: read_query again there)
+            reading = query_reading(svc.components, resp.intent, {})
+            cosines = word_relevance(svc.components, resp.intent)
+            out.append((q, resp.output.confidence, evidence, (reading, cosines)))
     finally:
         svc.close()
     return out
@@ -172,7 +173,10 @@ def main() -> None:
         spec = QualitySpec(min_relevance=0.42, min_coverage=0.9, **values)
         empty = padded = 0
         run: dict[str, dict[str, float]] = {}
-        for q, coverage, evidence, reading in runs:
+        for q, coverage, evidence, (read, cosines) in runs:
+            reading = read_query(
+                read.words, set(read.words) - set(read.unknown), cosines, spec.candidate_relevance
+            )
             verdict = answer_quality(spec, evidence, coverage, reading)
             kept = clearing(spec, verdict, evidence, reading)
             if q["answerable"]:

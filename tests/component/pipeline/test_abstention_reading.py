@@ -5,6 +5,7 @@ benchmarks/tools_queries)."""
 
 from __future__ import annotations
 
+from agentic_search.pipeline.relevance import word_relevance
 from agentic_search.service import SearchService
 
 
@@ -29,3 +30,19 @@ def test_a_need_in_another_language_is_answered(tools_engine: SearchService) -> 
     assert quality is not None and quality.verdict != "none"
     assert resp.output.candidates
     assert "most words in no record" in quality.reason
+
+
+def test_a_word_the_catalog_lacks_is_weighed_by_its_meaning(tools_engine: SearchService) -> None:
+    """GIVEN two needs each with one word no record holds
+    THEN the cosine of that word to the query says how much of the need it carries:
+    "Spotify" well above the tools schema's candidate_relevance (0.22), "figure" (of
+    "figure out") under it, so only the first query asks for a good match."""
+    c = tools_engine.components
+    spotify = tools_engine.search("alternative to Spotify for streaming music", limit=5)
+    figure = tools_engine.search(
+        "figure out which microservice is making our requests slow", limit=5
+    )
+    assert word_relevance(c, spotify.intent)["spotifi"] > 0.5
+    assert word_relevance(c, figure.intent)["figur"] < 0.22
+    assert spotify.output.answer_quality.verdict == "none"  # type: ignore[union-attr]
+    assert figure.output.candidates and figure.output.candidates[0].id == "jaeger"

@@ -184,3 +184,20 @@ def test_a_candidate_is_judged_on_its_best_dense_cosine_to_the_query_text() -> N
     assert best_cosine(0.2777, hits) == 0.878
     assert best_cosine(None, hits[1:]) is None
     assert best_cosine(0.3, []) == 0.3
+
+
+def test_a_word_unrelated_to_the_query_is_incidental() -> None:
+    """GIVEN "figure out which microservice is making our requests slow": "figur" is in no
+    record but its cosine to the query is 0.10 (under candidate_relevance 0.22)
+    THEN it is incidental and the query is read with nothing missing; "spotifi" at 0.78 is
+    missing; an unmeasured unknown word counts (missing)."""
+    words = ["figur", "microservic", "request", "slow"]
+    known = {"microservic", "request", "slow"}
+    figure = read_query(words, known, {"figur": 0.10}, 0.22)
+    assert figure.incidental == ("figur",) and not figure.missing
+    assert needed_relevance(READING_SPEC, figure) == 0.22
+    spotify = read_query(
+        ["spotifi", "stream", "music"], {"stream", "music"}, {"spotifi": 0.78}, 0.22
+    )
+    assert spotify.missing and spotify.incidental == ()
+    assert read_query(words, known, {}, 0.22).missing

@@ -48,7 +48,7 @@ schema file says on what data they were chosen.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from agentic_search.domain.function_words import GOAL_WORDS, PRONOUNS, QUESTION_WORDS
@@ -77,10 +77,13 @@ class QueryReading:
 
     ``unread``: at least :data:`UNREAD_SHARE` of the words are unknown and one of those has
     a letter outside ASCII (the query is in another language than the catalog's);
-    ``missing``: read, but some word is unknown."""
+    ``missing``: read, and some unknown word is not ``incidental`` (a word whose own
+    embedding is about as unrelated to the query's as an unsupported record is: "figure"
+    in "figure out which microservice is making our requests slow")."""
 
     words: tuple[str, ...] = ()
     unknown: tuple[str, ...] = ()
+    incidental: tuple[str, ...] = ()
 
     @property
     def unread(self) -> bool:
@@ -92,8 +95,9 @@ class QueryReading:
 
     @property
     def missing(self) -> bool:
-        """The query is read, but one of its content words is in no record."""
-        return bool(self.unknown) and not self.unread
+        """The query is read, but one of its content words that carries the need is in no
+        record."""
+        return not self.unread and any(w not in self.incidental for w in self.unknown)
 
 
 def content_words(terms: Iterable[str], analyzed_function_words: Iterable[str] = ()) -> list[str]:
@@ -109,12 +113,22 @@ def function_word_text() -> str:
     return " ".join(sorted(_NOT_CONTENT))
 
 
-def read_query(words: Sequence[str], known: set[str] | None) -> QueryReading:
+def read_query(
+    words: Sequence[str],
+    known: set[str] | None,
+    word_relevance: Mapping[str, float] | None = None,
+    min_word_relevance: float = -1.0,
+) -> QueryReading:
     """The reading of a query whose content words are ``words`` when the index holds
-    ``known`` of them (None: the index cannot tell, every word taken as held)."""
+    ``known`` of them (None: the index cannot tell, every word taken as held); an unknown
+    word whose cosine to the query (``word_relevance``, when measured) is under
+    ``min_word_relevance`` is incidental."""
     if known is None:
         return QueryReading(words=tuple(words))
-    return QueryReading(words=tuple(words), unknown=tuple(w for w in words if w not in known))
+    unknown = tuple(w for w in words if w not in known)
+    scores = word_relevance or {}
+    incidental = tuple(w for w in unknown if w in scores and scores[w] < min_word_relevance)
+    return QueryReading(words=tuple(words), unknown=unknown, incidental=incidental)
 
 
 def best_cosine(relevance: float | None, hits: Iterable[SourceHit]) -> float | None:
@@ -210,7 +224,7 @@ def answer_quality(
         f"{len(backed)} of the first {len(window)} supported by their own evidence"
     )
     if reading is not None and spec.reads_words and reading.unknown:
-        said = ", ".join(reading.unknown[:5])
+        said = ", ".join([w for w in reading.unknown if w not in reading.incidental][:5])
         if reading.unread:
             detail += (
                 f" (cosine {needed_relevance(spec, reading):.2f}: most words in no record: {said})"

@@ -4,7 +4,7 @@ round-by-round report, as the response; errors of failed steps are listed, never
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from agentic_search.components import Components
 from agentic_search.domain.chunking import best_chunks, doc_id_of
@@ -34,6 +34,7 @@ from agentic_search.state import (
     Comparison,
     EvidencePack,
     ExecutorState,
+    IntentState,
     QueryExecutorOutput,
     SearchResponse,
     SearchState,
@@ -173,7 +174,7 @@ def judge(
     calibrated for the embedder's model
     (:meth:`~agentic_search.domain.schema.DomainSchema.quality_for`)."""
     spec = c.schema.quality_for(c.embedder_model())
-    reading = query_reading(c, state) if spec.reads_words else None
+    reading = query_reading(c, state.intent, state.word_relevance) if spec.reads_words else None
     found = {cand.id for cand in candidates}
     pins = {rid for rid in state.pins if rid in found}
     words = set(c.analyzer.terms(state.intent.normalized_query))
@@ -205,12 +206,22 @@ def judge(
     return kept, quality
 
 
-def query_reading(c: Components, state: ExecutorState) -> QueryReading:
-    """Which of the query's content words (its keyword terms) some record holds, asked of
-    the keyword index (:meth:`~agentic_search.ports.KeywordIndex.known_terms`)."""
-    skip = c.analyzer.terms(function_word_text())
-    words = content_words(state.intent.keywords, skip)
-    return read_query(words, c.keyword.known_terms(c.schema, words) if words else set())
+def query_reading(
+    c: Components, intent: IntentState, word_relevance: Mapping[str, float]
+) -> QueryReading:
+    """Which of the query's content words (its keyword terms, less those inside a record
+    name the query was linked to: a misspelt name is read) some record holds, asked of the
+    keyword index (:meth:`~agentic_search.ports.KeywordIndex.known_terms`); a word no record
+    holds whose cosine to the query (``word_relevance``, FuseRerank's
+    :func:`~agentic_search.pipeline.relevance.word_relevance`) is under the domain's
+    ``candidate_relevance`` is incidental."""
+    skip = list(c.analyzer.terms(function_word_text()))
+    for link in intent.entities:
+        skip.extend(c.analyzer.terms(link.surface))
+    words = content_words(intent.keywords, skip)
+    known = c.keyword.known_terms(c.schema, words) if words else set()
+    spec = c.schema.quality_for(c.embedder_model())
+    return read_query(words, known, word_relevance, spec.candidate_relevance)
 
 
 def comparison_of(c: Components, state: ExecutorState) -> Comparison | None:
