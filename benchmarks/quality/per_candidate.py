@@ -15,8 +15,9 @@ nDCG@10 of what is returned (pytrec_eval). The triple chosen never ranks below t
 among those whose nDCG@10 is at least ``--baseline`` (hybrid-rrf's on the split, from
 ``eval``; 0.530 on tuning), the fewest queries wrong (answerable left empty plus
 unanswerable padded), then the highest nDCG@10, then the highest thresholds (the least
-padding for the same result). ``--grid pair`` replays the earlier grid instead
-(``candidate_relevance`` x ``candidate_floor``, every query read alike).
+padding for the same result). ``--grid pair`` (the default for another embedder than
+MiniLM) replays the earlier grid instead (``candidate_relevance`` x ``candidate_floor``,
+every query read alike).
 
 A cosine threshold belongs to one embedder's scale: ``--embedder`` picks the local model (the
 tools index must have been built with it; ``--collection-prefix`` names an existing one, such
@@ -135,7 +136,7 @@ def main() -> None:
     parser.add_argument(
         "--grid",
         choices=["reading", "pair"],
-        default="reading",
+        default=None,
         help="reading: relevance x unread x missing-word (MiniLM); pair: relevance x floor",
     )
     parser.add_argument("--floor", type=float, default=0.10, help="candidate_floor (reading grid)")
@@ -145,6 +146,8 @@ def main() -> None:
     )
     args = parser.parse_args()
     relevance_grid, floor_grid = GRIDS[args.embedder]
+    if args.grid is None:  # the reading thresholds' grids are on MiniLM's scale
+        args.grid = "reading" if args.embedder == "minilm" else "pair"
     qrels: dict[str, dict[str, int]] = {}
     for line in (QUERIES / "qrels" / f"{args.split}.tsv").read_text().splitlines()[1:]:
         qid, did, grade = line.split("\t")
