@@ -116,7 +116,7 @@ def collect(
             # the reading as Finalize makes it, with no word taken as incidental (the floor
             # is candidate_relevance, replayed by the grid: read_query again there)
             reading = query_reading(svc.components, resp.intent, {})
-            cosines = word_relevance(svc.components, resp.intent)
+            cosines = word_relevance(svc.components, resp.plan, resp.intent)
             out.append((q, resp.output.confidence, evidence, (reading, cosines)))
     finally:
         svc.close()

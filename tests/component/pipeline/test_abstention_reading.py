@@ -42,7 +42,7 @@ def test_a_word_the_catalog_lacks_is_weighed_by_its_meaning(tools_engine: Search
     figure = tools_engine.search(
         "figure out which microservice is making our requests slow", limit=5
     )
-    assert word_relevance(c, spotify.intent)["spotifi"] > 0.5
-    assert word_relevance(c, figure.intent)["figur"] < 0.22
+    assert word_relevance(c, spotify.plan, spotify.intent)["spotifi"] > 0.5
+    assert word_relevance(c, figure.plan, figure.intent)["figur"] < 0.22
     assert spotify.output.answer_quality.verdict == "none"  # type: ignore[union-attr]
     assert figure.output.candidates and figure.output.candidates[0].id == "jaeger"

@@ -91,7 +91,7 @@ def fuse_round(c: Components, state: ExecutorState, work: RoundWork) -> RoundWor
     if rnd == 1:  # the absolute match of what can be returned (answer quality reads it)
         head = [f.id for f in placed[: state.plan.limit]]
         state.relevance = query_relevance(c, work.plan, results, head)
-        state.word_relevance = word_relevance(c, intent)
+        state.word_relevance = word_relevance(c, work.plan, intent)
     elif state.relevance:  # what a later round brings into its head, to the same query
         new = [f.id for f in placed[: state.plan.limit] if f.id not in state.relevance]
         if new:

@@ -55,14 +55,16 @@ def query_relevance(
     return {rid: v for rid, v in out.items() if rid in wanted}
 
 
-def word_relevance(c: Components, intent: IntentState) -> dict[str, float]:
-    """Cosine to the query (as written) of each content word of ``intent`` that no record
-    holds, embedded as the word was written (its first surface form in the query), rounded
-    to 4 decimals: how much of the need a word the catalog lacks carries ("Spotify" in
-    "alternative to Spotify for streaming music": 0.78; "figure" in "figure out which
-    microservice is making our requests slow": 0.10). Empty when the domain's abstention
-    does not read the query's words, every word is held, or the query is unread (another
-    language: :class:`~agentic_search.domain.quality.QueryReading`)."""
+def word_relevance(c: Components, plan: QueryPlan, intent: IntentState) -> dict[str, float]:
+    """Cosine to the query (the text the plan's main aspect embedded, its vector cached by
+    then; the query as written when there is none) of each content word of ``intent`` that
+    no record holds, embedded as the word was written (its first surface form in the
+    query), rounded to 4 decimals: how much of the need a word the catalog lacks carries
+    ("Spotify" in "alternative to Spotify for streaming music": 0.78; "figure" in "figure
+    out which microservice is making our requests slow": 0.10). Empty when the domain's
+    abstention does not read the query's words, every word is held, the query is unread
+    (another language: :class:`~agentic_search.domain.quality.QueryReading`), or the
+    embedder failed (then every such word counts)."""
     spec = c.schema.quality_for(c.embedder_model())
     if not spec.reads_words:
         return {}
@@ -75,8 +77,19 @@ def word_relevance(c: Components, intent: IntentState) -> dict[str, float]:
         for term in c.analyzer.terms(token):
             surface.setdefault(term, token.strip(".,;:!?()[]\"'"))
     texts = [surface.get(w, w) for w in reading.unknown]
+    aspect = dense_aspect(plan, c.schema)
+    text = planned_dense_text(plan, aspect) or intent.query
+    probe = QueryPlan(
+        domain=c.schema.name,
+        strategy="identity-focused",
+        vector_sources=[VectorSource(aspect=aspect, top_k=1, text=text)],
+        fusion="none",
+    )
     try:
-        q = np.asarray(c.embedder.embed_query(intent.query), dtype=np.float32).reshape(-1)
+        vectors, errors = embed_texts(c, probe)  # round 1's vector, from the memo
+        if text not in vectors or text in errors:
+            return {}
+        q = np.asarray(vectors[text], dtype=np.float32).reshape(-1)
         vecs = np.asarray(c.embedder.embed_documents(texts), dtype=np.float32)
     except Exception:  # an optional signal: unmeasured, every such word counts (Finalize)
         return {}
