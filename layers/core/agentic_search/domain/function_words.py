@@ -65,6 +65,48 @@ GOAL_WORDS = [
     "need",
     "want",
 ]
+#: Pronouns and indefinites the analyzer keeps (its stopword list has no "my", "our",
+#: "myself"): no record is expected to hold them, so a catalog without them says nothing
+#: about the need (:mod:`agentic_search.domain.quality` reads which query words it holds).
+PRONOUNS = [
+    "i",
+    "me",
+    "my",
+    "mine",
+    "myself",
+    "we",
+    "us",
+    "our",
+    "ours",
+    "ourselves",
+    "you",
+    "your",
+    "yours",
+    "yourself",
+    "yourselves",
+    "he",
+    "him",
+    "his",
+    "himself",
+    "she",
+    "her",
+    "hers",
+    "herself",
+    "it",
+    "its",
+    "itself",
+    "they",
+    "them",
+    "their",
+    "theirs",
+    "themselves",
+    "something",
+    "anything",
+    "someone",
+    "anyone",
+    "somebody",
+    "anybody",
+]
 
 
-__all__ = ["GOAL_WORDS", "QUESTION_WORDS"]
+__all__ = ["GOAL_WORDS", "PRONOUNS", "QUESTION_WORDS"]

@@ -177,7 +177,16 @@ class QualitySpec(BaseModel):
     evidence's coverage confidence is below ``min_coverage``; it is ``good`` when the best
     cosine reaches ``min_relevance`` and the coverage ``min_coverage``. Calibrated per domain
     (the bundled values say on what data in the schema files) and, for another embedder's
-    cosine scale, per model (:attr:`DomainSchema.calibrations`); the defaults abstain never."""
+    cosine scale, per model (:attr:`DomainSchema.calibrations`); the defaults abstain never.
+
+    How the query reads against the catalog moves the cosine a candidate needs
+    (:class:`~agentic_search.domain.quality.QueryReading`): ``unread_relevance`` when half
+    of the query's content words are in no record, in letters outside ASCII (another
+    language: the embedder reads it poorly and keywords cannot help),
+    ``missing_word_relevance`` when the catalog reads the query but one of its content words
+    is in no record (a need the catalog may not cover: "backup", "Spotify"), and then the
+    coverage of the other words does not make an answer. None: ``candidate_relevance`` (and
+    the index is not asked which words it holds)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -185,6 +194,13 @@ class QualitySpec(BaseModel):
     min_coverage: float = Field(default=0.0, ge=0.0, le=1.0)
     candidate_relevance: float = Field(default=-1.0, ge=-1.0, le=1.0)
     candidate_floor: float = Field(default=-1.0, ge=-1.0, le=1.0)
+    unread_relevance: float | None = Field(default=None, ge=-1.0, le=1.0)
+    missing_word_relevance: float | None = Field(default=None, ge=-1.0, le=1.0)
+
+    @property
+    def reads_words(self) -> bool:
+        """Whether the thresholds depend on which query words the catalog holds."""
+        return self.unread_relevance is not None or self.missing_word_relevance is not None
 
 
 class ConstraintFields(BaseModel):

@@ -4,13 +4,22 @@ round-by-round report, as the response; errors of failed steps are listed, never
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from agentic_search.components import Components
 from agentic_search.domain.chunking import best_chunks, doc_id_of
 from agentic_search.domain.comparison import compare
 from agentic_search.domain.entity_rounds import place
-from agentic_search.domain.quality import CandidateEvidence, answer_quality, clearing
+from agentic_search.domain.quality import (
+    CandidateEvidence,
+    QueryReading,
+    answer_quality,
+    best_cosine,
+    clearing,
+    content_words,
+    function_word_text,
+    read_query,
+)
 from agentic_search.domain.rounds import (
     final_ranking,
     finalize_evidence_pack,
@@ -25,6 +34,7 @@ from agentic_search.state import (
     Comparison,
     EvidencePack,
     ExecutorState,
+    IntentState,
     QueryExecutorOutput,
     SearchResponse,
     SearchState,
@@ -159,10 +169,12 @@ def judge(
 ) -> tuple[list[Candidate], AnswerQuality]:
     """The answer quality of ``candidates`` and the candidates that clear it, each judged by
     its own evidence (see :mod:`agentic_search.domain.quality`); the cosines were measured
-    by FuseRerank (round 1's head, and what later rounds brought into theirs), so the
-    thresholds are those calibrated for the embedder's model
+    by FuseRerank (round 1's head, and what later rounds brought into theirs), each raised
+    to its best dense source's cosine to the query's text, so the thresholds are those
+    calibrated for the embedder's model
     (:meth:`~agentic_search.domain.schema.DomainSchema.quality_for`)."""
     spec = c.schema.quality_for(c.embedder_model())
+    reading = query_reading(c, state.intent, state.word_relevance) if spec.reads_words else None
     found = {cand.id for cand in candidates}
     pins = {rid for rid in state.pins if rid in found}
     words = set(c.analyzer.terms(state.intent.normalized_query))
@@ -174,7 +186,7 @@ def judge(
     evidence = [
         CandidateEvidence(
             id=cand.id,
-            relevance=state.relevance.get(cand.id),
+            relevance=best_cosine(state.relevance.get(cand.id), cand.provenance.hits),
             vocabulary=any(
                 asked.get(field, set()) & set(values)
                 for field, values in cand.provenance.matched_values.items()
@@ -187,11 +199,29 @@ def judge(
     if not words and not pins:  # "the", "to be": nothing the query asks could be covered
         quality = AnswerQuality(verdict="none", score=0.0, reason=NO_WORDS)
     else:
-        quality = answer_quality(spec, evidence, coverage)
-    keep = set(clearing(spec, quality, evidence))
+        quality = answer_quality(spec, evidence, coverage, reading)
+    keep = set(clearing(spec, quality, evidence, reading))
     kept = [cand for cand in candidates if cand.id in keep]
     quality.withheld = len(candidates) - len(kept)
     return kept, quality
+
+
+def query_reading(
+    c: Components, intent: IntentState, word_relevance: Mapping[str, float]
+) -> QueryReading:
+    """Which of the query's content words (its keyword terms, less those inside a record
+    name the query was linked to: a misspelt name is read) some record holds, asked of the
+    keyword index (:meth:`~agentic_search.ports.KeywordIndex.known_terms`); a word no record
+    holds whose cosine to the query (``word_relevance``, FuseRerank's
+    :func:`~agentic_search.pipeline.relevance.word_relevance`) is under the domain's
+    ``candidate_relevance`` is incidental."""
+    skip = list(c.analyzer.terms(function_word_text()))
+    for link in intent.entities:
+        skip.extend(c.analyzer.terms(link.surface))
+    words = content_words(intent.keywords, skip)
+    known = c.keyword.known_terms(c.schema, words) if words else set()
+    spec = c.schema.quality_for(c.embedder_model())
+    return read_query(words, known, word_relevance, spec.candidate_relevance)
 
 
 def comparison_of(c: Components, state: ExecutorState) -> Comparison | None:
@@ -218,4 +248,4 @@ def mark_relaxed(state: ExecutorState, candidates: list[Candidate]) -> None:
             ]
 
 
-__all__ = ["comparison_of", "finalize", "finish", "judge", "mark_relaxed"]
+__all__ = ["comparison_of", "finalize", "finish", "judge", "mark_relaxed", "query_reading"]

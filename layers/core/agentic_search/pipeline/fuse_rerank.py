@@ -11,7 +11,7 @@ from agentic_search.domain.fusion import rrf
 from agentic_search.domain.rounds import relax_step
 from agentic_search.domain.selection import select_evidence
 from agentic_search.pipeline.evidence import build_evidence, count_tokens
-from agentic_search.pipeline.relevance import query_relevance
+from agentic_search.pipeline.relevance import query_relevance, word_relevance
 from agentic_search.pipeline.rerank import rerank_candidates
 from agentic_search.pipeline.sources import merge, run_sources
 from agentic_search.state import (
@@ -91,6 +91,7 @@ def fuse_round(c: Components, state: ExecutorState, work: RoundWork) -> RoundWor
     if rnd == 1:  # the absolute match of what can be returned (answer quality reads it)
         head = [f.id for f in placed[: state.plan.limit]]
         state.relevance = query_relevance(c, work.plan, results, head)
+        state.word_relevance = word_relevance(c, work.plan, intent)
     elif state.relevance:  # what a later round brings into its head, to the same query
         new = [f.id for f in placed[: state.plan.limit] if f.id not in state.relevance]
         if new:

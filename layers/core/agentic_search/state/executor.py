@@ -141,6 +141,11 @@ class ExecutorState(WireModel):
         default_factory=dict,
         description="cosine to the query of round 1's first candidates (pipeline/relevance.py)",
     )
+    word_relevance: dict[str, float] = Field(
+        default_factory=dict,
+        description="cosine to the query of each content word no record holds, when the "
+        "domain's abstention reads the query's words (pipeline/relevance.py)",
+    )
 
 
 class RoundWork(WireModel):
