@@ -22,6 +22,7 @@ from support.builders import intent_for, plan_with
 from agentic_search.adapters.llm_writer import LLMHyde, LLMRoundWriter
 from agentic_search.components import Components
 from agentic_search.config import Settings
+from agentic_search.domain.executor.rounds import executor_gate, prepare_round_queries
 from agentic_search.domain.llm_budget import LLMFallback
 from agentic_search.domain.llm_prompts import (
     MAX_TEXT,
@@ -34,7 +35,6 @@ from agentic_search.domain.llm_prompts import (
     quote_query,
     strict_json_schema,
 )
-from agentic_search.domain.rounds import executor_gate, prepare_round_queries
 from agentic_search.pipeline.prepare_round import next_round
 from agentic_search.ports import HydeError
 from agentic_search.state import Coverage, CoverageItem

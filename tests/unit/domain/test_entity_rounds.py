@@ -11,7 +11,7 @@ import pytest
 from agentic_search.domain.comparison import compare
 from agentic_search.domain.complexity import complexity, is_bridge
 from agentic_search.domain.coverage import DeterministicGrader, EvidenceMatcher, coverage_targets
-from agentic_search.domain.entity_rounds import (
+from agentic_search.domain.executor.entity_rounds import (
     BRIDGE_MAX_MENTIONS,
     bridges_from,
     entity_source_for,

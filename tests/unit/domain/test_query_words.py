@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentic_search.domain.entity_rounds import entity_source_for
+from agentic_search.domain.executor.entity_rounds import entity_source_for
 from agentic_search.domain.intent import CatalogLookup
 from agentic_search.domain.intent_rules import RuleBasedIntentExtractor
 from agentic_search.domain.planner import RuleBasedPlanner

@@ -14,8 +14,13 @@ from support.builders import (
     state_with,
 )
 
+from agentic_search.domain.executor.rounds import (
+    executor_gate,
+    final_ranking,
+    relax_step,
+    should_continue,
+)
 from agentic_search.domain.plan_rules import PlanError
-from agentic_search.domain.rounds import executor_gate, final_ranking, relax_step, should_continue
 from agentic_search.domain.schema import DomainSchema
 from agentic_search.state import (
     Coverage,

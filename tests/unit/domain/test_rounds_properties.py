@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentic_search.domain.coverage import DeterministicGrader, EvidenceMatcher
-from agentic_search.domain.rounds import final_ranking, finalize_evidence_pack
+from agentic_search.domain.executor.rounds import final_ranking, finalize_evidence_pack
 from agentic_search.domain.schema import load_schema
 from agentic_search.domain.selection import select_evidence
 from agentic_search.domain.text import default_analyzer

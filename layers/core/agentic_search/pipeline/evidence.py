@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 
 from agentic_search.components import Components
+from agentic_search.domain.executor import dense_aspect
 from agentic_search.domain.fusion import minmax
-from agentic_search.domain.round_queries import dense_aspect
 from agentic_search.domain.snippets import evidence_text, stored_snippet_tokens
 from agentic_search.domain.text import field_text
 from agentic_search.domain.tokens import token_counter, token_counter_name

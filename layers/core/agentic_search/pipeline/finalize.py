@@ -9,14 +9,14 @@ from collections.abc import Sequence
 from agentic_search.components import Components
 from agentic_search.domain.chunking import best_chunks, doc_id_of
 from agentic_search.domain.comparison import compare
-from agentic_search.domain.entity_rounds import place
-from agentic_search.domain.quality import CandidateEvidence, answer_quality, clearing
-from agentic_search.domain.rounds import (
+from agentic_search.domain.executor import (
     final_ranking,
     finalize_evidence_pack,
+    place,
     ranked_rounds,
     rerank_order,
 )
+from agentic_search.domain.quality import CandidateEvidence, answer_quality, clearing
 from agentic_search.pipeline.hydrate import execution_stats, hydrate
 from agentic_search.state import (
     AnswerQuality,

@@ -5,8 +5,7 @@ from __future__ import annotations
 import time
 
 from agentic_search.components import Components
-from agentic_search.domain.round_queries import hyde_status
-from agentic_search.domain.rounds import executor_gate
+from agentic_search.domain.executor import executor_gate, hyde_status
 from agentic_search.pipeline.extract_intent import ask_llm
 from agentic_search.ports import CacheError
 from agentic_search.state import (

@@ -6,11 +6,15 @@ from __future__ import annotations
 import time
 
 from agentic_search.components import Components
-from agentic_search.domain.later_rounds import WRITTEN_PREFIX, writer_inputs
+from agentic_search.domain.executor import (
+    WRITTEN_PREFIX,
+    hyde_status,
+    prepare_round_queries,
+    split_plan,
+    with_written_queries,
+    writer_inputs,
+)
 from agentic_search.domain.llm_budget import LLMFallback
-from agentic_search.domain.round_queries import hyde_status, with_written_queries
-from agentic_search.domain.rounds import prepare_round_queries
-from agentic_search.domain.subqueries import split_plan
 from agentic_search.ports import HydeError
 from agentic_search.state import ExecutorState, RoundReport, RoundWork, SearchState, SourceError
 

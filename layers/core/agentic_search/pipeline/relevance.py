@@ -15,8 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from agentic_search.components import Components
-from agentic_search.domain.later_rounds import planned_dense_text
-from agentic_search.domain.round_queries import dense_aspect
+from agentic_search.domain.executor import dense_aspect, planned_dense_text
 from agentic_search.pipeline.embedding import embed_texts
 from agentic_search.state import QueryPlan, RetrievedList, VectorSource
 

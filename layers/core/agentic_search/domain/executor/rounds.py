@@ -15,11 +15,11 @@ from collections.abc import Callable, Sequence
 
 from agentic_search.domain.complexity import caps_for
 from agentic_search.domain.coverage import CoverageGrader, coverage_targets
-from agentic_search.domain.entity_rounds import with_entity_source
+from agentic_search.domain.executor.entity_rounds import with_entity_source
+from agentic_search.domain.executor.later_rounds import bridge_round_plan, later_round_plan
+from agentic_search.domain.executor.queries import round_one_plan
 from agentic_search.domain.fusion import rrf
-from agentic_search.domain.later_rounds import bridge_round_plan, later_round_plan
 from agentic_search.domain.plan_rules import validate_plan
-from agentic_search.domain.round_queries import round_one_plan
 from agentic_search.domain.schema import DomainSchema
 from agentic_search.domain.text import Analyzer, default_analyzer
 from agentic_search.state import (
@@ -83,8 +83,8 @@ def prepare_round_queries(
 
     Round 1: the plan itself; each must-preserve term is put verbatim into the sparse query if
     missing; ``hyde_passage`` (written by the caller when
-    :func:`~agentic_search.domain.round_queries.hyde_status` says on) is added as an extra
-    dense query on the main aspect. Rounds 2+: :mod:`agentic_search.domain.later_rounds`.
+    :func:`~agentic_search.domain.executor.queries.hyde_status` says on) is added as an extra
+    dense query on the main aspect. Rounds 2+: :mod:`agentic_search.domain.executor.later_rounds`.
     Returns ``None`` as the plan when there is nothing new to ask.
     """
     if state.round_index == 0:

@@ -13,9 +13,9 @@ later round's BM25 list is what adds the missing term (issue 27; benchmarks/READ
 from __future__ import annotations
 
 from agentic_search.domain.bm25 import keyword_query
-from agentic_search.domain.entity_rounds import graph_source_for
+from agentic_search.domain.executor.entity_rounds import graph_source_for
+from agentic_search.domain.executor.queries import MAX_TARGET_QUERIES, base_text, dense_aspect
 from agentic_search.domain.expansion import rm3_terms
-from agentic_search.domain.round_queries import MAX_TARGET_QUERIES, base_text, dense_aspect
 from agentic_search.domain.schema import DomainSchema
 from agentic_search.domain.text import Analyzer
 from agentic_search.state import (
@@ -194,7 +194,7 @@ def bridge_round_plan(
     state: ExecutorState, schema: DomainSchema
 ) -> tuple[QueryPlan | None, list[RoundQuery]]:
     """The bridge round of a bridge question: only a walk of the entity graph from round 1's
-    best records (see :mod:`agentic_search.domain.entity_rounds`); None when round 1 found
+    best records (see :mod:`agentic_search.domain.executor.entity_rounds`); None when round 1 found
     nothing to walk from."""
     plan = state.plan
     aspect = dense_aspect(plan, schema)
