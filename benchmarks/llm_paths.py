@@ -30,7 +30,7 @@ from pathlib import Path
 from agentic_search.config import Settings
 from agentic_search.pipeline.steps import state_step
 from agentic_search.service import SearchService
-from agentic_search.state import SearchRequest, SearchState
+from agentic_search.wire import SearchRequest, SearchState
 
 GOLDEN = (
     Path(__file__).resolve().parents[1]

@@ -21,8 +21,8 @@ from agentic_search.domain.intent_rules import RuleBasedIntentExtractor
 from agentic_search.domain.planner import RuleBasedPlanner
 from agentic_search.domain.schema import load_schema
 from agentic_search.domain.text import default_analyzer
-from agentic_search.state import QUERY_MAX_CHARS
 from agentic_search.sync.files import bundled_catalog_path, read_catalog
+from agentic_search.wire import QUERY_MAX_CHARS
 
 TOKENS = ("a", "free ", "not ", "cursor ", "vs ", "under $", "rag ", "\u201c")
 

@@ -42,7 +42,7 @@ from agentic_search.domain.fusion import fuse
 from agentic_search.domain.rocchio import rocchio_vector
 from agentic_search.domain.text import default_analyzer, keyword_text
 from agentic_search.service import SearchService
-from agentic_search.state import RankedList
+from agentic_search.wire import RankedList
 from agentic_search_cli import evaluation as ev
 
 AN = default_analyzer()

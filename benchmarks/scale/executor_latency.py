@@ -34,7 +34,7 @@ from agentic_search.adapters.qdrant.sparse import QdrantSparseKeywordIndex
 from agentic_search.config import Settings
 from agentic_search.domain.schema import load_schema
 from agentic_search.service import SearchService
-from agentic_search.state import SPARSE_VECTOR, PointWrite
+from agentic_search.wire import SPARSE_VECTOR, PointWrite
 from agentic_search.wiring import build_embedder
 from agentic_search_cli.evaluation.systems import cold_start
 

@@ -33,7 +33,7 @@ def add_parser(sub: Any) -> None:
     )
     s.add_argument(
         "query",
-        # the bounds are agentic_search.state.search's (not imported here: CLI start-up time)
+        # the bounds are agentic_search.wire.search's (not imported here: CLI start-up time)
         help="natural-language query, a phrase or a pasted paragraph: up to 4,000 characters "
         "and 1,000 words",
     )
@@ -71,7 +71,7 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run ``search``; returns the exit code (1 when no source could answer)."""
     query = args.query
-    from agentic_search.state.search import query_problem
+    from agentic_search.wire.search import query_problem
 
     if not query.strip():
         usage_error("query is empty")

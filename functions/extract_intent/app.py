@@ -2,7 +2,7 @@
 
 from agentic_search.components import Components
 from agentic_search.pipeline.extract_intent import extract_intent
-from agentic_search.state import SearchState
+from agentic_search.wire import SearchState
 from agentic_search_lambda.handlers import step_handler
 from agentic_search_lambda.observability import count
 

@@ -3,7 +3,7 @@ results are added to its output next (``before_map``: room is kept for them)."""
 
 from agentic_search.components import Components
 from agentic_search.pipeline.prepare_round import prepare_round
-from agentic_search.state import SearchState
+from agentic_search.wire import SearchState
 from agentic_search_lambda.handlers import step_handler
 from agentic_search_lambda.observability import count
 

@@ -2,7 +2,7 @@
 
 from agentic_search.components import Components
 from agentic_search.pipeline.retrieve import retrieve
-from agentic_search.state import RetrievedList, RetrieveEvent
+from agentic_search.wire import RetrievedList, RetrieveEvent
 from agentic_search_lambda.handlers import step_handler
 from agentic_search_lambda.observability import count
 

@@ -19,7 +19,7 @@ from agentic_search.config import Settings
 from agentic_search.domain.fusion import rrf
 from agentic_search.pipeline.evidence import count_tokens
 from agentic_search.service import SearchService
-from agentic_search.state import RankedList
+from agentic_search.wire import RankedList
 from agentic_search_cli import evaluation as ev
 from agentic_search_cli.main import main
 

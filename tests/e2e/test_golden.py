@@ -20,7 +20,7 @@ import pytest
 from agentic_search.domain.filters import matches
 from agentic_search.domain.schema import DomainSchema
 from agentic_search.service import SearchService
-from agentic_search.state import SearchResponse
+from agentic_search.wire import SearchResponse
 
 GOLDEN_PATH = Path(str(resources.files("agentic_search_cli") / "data" / "tools_golden.jsonl"))
 GOLDEN: list[dict[str, Any]] = [

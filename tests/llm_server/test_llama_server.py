@@ -31,7 +31,7 @@ from agentic_search.pipeline.catalog import catalog_lookup
 from agentic_search.pipeline.extract_intent import extract_intent
 from agentic_search.pipeline.plan_query import plan_query
 from agentic_search.service import SearchService
-from agentic_search.state import SearchRequest, SearchState
+from agentic_search.wire import SearchRequest, SearchState
 
 pytestmark = pytest.mark.llm_server
 

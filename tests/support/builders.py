@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from agentic_search.domain.text import default_analyzer
-from agentic_search.state import (
+from agentic_search.wire import (
     Evidence,
     ExecutorCaps,
     ExecutorState,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from agentic_search.domain.schema import load_schema
 from agentic_search.pipeline.hydrate import matched_values
-from agentic_search.state import Filter, IntentState, value_text
+from agentic_search.wire import Filter, IntentState, value_text
 
 
 def test_a_filter_label_writes_a_whole_float_as_an_integer():

@@ -37,7 +37,7 @@ from agentic_search.domain.llm_prompts import (
 )
 from agentic_search.pipeline.prepare_round import next_round
 from agentic_search.ports import HydeError
-from agentic_search.state import Coverage, CoverageItem
+from agentic_search.wire import Coverage, CoverageItem
 
 ROOT = Path(__file__).resolve().parents[2]
 ROWS = [
@@ -145,7 +145,7 @@ def _round_two(tools_schema, row: dict[str, Any]):
         for n, i in enumerate(row["found"])
     ]
     # the targets are the recorded labels (as the grader names them), all uncovered
-    from agentic_search.state import CoverageTarget
+    from agentic_search.wire import CoverageTarget
 
     state.targets = [CoverageTarget(kind="term", label=m, text=m) for m in row["missing"]]
     state.coverage = Coverage(

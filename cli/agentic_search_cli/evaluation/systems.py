@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 from agentic_search.domain.fusion import DEFAULT_RRF_K, rrf
-from agentic_search.state import RankedList
+from agentic_search.wire import RankedList
 
 if TYPE_CHECKING:
     from agentic_search.service import SearchService

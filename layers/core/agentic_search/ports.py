@@ -31,7 +31,7 @@ if TYPE_CHECKING:  # numpy and the schema only for annotations: no import cost h
 
     from agentic_search.domain.llm_budget import Budget
     from agentic_search.domain.schema import DomainSchema
-    from agentic_search.state import (
+    from agentic_search.wire import (
         EmbedderIdentity,
         Filter,
         IntentState,
@@ -42,7 +42,7 @@ if TYPE_CHECKING:  # numpy and the schema only for annotations: no import cost h
         StoredRecord,
         VectorUpdate,
     )
-    from agentic_search.state.sync import SyncEntry
+    from agentic_search.wire.sync import SyncEntry
 
 # ----- errors of the contracts ------------------------------------------------------------------
 
@@ -113,7 +113,7 @@ class CollectionInfo(Protocol):
 class VectorStore(Protocol):
     """One collection per domain: a point per record with a named dense vector per aspect, the
     sparse ``bm25`` vector (its IDF applied by the engine) and the payload (see
-    :mod:`agentic_search.state.records`). Every method here is called by the core, the keyword
+    :mod:`agentic_search.wire.records`). Every method here is called by the core, the keyword
     index (:class:`~agentic_search.adapters.sparse_bm25.SparseBm25Index`) or the evaluation;
     an engine implements them all (Qdrant Edge, a Qdrant server or local mode), and its
     maintenance (optimize, snapshots, migration) stays on its own class."""
@@ -370,7 +370,7 @@ class Embedder(Protocol):
     model's own tokenizer; :mod:`agentic_search.domain.tokens` falls back when absent) and
     ``warm_up()`` (load a local model's query session: start-up work, counted outside round
     budgets and source deadlines; a remote embedder has none, its calls stay bounded) and
-    ``identity`` (an :class:`~agentic_search.state.EmbedderIdentity`, known without I/O; its
+    ``identity`` (an :class:`~agentic_search.wire.EmbedderIdentity`, known without I/O; its
     ``dim`` may be None until a remote embedder has answered once; without it the identity
     is ``name`` and ``dim``).
     """

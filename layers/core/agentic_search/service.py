@@ -17,7 +17,7 @@ from agentic_search.config import Settings
 from agentic_search.domain.embedder_identity import check_identity
 from agentic_search.domain.schema import DomainSchema
 from agentic_search.pipeline.cache import cache_lookup
-from agentic_search.state import SearchRequest, SearchResponse
+from agentic_search.wire import SearchRequest, SearchResponse
 from agentic_search.wiring import build_components, collection_info, identity_embedder
 
 if TYPE_CHECKING:  # the search graph and the write path load on first use: a cache hit needs
@@ -73,7 +73,7 @@ class SearchService:
         Raises:
             ValueError: for an empty or over-long query, a limit outside 1..100 or rounds
                 outside 1..5 (a pydantic ``ValidationError`` naming the field).
-            agentic_search.state.errors.SearchFailed: when no path could answer.
+            agentic_search.wire.errors.SearchFailed: when no path could answer.
             EmbedderMismatch: when the collection was built by another embedder (the
                 message names both and how to fix it).
         """

@@ -50,7 +50,7 @@ from agentic_search.ports import (
     WriteJournal,
 )
 from agentic_search.process_tuning import limit_blas_threads
-from agentic_search.state.sync import Holdings
+from agentic_search.wire.sync import Holdings
 
 
 def build_store(settings: Settings) -> VectorStore:

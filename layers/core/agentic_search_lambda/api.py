@@ -31,9 +31,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from agentic_search.domain.availability import unanswered, unavailable_message
 from agentic_search.domain.schema import available_domains
-from agentic_search.state import QUERY_MAX_CHARS, SearchRequest
-from agentic_search.state.errors import SearchError, SourcesUnavailable
 from agentic_search.sync.audit import domain_health
+from agentic_search.wire import QUERY_MAX_CHARS, SearchRequest
+from agentic_search.wire.errors import SearchError, SourcesUnavailable
 from agentic_search_lambda.http_guard import MAX_BODY_BYTES, json_body_as_declared, precheck
 from agentic_search_lambda.observability import logger, metrics, tracer
 from agentic_search_lambda.openapi_doc import (

@@ -25,8 +25,8 @@ from aws_lambda_powertools.utilities.parser import parse
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from agentic_search.components import Components
-from agentic_search.state import RetrieveEvent, SearchState, WireModel
-from agentic_search.state.budget import STATE_BUDGET_BYTES, fit_state, map_reserve
+from agentic_search.wire import RetrieveEvent, SearchState, WireModel
+from agentic_search.wire.budget import STATE_BUDGET_BYTES, fit_state, map_reserve
 from agentic_search_lambda.observability import count, logger, metrics, tracer
 from agentic_search_lambda.runtime import runtime
 
@@ -69,8 +69,8 @@ MIN_BUDGET_BYTES = 64 * 1024
 
 def fit(state: dict[str, Any], *, before_map: bool = False) -> dict[str, Any]:
     """``state`` (a SearchState's wire dict) trimmed to Step Functions' budget
-    (:func:`~agentic_search.state.budget.fit_state`); ``before_map``: less what the Map's
-    Retrieve results will add (:func:`~agentic_search.state.budget.map_reserve`). A trim is
+    (:func:`~agentic_search.wire.budget.fit_state`); ``before_map``: less what the Map's
+    Retrieve results will add (:func:`~agentic_search.wire.budget.map_reserve`). A trim is
     logged as a warning and counted (metric ``StatesTrimmed``)."""
     reserve = map_reserve(state) if before_map else 0
     budget = max(MIN_BUDGET_BYTES, STATE_BUDGET_BYTES - reserve)

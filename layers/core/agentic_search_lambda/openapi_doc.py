@@ -11,7 +11,7 @@ every route actually returns.
   ``message`` and ``type`` of each problem), built by the API's validation handler from this
   model, so the document and the answer cannot drift apart.
 * **200 of /search**: :class:`SearchResponseBody`, the wire form of
-  :class:`~agentic_search.state.SearchResponse` (the executor output plus ``query``,
+  :class:`~agentic_search.wire.SearchResponse` (the executor output plus ``query``,
   ``domain``, ``intent``, ``plan``, and with the multi-round executor ``evidencePack`` and
   ``retrievalReport``; ``cache``, ``extractor``, ``planner`` and ``planCache`` are the steps'
   notes).
@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentic_search.state import (
+from agentic_search.wire import (
     CacheInfo,
     Coverage,
     Evidence,
@@ -37,7 +37,7 @@ from agentic_search.state import (
     QueryPlan,
     RetrievalReport,
 )
-from agentic_search.state.response import Comparison
+from agentic_search.wire.response import Comparison
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.event_handler.openapi.models import SecurityScheme

@@ -29,7 +29,7 @@ from agentic_search.domain.executor.subqueries import split_plan
 from agentic_search.domain.fusion import rrf
 from agentic_search.pipeline.catalog import extract_by_rules
 from agentic_search.pipeline.retrieve import retrieve_sub_query
-from agentic_search.state import RankedList, SubQuery
+from agentic_search.wire import RankedList, SubQuery
 from agentic_search_cli.local_server import LocalContext
 
 HEX64 = re.compile(r"^[0-9a-f]{64}$")
@@ -86,7 +86,7 @@ def test_every_event_file_is_replayed_and_every_replay_has_its_file():
 
 
 def test_every_state_event_parses_as_the_model_its_handler_declares():
-    from agentic_search.state import RetrieveEvent, SearchState
+    from agentic_search.wire import RetrieveEvent, SearchState
 
     for path in sorted(EVENTS.rglob("*.json")):
         rel = path.relative_to(EVENTS).as_posix()
@@ -244,7 +244,7 @@ def test_prepare_round_1_splits_the_plan_into_one_sub_query_per_source(
     plan = out["round"]["plan"]
     assert sum(sources_of(s["plan"]) for s in subs) == sources_of(plan)
     c = tools_engine.components
-    from agentic_search.state import QueryPlan
+    from agentic_search.wire import QueryPlan
 
     want = split_plan(QueryPlan.model_validate(plan), c.keyword.name, c.structured.system)
     assert [SubQuery.model_validate(s) for s in subs] == want

@@ -32,7 +32,7 @@ from support.paths import SEARCH_ASL
 from agentic_search.pipeline import steps
 from agentic_search.pipeline.runner import LocalRunner, RunResult
 from agentic_search.service import SearchService
-from agentic_search.state import BUDGET_STOP, QUERY_MAX_CHARS, SearchRequest
+from agentic_search.wire import BUDGET_STOP, QUERY_MAX_CHARS, SearchRequest
 from agentic_search_cli.local_server import LocalContext
 
 ASL = SEARCH_ASL
@@ -261,7 +261,7 @@ def test_a_cache_hit_skips_retrieval(sfn, steps_over, tmp_path):
 
 #: The largest request the API allows: limit 100, 5 rounds, and (second case) a query of
 #: QUERY_MAX_CHARS (4,000) characters, which the steps repeat in every plan, round report and
-#: source hit, and the state's wire form carries once (agentic_search.state.texts).
+#: source hit, and the state's wire form carries once (agentic_search.wire.texts).
 LONG_QUERY = (
     "coding assistant like Amazon Q Developer that runs in the IDE and the terminal, with "
     "security scanning, code transformation and agents for enterprise teams on AWS; "

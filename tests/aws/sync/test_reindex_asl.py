@@ -41,7 +41,7 @@ from support.aws import REGION, FakeContext, wait_for_execution
 from support.lambdas import load_function, runtime_over
 from support.paths import REPO
 
-from agentic_search.state import INTERNAL_KEYS
+from agentic_search.wire import INTERNAL_KEYS
 from agentic_search_lambda import runtime as lambda_runtime
 
 ASL = REPO / "statemachine" / "reindex.asl.json"

@@ -24,8 +24,8 @@ from support.multihop import BRIDGE, DOCS, records
 
 from agentic_search.config import Settings
 from agentic_search.service import SearchService
-from agentic_search.state import ENTITY_KEY, LINKED_FROM_KEY, LINKS_KEY
 from agentic_search.sync.links import graph_fields, relink
+from agentic_search.wire import ENTITY_KEY, LINKED_FROM_KEY, LINKS_KEY
 
 QUESTION, (FILM, ACTRESS) = BRIDGE[1], BRIDGE[2]  # m1 names m2 ("Shirley Temple")
 

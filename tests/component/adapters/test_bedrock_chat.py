@@ -33,7 +33,7 @@ from agentic_search.pipeline.catalog import catalog_lookup
 from agentic_search.pipeline.extract_intent import extract_intent
 from agentic_search.pipeline.plan_query import plan_query
 from agentic_search.service import SearchService
-from agentic_search.state import SearchRequest, SearchState
+from agentic_search.wire import SearchRequest, SearchState
 from agentic_search.wiring import build_chat_client, build_components
 
 QUERY = "free alternative to Cursor that works offline"

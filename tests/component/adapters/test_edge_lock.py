@@ -16,7 +16,7 @@ from agentic_search.adapters.edge.store import EdgeStore
 from agentic_search.config import Settings
 from agentic_search.domain.schema import load_schema
 from agentic_search.ports import VectorStoreError
-from agentic_search.state import PointWrite
+from agentic_search.wire import PointWrite
 
 DOCS = load_schema("documents")
 
@@ -29,7 +29,7 @@ WRITER = textwrap.dedent(
     from agentic_search.adapters.edge.store import EdgeStore
     from agentic_search.config import Settings
     from agentic_search.domain.schema import load_schema
-    from agentic_search.state import PointWrite
+    from agentic_search.wire import PointWrite
 
     schema = load_schema("documents")
     store = EdgeStore(Settings(), root=Path(sys.argv[1]))

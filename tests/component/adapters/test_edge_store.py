@@ -33,7 +33,7 @@ from agentic_search.domain.schema import DomainSchema, load_schema
 from agentic_search.domain.structured import rank_structured
 from agentic_search.domain.text import keyword_text
 from agentic_search.ports import VectorStoreError
-from agentic_search.state import (
+from agentic_search.wire import (
     HASHES_KEY,
     SPARSE_VECTOR,
     Filter,
@@ -513,7 +513,7 @@ def test_a_shard_holding_less_than_the_sync_status_says_is_damaged_until_dropped
     holds THEN a shard holding fewer points, or lacking a sampled record, answers every read
     with the one-line damage error naming the rebuild, until it is dropped; a shard holding
     what the status says opens (the check runs once, at open)."""
-    from agentic_search.state.sync import Holdings
+    from agentic_search.wire.sync import Holdings
 
     _docs_store(tmp_path).close()
     said: list[Holdings | None] = []

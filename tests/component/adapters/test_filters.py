@@ -33,7 +33,7 @@ from agentic_search.domain.filters import (
 )
 from agentic_search.domain.schema import DomainSchema
 from agentic_search.domain.structured import rank_structured
-from agentic_search.state import Filter, PointWrite
+from agentic_search.wire import Filter, PointWrite
 
 # ----- fixtures: the bundled catalog in mongomock and in Qdrant local mode ----------------------
 

@@ -23,7 +23,7 @@ from agentic_search.config import Settings
 from agentic_search.domain.schema import load_schema
 from agentic_search.domain.text import keyword_text
 from agentic_search.ports import VectorStoreError
-from agentic_search.state import HASHES_KEY, PointWrite
+from agentic_search.wire import HASHES_KEY, PointWrite
 from agentic_search.wiring import build_components, local_store_pending, migrate_local_store
 
 DOCS = load_schema("documents")

@@ -16,7 +16,7 @@ from agentic_search.components import Components
 from agentic_search.config import Settings
 from agentic_search.domain.fusion import rrf
 from agentic_search.domain.schema import load_schema
-from agentic_search.state import SPARSE_VECTOR, PointWrite, RankedList
+from agentic_search.wire import SPARSE_VECTOR, PointWrite, RankedList
 from agentic_search_cli import evaluation as ev
 
 SCHEMA = load_schema("documents")

@@ -15,7 +15,7 @@ from agentic_search.config import Settings
 from agentic_search.domain.schema import load_schema
 from agentic_search.pipeline import evidence
 from agentic_search.pipeline.evidence import count_tokens
-from agentic_search.state import PointWrite, VectorUpdate
+from agentic_search.wire import PointWrite, VectorUpdate
 
 SCHEMA = load_schema("documents")
 

@@ -86,7 +86,7 @@ def test_a_complete_answer_is_cached(tools_engine, tmp_path):
     try:
         service.search("vector database for embeddings", rounds=2)
         runner_state = service._runner.run  # the runner's raw state says where it came from
-        from agentic_search.state import SearchRequest
+        from agentic_search.wire import SearchRequest
 
         result = runner_state(SearchRequest(query="vector database for embeddings", rounds=2))
     finally:

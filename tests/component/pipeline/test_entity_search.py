@@ -13,9 +13,9 @@ from support.multihop import BRIDGE, COMPARISON, records
 from agentic_search.config import Settings
 from agentic_search.pipeline.graph import walk
 from agentic_search.service import SearchService
-from agentic_search.state import LINKED_FROM_KEY, LINKS_KEY, GraphSource
 from agentic_search.sync.indexer import Indexer
 from agentic_search.sync.links import relink
+from agentic_search.wire import LINKED_FROM_KEY, LINKS_KEY, GraphSource
 
 
 @pytest.fixture(scope="module")

@@ -43,7 +43,7 @@ from agentic_search.pipeline.extract_intent import extract_intent
 from agentic_search.pipeline.plan_query import plan_query
 from agentic_search.pipeline.runner import LocalRunner
 from agentic_search.service import SearchService
-from agentic_search.state import TOP_K_MAX, SearchRequest, SearchState
+from agentic_search.wire import TOP_K_MAX, SearchRequest, SearchState
 
 Answer = dict[str, Any] | Callable[[httpx.Request], httpx.Response]
 

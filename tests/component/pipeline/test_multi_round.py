@@ -23,7 +23,7 @@ from agentic_search.pipeline.catalog import extract_by_rules
 from agentic_search.pipeline.runner import LocalRunner, RunOptions, from_plan
 from agentic_search.pipeline.sources import merge, run_sources
 from agentic_search.service import SearchService
-from agentic_search.state import (
+from agentic_search.wire import (
     EvidencePack,
     ExecutorCaps,
     IntentState,

@@ -10,7 +10,7 @@ from agentic_search.adapters.caches import SqliteCache
 from agentic_search.pipeline.catalog import extract_by_rules
 from agentic_search.pipeline.runner import LocalRunner, RunOptions, from_plan
 from agentic_search.service import SearchService
-from agentic_search.state import SearchRequest
+from agentic_search.wire import SearchRequest
 
 
 def test_a_walk_from_prepare_round_without_the_cache_runs_the_rounds_and_stores_nothing(

@@ -13,7 +13,7 @@ from agentic_search.domain.snippets import (
     stored_snippet_tokens,
 )
 from agentic_search.domain.tokens import token_counter_name
-from agentic_search.state import SNIPPET_CHARS, TOKENS_KEY
+from agentic_search.wire import SNIPPET_CHARS, TOKENS_KEY
 
 
 def test_every_ingested_record_stores_its_snippet_count(tools_engine, embedder):

@@ -16,7 +16,7 @@ from agentic_search.pipeline.runner import LocalRunner
 from agentic_search.pipeline.source_pool import SOURCES, SourcePool
 from agentic_search.pipeline.sources import run_sources
 from agentic_search.service import SearchService
-from agentic_search.state import QueryPlan, SearchRequest, VectorSource
+from agentic_search.wire import QueryPlan, SearchRequest, VectorSource
 
 
 class Recording:

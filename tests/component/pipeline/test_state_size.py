@@ -11,7 +11,7 @@ from agentic_search.pipeline.fuse_rerank import fuse_round
 from agentic_search.pipeline.plan_query import start_executor
 from agentic_search.pipeline.prepare_round import next_round
 from agentic_search.pipeline.retrieve import retrieve
-from agentic_search.state import RetrievedList, RetrieveEvent, ScoredRecord
+from agentic_search.wire import RetrievedList, RetrieveEvent, ScoredRecord
 
 
 def test_retrieved_list_keeps_only_wanted_hits_with_their_original_ranks():

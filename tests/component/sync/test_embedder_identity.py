@@ -17,8 +17,8 @@ from agentic_search.config import Settings
 from agentic_search.pipeline.runner import LocalRunner
 from agentic_search.ports import EmbedderMismatch
 from agentic_search.service import SearchService
-from agentic_search.state import EmbedderIdentity, SearchRequest
 from agentic_search.sync.indexer import Indexer
+from agentic_search.wire import EmbedderIdentity, SearchRequest
 
 OTHER = EmbedderIdentity(model="amazon.titan-embed-text-v2:0", dim=384, normalized=True)
 

@@ -35,10 +35,10 @@ from agentic_search.domain.snippets import snippet_token_entries
 from agentic_search.domain.text import aspect_text
 from agentic_search.domain.tokens import token_counter, token_counter_name
 from agentic_search.service import SearchService
-from agentic_search.state import ENTITY_KEY, HASHES_KEY, LINKED_FROM_KEY, LINKS_KEY, TOKENS_KEY
 from agentic_search.sync.apply import apply_changes
 from agentic_search.sync.changes import CatalogChange, ChangeOp
 from agentic_search.sync.redrive import enqueue_failed, redrive_due, retry_failed
+from agentic_search.wire import ENTITY_KEY, HASHES_KEY, LINKED_FROM_KEY, LINKS_KEY, TOKENS_KEY
 
 SCHEMA = load_schema("tools")
 IDS = ["t0", "t1", "t2", "t3"]

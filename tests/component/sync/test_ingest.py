@@ -159,7 +159,7 @@ def test_dimension_mismatch_is_a_clear_error(engine, messy_catalog):
 def test_records_written_before_snippet_counts_are_backfilled_without_embedding(
     engine, messy_catalog
 ):
-    from agentic_search.state import TOKENS_KEY
+    from agentic_search.wire import TOKENS_KEY
 
     engine.ingest_file(messy_catalog)
     # GIVEN a record as an older version wrote it: no snippet token count in its payload

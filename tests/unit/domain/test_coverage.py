@@ -14,7 +14,7 @@ from agentic_search.domain.coverage import (
 )
 from agentic_search.domain.schema import DomainSchema
 from agentic_search.domain.text import default_analyzer
-from agentic_search.state import (
+from agentic_search.wire import (
     CoverageTarget,
     Filter,
 )

@@ -15,7 +15,7 @@ from agentic_search.config import E5_MODEL_NAME, MINILM_MODEL_NAME, Settings
 from agentic_search.domain.capabilities import CapabilityMatcher
 from agentic_search.domain.schema import DomainSchema, EmbedderCalibration, QualitySpec
 from agentic_search.pipeline.finalize import judge
-from agentic_search.state import (
+from agentic_search.wire import (
     Candidate,
     ExecutorCaps,
     ExecutorState,

@@ -23,7 +23,7 @@ from agentic_search.domain.executor.entity_rounds import (
 from agentic_search.domain.schema import load_schema
 from agentic_search.domain.temporal import year_ranges
 from agentic_search.domain.text import default_analyzer
-from agentic_search.state import (
+from agentic_search.wire import (
     Bridge,
     EntityLink,
     Evidence,

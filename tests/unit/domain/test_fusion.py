@@ -31,7 +31,7 @@ from agentic_search.domain.fusion import (
     rrf,
     weighted_sum,
 )
-from agentic_search.state import Fused, RankedList
+from agentic_search.wire import Fused, RankedList
 
 
 def _ids(out: list[Fused]) -> list[str]:

@@ -23,7 +23,7 @@ from agentic_search.domain.llm_prompts import (
     intent_prompt,
     strict_json_schema,
 )
-from agentic_search.state import Filter, IntentState
+from agentic_search.wire import Filter, IntentState
 
 ROOT = Path(__file__).resolve().parents[3]
 REPLIES = [

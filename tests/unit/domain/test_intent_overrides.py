@@ -10,7 +10,7 @@ from support.builders import LOCAL, intent_for
 from agentic_search.domain.cache_keys import cache_key, plan_cache_key
 from agentic_search.domain.intent_overrides import without
 from agentic_search.domain.planner import excluded_ids
-from agentic_search.state import EntityLink, Filter, SearchRequest
+from agentic_search.wire import EntityLink, Filter, SearchRequest
 
 SINCE_2021 = Filter(field="released", operator="gte", value=2021.0, origin="after 2020")
 FREE = Filter(field="pricing_model", operator="in", value=["Free"], origin="free")

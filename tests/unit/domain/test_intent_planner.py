@@ -18,7 +18,7 @@ from agentic_search.domain.intent_rules import RuleBasedIntentExtractor
 from agentic_search.domain.plan_rules import PlanError, fusion_for, validate_plan
 from agentic_search.domain.planner import RuleBasedPlanner
 from agentic_search.domain.schema import DomainSchema
-from agentic_search.state import (
+from agentic_search.wire import (
     QUERY_MAX_CHARS,
     TOP_K_MAX,
     TOP_K_MIN,

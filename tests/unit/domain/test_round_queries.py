@@ -8,7 +8,7 @@ from support.builders import LOCAL, QUERY, ev, intent_for, plan_with
 from agentic_search.domain.executor.queries import hyde_status
 from agentic_search.domain.executor.rounds import executor_gate, prepare_round_queries
 from agentic_search.domain.schema import DomainSchema, load_schema
-from agentic_search.state import (
+from agentic_search.wire import (
     Coverage,
     CoverageItem,
     ExecutorCaps,

@@ -22,7 +22,7 @@ from agentic_search.domain.executor.rounds import (
 )
 from agentic_search.domain.plan_rules import PlanError
 from agentic_search.domain.schema import DomainSchema
-from agentic_search.state import (
+from agentic_search.wire import (
     Coverage,
     CoverageItem,
     ExecutorCaps,

@@ -23,7 +23,7 @@ from agentic_search.domain.executor.rounds import final_ranking, finalize_eviden
 from agentic_search.domain.schema import load_schema
 from agentic_search.domain.selection import select_evidence
 from agentic_search.domain.text import default_analyzer
-from agentic_search.state import (
+from agentic_search.wire import (
     Evidence,
     ExecutorCaps,
     ExecutorState,

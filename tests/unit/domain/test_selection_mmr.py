@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from agentic_search.domain.selection import select_evidence
 from agentic_search.domain.text import contains_phrase
-from agentic_search.state import Evidence
+from agentic_search.wire import Evidence
 
 DOCS = ["d0", "d1", "d2"]
 TEXTS = ["", "vector search", "pair programmer", "local code"]

@@ -25,7 +25,7 @@ import numpy as np
 from agentic_search.adapters.onnx_embedder import WordPieceCounter
 from agentic_search.adapters.openai_embedder import OpenAIEmbedder  # re-exported
 from agentic_search.ports import EmbedderError
-from agentic_search.state import EmbedderIdentity
+from agentic_search.wire import EmbedderIdentity
 
 MINILM_DIM = 384
 _LOCAL_MODEL_NAME = "agentic-search/all-MiniLM-L6-v2-int8"

@@ -52,7 +52,7 @@ from agentic_search.domain.llm_prompts import (
 )
 from agentic_search.domain.schema import DomainSchema
 from agentic_search.ports import ChatJSONClient
-from agentic_search.state import QUERY_MAX_CHARS, IntentState, QueryPlan
+from agentic_search.wire import QUERY_MAX_CHARS, IntentState, QueryPlan
 
 #: Left of the budget for what a timeout does not cover (connecting, writing the request).
 _BUDGET_MARGIN_S = 0.1

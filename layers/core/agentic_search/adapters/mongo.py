@@ -14,7 +14,7 @@ from typing import Any
 from agentic_search.domain.filters import contains_regex, validate_filters
 from agentic_search.domain.schema import DomainSchema
 from agentic_search.domain.structured import SCAN_CAP, rank_structured
-from agentic_search.state import Filter, ScoredRecord
+from agentic_search.wire import Filter, ScoredRecord
 
 _MONGO_OPS = {
     "eq": "$eq",

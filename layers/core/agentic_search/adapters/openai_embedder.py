@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from agentic_search.ports import EmbedderError
-from agentic_search.state import EmbedderIdentity
+from agentic_search.wire import EmbedderIdentity
 
 
 class OpenAIEmbedder:

@@ -18,7 +18,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 
-from agentic_search.state import StoredRecord
+from agentic_search.wire import StoredRecord
 
 #: Points whose records (payload and vectors) a store keeps by default.
 RECORD_CACHE = 4096

@@ -34,7 +34,7 @@ from agentic_search.domain.bm25 import (
 )
 from agentic_search.domain.schema import DomainSchema
 from agentic_search.domain.text import Analyzer, default_analyzer, keyword_text
-from agentic_search.state import SPARSE_VECTOR, Filter, ScoredRecord, SparseVector
+from agentic_search.wire import SPARSE_VECTOR, Filter, ScoredRecord, SparseVector
 
 if TYPE_CHECKING:
     from agentic_search.ports import VectorStore

@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from agentic_search.domain.text import Analyzer, contains_phrase
-from agentic_search.state import SparseVector
+from agentic_search.wire import SparseVector
 
 DEFAULT_K1 = 1.2
 DEFAULT_B = 0.75

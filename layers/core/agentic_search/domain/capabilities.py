@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from agentic_search.domain.schema import DomainSchema
-from agentic_search.state import VocabularyMatch
+from agentic_search.wire import VocabularyMatch
 
 if TYPE_CHECKING:
     import numpy as np

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agentic_search.domain.schema import DomainSchema
-from agentic_search.state import ComparedRecord, Comparison
+from agentic_search.wire import ComparedRecord, Comparison
 
 
 def _items(value: Any) -> list[Any]:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 
 from agentic_search.domain.text import Analyzer
-from agentic_search.state import Complexity, ExecutorCaps, IntentState
+from agentic_search.wire import Complexity, ExecutorCaps, IntentState
 
 _WH = re.compile(r"\b(?:what|which|who|whom|whose|where|when|how|why)\b")
 #: Words of a lookup that only say which facet of the named record is wanted.

@@ -16,7 +16,7 @@ from agentic_search.domain.filters import matches
 from agentic_search.domain.function_words import GOAL_WORDS, QUESTION_WORDS
 from agentic_search.domain.schema import DomainSchema
 from agentic_search.domain.text import Analyzer, contains_phrase, field_text
-from agentic_search.state import (
+from agentic_search.wire import (
     Contradiction,
     Coverage,
     CoverageItem,

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from agentic_search.ports import EmbedderMismatch
-from agentic_search.state import EmbedderIdentity
+from agentic_search.wire import EmbedderIdentity
 
 if TYPE_CHECKING:
     from agentic_search.domain.schema import DomainSchema

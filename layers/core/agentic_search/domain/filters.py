@@ -24,7 +24,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from agentic_search.domain.schema import DomainSchema
-from agentic_search.state import Filter
+from agentic_search.wire import Filter
 
 MAX_CONTAINS_LEN = 200
 MAX_IN_VALUES = 50

@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from agentic_search.state import Fused, RankedList
+from agentic_search.wire import Fused, RankedList
 
 DEFAULT_RRF_K = 60
 

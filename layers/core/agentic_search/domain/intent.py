@@ -32,7 +32,7 @@ from agentic_search.domain.intent_patterns import QUOTED
 from agentic_search.domain.linking import QueryLinker, vocabulary_phrases
 from agentic_search.domain.schema import DomainSchema
 from agentic_search.domain.text import Analyzer
-from agentic_search.state import ENTITY_KEY, IntentState
+from agentic_search.wire import ENTITY_KEY, IntentState
 
 
 class IntentExtractor(Protocol):

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from agentic_search.domain.llm_prompts import MAX_MATCHES
 from agentic_search.domain.text import default_analyzer
-from agentic_search.state import Filter, IntentState
+from agentic_search.wire import Filter, IntentState
 
 #: An LLM that picks more values than this for one vocabulary field has not chosen (small
 #: models list the whole vocabulary): that field's LLM matches are ignored.

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from agentic_search.state import IntentState
+from agentic_search.wire import IntentState
 
 
 def without(intent: IntentState, drop: Iterable[str]) -> IntentState:

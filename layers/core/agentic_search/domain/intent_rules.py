@@ -23,7 +23,7 @@ from agentic_search.domain.linking import apply_corrections
 from agentic_search.domain.schema import DomainSchema
 from agentic_search.domain.temporal import year_ranges
 from agentic_search.domain.text import default_analyzer
-from agentic_search.state import QUERY_MAX_CHARS, Filter, IntentState, VocabularyMatch
+from agentic_search.wire import QUERY_MAX_CHARS, Filter, IntentState, VocabularyMatch
 
 
 class RuleBasedIntentExtractor:

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from agentic_search.domain.entities import EntityIndex, Token, fold, is_plain_word, tokens
 from agentic_search.domain.text import ENGLISH_STOPWORDS, Analyzer
-from agentic_search.state import EntityLink
+from agentic_search.wire import EntityLink
 
 #: Phrases before a name that make a plain word name the product.
 _NAMING_BEFORE = re.compile(

@@ -27,7 +27,7 @@ from agentic_search.domain.plan_rules import PlanError, validate_plan
 from agentic_search.domain.planner import excluded_ids, structured_source_for
 from agentic_search.domain.schema import DomainSchema
 from agentic_search.domain.text import default_analyzer
-from agentic_search.state import (
+from agentic_search.wire import (
     TOP_K_MAX,
     Filter,
     IntentState,

@@ -15,7 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from agentic_search.domain.schema import DomainSchema
-from agentic_search.state import QUERY_MAX_CHARS, TOP_K_MAX, TOP_K_MIN
+from agentic_search.wire import QUERY_MAX_CHARS, TOP_K_MAX, TOP_K_MIN
 
 #: Keywords of JSON Schema that OpenAI's strict structured outputs reject; they are enforced
 #: by pydantic when the answer is parsed instead.

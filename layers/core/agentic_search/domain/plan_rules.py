@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from agentic_search.domain.filters import filter_problems
 from agentic_search.domain.schema import DomainSchema
-from agentic_search.state import TOP_K_MAX, TOP_K_MIN, QueryPlan
+from agentic_search.wire import TOP_K_MAX, TOP_K_MIN, QueryPlan
 
 
 class PlanError(ValueError):

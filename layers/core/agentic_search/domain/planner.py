@@ -25,7 +25,7 @@ from agentic_search.domain.coverage import MAX_TERM_TARGETS
 from agentic_search.domain.intent import normalize_query
 from agentic_search.domain.plan_rules import fusion_for, validate_plan
 from agentic_search.domain.schema import DomainSchema
-from agentic_search.state import (
+from agentic_search.wire import (
     TOP_K_MAX,
     Filter,
     IntentState,

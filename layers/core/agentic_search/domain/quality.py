@@ -35,7 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agentic_search.domain.schema import QualitySpec
-from agentic_search.state import AnswerQuality
+from agentic_search.wire import AnswerQuality
 
 #: An answer needs a supported candidate among its first this many.
 SUPPORT_WINDOW = 10

@@ -32,7 +32,7 @@ from pydantic import (
     model_validator,
 )
 
-from agentic_search.state.query import Operator
+from agentic_search.wire.query import Operator
 
 FieldType = Literal["string", "list", "number", "boolean"]
 

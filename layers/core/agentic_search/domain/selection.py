@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 
 from agentic_search.domain.text import contains_phrase
-from agentic_search.state import Evidence
+from agentic_search.wire import Evidence
 
 
 def select_evidence(

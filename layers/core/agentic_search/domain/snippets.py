@@ -17,7 +17,7 @@ from typing import Any
 
 from agentic_search.domain.schema import DomainSchema
 from agentic_search.domain.text import keyword_text
-from agentic_search.state import SNIPPET_CHARS, TOKENS_KEY
+from agentic_search.wire import SNIPPET_CHARS, TOKENS_KEY
 
 
 def evidence_text(schema: DomainSchema, payload: Mapping[str, Any]) -> str:

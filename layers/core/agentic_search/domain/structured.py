@@ -18,7 +18,7 @@ from typing import Any
 
 from agentic_search.domain.filters import matches
 from agentic_search.domain.schema import DomainSchema
-from agentic_search.state import Filter, ScoredRecord
+from agentic_search.wire import Filter, ScoredRecord
 
 #: Most records a structured source considers before ranking (bounded work per query).
 SCAN_CAP = 2000

@@ -16,7 +16,7 @@ from typing import Any
 import Stemmer
 
 from agentic_search.domain.schema import DomainSchema
-from agentic_search.state.search import WORD_TOKEN
+from agentic_search.wire.search import WORD_TOKEN
 
 _TOKEN = WORD_TOKEN  # the tokens a query's length bound counts (state.search)
 

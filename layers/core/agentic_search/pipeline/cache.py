@@ -12,7 +12,7 @@ from typing import Any
 from agentic_search.components import Components
 from agentic_search.domain.cache_keys import cache_key
 from agentic_search.ports import CacheError
-from agentic_search.state import BUDGET_STOP, CacheInfo, SearchRequest, SearchState
+from agentic_search.wire import BUDGET_STOP, CacheInfo, SearchRequest, SearchState
 
 
 def cache_check(state: SearchState, c: Components) -> SearchState:

@@ -10,7 +10,7 @@ from agentic_search.components import Components
 from agentic_search.domain.capabilities import CapabilityMatcher
 from agentic_search.domain.intent import CatalogLookup
 from agentic_search.domain.intent_rules import RuleBasedIntentExtractor
-from agentic_search.state import ENTITY_KEY, IntentState
+from agentic_search.wire import ENTITY_KEY, IntentState
 
 
 def catalog_lookup(c: Components) -> CatalogLookup:

@@ -18,7 +18,7 @@ from typing import Any
 from agentic_search.components import Components
 from agentic_search.domain.embedder_identity import check_identity
 from agentic_search.ports import Embedder, EmbedderError
-from agentic_search.state import QueryPlan
+from agentic_search.wire import QueryPlan
 
 #: Query texts whose vectors are kept (LRU): sub-queries of one round and repeated queries
 #: embed a text once.

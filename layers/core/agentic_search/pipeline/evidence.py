@@ -15,7 +15,7 @@ from agentic_search.domain.snippets import evidence_text, stored_snippet_tokens
 from agentic_search.domain.text import field_text
 from agentic_search.domain.tokens import token_counter, token_counter_name
 from agentic_search.pipeline.hydrate import hydrate
-from agentic_search.state import (
+from agentic_search.wire import (
     INTERNAL_KEYS,
     Evidence,
     Fused,

@@ -17,7 +17,7 @@ from agentic_search.domain.llm_budget import Budget, LLMFallback
 from agentic_search.domain.plan_rules import validate_plan
 from agentic_search.pipeline.catalog import extract_by_rules
 from agentic_search.ports import CacheError, IntentPlanner
-from agentic_search.state import (
+from agentic_search.wire import (
     CacheInfo,
     ExtractorInfo,
     IntentState,

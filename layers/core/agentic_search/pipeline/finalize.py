@@ -18,7 +18,7 @@ from agentic_search.domain.executor import (
 )
 from agentic_search.domain.quality import CandidateEvidence, answer_quality, clearing
 from agentic_search.pipeline.hydrate import execution_stats, hydrate
-from agentic_search.state import (
+from agentic_search.wire import (
     AnswerQuality,
     CacheInfo,
     Candidate,

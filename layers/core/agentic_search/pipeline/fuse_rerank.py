@@ -13,7 +13,7 @@ from agentic_search.pipeline.evidence import build_evidence, count_tokens
 from agentic_search.pipeline.relevance import query_relevance
 from agentic_search.pipeline.rerank import rerank_candidates
 from agentic_search.pipeline.sources import merge, run_sources
-from agentic_search.state import (
+from agentic_search.wire import (
     Bridge,
     ExecutorState,
     Fused,

@@ -7,7 +7,7 @@ import time
 
 from agentic_search.components import Components
 from agentic_search.domain.executor import should_continue
-from agentic_search.state import ExecutorState, RoundWork, SearchState, elapsed_ms
+from agentic_search.wire import ExecutorState, RoundWork, SearchState, elapsed_ms
 
 
 def grade_round(state: SearchState, c: Components) -> SearchState:

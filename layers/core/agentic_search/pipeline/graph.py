@@ -22,7 +22,7 @@ from typing import Any
 from agentic_search.components import Components
 from agentic_search.domain.filters import matches
 from agentic_search.pipeline.embedding import embed_texts
-from agentic_search.state import (
+from agentic_search.wire import (
     HASHES_KEY,
     LINKED_FROM_KEY,
     LINKS_KEY,

@@ -15,7 +15,7 @@ from agentic_search.components import Components
 from agentic_search.domain.fusion import minmax
 from agentic_search.domain.schema import DomainSchema
 from agentic_search.domain.text import keyword_text
-from agentic_search.state import (
+from agentic_search.wire import (
     INTERNAL_KEYS,
     Candidate,
     ExecutionStats,

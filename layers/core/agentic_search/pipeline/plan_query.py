@@ -8,7 +8,7 @@ from agentic_search.components import Components
 from agentic_search.domain.executor import executor_gate, hyde_status
 from agentic_search.pipeline.extract_intent import ask_llm
 from agentic_search.ports import CacheError
-from agentic_search.state import (
+from agentic_search.wire import (
     ExecutorCaps,
     ExecutorState,
     ExtractorInfo,

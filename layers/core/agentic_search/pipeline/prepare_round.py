@@ -16,7 +16,7 @@ from agentic_search.domain.executor import (
 )
 from agentic_search.domain.llm_budget import LLMFallback
 from agentic_search.ports import HydeError
-from agentic_search.state import ExecutorState, RoundReport, RoundWork, SearchState, SourceError
+from agentic_search.wire import ExecutorState, RoundReport, RoundWork, SearchState, SourceError
 
 
 def prepare_round(state: SearchState, c: Components) -> SearchState:

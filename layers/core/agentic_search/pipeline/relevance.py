@@ -17,7 +17,7 @@ import numpy as np
 from agentic_search.components import Components
 from agentic_search.domain.executor import dense_aspect, planned_dense_text
 from agentic_search.pipeline.embedding import embed_texts
-from agentic_search.state import QueryPlan, RetrievedList, VectorSource
+from agentic_search.wire import QueryPlan, RetrievedList, VectorSource
 
 
 def query_relevance(

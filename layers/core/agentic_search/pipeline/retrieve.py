@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from agentic_search.components import Components
 from agentic_search.pipeline.sources import run_sources
-from agentic_search.state import (
+from agentic_search.wire import (
     RetrievedList,
     RetrieveEvent,
     SourceError,

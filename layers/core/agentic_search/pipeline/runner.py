@@ -43,7 +43,7 @@ from agentic_search.pipeline import asl
 from agentic_search.pipeline.plan_query import start_executor
 from agentic_search.pipeline.source_pool import runs_in_process
 from agentic_search.pipeline.steps import FUNCTIONS, call_function, search_definition
-from agentic_search.state import (
+from agentic_search.wire import (
     ExecutorCaps,
     IntentState,
     QueryPlan,
@@ -52,7 +52,7 @@ from agentic_search.state import (
     SearchRequest,
     SearchState,
 )
-from agentic_search.state.errors import SearchFailed
+from agentic_search.wire.errors import SearchFailed
 
 #: The result cache's functions (``RunOptions(cache=False)`` passes their input through).
 CACHE_FUNCTIONS = frozenset({"CacheCheckFunction", "CacheStoreFunction"})

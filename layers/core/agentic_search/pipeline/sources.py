@@ -26,7 +26,7 @@ from agentic_search.domain.rocchio import rocchio_vector
 from agentic_search.pipeline.embedding import embed_texts
 from agentic_search.pipeline.graph import fetch_entities, walk
 from agentic_search.pipeline.source_pool import SOURCES, bounded, runs_in_process
-from agentic_search.state import (
+from agentic_search.wire import (
     Fused,
     QueryPlan,
     RankedList,
@@ -177,7 +177,7 @@ def source_tasks(
 def run_sources(c: Components, plan: QueryPlan) -> tuple[list[RetrievedList], dict[str, float]]:
     """Embed, then run every source of ``plan``; returns the results (in the plan's order)
     and the ``embed`` and ``retrieve`` stage times (ms). Never raises for a failing source:
-    its :class:`~agentic_search.state.RetrievedList` carries the error instead of hits.
+    its :class:`~agentic_search.wire.RetrievedList` carries the error instead of hits.
 
     Sources on a remote system run on the source threads
     (:mod:`~agentic_search.pipeline.source_pool`), at most ``MAX_PARALLEL_SOURCES`` at once,

@@ -3,7 +3,7 @@
 ``statemachine/search.asl.json`` (in this package) is the one description of the search graph.
 Each Task invokes a function (the template's ``DefinitionSubstitutions`` map ``${XFunctionArn}``
 to ``XFunction``); :data:`FUNCTIONS` maps that function to its step, ``step(state, components)
--> state`` over :class:`~agentic_search.state.SearchState` (RetrieveFunction: ``retrieve(event,
+-> state`` over :class:`~agentic_search.wire.SearchState` (RetrieveFunction: ``retrieve(event,
 components) -> RetrievedList``). The Lambda handlers, the local runner (which walks the ASL) and
 the tests call the same functions. A failed step is just an exception: the fields a Catch adds
 (``intentError``, ``fuseError``, ...) are plain inputs the next step reads. The contract, with
@@ -27,7 +27,7 @@ from agentic_search.pipeline.grade_round import grade_round
 from agentic_search.pipeline.plan_query import plan_query
 from agentic_search.pipeline.prepare_round import prepare_round
 from agentic_search.pipeline.retrieve import retrieve
-from agentic_search.state import RetrieveEvent, SearchState
+from agentic_search.wire import RetrieveEvent, SearchState
 
 Step = Callable[[SearchState, Components], SearchState]
 

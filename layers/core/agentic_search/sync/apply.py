@@ -19,10 +19,10 @@ from typing import Any, Literal
 from agentic_search.components import Components
 from agentic_search.domain.schema import DomainSchema
 from agentic_search.ports import SyncStatusStore
-from agentic_search.state.sync import TOMBSTONE_TTL_S, AspectStatus, SyncEntry
 from agentic_search.sync.after_write import after_write
 from agentic_search.sync.changes import CatalogChange, ChangeOp
 from agentic_search.sync.indexer import Indexer, WriteStats, content_hashes
+from agentic_search.wire.sync import TOMBSTONE_TTL_S, AspectStatus, SyncEntry
 
 Outcome = Literal["applied", "unchanged", "duplicate", "stale", "superseded", "failed"]
 

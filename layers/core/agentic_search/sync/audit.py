@@ -29,9 +29,9 @@ from agentic_search.ports import (
     VectorStoreError,
     WriteJournal,
 )
-from agentic_search.state import HASHES_KEY
-from agentic_search.state.sync import Holdings
 from agentic_search.sync.indexer import RECORD_HASH, content_hashes
+from agentic_search.wire import HASHES_KEY
+from agentic_search.wire.sync import Holdings
 
 
 @dataclass

@@ -26,7 +26,7 @@ from agentic_search.domain.snippets import snippet_token_entries, stored_snippet
 from agentic_search.domain.text import aspect_hash, aspect_text, keyword_text, record_hash
 from agentic_search.domain.tokens import token_counter, token_counter_name
 from agentic_search.ports import Embedder, KeywordIndex, VectorStore
-from agentic_search.state import (
+from agentic_search.wire import (
     ENTITY_KEY,
     HASHES_KEY,
     LINKED_FROM_KEY,

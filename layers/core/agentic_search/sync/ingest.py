@@ -29,13 +29,13 @@ from typing import Any
 from agentic_search.components import Components
 from agentic_search.domain.chunking import chunk_records, doc_id_of
 from agentic_search.ports import SyncStatusStore
-from agentic_search.state import ENTITY_KEY
 from agentic_search.sync.apply import apply_changes
 from agentic_search.sync.changes import insert_changes
 from agentic_search.sync.files import CatalogRead, LineError, bundled_catalog_path, read_catalog
 from agentic_search.sync.indexer import WriteStats
 from agentic_search.sync.links import LinkStats, relink
 from agentic_search.sync.mirror import after_write, check_prune, mirror_plan, prune_records
+from agentic_search.wire import ENTITY_KEY
 
 #: Records per write batch.
 DEFAULT_BATCH = 64

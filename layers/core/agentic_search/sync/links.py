@@ -43,7 +43,7 @@ from agentic_search.domain.graph_edges import (
     out_edges,
 )
 from agentic_search.domain.schema import DomainSchema
-from agentic_search.state import ENTITY_KEY, LINKED_FROM_KEY, LINKS_KEY
+from agentic_search.wire import ENTITY_KEY, LINKED_FROM_KEY, LINKS_KEY
 
 #: A sync batch of at most this many records (in a collection of at least ``5 x`` that)
 #: relinks incrementally; larger writes rebuild every edge.

@@ -28,9 +28,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from agentic_search.ports import SyncStatusStore
-from agentic_search.state.sync import SyncEntry
 from agentic_search.sync.changes import CatalogChange
 from agentic_search.sync.events import event_items
+from agentic_search.wire.sync import SyncEntry
 
 if TYPE_CHECKING:
     from agentic_search.components import Components

@@ -13,7 +13,6 @@ from agentic_search.components import Components
 from agentic_search.domain.chunking import doc_id_of
 from agentic_search.domain.entities import EntityIndex, record_names
 from agentic_search.domain.graph_edges import Edges, merge_edges, names_map, out_edges
-from agentic_search.state import ENTITY_KEY, LINKED_FROM_KEY, LINKS_KEY
 from agentic_search.sync.links import (
     INCREMENTAL_MAX,
     MENTION_SEARCH_K,
@@ -23,6 +22,7 @@ from agentic_search.sync.links import (
     similar_edges,
     write_keys,
 )
+from agentic_search.wire import ENTITY_KEY, LINKED_FROM_KEY, LINKS_KEY
 
 
 def relink_changed(c: Components, changed: Sequence[str], removed: Sequence[str] = ()) -> LinkStats:

@@ -15,8 +15,8 @@ from typing import Any
 
 from agentic_search.components import Components
 from agentic_search.ports import SyncStatusError
-from agentic_search.state.sync import TOMBSTONE_TTL_S
 from agentic_search.sync.ingest import IngestReport, ingest_file
+from agentic_search.wire.sync import TOMBSTONE_TTL_S
 
 
 def set_aside_unreadable_status(c: Components) -> str | None:

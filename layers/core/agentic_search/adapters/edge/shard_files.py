@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentic_search.ports import VectorStoreError
-from agentic_search.state.identity import EmbedderIdentity
+from agentic_search.wire.identity import EmbedderIdentity
 
 if TYPE_CHECKING:
     from agentic_search.config import Settings

@@ -29,7 +29,7 @@ from agentic_search.adapters.qdrant.ids import point_id
 from agentic_search.config import Settings
 from agentic_search.domain.schema import DomainSchema
 from agentic_search.ports import VectorStoreError
-from agentic_search.state.sync import Holdings
+from agentic_search.wire.sync import Holdings
 
 
 class LostRecords(Exception):

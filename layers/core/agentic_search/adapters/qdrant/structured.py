@@ -12,7 +12,7 @@ from agentic_search.adapters.qdrant.store import QdrantStore
 from agentic_search.domain.filters import validate_filters
 from agentic_search.domain.schema import DomainSchema
 from agentic_search.domain.structured import rank_scanned, ranking_fields
-from agentic_search.state import Filter, ScoredRecord
+from agentic_search.wire import Filter, ScoredRecord
 
 
 class QdrantPayloadStructuredStore:

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from agentic_search.domain.plan_rules import fusion_for
-from agentic_search.state import (
+from agentic_search.wire import (
     Bridge,
     EntitySource,
     ExecutorState,

@@ -18,7 +18,7 @@ from agentic_search.domain.executor.queries import MAX_TARGET_QUERIES, base_text
 from agentic_search.domain.expansion import rm3_terms
 from agentic_search.domain.schema import DomainSchema
 from agentic_search.domain.text import Analyzer
-from agentic_search.state import (
+from agentic_search.wire import (
     Evidence,
     ExecutorState,
     Filter,

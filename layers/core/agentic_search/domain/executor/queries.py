@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentic_search.domain.plan_rules import fusion_for
 from agentic_search.domain.schema import DomainSchema
-from agentic_search.state import (
+from agentic_search.wire import (
     ExecutorState,
     IntentState,
     QueryPlan,

@@ -22,7 +22,7 @@ from agentic_search.domain.fusion import rrf
 from agentic_search.domain.plan_rules import validate_plan
 from agentic_search.domain.schema import DomainSchema
 from agentic_search.domain.text import Analyzer, default_analyzer
-from agentic_search.state import (
+from agentic_search.wire import (
     BUDGET_STOP,
     CoverageTarget,
     Evidence,

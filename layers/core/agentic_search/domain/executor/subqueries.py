@@ -3,7 +3,7 @@ the executor names its results."""
 
 from __future__ import annotations
 
-from agentic_search.state import QueryPlan, SubQuery
+from agentic_search.wire import QueryPlan, SubQuery
 
 
 def split_plan(plan: QueryPlan, keyword_name: str, structured_system: str) -> list[SubQuery]:

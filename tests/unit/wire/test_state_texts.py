@@ -1,4 +1,4 @@
-"""Each long text once in the state's wire form (agentic_search.state.texts): a recorded
+"""Each long text once in the state's wire form (agentic_search.wire.texts): a recorded
 GradeRound state whose query is a pasted paragraph carries that paragraph once, and parses back
 into the very state it was made from.
 
@@ -13,8 +13,8 @@ import json
 
 from support.paths import EVENTS
 
-from agentic_search.state import SearchState
-from agentic_search.state.texts import MIN_CHARS, expand_texts, intern_texts
+from agentic_search.wire import SearchState
+from agentic_search.wire.texts import MIN_CHARS, expand_texts, intern_texts
 
 PARAGRAPH = (
     "open source coding assistant that runs locally in the terminal and in the editor, "

@@ -3,7 +3,7 @@
 ``Candidate`` and ``QueryExecutorOutput`` follow the JSON Schemas of the output contract
 (ARCHITECTURE.md; kept in ``agentic_search/contracts``; camelCase on the wire).
 ``RankedList`` / ``Fused`` are the inputs and outputs of :mod:`agentic_search.domain.fusion`
-(a source's answer is :class:`~agentic_search.state.executor.RetrievedList`).
+(a source's answer is :class:`~agentic_search.wire.executor.RetrievedList`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any, Literal
 from pydantic import ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-from agentic_search.state.base import WireModel
+from agentic_search.wire.base import WireModel
 
 
 @dataclass(frozen=True)

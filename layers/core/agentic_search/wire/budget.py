@@ -2,7 +2,7 @@
 safety budget, trim it in a defined order instead of letting the execution fail with
 ``States.DataLimitExceeded`` (which no ``States.ALL`` Catch catches).
 
-Works on the wire form of :class:`~agentic_search.state.SearchState` (the camelCase JSON dict a
+Works on the wire form of :class:`~agentic_search.wire.SearchState` (the camelCase JSON dict a
 step returns). The order, each step applied only while the state is still over the budget:
 
 1. **query texts** - the query strings repeated as debug detail (each source hit's ``query`` in

@@ -10,18 +10,18 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
-from agentic_search.state.base import WireModel
-from agentic_search.state.executor import ExecutorState, RoundWork, SubQuery
-from agentic_search.state.query import IntentState, QueryPlan
-from agentic_search.state.response import PATH_KEYS, SearchResponse
-from agentic_search.state.results import SourceError
-from agentic_search.state.texts import expand_texts, intern_texts
+from agentic_search.wire.base import WireModel
+from agentic_search.wire.executor import ExecutorState, RoundWork, SubQuery
+from agentic_search.wire.query import IntentState, QueryPlan
+from agentic_search.wire.response import PATH_KEYS, SearchResponse
+from agentic_search.wire.results import SourceError
+from agentic_search.wire.texts import expand_texts, intern_texts
 
 #: The longest query searched, in characters (a pasted paragraph or abstract is a query:
 #: 4,000 characters of English prose are some 600 word tokens). The API, ``serve`` and the
 #: CLI share it (:func:`query_problem`). The Step Functions state bounds it: the steps repeat
 #: the query in every plan, round report and source hit; the wire form carries it once
-#: (:mod:`agentic_search.state.texts`), and the response (100 candidates listing the query
+#: (:mod:`agentic_search.wire.texts`), and the response (100 candidates listing the query
 #: texts of their hits) is what the state guard trims for a longer one.
 QUERY_MAX_CHARS = 4000
 #: The most word tokens a query may hold: runs of 2+ letters or digits, the keyword
@@ -191,7 +191,7 @@ class SearchState(WireModel):
     grade_error: StepError | None = None
     texts: list[str] = Field(
         default_factory=list,
-        description="on the wire, each long text of the state once (agentic_search.state.texts; "
+        description="on the wire, each long text of the state once (agentic_search.wire.texts; "
         "empty in process, where the texts are in place)",
     )
     _built: SearchResponse | None = PrivateAttr(default=None)
@@ -206,7 +206,7 @@ class SearchState(WireModel):
 
     def wire(self) -> dict[str, Any]:
         """JSON-able dict with camelCase keys, each long text once (``texts``, see
-        :mod:`agentic_search.state.texts`): what crosses Step Functions' states."""
+        :mod:`agentic_search.wire.texts`): what crosses Step Functions' states."""
         return intern_texts(super().wire())
 
     def need_executor(self) -> ExecutorState:
@@ -242,7 +242,7 @@ class SearchState(WireModel):
 
 class RetrieveEvent(WireModel):
     """One Map item: the domain, one sub-query and the state's ``texts``, which its
-    ``"$texts[i]"`` references are expanded from (:mod:`agentic_search.state.texts`)."""
+    ``"$texts[i]"`` references are expanded from (:mod:`agentic_search.wire.texts`)."""
 
     domain: str = Field(pattern=r"^[a-z][a-z0-9_-]{0,39}$")
     sub_query: SubQuery

@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from agentic_search.state.base import WireModel, value_text
+from agentic_search.wire.base import WireModel, value_text
 
 #: Filter operators; a domain schema allows a subset per field (its filter allowlist).
 Operator = Literal["eq", "ne", "in", "nin", "lt", "lte", "gt", "gte", "contains"]

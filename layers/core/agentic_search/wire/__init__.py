@@ -16,13 +16,13 @@ entry) or an adapter port is defined in a submodule here and re-exported by this
 
 from __future__ import annotations
 
-from agentic_search.state.base import (
+from agentic_search.wire.base import (
     WireModel,
     elapsed_ms,
     value_text,
     wire_keys,
 )
-from agentic_search.state.evidence import (
+from agentic_search.wire.evidence import (
     BUDGET_STOP,
     SNIPPET_CHARS,
     Bridge,
@@ -40,15 +40,15 @@ from agentic_search.state.evidence import (
     SelectedRef,
     TargetKind,
 )
-from agentic_search.state.executor import (
+from agentic_search.wire.executor import (
     ExecutorState,
     Hit,
     RetrievedList,
     RoundWork,
     SubQuery,
 )
-from agentic_search.state.identity import EmbedderIdentity
-from agentic_search.state.query import (
+from agentic_search.wire.identity import EmbedderIdentity
+from agentic_search.wire.query import (
     TOP_K_MAX,
     TOP_K_MIN,
     Complexity,
@@ -68,7 +68,7 @@ from agentic_search.state.query import (
     VectorSource,
     VocabularyMatch,
 )
-from agentic_search.state.records import (
+from agentic_search.wire.records import (
     ENTITY_KEY,
     HASHES_KEY,
     INTERNAL_KEYS,
@@ -83,13 +83,13 @@ from agentic_search.state.records import (
     StoredRecord,
     VectorUpdate,
 )
-from agentic_search.state.response import (
+from agentic_search.wire.response import (
     PATH_KEYS,
     ComparedRecord,
     Comparison,
     SearchResponse,
 )
-from agentic_search.state.results import (
+from agentic_search.wire.results import (
     AnswerQuality,
     Candidate,
     ExecutionStats,
@@ -100,7 +100,7 @@ from agentic_search.state.results import (
     SourceError,
     SourceHit,
 )
-from agentic_search.state.search import (
+from agentic_search.wire.search import (
     QUERY_MAX_CHARS,
     QUERY_MAX_TOKENS,
     CacheInfo,
@@ -112,7 +112,7 @@ from agentic_search.state.search import (
     StepError,
     error_message,
 )
-from agentic_search.state.sync import (
+from agentic_search.wire.sync import (
     STATUSES,
     TOMBSTONE_TTL_S,
     AspectStatus,

@@ -10,9 +10,9 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from agentic_search.state.base import WireModel
-from agentic_search.state.query import Filter
-from agentic_search.state.results import Provenance, SourceError
+from agentic_search.wire.base import WireModel
+from agentic_search.wire.query import Filter
+from agentic_search.wire.results import Provenance, SourceError
 
 #: Default evidence snippet length in characters (``ExecutorCaps.snippet_chars``).
 SNIPPET_CHARS = 1200
@@ -230,7 +230,7 @@ class RetrievalReport(WireModel):
     trimmed: list[str] | None = Field(
         default=None,
         description="what was cut to keep a state under Step Functions' 256 KB "
-        "(agentic_search.state.budget); absent when nothing was",
+        "(agentic_search.wire.budget); absent when nothing was",
     )
 
 

@@ -7,10 +7,10 @@ from typing import Any
 
 from pydantic import Field
 
-from agentic_search.state.base import WireModel, wire_keys
-from agentic_search.state.evidence import EvidencePack
-from agentic_search.state.query import IntentState, QueryPlan
-from agentic_search.state.results import QueryExecutorOutput
+from agentic_search.wire.base import WireModel, wire_keys
+from agentic_search.wire.evidence import EvidencePack
+from agentic_search.wire.query import IntentState, QueryPlan
+from agentic_search.wire.results import QueryExecutorOutput
 
 
 class ComparedRecord(WireModel):

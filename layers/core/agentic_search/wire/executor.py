@@ -13,8 +13,8 @@ from typing import Annotated, Literal
 from pydantic import ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-from agentic_search.state.base import WireModel
-from agentic_search.state.evidence import (
+from agentic_search.wire.base import WireModel
+from agentic_search.wire.evidence import (
     Bridge,
     Coverage,
     CoverageTarget,
@@ -23,9 +23,9 @@ from agentic_search.state.evidence import (
     RetrievalReport,
     RoundReport,
 )
-from agentic_search.state.query import IntentState, QueryPlan
-from agentic_search.state.records import VIA_KEY, ScoredRecord
-from agentic_search.state.results import Fused, SourceError
+from agentic_search.wire.query import IntentState, QueryPlan
+from agentic_search.wire.records import VIA_KEY, ScoredRecord
+from agentic_search.wire.results import Fused, SourceError
 
 
 @dataclass(frozen=True, slots=True)
