@@ -27,8 +27,8 @@ from pathlib import Path
 import numpy as np
 
 from agentic_search.config import Settings
-from agentic_search.domain.chunking import doc_ranking
-from agentic_search.domain.fusion import fuse
+from agentic_search.logic.chunking import doc_ranking
+from agentic_search.logic.fusion import fuse
 from agentic_search.service import SearchService
 from agentic_search.wire import RankedList
 from agentic_search_cli import evaluation as ev

@@ -36,11 +36,11 @@ import numpy as np
 from tune_fusion import collect  # same folder: the lists the one-round plan fuses
 
 from agentic_search.config import Settings
-from agentic_search.domain.bm25 import DEFAULT_B, DEFAULT_K1
-from agentic_search.domain.chunking import chunk_records, doc_ranking
-from agentic_search.domain.fusion import fuse
-from agentic_search.domain.rocchio import rocchio_vector
-from agentic_search.domain.text import default_analyzer, keyword_text
+from agentic_search.logic.bm25 import DEFAULT_B, DEFAULT_K1
+from agentic_search.logic.chunking import chunk_records, doc_ranking
+from agentic_search.logic.fusion import fuse
+from agentic_search.logic.rocchio import rocchio_vector
+from agentic_search.logic.text import default_analyzer, keyword_text
 from agentic_search.service import SearchService
 from agentic_search.wire import RankedList
 from agentic_search_cli import evaluation as ev

@@ -21,7 +21,7 @@ import math
 from pathlib import Path
 
 from agentic_search.config import Settings
-from agentic_search.domain.schema import EmbedderCalibration
+from agentic_search.logic.schema import EmbedderCalibration
 from agentic_search.pipeline.catalog import extract_by_rules
 from agentic_search.service import SearchService
 

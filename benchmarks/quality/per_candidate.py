@@ -6,7 +6,7 @@ Usage: python benchmarks/quality/per_candidate.py [--split tuning] [--embedder m
 
 Runs every query of the split once with abstention off (a ``QualitySpec()`` that supports
 every candidate), keeps each candidate's own evidence (cosine to the query, an asked
-vocabulary value, every query word, named), then replays :mod:`agentic_search.domain.quality`
+vocabulary value, every query word, named), then replays :mod:`agentic_search.logic.quality`
 over a grid of ``candidate_relevance`` x ``candidate_floor`` and prints, per pair, the
 answerable queries left empty, the unanswerable ones padded and nDCG@10 of what is returned
 (pytrec_eval). The pair chosen never ranks below the baseline: among the pairs whose nDCG@10 is
@@ -33,8 +33,8 @@ from pathlib import Path
 import pytrec_eval
 
 from agentic_search.config import Settings
-from agentic_search.domain.quality import CandidateEvidence, answer_quality, clearing
-from agentic_search.domain.schema import QualitySpec
+from agentic_search.logic.quality import CandidateEvidence, answer_quality, clearing
+from agentic_search.logic.schema import QualitySpec
 from agentic_search.service import SearchService
 
 QUERIES = Path(__file__).resolve().parents[1] / "tools_queries"

@@ -32,7 +32,7 @@ from agentic_search.adapters.edge.sparse import EdgeSparseKeywordIndex
 from agentic_search.adapters.qdrant.local import LocalQdrantStore
 from agentic_search.adapters.qdrant.sparse import QdrantSparseKeywordIndex
 from agentic_search.config import Settings
-from agentic_search.domain.schema import load_schema
+from agentic_search.logic.schema import load_schema
 from agentic_search.service import SearchService
 from agentic_search.wire import SPARSE_VECTOR, PointWrite
 from agentic_search.wiring import build_embedder

@@ -48,7 +48,7 @@ K1, B = 1.2, 0.75
 
 def schema():
     """The synthetic domain."""
-    from agentic_search.domain.schema import load_schema
+    from agentic_search.logic.schema import load_schema
 
     return load_schema(HERE / "synthetic.yaml")
 
@@ -108,7 +108,7 @@ class Corpus:
 
 
 def bm25_weights(terms: np.ndarray, avgdl: float):
-    """The document-side sparse vector (``agentic_search.domain.bm25.document_vector``'s
+    """The document-side sparse vector (``agentic_search.logic.bm25.document_vector``'s
     formula on term ids instead of analysed text)."""
     from agentic_search.wire import SparseVector
 

@@ -194,7 +194,7 @@ def run(args: argparse.Namespace) -> int:
 def _serving(domain: str) -> Any:
     """The running ``serve`` that holds ``domain``'s index (a bundled domain), or None."""
     from agentic_search.config import Settings
-    from agentic_search.domain.schema import available_domains
+    from agentic_search.logic.schema import available_domains
     from agentic_search_cli.serve_link import running_server
 
     return running_server(Settings()) if domain in available_domains() else None

@@ -78,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
     problem = query_problem(query)  # the API's validation: length bounds, characters
     if problem:
         usage_error(problem)
-    from agentic_search.domain.availability import unanswered, unavailable_message
+    from agentic_search.logic.availability import unanswered, unavailable_message
 
     service = open_service(args.domain, settings_for(args))
     try:

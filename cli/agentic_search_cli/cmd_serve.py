@@ -66,7 +66,7 @@ def add_parser(sub: Any) -> None:
 
 def domain_states(rt: Any) -> list[tuple[str, str]]:
     """Each bundled domain's index health (what ``GET /health?deep=true`` reports)."""
-    from agentic_search.domain.schema import available_domains
+    from agentic_search.logic.schema import available_domains
     from agentic_search.sync.audit import domain_health
 
     return [(d, domain_health(rt.components(d))) for d in available_domains()]

@@ -61,7 +61,7 @@ class ServeWriter:
 
     def handle(self, route: str, body: dict[str, Any], emit: Emit) -> None:
         """Apply the write of ``route`` described by ``body``, streaming through ``emit``."""
-        from agentic_search.domain.schema import available_domains
+        from agentic_search.logic.schema import available_domains
         from agentic_search.ports import EmbedderError, KeywordIndexError, VectorStoreError
         from agentic_search.sync.mirror import PruneRefused
 

@@ -107,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
     ``serve`` holds the index, the changes are handed to it (:mod:`~agentic_search_cli.
     serve_link`)."""
     from agentic_search.config import Settings
-    from agentic_search.domain.schema import available_domains
+    from agentic_search.logic.schema import available_domains
     from agentic_search_cli import serve_link
 
     if args.batch_size < 1:

@@ -13,8 +13,8 @@ from qdrant_client import QdrantClient
 from agentic_search.adapters.qdrant.sparse import QdrantSparseKeywordIndex
 from agentic_search.adapters.qdrant.store import QdrantStore
 from agentic_search.config import Settings
-from agentic_search.domain.bm25 import term_index
-from agentic_search.domain.text import keyword_text
+from agentic_search.logic.bm25 import term_index
+from agentic_search.logic.text import keyword_text
 from agentic_search.service import SearchService
 
 

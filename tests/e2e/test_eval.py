@@ -16,7 +16,7 @@ import pytest
 from support.datasets import DOCS, QUERIES, make_dataset
 
 from agentic_search.config import Settings
-from agentic_search.domain.fusion import rrf
+from agentic_search.logic.fusion import rrf
 from agentic_search.pipeline.evidence import count_tokens
 from agentic_search.service import SearchService
 from agentic_search.wire import RankedList

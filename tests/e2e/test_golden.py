@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from agentic_search.domain.filters import matches
-from agentic_search.domain.schema import DomainSchema
+from agentic_search.logic.filters import matches
+from agentic_search.logic.schema import DomainSchema
 from agentic_search.service import SearchService
 from agentic_search.wire import SearchResponse
 

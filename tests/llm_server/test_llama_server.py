@@ -26,7 +26,7 @@ import pytest
 from agentic_search.adapters.llm_planner import LLMIntentPlanner
 from agentic_search.adapters.openai_chat import OpenAIChatClient
 from agentic_search.config import Settings
-from agentic_search.domain.plan_rules import validate_plan
+from agentic_search.logic.plan_rules import validate_plan
 from agentic_search.pipeline.catalog import catalog_lookup
 from agentic_search.pipeline.extract_intent import extract_intent
 from agentic_search.pipeline.plan_query import plan_query

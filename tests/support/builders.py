@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from agentic_search.domain.text import default_analyzer
+from agentic_search.logic.text import default_analyzer
 from agentic_search.wire import (
     Evidence,
     ExecutorCaps,

@@ -4,7 +4,7 @@ strings and booleans keep their form."""
 
 from __future__ import annotations
 
-from agentic_search.domain.schema import load_schema
+from agentic_search.logic.schema import load_schema
 from agentic_search.pipeline.hydrate import matched_values
 from agentic_search.wire import Filter, IntentState, value_text
 

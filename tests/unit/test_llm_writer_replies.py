@@ -22,9 +22,9 @@ from support.builders import intent_for, plan_with
 from agentic_search.adapters.llm_writer import LLMHyde, LLMRoundWriter
 from agentic_search.components import Components
 from agentic_search.config import Settings
-from agentic_search.domain.executor.rounds import executor_gate, prepare_round_queries
-from agentic_search.domain.llm_budget import LLMFallback
-from agentic_search.domain.llm_prompts import (
+from agentic_search.logic.executor.rounds import executor_gate, prepare_round_queries
+from agentic_search.logic.llm_budget import LLMFallback
+from agentic_search.logic.llm_prompts import (
     MAX_TEXT,
     MAX_WRITTEN_QUERIES,
     HydeOutput,
@@ -201,7 +201,7 @@ def test_a_failed_round_writer_is_the_rounds_error_not_the_searchs(tools_schema)
 
 
 def test_written_queries_are_never_asked_twice(tools_schema) -> None:
-    from agentic_search.domain.llm_answers import written_queries
+    from agentic_search.logic.llm_answers import written_queries
 
     q = "transcribe meetings offline"
     got = written_queries(

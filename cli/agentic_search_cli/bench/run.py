@@ -83,7 +83,7 @@ def run_bench(
     ``dataset_engine`` (domain ``documents``) is required when ``config.dataset`` is set: its
     collection is synced to the corpus (:func:`evaluation.ensure_corpus`) and searched.
     """
-    from agentic_search.domain.schema import load_schema
+    from agentic_search.logic.schema import load_schema
     from agentic_search.service import SearchService
 
     root = Path.cwd() if root is None else root

@@ -33,16 +33,16 @@ import numpy as np
 from agentic_search.adapters.e5_embedder import E5Embedder
 from agentic_search.adapters.embedders import LocalMiniLMEmbedder
 from agentic_search.adapters.onnx_embedder import OnnxMiniLMEmbedder
-from agentic_search.domain.chunking import chunk_records
-from agentic_search.domain.text import aspect_text
-from agentic_search.domain.tokens import token_counter
+from agentic_search.logic.chunking import chunk_records
+from agentic_search.logic.text import aspect_text
+from agentic_search.logic.tokens import token_counter
 from agentic_search.ports import Embedder
 from agentic_search.sync.ingest import DEFAULT_BATCH
 from agentic_search_cli.bench.config import DEFAULT_RAW_MAX_TEXTS, Tracker, _no_track
 from agentic_search_cli.bench.memory import RssWatch, _cpu_s, ru_maxrss_bytes
 
 if TYPE_CHECKING:
-    from agentic_search.domain.schema import DomainSchema
+    from agentic_search.logic.schema import DomainSchema
     from agentic_search.service import SearchService
 
 

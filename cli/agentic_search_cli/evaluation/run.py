@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from agentic_search.domain.chunking import doc_ranking
+from agentic_search.logic.chunking import doc_ranking
 from agentic_search.process_tuning import freeze_long_lived
 from agentic_search_cli.evaluation.corpus import CorpusSync
 from agentic_search_cli.evaluation.datasets import BeirDataset

@@ -8,7 +8,7 @@ Systems (all over the same collection, each asked for its top ``TOP_K`` = 100):
   schema without a ``content`` aspect: its first aspect, the tools schema's ``identity``:
   name, vendor, category, description);
 * ``hybrid-rrf``: the two lists above fused in one step by plain RRF, k = 60
-  (:func:`agentic_search.domain.fusion.rrf`; Cormack, Clarke, Buettcher, SIGIR 2009);
+  (:func:`agentic_search.logic.fusion.rrf`; Cormack, Clarke, Buettcher, SIGIR 2009);
 * ``executor-1round``: the engine's own pipeline, ``engine.search(query, limit=100)``
   (rule-based intent, plan, executor with one round, fusion, hydration);
 * ``executor``: the multi-round executor (``engine.search(query, limit=100)`` with
@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
-from agentic_search.domain.fusion import DEFAULT_RRF_K, rrf
+from agentic_search.logic.fusion import DEFAULT_RRF_K, rrf
 from agentic_search.wire import RankedList
 
 if TYPE_CHECKING:

@@ -21,16 +21,16 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from agentic_search.domain.text import Analyzer, default_analyzer
+from agentic_search.logic.text import Analyzer, default_analyzer
 
 if TYPE_CHECKING:  # the helpers' modules load on first use (a light Lambda never needs them)
     from agentic_search.config import Settings
-    from agentic_search.domain.coverage import DeterministicGrader, EvidenceMatcher
-    from agentic_search.domain.entities import EntityIndex
-    from agentic_search.domain.intent import CatalogLookup
-    from agentic_search.domain.intent_rules import RuleBasedIntentExtractor
-    from agentic_search.domain.planner import RuleBasedPlanner
-    from agentic_search.domain.schema import DomainSchema
+    from agentic_search.logic.coverage import DeterministicGrader, EvidenceMatcher
+    from agentic_search.logic.entities import EntityIndex
+    from agentic_search.logic.intent import CatalogLookup
+    from agentic_search.logic.intent_rules import RuleBasedIntentExtractor
+    from agentic_search.logic.planner import RuleBasedPlanner
+    from agentic_search.logic.schema import DomainSchema
     from agentic_search.ports import (
         Embedder,
         HydeGenerator,
@@ -169,21 +169,21 @@ class Components:
     @cached_property
     def planner(self) -> RuleBasedPlanner:
         """The domain's rule-based planner (built on first use)."""
-        from agentic_search.domain.planner import RuleBasedPlanner
+        from agentic_search.logic.planner import RuleBasedPlanner
 
         return RuleBasedPlanner(self.schema, rrf_k=self.settings.rrf_k)
 
     @cached_property
     def matcher(self) -> EvidenceMatcher:
         """What decides whether evidence supports a coverage target (built on first use)."""
-        from agentic_search.domain.coverage import EvidenceMatcher
+        from agentic_search.logic.coverage import EvidenceMatcher
 
         return EvidenceMatcher(self.schema, self.analyzer)
 
     @cached_property
     def grader(self) -> DeterministicGrader:
         """The coverage grader over :attr:`matcher` (built on first use)."""
-        from agentic_search.domain.coverage import DeterministicGrader
+        from agentic_search.logic.coverage import DeterministicGrader
 
         return DeterministicGrader(self.schema, self.matcher)
 
@@ -209,7 +209,7 @@ class Components:
         (:attr:`~agentic_search.config.Settings.embedder_model`), so a step that embeds
         nothing (Finalize) does not build one to learn which thresholds apply."""
         if self.built("embedder"):
-            from agentic_search.domain.embedder_identity import identity_of
+            from agentic_search.logic.embedder_identity import identity_of
 
             return identity_of(self.embedder).model
         return self.settings.embedder_model

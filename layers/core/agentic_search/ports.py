@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 if TYPE_CHECKING:  # numpy and the schema only for annotations: no import cost here
     import numpy as np
 
-    from agentic_search.domain.llm_budget import Budget
-    from agentic_search.domain.schema import DomainSchema
+    from agentic_search.logic.llm_budget import Budget
+    from agentic_search.logic.schema import DomainSchema
     from agentic_search.wire import (
         EmbedderIdentity,
         Filter,
@@ -304,7 +304,7 @@ class VectorStore(Protocol):
 
 
 class KeywordIndex(Protocol):
-    """BM25 keyword retrieval with the shared analyzer (:mod:`agentic_search.domain.text`)."""
+    """BM25 keyword retrieval with the shared analyzer (:mod:`agentic_search.logic.text`)."""
 
     name: str
 
@@ -367,7 +367,7 @@ class Embedder(Protocol):
     """Turns texts into dense vectors (float32, shape ``(n, dim)``, L2-normalized).
 
     Optional: ``embed_queries(texts)`` (a query-side session), ``count_tokens(texts)`` (the
-    model's own tokenizer; :mod:`agentic_search.domain.tokens` falls back when absent) and
+    model's own tokenizer; :mod:`agentic_search.logic.tokens` falls back when absent) and
     ``warm_up()`` (load a local model's query session: start-up work, counted outside round
     budgets and source deadlines; a remote embedder has none, its calls stay bounded) and
     ``identity`` (an :class:`~agentic_search.wire.EmbedderIdentity`, known without I/O; its
@@ -455,7 +455,7 @@ class ChatJSONClient(Protocol):
         """The assistant's message text.
 
         Raises:
-            LLMFallback: (:mod:`agentic_search.domain.llm_budget`) on a timeout, a
+            LLMFallback: (:mod:`agentic_search.logic.llm_budget`) on a timeout, a
                 connection or server error, or an empty answer.
         """
         ...

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from agentic_search.components import Components
 from agentic_search.config import Settings
-from agentic_search.domain.embedder_identity import check_identity
-from agentic_search.domain.schema import DomainSchema
+from agentic_search.logic.embedder_identity import check_identity
+from agentic_search.logic.schema import DomainSchema
 from agentic_search.pipeline.cache import cache_lookup
 from agentic_search.wire import SearchRequest, SearchResponse
 from agentic_search.wiring import build_components, collection_info, identity_embedder

@@ -31,7 +31,7 @@ from typing import Any
 
 from agentic_search.components import Components, Factory
 from agentic_search.config import Settings
-from agentic_search.domain.schema import DomainSchema, available_domains, load_schema
+from agentic_search.logic.schema import DomainSchema, available_domains, load_schema
 from agentic_search.ports import (
     ChatJSONClient,
     CollectionInfo,
@@ -232,7 +232,7 @@ def collection_info(c: Components) -> CollectionInfo:
 
 def identity_embedder(c: Components) -> Embedder | None:
     """An embedder that tells the identity of the domain's embedder
-    (:func:`~agentic_search.domain.embedder_identity.identity_of`) without loading a model:
+    (:func:`~agentic_search.logic.embedder_identity.identity_of`) without loading a model:
     the domain's own when built or given, else one made as :func:`build_embedder` makes it,
     without its side effects (no BLAS cap, no session, no client); None when that would load
     the model (``LOCAL_EMBEDDER=fastembed``).
@@ -292,7 +292,7 @@ def _chat(c: Components) -> tuple[Settings, ChatJSONClient]:
     settings = c.settings
     if settings.llm_provider == "local":
         from agentic_search.adapters.local_llm import local_server
-        from agentic_search.domain.llm_budget import LLMFallback
+        from agentic_search.logic.llm_budget import LLMFallback
 
         try:
             server = local_server(settings.resolved_gguf_path, settings.llm_load_timeout_s)
@@ -424,7 +424,7 @@ def _llm(c: Components) -> IntentPlanner | None:
     if settings.llm_provider == "local":
         # One llama.cpp server child on loopback; the same OpenAI-compatible client talks to it.
         from agentic_search.adapters.local_llm import local_server
-        from agentic_search.domain.llm_budget import LLMFallback
+        from agentic_search.logic.llm_budget import LLMFallback
 
         try:
             server = local_server(settings.resolved_gguf_path, settings.llm_load_timeout_s)

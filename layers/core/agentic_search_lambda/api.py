@@ -29,8 +29,8 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from agentic_search.domain.availability import unanswered, unavailable_message
-from agentic_search.domain.schema import available_domains
+from agentic_search.logic.availability import unanswered, unavailable_message
+from agentic_search.logic.schema import available_domains
 from agentic_search.sync.audit import domain_health
 from agentic_search.wire import QUERY_MAX_CHARS, SearchRequest
 from agentic_search.wire.errors import SearchError, SourcesUnavailable

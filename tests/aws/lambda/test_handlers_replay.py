@@ -25,8 +25,8 @@ from support.lambdas import FUNCTION_IDS, load_event, runtime_over, use_runtime
 from support.paths import EVENTS, REPO
 
 from agentic_search.adapters.caches import SqliteCache
-from agentic_search.domain.executor.subqueries import split_plan
-from agentic_search.domain.fusion import rrf
+from agentic_search.logic.executor.subqueries import split_plan
+from agentic_search.logic.fusion import rrf
 from agentic_search.pipeline.catalog import extract_by_rules
 from agentic_search.pipeline.retrieve import retrieve_sub_query
 from agentic_search.wire import RankedList, SubQuery

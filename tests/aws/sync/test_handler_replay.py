@@ -16,7 +16,7 @@ from support import lambdas
 from support.aws import REGION, FakeContext
 from support.lambdas import load_function
 
-from agentic_search.domain.text import aspect_text
+from agentic_search.logic.text import aspect_text
 from agentic_search.sync.indexer import content_hashes
 from agentic_search.sync.redrive import redrive_due
 from agentic_search.wire import INTERNAL_KEYS

@@ -20,8 +20,8 @@ from botocore.stub import Stubber
 from agentic_search.adapters.bedrock_chat import BedrockChatClient
 from agentic_search.adapters.llm_planner import LLMIntentPlanner
 from agentic_search.config import DEFAULT_BEDROCK_CHAT_MODEL, Settings
-from agentic_search.domain.llm_budget import Budget, LLMFallback
-from agentic_search.domain.llm_prompts import (
+from agentic_search.logic.llm_budget import Budget, LLMFallback
+from agentic_search.logic.llm_prompts import (
     intent_output_model,
     intent_prompt,
     plan_output_model,

@@ -21,7 +21,7 @@ from support.paths import REPO
 
 from agentic_search.adapters.caches import DynamoDBCache, NullCache, SqliteCache
 from agentic_search.config import Settings
-from agentic_search.domain.cache_keys import cache_key, normalize_query
+from agentic_search.logic.cache_keys import cache_key, normalize_query
 from agentic_search.pipeline.cache import cache_check, cache_store
 from agentic_search.pipeline.runner import LocalRunner
 from agentic_search.ports import CacheError

@@ -14,7 +14,7 @@ import pytest
 from qdrant_client import models
 from qdrant_client.hybrid.fusion import distribution_based_score_fusion
 
-from agentic_search.domain.fusion import dbsf
+from agentic_search.logic.fusion import dbsf
 from agentic_search.wire import RankedList
 
 

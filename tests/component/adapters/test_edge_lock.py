@@ -14,7 +14,7 @@ import pytest
 
 from agentic_search.adapters.edge.store import EdgeStore
 from agentic_search.config import Settings
-from agentic_search.domain.schema import load_schema
+from agentic_search.logic.schema import load_schema
 from agentic_search.ports import VectorStoreError
 from agentic_search.wire import PointWrite
 
@@ -28,7 +28,7 @@ WRITER = textwrap.dedent(
     from pathlib import Path
     from agentic_search.adapters.edge.store import EdgeStore
     from agentic_search.config import Settings
-    from agentic_search.domain.schema import load_schema
+    from agentic_search.logic.schema import load_schema
     from agentic_search.wire import PointWrite
 
     schema = load_schema("documents")

@@ -26,12 +26,12 @@ from agentic_search.adapters.edge.sparse import EdgeSparseKeywordIndex
 from agentic_search.adapters.edge.store import READ_WITHOUT, EdgeStore
 from agentic_search.adapters.edge.structured import EdgeStructuredStore
 from agentic_search.config import Settings
-from agentic_search.domain.bm25 import terms_vector
-from agentic_search.domain.filters import FilterError, matches
-from agentic_search.domain.fusion import rrf
-from agentic_search.domain.schema import DomainSchema, load_schema
-from agentic_search.domain.structured import rank_structured
-from agentic_search.domain.text import keyword_text
+from agentic_search.logic.bm25 import terms_vector
+from agentic_search.logic.filters import FilterError, matches
+from agentic_search.logic.fusion import rrf
+from agentic_search.logic.schema import DomainSchema, load_schema
+from agentic_search.logic.structured import rank_structured
+from agentic_search.logic.text import keyword_text
 from agentic_search.ports import VectorStoreError
 from agentic_search.wire import (
     HASHES_KEY,

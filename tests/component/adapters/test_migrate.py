@@ -20,8 +20,8 @@ from agentic_search.adapters.edge.sparse import EdgeSparseKeywordIndex
 from agentic_search.adapters.edge.store import EdgeStore
 from agentic_search.adapters.qdrant.ids import point_id
 from agentic_search.config import Settings
-from agentic_search.domain.schema import load_schema
-from agentic_search.domain.text import keyword_text
+from agentic_search.logic.schema import load_schema
+from agentic_search.logic.text import keyword_text
 from agentic_search.ports import VectorStoreError
 from agentic_search.wire import HASHES_KEY, PointWrite
 from agentic_search.wiring import build_components, local_store_pending, migrate_local_store

@@ -14,8 +14,8 @@ from agentic_search.adapters.qdrant.local import LocalQdrantStore
 from agentic_search.adapters.qdrant.sparse import QdrantSparseKeywordIndex
 from agentic_search.components import Components
 from agentic_search.config import Settings
-from agentic_search.domain.fusion import rrf
-from agentic_search.domain.schema import load_schema
+from agentic_search.logic.fusion import rrf
+from agentic_search.logic.schema import load_schema
 from agentic_search.wire import SPARSE_VECTOR, PointWrite, RankedList
 from agentic_search_cli import evaluation as ev
 

@@ -12,7 +12,7 @@ from qdrant_client import models as qm
 from agentic_search.adapters.qdrant.local import LocalQdrantStore
 from agentic_search.components import Components
 from agentic_search.config import Settings
-from agentic_search.domain.schema import load_schema
+from agentic_search.logic.schema import load_schema
 from agentic_search.pipeline import evidence
 from agentic_search.pipeline.evidence import count_tokens
 from agentic_search.wire import PointWrite, VectorUpdate

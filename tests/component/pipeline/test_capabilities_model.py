@@ -9,10 +9,10 @@ from pathlib import Path
 from support.fakes import CountingEmbedder
 
 from agentic_search.components import Memo
-from agentic_search.domain.capabilities import CapabilityMatcher
-from agentic_search.domain.intent import CatalogLookup
-from agentic_search.domain.intent_rules import RuleBasedIntentExtractor
-from agentic_search.domain.schema import DomainSchema
+from agentic_search.logic.capabilities import CapabilityMatcher
+from agentic_search.logic.intent import CatalogLookup
+from agentic_search.logic.intent_rules import RuleBasedIntentExtractor
+from agentic_search.logic.schema import DomainSchema
 
 
 def test_job_phrased_need_reaches_its_capability(

@@ -28,16 +28,16 @@ from agentic_search.adapters.llm_planner import LLMIntentPlanner
 from agentic_search.adapters.openai_chat import OpenAIChatClient
 from agentic_search.components import Components
 from agentic_search.config import Settings
-from agentic_search.domain.cache_keys import normalize_query, plan_cache_key
-from agentic_search.domain.llm_budget import Budget, LLMFallback
-from agentic_search.domain.llm_prompts import (
+from agentic_search.logic.cache_keys import normalize_query, plan_cache_key
+from agentic_search.logic.llm_budget import Budget, LLMFallback
+from agentic_search.logic.llm_prompts import (
     intent_output_model,
     intent_prompt,
     plan_prompt,
     quote_query,
     strict_json_schema,
 )
-from agentic_search.domain.schema import DomainSchema, load_schema
+from agentic_search.logic.schema import DomainSchema, load_schema
 from agentic_search.pipeline.catalog import catalog_lookup
 from agentic_search.pipeline.extract_intent import extract_intent
 from agentic_search.pipeline.plan_query import plan_query

@@ -18,7 +18,7 @@ from agentic_search.adapters.hyde import OpenAIHyde
 from agentic_search.adapters.rerank import ApiReranker
 from agentic_search.components import Components
 from agentic_search.config import Settings
-from agentic_search.domain.filters import matches
+from agentic_search.logic.filters import matches
 from agentic_search.pipeline.catalog import extract_by_rules
 from agentic_search.pipeline.runner import LocalRunner, RunOptions, from_plan
 from agentic_search.pipeline.sources import merge, run_sources

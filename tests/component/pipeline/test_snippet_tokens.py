@@ -7,12 +7,12 @@ tokenizing during the search) and those counts equal the tokenizer's count of th
 
 from __future__ import annotations
 
-from agentic_search.domain.snippets import (
+from agentic_search.logic.snippets import (
     evidence_text,
     snippet_token_entries,
     stored_snippet_tokens,
 )
-from agentic_search.domain.tokens import token_counter_name
+from agentic_search.logic.tokens import token_counter_name
 from agentic_search.wire import SNIPPET_CHARS, TOKENS_KEY
 
 

@@ -28,12 +28,12 @@ from agentic_search.adapters.caches import NullCache
 from agentic_search.adapters.qdrant.local import LocalQdrantStore
 from agentic_search.adapters.sync_status import SqliteSyncStatus
 from agentic_search.config import Settings
-from agentic_search.domain.entities import record_names
-from agentic_search.domain.graph_edges import invert
-from agentic_search.domain.schema import load_schema
-from agentic_search.domain.snippets import snippet_token_entries
-from agentic_search.domain.text import aspect_text
-from agentic_search.domain.tokens import token_counter, token_counter_name
+from agentic_search.logic.entities import record_names
+from agentic_search.logic.graph_edges import invert
+from agentic_search.logic.schema import load_schema
+from agentic_search.logic.snippets import snippet_token_entries
+from agentic_search.logic.text import aspect_text
+from agentic_search.logic.tokens import token_counter, token_counter_name
 from agentic_search.service import SearchService
 from agentic_search.sync.apply import apply_changes
 from agentic_search.sync.changes import CatalogChange, ChangeOp

@@ -19,7 +19,7 @@ from rich.console import Console
 
 from agentic_search.adapters.edge.store import EdgeStore
 from agentic_search.config import Settings
-from agentic_search.domain.schema import load_schema
+from agentic_search.logic.schema import load_schema
 from agentic_search.ports import VectorStoreError
 from agentic_search.service import SearchService
 from agentic_search.sync.apply import apply_changes

@@ -1,7 +1,7 @@
 """CacheCheck and CacheStore: the exact-match result cache around a search.
 
 The key covers the normalized query, limit, rounds, domain, schema version, catalog version and
-the process's answer-shaping settings (:mod:`agentic_search.domain.cache_keys`); a failing
+the process's answer-shaping settings (:mod:`agentic_search.logic.cache_keys`); a failing
 cache is a miss, never a failed search.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from agentic_search.components import Components
-from agentic_search.domain.cache_keys import cache_key
+from agentic_search.logic.cache_keys import cache_key
 from agentic_search.ports import CacheError
 from agentic_search.wire import BUDGET_STOP, CacheInfo, SearchRequest, SearchState
 

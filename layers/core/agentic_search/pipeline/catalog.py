@@ -7,9 +7,9 @@ import threading
 from typing import Any
 
 from agentic_search.components import Components
-from agentic_search.domain.capabilities import CapabilityMatcher
-from agentic_search.domain.intent import CatalogLookup
-from agentic_search.domain.intent_rules import RuleBasedIntentExtractor
+from agentic_search.logic.capabilities import CapabilityMatcher
+from agentic_search.logic.intent import CatalogLookup
+from agentic_search.logic.intent_rules import RuleBasedIntentExtractor
 from agentic_search.wire import ENTITY_KEY, IntentState
 
 

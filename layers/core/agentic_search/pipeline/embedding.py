@@ -4,7 +4,7 @@ Vectors are kept in the memo (LRU of :data:`QUERY_VECTOR_CACHE` texts per embedd
 another thread is embedding right now is waited for, not embedded twice (the Map's sub-queries
 of one round share one embedding). A hanging embedding API is given up at the deadline and
 fails only the dense sources that need its vectors. A collection built by another embedder
-(:mod:`agentic_search.domain.embedder_identity`) fails them too, with one message naming both.
+(:mod:`agentic_search.logic.embedder_identity`) fails them too, with one message naming both.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from agentic_search.components import Components
-from agentic_search.domain.embedder_identity import check_identity
+from agentic_search.logic.embedder_identity import check_identity
 from agentic_search.ports import Embedder, EmbedderError
 from agentic_search.wire import QueryPlan
 

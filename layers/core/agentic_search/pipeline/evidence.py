@@ -9,11 +9,11 @@ from typing import Any
 import numpy as np
 
 from agentic_search.components import Components
-from agentic_search.domain.executor import dense_aspect
-from agentic_search.domain.fusion import minmax
-from agentic_search.domain.snippets import evidence_text, stored_snippet_tokens
-from agentic_search.domain.text import field_text
-from agentic_search.domain.tokens import token_counter, token_counter_name
+from agentic_search.logic.executor import dense_aspect
+from agentic_search.logic.fusion import minmax
+from agentic_search.logic.snippets import evidence_text, stored_snippet_tokens
+from agentic_search.logic.text import field_text
+from agentic_search.logic.tokens import token_counter, token_counter_name
 from agentic_search.pipeline.hydrate import hydrate
 from agentic_search.wire import (
     INTERNAL_KEYS,
@@ -77,7 +77,7 @@ def build_evidence(
 ) -> tuple[list[Evidence], dict[str, np.ndarray]]:
     """Evidence for the round's top fused candidates (in fused order) and the unit vectors of
     the main aspect by id. ``tokens`` is the snippet's count stored at ingest
-    (:mod:`agentic_search.domain.snippets`), or 0 when there is none: selection then counts
+    (:mod:`agentic_search.logic.snippets`), or 0 when there is none: selection then counts
     the candidates it needs (``select_evidence(count_tokens=...)``)."""
     if not fused:
         return [], {}

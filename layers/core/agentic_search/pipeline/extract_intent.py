@@ -9,12 +9,12 @@ from collections.abc import Callable
 from typing import Any
 
 from agentic_search.components import Components
-from agentic_search.domain.cache_keys import plan_cache_key
-from agentic_search.domain.complexity import with_complexity
-from agentic_search.domain.intent_merge import merge_intents
-from agentic_search.domain.intent_overrides import without
-from agentic_search.domain.llm_budget import Budget, LLMFallback
-from agentic_search.domain.plan_rules import validate_plan
+from agentic_search.logic.cache_keys import plan_cache_key
+from agentic_search.logic.complexity import with_complexity
+from agentic_search.logic.intent_merge import merge_intents
+from agentic_search.logic.intent_overrides import without
+from agentic_search.logic.llm_budget import Budget, LLMFallback
+from agentic_search.logic.plan_rules import validate_plan
 from agentic_search.pipeline.catalog import extract_by_rules
 from agentic_search.ports import CacheError, IntentPlanner
 from agentic_search.wire import (
@@ -32,11 +32,11 @@ def extract_intent(state: SearchState, c: Components) -> SearchState:
 
     With an LLM configured, the plan cache is looked up first (a hit brings the intent and
     the plan, and no LLM call is made), then the LLM extractor runs; any
-    :class:`~agentic_search.domain.llm_budget.LLMFallback` runs the rule-based extractor
+    :class:`~agentic_search.logic.llm_budget.LLMFallback` runs the rule-based extractor
     instead, with the
     reason recorded in ``state.extractor``. Without an LLM, or after a Catch
     (``intentError``), the rules run. The parts of the intent named in ``request.drop`` are
-    then left out (:func:`~agentic_search.domain.intent_overrides.without`).
+    then left out (:func:`~agentic_search.logic.intent_overrides.without`).
 
     Raises:
         ValueError: for an empty or over-long query.

@@ -7,16 +7,16 @@ import time
 from collections.abc import Sequence
 
 from agentic_search.components import Components
-from agentic_search.domain.chunking import best_chunks, doc_id_of
-from agentic_search.domain.comparison import compare
-from agentic_search.domain.executor import (
+from agentic_search.logic.chunking import best_chunks, doc_id_of
+from agentic_search.logic.comparison import compare
+from agentic_search.logic.executor import (
     final_ranking,
     finalize_evidence_pack,
     place,
     ranked_rounds,
     rerank_order,
 )
-from agentic_search.domain.quality import CandidateEvidence, answer_quality, clearing
+from agentic_search.logic.quality import CandidateEvidence, answer_quality, clearing
 from agentic_search.pipeline.hydrate import execution_stats, hydrate
 from agentic_search.wire import (
     AnswerQuality,
@@ -158,10 +158,10 @@ def judge(
     c: Components, state: ExecutorState, candidates: list[Candidate], coverage: float
 ) -> tuple[list[Candidate], AnswerQuality]:
     """The answer quality of ``candidates`` and the candidates that clear it, each judged by
-    its own evidence (see :mod:`agentic_search.domain.quality`); the cosines were measured
+    its own evidence (see :mod:`agentic_search.logic.quality`); the cosines were measured
     by FuseRerank (round 1's head, and what later rounds brought into theirs), so the
     thresholds are those calibrated for the embedder's model
-    (:meth:`~agentic_search.domain.schema.DomainSchema.quality_for`)."""
+    (:meth:`~agentic_search.logic.schema.DomainSchema.quality_for`)."""
     spec = c.schema.quality_for(c.embedder_model())
     found = {cand.id for cand in candidates}
     pins = {rid for rid in state.pins if rid in found}

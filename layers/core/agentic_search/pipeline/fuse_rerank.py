@@ -6,9 +6,9 @@ from __future__ import annotations
 import time
 
 from agentic_search.components import Components
-from agentic_search.domain.executor import bridges_from, place, relax_step
-from agentic_search.domain.fusion import rrf
-from agentic_search.domain.selection import select_evidence
+from agentic_search.logic.executor import bridges_from, place, relax_step
+from agentic_search.logic.fusion import rrf
+from agentic_search.logic.selection import select_evidence
 from agentic_search.pipeline.evidence import build_evidence, count_tokens
 from agentic_search.pipeline.relevance import query_relevance
 from agentic_search.pipeline.rerank import rerank_candidates
@@ -177,7 +177,7 @@ def place_round(
     state: ExecutorState, work: RoundWork, results: list[RetrievedList], fused: list[Fused]
 ) -> list[Fused]:
     """The round's fused list with what its entity fetch pins and its graph walk bridges
-    placed (see :mod:`agentic_search.domain.executor.entity_rounds`); the pins and bridges are kept
+    placed (see :mod:`agentic_search.logic.executor.entity_rounds`); the pins and bridges are kept
     in the state for the final ranking and listed in the round's report."""
     by_name = {r.name: r for r in results if r.error is None}
     if (entity := by_name.get("entity")) is not None and not state.pins:

@@ -1,12 +1,12 @@
 """GradeRound: grade the evidence pool's coverage, decide whether to go on (the stopping rule
-of :func:`agentic_search.domain.executor.rounds.should_continue`) and close the round's report."""
+of :func:`agentic_search.logic.executor.rounds.should_continue`) and close the round's report."""
 
 from __future__ import annotations
 
 import time
 
 from agentic_search.components import Components
-from agentic_search.domain.executor import should_continue
+from agentic_search.logic.executor import should_continue
 from agentic_search.wire import ExecutorState, RoundWork, SearchState, elapsed_ms
 
 

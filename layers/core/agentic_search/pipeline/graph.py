@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agentic_search.components import Components
-from agentic_search.domain.filters import matches
+from agentic_search.logic.filters import matches
 from agentic_search.pipeline.embedding import embed_texts
 from agentic_search.wire import (
     HASHES_KEY,

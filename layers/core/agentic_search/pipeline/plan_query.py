@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 from agentic_search.components import Components
-from agentic_search.domain.executor import executor_gate, hyde_status
+from agentic_search.logic.executor import executor_gate, hyde_status
 from agentic_search.pipeline.extract_intent import ask_llm
 from agentic_search.ports import CacheError
 from agentic_search.wire import (

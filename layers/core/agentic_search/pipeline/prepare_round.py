@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 
 from agentic_search.components import Components
-from agentic_search.domain.executor import (
+from agentic_search.logic.executor import (
     WRITTEN_PREFIX,
     hyde_status,
     prepare_round_queries,
@@ -14,7 +14,7 @@ from agentic_search.domain.executor import (
     with_written_queries,
     writer_inputs,
 )
-from agentic_search.domain.llm_budget import LLMFallback
+from agentic_search.logic.llm_budget import LLMFallback
 from agentic_search.ports import HydeError
 from agentic_search.wire import ExecutorState, RoundReport, RoundWork, SearchState, SourceError
 

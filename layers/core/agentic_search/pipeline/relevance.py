@@ -3,7 +3,7 @@ main aspect to the query's vector (all-MiniLM vectors are unit length, so a dot 
 
 Fusion scores are relative (a list's best hit scores 1 whatever it is); this is the one signal
 that says how well the best candidates match at all, so it is what the answer-quality check
-reads (:mod:`agentic_search.domain.quality`). The main aspect's text-embedded dense source
+reads (:mod:`agentic_search.logic.quality`). The main aspect's text-embedded dense source
 already scored the candidates it found (its raw scores are these cosines); the others are
 computed from their stored vectors.
 """
@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from agentic_search.components import Components
-from agentic_search.domain.executor import dense_aspect, planned_dense_text
+from agentic_search.logic.executor import dense_aspect, planned_dense_text
 from agentic_search.pipeline.embedding import embed_texts
 from agentic_search.wire import QueryPlan, RetrievedList, VectorSource
 

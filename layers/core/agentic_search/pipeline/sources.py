@@ -21,8 +21,8 @@ from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 from agentic_search.components import Components
-from agentic_search.domain.fusion import fuse
-from agentic_search.domain.rocchio import rocchio_vector
+from agentic_search.logic.fusion import fuse
+from agentic_search.logic.rocchio import rocchio_vector
 from agentic_search.pipeline.embedding import embed_texts
 from agentic_search.pipeline.graph import fetch_entities, walk
 from agentic_search.pipeline.source_pool import SOURCES, bounded, runs_in_process

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from agentic_search.components import Components
-from agentic_search.domain.schema import DomainSchema
+from agentic_search.logic.schema import DomainSchema
 from agentic_search.ports import SyncStatusStore
 from agentic_search.sync.after_write import after_write
 from agentic_search.sync.changes import CatalogChange, ChangeOp

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentic_search.components import Components
-from agentic_search.domain.chunking import chunk_records
-from agentic_search.domain.schema import DomainSchema
+from agentic_search.logic.chunking import chunk_records
+from agentic_search.logic.schema import DomainSchema
 from agentic_search.ports import (
     KeywordIndexError,
     SyncStatusError,

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from agentic_search.components import Components
-from agentic_search.domain.chunking import chunk_records, doc_id_of
+from agentic_search.logic.chunking import chunk_records, doc_id_of
 from agentic_search.ports import SyncStatusStore
 from agentic_search.sync.apply import apply_changes
 from agentic_search.sync.changes import insert_changes

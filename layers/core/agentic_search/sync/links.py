@@ -5,7 +5,7 @@ records it reads anyway (embedded and server mode alike: a payload field, no sid
 Payload keys (internal, never shown as record data):
 
 * ``_entity``: ``{"names": [folded names], "common": [its plain-word names that the corpus
-  also uses as ordinary words]}`` (see :mod:`agentic_search.domain.entities`);
+  also uses as ordinary words]}`` (see :mod:`agentic_search.logic.entities`);
 * ``_links``: ``{edge kind: [record ids]}``, the records this one points to;
 * ``_linked_from``: ``{edge kind: [record ids]}``, the records pointing to this one.
 
@@ -29,20 +29,20 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentic_search.components import Components
-from agentic_search.domain.chunking import doc_id_of
-from agentic_search.domain.entities import (
+from agentic_search.logic.chunking import doc_id_of
+from agentic_search.logic.entities import (
     EntityIndex,
     common_words,
     link_text,
     lowercase_names,
     record_names,
 )
-from agentic_search.domain.graph_edges import (
+from agentic_search.logic.graph_edges import (
     Edges,
     invert,
     out_edges,
 )
-from agentic_search.domain.schema import DomainSchema
+from agentic_search.logic.schema import DomainSchema
 from agentic_search.wire import ENTITY_KEY, LINKED_FROM_KEY, LINKS_KEY
 
 #: A sync batch of at most this many records (in a collection of at least ``5 x`` that)

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentic_search.components import Components
-from agentic_search.domain.chunking import doc_id_of
+from agentic_search.logic.chunking import doc_id_of
 from agentic_search.ports import SyncStatusStore
 from agentic_search.sync.after_write import after_write
 from agentic_search.sync.apply import apply_changes

@@ -10,9 +10,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from agentic_search.components import Components
-from agentic_search.domain.chunking import doc_id_of
-from agentic_search.domain.entities import EntityIndex, record_names
-from agentic_search.domain.graph_edges import Edges, merge_edges, names_map, out_edges
+from agentic_search.logic.chunking import doc_id_of
+from agentic_search.logic.entities import EntityIndex, record_names
+from agentic_search.logic.graph_edges import Edges, merge_edges, names_map, out_edges
 from agentic_search.sync.links import (
     INCREMENTAL_MAX,
     MENTION_SEARCH_K,

@@ -4,7 +4,7 @@ Vectors of two embedders are not comparable: a query embedded by one model and s
 against documents embedded by another gives plausible-looking nonsense, and a different
 dimension fails deep inside the engine. So every vector store records the
 :class:`EmbedderIdentity` of the embedder that first wrote a collection, and ingest, sync and
-search compare it with the current one (:mod:`agentic_search.domain.embedder_identity`).
+search compare it with the current one (:mod:`agentic_search.logic.embedder_identity`).
 """
 
 from __future__ import annotations

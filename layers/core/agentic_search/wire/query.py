@@ -66,7 +66,7 @@ class EntityLink(WireModel):
 
     ``surface`` is the text as written, ``name`` the record's display name (or the phrase),
     ``score`` in [0, 1] (1 exact; fuzzy ``1 - edit distance / length``), ``method`` how it was
-    found (see :mod:`agentic_search.domain.linking`).
+    found (see :mod:`agentic_search.logic.linking`).
     """
 
     id: str
@@ -79,7 +79,7 @@ class EntityLink(WireModel):
 
 class VocabularyMatch(WireModel):
     """A capability vocabulary value read from the query by meaning (cosine of the query's
-    embedding to the entry's; see :mod:`agentic_search.domain.capabilities`)."""
+    embedding to the entry's; see :mod:`agentic_search.logic.capabilities`)."""
 
     vocabulary: str
     value: str
@@ -134,7 +134,7 @@ class IntentState(WireModel):
     complexity: Complexity = Field(
         default="moderate",
         description="simple: one round, no grading; moderate: coverage rounds; complex: "
-        "comparisons and bridge questions (domain/complexity.py)",
+        "comparisons and bridge questions (logic/complexity.py)",
     )
     bridge: bool = Field(
         default=False,
@@ -153,7 +153,7 @@ class VectorSource(WireModel):
 
     The query vector is ``text`` embedded (or, for ``reference_tool``, the stored vector of
     the tool named by ``text``). With ``feedback_ids`` it is moved toward those records'
-    stored vectors by Rocchio (:func:`~agentic_search.domain.expansion.rocchio_vector`), so a
+    stored vectors by Rocchio (:func:`~agentic_search.logic.expansion.rocchio_vector`), so a
     feedback query needs no new embedding when ``text`` was embedded before.
     """
 

@@ -2,7 +2,7 @@
 
 ``Candidate`` and ``QueryExecutorOutput`` follow the JSON Schemas of the output contract
 (ARCHITECTURE.md; kept in ``agentic_search/contracts``; camelCase on the wire).
-``RankedList`` / ``Fused`` are the inputs and outputs of :mod:`agentic_search.domain.fusion`
+``RankedList`` / ``Fused`` are the inputs and outputs of :mod:`agentic_search.logic.fusion`
 (a source's answer is :class:`~agentic_search.wire.executor.RetrievedList`).
 """
 
@@ -114,7 +114,7 @@ class Candidate(WireModel):
 
 
 class AnswerQuality(WireModel):
-    """Whether the answer fits (:mod:`agentic_search.domain.quality`): ``verdict`` good,
+    """Whether the answer fits (:mod:`agentic_search.logic.quality`): ``verdict`` good,
     weak or none ("no good match"), ``score`` in [0, 1], the ``reason`` in one line, and how
     many candidates were held back for not clearing it."""
 

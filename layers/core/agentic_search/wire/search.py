@@ -29,12 +29,12 @@ QUERY_MAX_CHARS = 4000
 #: QUERY_MAX_CHARS stays under it; it bounds the work a query makes (BM25 terms, coverage
 #: targets) where characters alone would not ("ab ab ab ..." is 1,333 tokens in 4,000).
 QUERY_MAX_TOKENS = 1000
-#: The keyword analyzer's tokenizer (``agentic_search.domain.text.Analyzer`` uses it).
+#: The keyword analyzer's tokenizer (``agentic_search.logic.text.Analyzer`` uses it).
 WORD_TOKEN = re.compile(r"(?u)\b\w\w+\b")
 #: One part of the understood intent to leave out (``SearchRequest.drop``): ``filter:FIELD:OP``
 #: (the constraints on FIELD with operator OP), ``prefer:VOCABULARY=VALUE`` (a soft
 #: preference), ``entity:ID`` (a reference or linked record) or ``exclude:ID`` (an excluded
-#: record). See :mod:`agentic_search.domain.intent_overrides`.
+#: record). See :mod:`agentic_search.logic.intent_overrides`.
 DROP_PATTERN = (
     r"^(filter:[a-z][a-z0-9_]{0,63}:[a-z]{2,8}|(prefer|entity|exclude):[^\x00-\x1f]{1,200})$"
 )

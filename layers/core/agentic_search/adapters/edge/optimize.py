@@ -35,7 +35,7 @@ from typing import Any
 
 from agentic_search.adapters.edge.replica import copy_dir, exchange
 from agentic_search.adapters.edge.store import EdgeStore
-from agentic_search.domain.schema import DomainSchema
+from agentic_search.logic.schema import DomainSchema
 
 #: A shard with fewer points is not worth optimizing after an ingest (Edge's default indexing
 #: threshold, 20,000 KB of vectors, is ~13,000 points of 384 floats: smaller segments keep

@@ -32,7 +32,7 @@ from agentic_search.adapters.engine_failures import is_engine_failure
 from agentic_search.adapters.qdrant.ids import point_id
 from agentic_search.adapters.record_cache import RECORD_CACHE, RecordCache
 from agentic_search.config import Settings
-from agentic_search.domain.schema import DomainSchema
+from agentic_search.logic.schema import DomainSchema
 from agentic_search.ports import VectorStoreError
 from agentic_search.wire import (
     ENTITY_KEY,

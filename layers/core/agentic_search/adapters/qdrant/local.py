@@ -23,7 +23,7 @@ from agentic_search.adapters.qdrant.local_folders import adopt_shared_layout, op
 from agentic_search.adapters.qdrant.store import READ_WITHOUT, QdrantStore
 from agentic_search.adapters.record_cache import RECORD_CACHE, RecordCache
 from agentic_search.config import Settings
-from agentic_search.domain.schema import DomainSchema
+from agentic_search.logic.schema import DomainSchema
 from agentic_search.wire import EmbedderIdentity, Filter, ScoredRecord, SparseVector, StoredRecord
 
 #: Local mode answers unfiltered dense queries from its own matrix from this many points on.

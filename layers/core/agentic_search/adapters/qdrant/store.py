@@ -26,7 +26,7 @@ from agentic_search.adapters.qdrant.identity import read_identity, write_identit
 from agentic_search.adapters.qdrant.ids import point_id
 from agentic_search.adapters.record_cache import RecordCache
 from agentic_search.config import Settings
-from agentic_search.domain.schema import DomainSchema
+from agentic_search.logic.schema import DomainSchema
 from agentic_search.ports import VectorStoreError
 from agentic_search.wire import (
     ENTITY_KEY,
