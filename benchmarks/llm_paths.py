@@ -72,7 +72,7 @@ def main() -> int:
         )
         engine = SearchService.create(settings, "tools")
         engine.ensure_bundled_catalog()
-        c = engine.components  # its plan cache: SQLite in the temporary home
+        c = engine.deps  # its plan cache: SQLite in the temporary home
         for g in golden:
             runs = []
             for _ in range(2):

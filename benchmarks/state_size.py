@@ -68,10 +68,10 @@ def measure(
     seen: list[tuple[str, str, int, dict]] = []
     call = runner.call_function
 
-    def measured(function: str, event: dict, components: Any) -> dict:
+    def measured(function: str, event: dict, deps: Any) -> dict:
         if function != "RetrieveFunction":  # a copy: the walk changes the dicts it passes on
             seen.append((function, "input", wire_size(event), json.loads(json.dumps(event))))
-        out = call(function, event, components)
+        out = call(function, event, deps)
         if function != "RetrieveFunction":
             seen.append((function, "output", wire_size(out), json.loads(json.dumps(out))))
         return out
@@ -86,7 +86,7 @@ def measure(
     if every_round:
         grade_round.should_continue = keep_going
     try:
-        walk = LocalRunner(lambda _: svc.components, 4, wire=True)
+        walk = LocalRunner(lambda _: svc.deps, 4, wire=True)
         request = SearchRequest(query=query, limit=limit, rounds=rounds)
         result = walk.run(request, RunOptions(cache=False))
     finally:

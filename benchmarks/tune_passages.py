@@ -75,9 +75,7 @@ def main() -> int:
     schema = engine.schema
     data = ev.load_beir(args.dataset, args.split, schema)
     lists = pickle.loads(args.cache.read_bytes())
-    M, mids = engine.components.store._dense_matrix(
-        schema, "content"
-    )  # the current (FirstP) vectors
+    M, mids = engine.deps.store._dense_matrix(schema, "content")  # the current (FirstP) vectors
     engine.close()
     mrow = {i: n for n, i in enumerate(mids)}
     rng = np.random.default_rng(0)

@@ -78,7 +78,7 @@ def run_system(name: str, settings, queries, qrels) -> dict:
     engine = SearchService.create(settings, "tools")
     engine.ensure_bundled_catalog()
     t0 = time.perf_counter()
-    llm = engine.components.llm  # starts the local server (load time, not counted per query)
+    llm = engine.deps.llm  # starts the local server (load time, not counted per query)
     load_s = round(time.perf_counter() - t0, 1)
     rankings, latency, rows = {}, [], []
     for q in queries:

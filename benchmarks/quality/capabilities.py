@@ -55,7 +55,7 @@ def main() -> None:
     )
     svc = SearchService.create(settings, "tools")
     svc.ensure_bundled_catalog()
-    c = svc.components
+    c = svc.deps
     schema = c.schema
     model = settings.embedder_model
     schema.calibrations = {model: EmbedderCalibration(capability_min_score=-1.0)}

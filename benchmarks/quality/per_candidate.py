@@ -66,13 +66,13 @@ def collect(
     )
     svc = SearchService.create(settings, "tools")
     svc.ensure_bundled_catalog()
-    schema = svc.components.schema
+    schema = svc.deps.schema
     calibrated = schema.quality_for(settings.embedder_model)
     schema.calibrations = {}  # abstention off under every model: every candidate replayed
     schema.quality = QualitySpec(
         min_relevance=calibrated.min_relevance, min_coverage=calibrated.min_coverage
     )
-    analyzer, fields = svc.components.analyzer, svc.components.schema.vocabulary_fields
+    analyzer, fields = svc.deps.analyzer, svc.deps.schema.vocabulary_fields
     out = []
     try:
         for q in (q for q in queries if q["split"] == split):

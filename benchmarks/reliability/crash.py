@@ -116,7 +116,7 @@ def audit_home(home: Path, records: list[dict[str, Any]]) -> dict[str, Any]:
     valid = [schema.validate_record(r) for r in records]
     service = SearchService.create(Settings(agentic_search_home=home), "tools")
     try:
-        return audit(service.components, valid).wire()
+        return audit(service.deps, valid).wire()
     finally:
         service.close()
 

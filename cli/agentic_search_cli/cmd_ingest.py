@@ -211,7 +211,7 @@ def optimize_after_ingest(service: Any, err: Any, min_points: int | None = None)
     from agentic_search.wiring import build_maintenance
     from agentic_search_cli.progress import LINE_EVERY_S
 
-    c = service.components
+    c = service.deps
     maintenance = build_maintenance(c.settings, c.store)
     if maintenance is None:
         return False

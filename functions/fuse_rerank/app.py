@@ -1,6 +1,6 @@
 """FuseRerank state: fuse the Map's results, relax, rerank, select evidence."""
 
-from agentic_search.components import Components
+from agentic_search.dependencies import Dependencies
 from agentic_search.pipeline.fuse_rerank import fuse_rerank
 from agentic_search.wire import SearchState
 from agentic_search_lambda.handlers import step_handler
@@ -8,6 +8,6 @@ from agentic_search_lambda.observability import count
 
 
 @step_handler
-def handler(state: SearchState, components: Components) -> SearchState:
+def handler(state: SearchState, deps: Dependencies) -> SearchState:
     count("RoundsFused")
-    return fuse_rerank(state, components)
+    return fuse_rerank(state, deps)

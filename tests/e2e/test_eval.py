@@ -64,7 +64,7 @@ def test_sync_removes_strays_ingests_once_then_leaves_the_collection_alone(engin
     # THEN the stray was removed and the 12 documents went in
     assert sync.ingested and sync.removed == 1 and sync.inserted == 12
     assert ev.indexed_ids(engine) == set(DOCS)
-    assert not engine.components.keyword.search(engine.schema, "another dataset", 5)
+    assert not engine.deps.keyword.search(engine.schema, "another dataset", 5)
     # AND a second sync finds exactly the corpus and writes nothing
     again = ev.ensure_corpus(engine, dataset)
     assert not again.ingested and again.removed == 0
@@ -124,10 +124,10 @@ def test_executor_systems_are_timed_cold_and_cold_start_forgets_every_cache(run,
     # GIVEN a search left a query vector, records read back and token counts behind
     # (snippets carry their stored count, so a text without one is counted here)
     engine.search("how does sunlight affect bone health", limit=5)
-    count_tokens(engine.components, ["a snippet without a stored count"])
-    memo = engine.components.memo
+    count_tokens(engine.deps, ["a snippet without a stored count"])
+    memo = engine.deps.memo
     # the store's record cache (Qdrant Edge and local mode both keep one)
-    records = engine.components.store.records
+    records = engine.deps.store.records
     assert memo.query_vectors and records
     assert memo.token_counts
     # WHEN cold_start runs THEN all three are empty (evaluate runs it, untimed, before every

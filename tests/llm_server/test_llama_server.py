@@ -114,12 +114,12 @@ def test_every_answer_of_the_tiny_model_ends_in_a_valid_plan_within_budget(
         cache_backend="none",
     )
     client = OpenAIChatClient(settings)
-    c = tools_engine.components.derive(
+    c = tools_engine.deps.derive(
         llm=LLMIntentPlanner(
             tools_engine.schema,
             settings,
             client,
-            lambda: catalog_lookup(tools_engine.components),
+            lambda: catalog_lookup(tools_engine.deps),
         )
     )
     paths: list[tuple[str, str]] = []

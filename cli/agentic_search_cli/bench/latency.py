@@ -38,7 +38,7 @@ def record_sources(engine: SearchService) -> Iterator[list[tuple[list[Any], dict
     """Collect ``(source results, stage ms)`` of every source run the engine's pipeline makes
     (every round and sub-query, relaxation included) while the block runs (the memo's
     ``source_log``)."""
-    memo = engine.components.memo
+    memo = engine.deps.memo
     calls: list[tuple[list[Any], dict[str, float]]] = []
     memo.source_log = calls
     try:
@@ -107,7 +107,7 @@ def measure_search(
         )
     modes = dict(MODES if modes is None else modes)
     queries = [q for q in queries if q.strip()]
-    engine.components.embedder  # noqa: B018 - load the model before the warm-up
+    engine.deps.embedder  # noqa: B018 - load the model before the warm-up
     for q in queries[: max(0, warmup)]:
         for rounds in modes.values():
             engine.search(q, limit=limit, rounds=rounds)

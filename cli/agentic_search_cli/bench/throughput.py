@@ -260,7 +260,7 @@ def measure_ingest(
 ) -> tuple[dict[str, Any], list[str]]:
     """Ingest ``records`` (new to ``engine``'s collection) and measure docs/s, tokens/s, the
     time inside the embedder and peak RSS. Returns the figures and the embedded texts."""
-    embedder = engine.components.embedder
+    embedder = engine.deps.embedder
     points = len(chunk_records(engine.schema, records)) if engine.schema.chunking else len(records)
     advance = track(
         f"ingesting {len(records)} records into a throwaway {engine.schema.name} collection",
@@ -285,7 +285,7 @@ def measure_ingest(
         padded += _padded_tokens([own[i] for i in order], bs)
         start += len(call)
     out = {
-        "collection": engine.components.store.collection(engine.schema),
+        "collection": engine.deps.store.collection(engine.schema),
         "documents": len(records),
         "points": stats.inserted,
         "embedded_texts": len(texts),

@@ -143,7 +143,7 @@ def health(deep: Annotated[bool, Query()] = False) -> dict[str, Any]:
     ``degraded`` when one failed (the others still answer)."""
     if not deep:
         return {"status": "ok"}
-    domains = {d: domain_health(runtime().components(d)) for d in available_domains()}
+    domains = {d: domain_health(runtime().deps(d)) for d in available_domains()}
     bad = any(v not in ("ok", "empty") for v in domains.values())
     return {"status": "degraded" if bad else "ok", "domains": domains}
 

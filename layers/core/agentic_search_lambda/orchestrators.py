@@ -14,7 +14,7 @@ import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
-from agentic_search.components import Components
+from agentic_search.dependencies import Dependencies
 from agentic_search.wire import RunConfig, SearchRequest, SearchState, error_message
 from agentic_search.wire.errors import SearchFailed, SearchTimedOut
 from agentic_search_lambda.settings import LambdaSettings
@@ -108,18 +108,16 @@ class StepFunctionsOrchestrator:
         raise (SearchTimedOut if status == "TIMED_OUT" else SearchFailed)(error, cause)
 
 
-def from_settings(
-    settings: LambdaSettings, components: Callable[[str], Components]
-) -> Orchestrator:
+def from_settings(settings: LambdaSettings, deps: Callable[[str], Dependencies]) -> Orchestrator:
     """Step Functions when ``STATE_MACHINE_ARN`` is set, else the local runner over
-    ``components``."""
+    ``deps``."""
     if settings.state_machine_arn:
         return StepFunctionsOrchestrator(
             settings.state_machine_arn, concurrency=settings.map_max_concurrency
         )
     from agentic_search.pipeline.runner import LocalRunner
 
-    return LocalOrchestrator(LocalRunner(components, settings.map_max_concurrency))
+    return LocalOrchestrator(LocalRunner(deps, settings.map_max_concurrency))
 
 
 __all__ = [

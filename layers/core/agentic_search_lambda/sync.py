@@ -29,7 +29,7 @@ from aws_lambda_powertools.utilities.batch import (
 from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import DynamoDBRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from agentic_search.components import Components
+from agentic_search.dependencies import Dependencies
 from agentic_search.sync.after_write import after_write
 from agentic_search.sync.apply import apply_changes
 from agentic_search.sync.changes import CatalogChange, ChangeError
@@ -52,7 +52,7 @@ class Batch:
 
     def __init__(self, rt: Runtime) -> None:
         self.rt = rt
-        self.c: Components = rt.sync_components()
+        self.c: Dependencies = rt.sync_dependencies()
         self.outcomes: dict[str, int] = {}
         self.written = False
         #: what the batch wrote, and the records it found already written (``unchanged``)

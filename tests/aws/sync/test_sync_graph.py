@@ -81,14 +81,14 @@ def graph(engine: SearchService) -> dict[str, dict]:
     keys = (ENTITY_KEY, LINKS_KEY, LINKED_FROM_KEY)
     return {
         str(p["id"]): {k: p.get(k) or {} for k in keys}
-        for p in engine.components.store.scroll(engine.schema, payload=graph_fields(engine.schema))
+        for p in engine.deps.store.scroll(engine.schema, payload=graph_fields(engine.schema))
     }
 
 
 def assert_graph_is_rebuilt(engine: SearchService) -> dict[str, dict]:
     """The stored graph equals what a full rebuild writes (which then rewrites nothing)."""
     after_sync = graph(engine)
-    assert relink(engine.components).rewritten == 0, "the sync left the graph stale"
+    assert relink(engine.deps).rewritten == 0, "the sync left the graph stale"
     assert graph(engine) == after_sync
     return after_sync
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from support.fakes import CountingEmbedder
 
-from agentic_search.components import Memo
+from agentic_search.dependencies import Memo
 from agentic_search.logic.capabilities import CapabilityMatcher
 from agentic_search.logic.intent import CatalogLookup
 from agentic_search.logic.intent_rules import RuleBasedIntentExtractor
@@ -51,7 +51,7 @@ def test_search_embeds_the_entries_once_and_explains_the_score(
         Settings(agentic_search_home=tmp_path), "tools", embedder=counting
     )
     try:
-        c = engine.components
+        c = engine.deps
         assert isinstance(c.memo, Memo)
         first = extract_by_rules(c, "upscale my old photos")
         calls = counting.calls

@@ -148,7 +148,7 @@ class Runner:
         return self.work / f"f{self.files}.jsonl"
 
     def check(self, why: str) -> None:
-        result = audit(self.service.components, list(self.model.expected.values()))
+        result = audit(self.service.deps, list(self.model.expected.values()))
         assert result.consistent, (why, result.wire())
 
     def count(self, what: str) -> None:

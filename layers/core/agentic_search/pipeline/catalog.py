@@ -6,14 +6,14 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from agentic_search.components import Components
+from agentic_search.dependencies import Dependencies
 from agentic_search.logic.capabilities import CapabilityMatcher
 from agentic_search.logic.intent import CatalogLookup
 from agentic_search.logic.intent_rules import RuleBasedIntentExtractor
 from agentic_search.wire import ENTITY_KEY, IntentState
 
 
-def catalog_lookup(c: Components) -> CatalogLookup:
+def catalog_lookup(c: Dependencies) -> CatalogLookup:
     """The collection's names, records by id and query linker (reference tools and named
     entities are resolved through it), read once from the store and kept until a write
     (``memo.forget_catalog``). A schema without ``entities`` has no named records."""
@@ -47,7 +47,7 @@ def catalog_lookup(c: Components) -> CatalogLookup:
 _MATCHERS_LOCK = threading.Lock()
 
 
-def capability_matcher(c: Components) -> CapabilityMatcher | None:
+def capability_matcher(c: Dependencies) -> CapabilityMatcher | None:
     """The schema's capability matcher over the components' embedder, one per process and
     domain (in the memo): its entries are embedded once, on the first query that needs them.
     None when the schema declares no ``capabilities``. The embedder is only touched then (its
@@ -65,7 +65,7 @@ def capability_matcher(c: Components) -> CapabilityMatcher | None:
         return c.memo.capabilities
 
 
-def extract_by_rules(c: Components, query: str) -> IntentState:
+def extract_by_rules(c: Dependencies, query: str) -> IntentState:
     """The rule-based intent of ``query`` over the catalog's names.
 
     Raises:

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from agentic_search.components import Components
+from agentic_search.dependencies import Dependencies
 from agentic_search.logic.embedder_identity import check_identity
 from agentic_search.ports import Embedder, EmbedderError
 from agentic_search.wire import QueryPlan
@@ -90,7 +90,7 @@ def embed_within(
     return box["value"]
 
 
-def embed_texts(c: Components, plan: QueryPlan) -> tuple[dict[str, Any], dict[str, str]]:
+def embed_texts(c: Dependencies, plan: QueryPlan) -> tuple[dict[str, Any], dict[str, str]]:
     """Vectors of the plan's dense query texts (text -> vector) and the texts that failed
     (text -> "Error: message"); see the module docstring."""
     texts = list(

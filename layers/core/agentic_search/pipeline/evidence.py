@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from agentic_search.components import Components
+from agentic_search.dependencies import Dependencies
 from agentic_search.logic.executor import dense_aspect
 from agentic_search.logic.fusion import minmax
 from agentic_search.logic.snippets import evidence_text, stored_snippet_tokens
@@ -28,7 +28,7 @@ from agentic_search.wire import (
 TOKEN_COUNT_CACHE = 8192
 
 
-def count_tokens(c: Components, texts: Sequence[str]) -> list[int]:
+def count_tokens(c: Dependencies, texts: Sequence[str]) -> list[int]:
     """Token counts with the embedder's tokenizer (:func:`token_counter`), one per text.
 
     Counts are memoized by text (LRU of ``TOKEN_COUNT_CACHE`` texts in the memo): the same
@@ -55,7 +55,7 @@ def count_tokens(c: Components, texts: Sequence[str]) -> list[int]:
     return [int(n) for n in out]  # type: ignore[arg-type]
 
 
-def evidence_fields(c: Components) -> list[str]:
+def evidence_fields(c: Dependencies) -> list[str]:
     """The record fields evidence carries (filterable and vocabulary fields): what grading
     and contradiction checks read."""
     schema = c.schema
@@ -67,7 +67,7 @@ def evidence_fields(c: Components) -> list[str]:
 
 
 def build_evidence(
-    c: Components,
+    c: Dependencies,
     plan: QueryPlan,
     intent: IntentState,
     results: list[RetrievedList],

@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from agentic_search.components import Components
+from agentic_search.dependencies import Dependencies
 from agentic_search.logic.cache_keys import plan_cache_key
 from agentic_search.logic.complexity import with_complexity
 from agentic_search.logic.intent_merge import merge_intents
@@ -27,7 +27,7 @@ from agentic_search.wire import (
 )
 
 
-def extract_intent(state: SearchState, c: Components) -> SearchState:
+def extract_intent(state: SearchState, c: Dependencies) -> SearchState:
     """ExtractIntent (and ExtractIntentRules after a failure).
 
     With an LLM configured, the plan cache is looked up first (a hit brings the intent and
@@ -65,7 +65,7 @@ def extract_intent(state: SearchState, c: Components) -> SearchState:
     return state
 
 
-def _intent_by_llm(state: SearchState, c: Components, llm: IntentPlanner) -> ExtractorInfo:
+def _intent_by_llm(state: SearchState, c: Dependencies, llm: IntentPlanner) -> ExtractorInfo:
     """Plan cache lookup, then the LLM extractor; sets ``state.intent`` (and ``state.plan`` on
     a hit) and returns how the intent was made."""
     req = state.request
@@ -89,7 +89,7 @@ def _intent_by_llm(state: SearchState, c: Components, llm: IntentPlanner) -> Ext
 
 def ask_llm(
     state: SearchState,
-    c: Components,
+    c: Dependencies,
     llm: IntentPlanner,
     call: Callable[[Budget], Any],
     success: str,
@@ -114,7 +114,7 @@ def ask_llm(
 
 
 def plan_cache_get(
-    state: SearchState, c: Components, llm: IntentPlanner
+    state: SearchState, c: Dependencies, llm: IntentPlanner
 ) -> tuple[IntentState, QueryPlan] | None:
     """The cached intent and plan of this request on the LLM path (None on a miss, a cache
     failure or an entry that no longer parses); the lookup is noted in ``state.plan_cache``."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
-from agentic_search.components import Components
+from agentic_search.dependencies import Dependencies
 from agentic_search.logic.chunking import best_chunks, doc_id_of
 from agentic_search.logic.comparison import compare
 from agentic_search.logic.executor import (
@@ -33,7 +33,7 @@ from agentic_search.wire import (
 )
 
 
-def finalize(state: SearchState, c: Components) -> SearchState:
+def finalize(state: SearchState, c: Dependencies) -> SearchState:
     """Finalize: the response (candidates, evidence pack, report). A state that already
     has a response (a cache hit) passes through. Errors of failed steps (``roundError``,
     ``fuseError``, ``gradeError``) are listed; what earlier rounds found is returned.
@@ -89,7 +89,7 @@ def finalize(state: SearchState, c: Components) -> SearchState:
 
 
 def finish(
-    c: Components, state: ExecutorState, errors: Sequence[SourceError] = ()
+    c: Dependencies, state: ExecutorState, errors: Sequence[SourceError] = ()
 ) -> tuple[QueryExecutorOutput, EvidencePack]:
     """The final ranking, hydrated candidates with provenance, and the evidence pack.
     ``errors`` are failures outside the rounds (a failed step) to list with the rest."""
@@ -155,7 +155,7 @@ def as_document(cand: Candidate) -> Candidate:
 
 
 def judge(
-    c: Components, state: ExecutorState, candidates: list[Candidate], coverage: float
+    c: Dependencies, state: ExecutorState, candidates: list[Candidate], coverage: float
 ) -> tuple[list[Candidate], AnswerQuality]:
     """The answer quality of ``candidates`` and the candidates that clear it, each judged by
     its own evidence (see :mod:`agentic_search.logic.quality`); the cosines were measured
@@ -194,7 +194,7 @@ def judge(
     return kept, quality
 
 
-def comparison_of(c: Components, state: ExecutorState) -> Comparison | None:
+def comparison_of(c: Dependencies, state: ExecutorState) -> Comparison | None:
     """The comparison block of a comparison query: its pinned (named) records side by side
     (None for other queries, or when fewer than two named records were found)."""
     if state.intent.primary_goal != "compare" or len(state.pins) < 2:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from agentic_search.components import Components
+from agentic_search.dependencies import Dependencies
 from agentic_search.logic.executor import bridges_from, place, relax_step
 from agentic_search.logic.fusion import rrf
 from agentic_search.logic.selection import select_evidence
@@ -33,7 +33,7 @@ from agentic_search.wire import (
 RANKING_KEEP = 300
 
 
-def fuse_rerank(state: SearchState, c: Components) -> SearchState:
+def fuse_rerank(state: SearchState, c: Dependencies) -> SearchState:
     """FuseRerank: fuse the Map's results of ``state.round`` into the executor state.
 
     Raises:
@@ -47,7 +47,7 @@ def fuse_rerank(state: SearchState, c: Components) -> SearchState:
     return state
 
 
-def fuse_round(c: Components, state: ExecutorState, work: RoundWork) -> RoundWork:
+def fuse_round(c: Dependencies, state: ExecutorState, work: RoundWork) -> RoundWork:
     """Fuse the round's results (relaxing filters in round 1 when too few), build and
     rerank evidence for the top of the fused list and select new evidence into the pool.
     Keeps in the state only the hits of candidates that can still be returned."""
@@ -195,7 +195,7 @@ def place_round(
 
 
 def relax(
-    c: Components,
+    c: Dependencies,
     state: ExecutorState,
     plan: QueryPlan,
     fused: list[Fused],

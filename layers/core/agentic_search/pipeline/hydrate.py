@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-from agentic_search.components import Components
+from agentic_search.dependencies import Dependencies
 from agentic_search.logic.fusion import minmax
 from agentic_search.logic.schema import DomainSchema
 from agentic_search.logic.text import keyword_text
@@ -31,7 +31,7 @@ CANDIDATES = TypeAdapter(list[Candidate])
 
 
 def hydrate(
-    c: Components,
+    c: Dependencies,
     plan: QueryPlan,
     intent: IntentState | None,
     results: list[RetrievedList],

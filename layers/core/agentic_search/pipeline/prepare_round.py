@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from agentic_search.components import Components
+from agentic_search.dependencies import Dependencies
 from agentic_search.logic.executor import (
     WRITTEN_PREFIX,
     hyde_status,
@@ -19,7 +19,7 @@ from agentic_search.ports import HydeError
 from agentic_search.wire import ExecutorState, RoundReport, RoundWork, SearchState, SourceError
 
 
-def prepare_round(state: SearchState, c: Components) -> SearchState:
+def prepare_round(state: SearchState, c: Dependencies) -> SearchState:
     """PrepareRound: ``state.round`` becomes the next round (or None, with the executor's
     ``continueSearch`` false).
 
@@ -30,7 +30,7 @@ def prepare_round(state: SearchState, c: Components) -> SearchState:
     return state
 
 
-def next_round(c: Components, state: ExecutorState) -> RoundWork | None:
+def next_round(c: Dependencies, state: ExecutorState) -> RoundWork | None:
     """The next round's plan and sub-queries; ``None`` (and ``continue_search`` False) when
     the search is over or there is nothing new to ask. Round 1 asks the HyDE writer for a
     passage when :func:`hyde_status` says on; rounds 2+ ask the round writer

@@ -14,14 +14,14 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from agentic_search.components import Components
+from agentic_search.dependencies import Dependencies
 from agentic_search.logic.executor import dense_aspect, planned_dense_text
 from agentic_search.pipeline.embedding import embed_texts
 from agentic_search.wire import QueryPlan, RetrievedList, VectorSource
 
 
 def query_relevance(
-    c: Components, plan: QueryPlan, results: Sequence[RetrievedList], ids: Sequence[str]
+    c: Dependencies, plan: QueryPlan, results: Sequence[RetrievedList], ids: Sequence[str]
 ) -> dict[str, float]:
     """Cosine to the query of each of ``ids`` on the plan's main aspect, rounded to 4
     decimals; empty when the plan embeds no query text (a query by example only)."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agentic_search.components import Components
+from agentic_search.dependencies import Dependencies
 from agentic_search.pipeline.sources import run_sources
 from agentic_search.wire import (
     RetrievedList,
@@ -12,7 +12,7 @@ from agentic_search.wire import (
 )
 
 
-def retrieve(event: RetrieveEvent, c: Components) -> RetrievedList:
+def retrieve(event: RetrieveEvent, c: Dependencies) -> RetrievedList:
     """Retrieve: the Map item's sub-query run against ``c``'s stores (never raises for a
     failing source). Start-up work done meanwhile (a cold process loading the model or
     opening the store) is reported in ``setup_ms``, so the round budget can leave it out."""
@@ -22,7 +22,7 @@ def retrieve(event: RetrieveEvent, c: Components) -> RetrievedList:
     return out
 
 
-def retrieve_sub_query(c: Components, sub: SubQuery) -> RetrievedList:
+def retrieve_sub_query(c: Dependencies, sub: SubQuery) -> RetrievedList:
     """Run one sub-query's source; never raises for a failing source (the error is in the
     result)."""
     results, _ = run_sources(c, sub.plan)

@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
-from agentic_search.components import Components
+from agentic_search.dependencies import Dependencies
 from agentic_search.logic.fusion import fuse
 from agentic_search.logic.rocchio import rocchio_vector
 from agentic_search.pipeline.embedding import embed_texts
@@ -61,7 +61,7 @@ class SourceTimeout(TimeoutError):
 
 
 def source_tasks(
-    c: Components, plan: QueryPlan, vectors: dict[str, Any], embed_errors: dict[str, str]
+    c: Dependencies, plan: QueryPlan, vectors: dict[str, Any], embed_errors: dict[str, str]
 ) -> tuple[list[Task], list[RetrievedList]]:
     """One task per source of ``plan`` (its result shell and the call that fills it), and the
     dense sources that already failed because their text could not be embedded."""
@@ -174,7 +174,7 @@ def source_tasks(
     return tasks, failed
 
 
-def run_sources(c: Components, plan: QueryPlan) -> tuple[list[RetrievedList], dict[str, float]]:
+def run_sources(c: Dependencies, plan: QueryPlan) -> tuple[list[RetrievedList], dict[str, float]]:
     """Embed, then run every source of ``plan``; returns the results (in the plan's order)
     and the ``embed`` and ``retrieve`` stage times (ms). Never raises for a failing source:
     its :class:`~agentic_search.wire.RetrievedList` carries the error instead of hits.

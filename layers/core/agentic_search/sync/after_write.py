@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Sequence
 
-from agentic_search.components import Components
+from agentic_search.dependencies import Dependencies
 from agentic_search.ports import CacheError
 from agentic_search.sync.indexer import WriteStats
 from agentic_search.sync.links import relink
@@ -22,7 +22,7 @@ from agentic_search.sync.relink import relink_changed
 
 
 def after_write(
-    c: Components,
+    c: Dependencies,
     stats: WriteStats,
     *,
     touched: Sequence[str] = (),

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentic_search.components import Components
+from agentic_search.dependencies import Dependencies
 from agentic_search.logic.chunking import chunk_records
 from agentic_search.logic.schema import DomainSchema
 from agentic_search.ports import (
@@ -80,7 +80,7 @@ class Audit:
         }
 
 
-def audit(c: Components, records: Sequence[dict[str, Any]], status: bool = True) -> Audit:
+def audit(c: Dependencies, records: Sequence[dict[str, Any]], status: bool = True) -> Audit:
     """Compare ``c``'s stores with ``records`` (the whole catalog, validated); with
     ``status``, the sync status too (see the module docstring).
 
@@ -144,7 +144,7 @@ def holdings(
     return Holdings(synced, [e.record_id for e in entries if not e.deleted][:sample])
 
 
-def domain_health(c: Components) -> str:
+def domain_health(c: Dependencies) -> str:
     """``ok``, ``empty`` (nothing indexed yet) or ``error: <one line>`` when the domain's
     collection or keyword index cannot be read (each is opened and read here), or the
     collection holds less than the sync status says (:meth:`VectorStore.verify

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentic_search.components import Components
+from agentic_search.dependencies import Dependencies
 from agentic_search.logic.chunking import chunk_records, doc_id_of
 from agentic_search.ports import SyncStatusStore
 from agentic_search.sync.apply import apply_changes
@@ -88,7 +88,7 @@ class IngestReport:
 
 
 def ingest_records(
-    c: Components,
+    c: Dependencies,
     records: Sequence[dict[str, Any]],
     batch_size: int = DEFAULT_BATCH,
     on_progress: Callable[[int], None] | None = None,
@@ -135,7 +135,7 @@ def ingest_records(
 
 
 def ingest_file(
-    c: Components,
+    c: Dependencies,
     path: Path,
     batch_size: int = DEFAULT_BATCH,
     on_start: Callable[[int], None] | None = None,
@@ -204,7 +204,7 @@ def ingest_file(
     )
 
 
-def ensure_links(c: Components) -> LinkStats | None:
+def ensure_links(c: Dependencies) -> LinkStats | None:
     """Build the entity graph of a collection written before it existed (a record without
     its ``_entity`` key); None when the graph is there or the schema has no entities."""
     schema = c.schema
@@ -217,19 +217,19 @@ def ensure_links(c: Components) -> LinkStats | None:
     return None
 
 
-def is_empty(c: Components) -> bool:
+def is_empty(c: Dependencies) -> bool:
     """Whether the domain's collection holds no records."""
     return c.store.count(c.schema) == 0
 
 
-def never_written(c: Components) -> bool:
+def never_written(c: Dependencies) -> bool:
     """Whether nothing was ever written to the domain's index here: no collection (the first
     write creates it; deleting every record leaves it)."""
     return not c.store.exists(c.schema)
 
 
 def ensure_bundled_catalog(
-    c: Components,
+    c: Dependencies,
     on_start: Callable[[int], None] | None = None,
     on_progress: Callable[[int], None] | None = None,
 ) -> IngestReport | None:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from agentic_search.components import Components
+from agentic_search.dependencies import Dependencies
 from agentic_search.sync.apply import apply_changes
 from agentic_search.sync.changes import CatalogChange
 from agentic_search.sync.files import bundled_catalog_path, read_catalog
@@ -31,7 +31,7 @@ from agentic_search.sync.ingest import BUNDLED, IngestReport, ingest_file
 from agentic_search.sync.mirror import PruneRefused, after_write
 
 
-def recover(c: Components) -> str | None:
+def recover(c: Dependencies) -> str | None:
     """Complete the domain's interrupted write, if any; a one-line account of what was done,
     or None when no write was pending.
 

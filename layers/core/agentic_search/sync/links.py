@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentic_search.components import Components
+from agentic_search.dependencies import Dependencies
 from agentic_search.logic.chunking import doc_id_of
 from agentic_search.logic.entities import (
     EntityIndex,
@@ -77,7 +77,7 @@ def is_entity(schema: DomainSchema, payload: Mapping[str, Any]) -> bool:
     return doc_id_of(rid) == rid
 
 
-def similar_edges(c: Components, rid: str) -> list[str]:
+def similar_edges(c: Dependencies, rid: str) -> list[str]:
     rel = c.schema.entities.relations  # type: ignore[union-attr]
     if not rel.similar_aspect:
         return []
@@ -92,7 +92,7 @@ def similar_edges(c: Components, rid: str) -> list[str]:
     ][: rel.similar_k]
 
 
-def write_keys(c: Components, updates: Mapping[str, Mapping[str, Any]]) -> int:
+def write_keys(c: Dependencies, updates: Mapping[str, Mapping[str, Any]]) -> int:
     """Merge ``{record id: {key: value}}`` into the stored payloads (read, merged,
     overwritten in batches). Returns the number of payloads written."""
     schema = c.schema
@@ -112,7 +112,7 @@ def write_keys(c: Components, updates: Mapping[str, Mapping[str, Any]]) -> int:
     return written
 
 
-def relink(c: Components) -> LinkStats:
+def relink(c: Dependencies) -> LinkStats:
     """Rebuild every record's names, ambiguity and edges from one scan of the collection;
     only changed payloads are written. A schema without ``entities`` does nothing."""
     schema = c.schema

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentic_search.components import Components
+from agentic_search.dependencies import Dependencies
 from agentic_search.logic.chunking import doc_id_of
 from agentic_search.ports import SyncStatusStore
 from agentic_search.sync.after_write import after_write
@@ -50,7 +50,7 @@ class MirrorPlan:
     kept: list[str] = field(default_factory=list)
 
 
-def indexed_documents(c: Components) -> set[str]:
+def indexed_documents(c: Dependencies) -> set[str]:
     """Document ids in the domain's collection (a chunked document once, by its document id;
     empty when the collection does not exist)."""
     schema = c.schema
@@ -63,7 +63,7 @@ def indexed_documents(c: Components) -> set[str]:
 
 
 def mirror_plan(
-    c: Components, records: Sequence[dict[str, Any]], rejected_ids: Iterable[str | None] = ()
+    c: Dependencies, records: Sequence[dict[str, Any]], rejected_ids: Iterable[str | None] = ()
 ) -> MirrorPlan:
     """Compare the index with a whole file: its valid ``records`` and the ids of its rejected
     lines (None where a line's id could not be read)."""
@@ -78,7 +78,7 @@ def mirror_plan(
 
 
 def not_in_file(
-    c: Components, records: Sequence[dict[str, Any]], rejected_ids: Iterable[str | None] = ()
+    c: Dependencies, records: Sequence[dict[str, Any]], rejected_ids: Iterable[str | None] = ()
 ) -> list[str]:
     """Ids of the documents in the index that ``records`` (a whole catalog file) do not hold,
     sorted; a chunked document counts once, by its document id; the ids of rejected lines
@@ -106,7 +106,7 @@ def check_prune(plan: MirrorPlan, accepted: int, rejected: int, force: bool = Fa
         )
 
 
-def prune_records(c: Components, doc_ids: Sequence[str], status: SyncStatusStore | None) -> int:
+def prune_records(c: Dependencies, doc_ids: Sequence[str], status: SyncStatusStore | None) -> int:
     """Delete the documents ``doc_ids`` (every chunk of each) through the one writer, as
     remove changes (tombstones in ``status``); then the keyword index, the entity graph and
     the caches follow. Returns how many points were deleted."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from agentic_search.components import Components
+from agentic_search.dependencies import Dependencies
 from agentic_search.logic.chunking import doc_id_of
 from agentic_search.logic.entities import EntityIndex, record_names
 from agentic_search.logic.graph_edges import Edges, merge_edges, names_map, out_edges
@@ -25,7 +25,9 @@ from agentic_search.sync.links import (
 from agentic_search.wire import ENTITY_KEY, LINKED_FROM_KEY, LINKS_KEY
 
 
-def relink_changed(c: Components, changed: Sequence[str], removed: Sequence[str] = ()) -> LinkStats:
+def relink_changed(
+    c: Dependencies, changed: Sequence[str], removed: Sequence[str] = ()
+) -> LinkStats:
     """Update the graph after a small write (see the module docstring); falls back to
     :func:`relink` for large writes or small collections."""
     schema = c.schema

@@ -1,9 +1,11 @@
 """What one domain's search and sync work with: settings, schema, adapters by port, and the
 process's memo of derived data.
 
-:class:`Components` is built by :mod:`agentic_search.wiring` (the only module that names an
-adapter) and handed to every pipeline step and sync function, so a test hands in fakes as
-arguments instead of monkeypatching. Adapters are built on first use: a step that needs no
+:class:`Dependencies` is built by :mod:`agentic_search.wiring` (the only module that names an
+adapter) and handed to every pipeline step and sync function (the dependencies they are
+injected with, ``deps`` or ``c``), so a test hands in fakes as arguments instead of
+monkeypatching. (It was ``Components``; in a search pipeline a component is a step, as in
+Haystack, which this is not.) Adapters are built on first use: a step that needs no
 embedder (GradeRound, CacheCheck) never loads the model or opens the store.
 
 :class:`Memo` holds what a warm process keeps between requests (query vectors, token counts,
@@ -45,7 +47,7 @@ if TYPE_CHECKING:  # the helpers' modules load on first use (a light Lambda neve
         WriteJournal,
     )
 
-#: The adapters a :class:`Components` provides, each built by its factory on first use.
+#: The adapters a :class:`Dependencies` provides, each built by its factory on first use.
 PORTS = (
     "store",
     "keyword",
@@ -60,7 +62,7 @@ PORTS = (
     "journal",
 )
 
-Factory = Callable[["Components"], Any]
+Factory = Callable[["Dependencies"], Any]
 
 
 @dataclass
@@ -124,10 +126,10 @@ class Memo:
             self.token_counts.clear()
 
 
-class Components:
+class Dependencies:
     """One domain's settings, schema, adapters (lazily built) and memo.
 
-    Adapters are the :data:`PORTS`, read as attributes (``components.store``); each is taken
+    Adapters are the :data:`PORTS`, read as attributes (``deps.store``); each is taken
     from ``given`` or built once by ``factories[name](self)`` on first access. ``planner``,
     ``analyzer``, ``matcher`` and ``grader`` are the domain's pure helpers, built here.
 
@@ -214,10 +216,10 @@ class Components:
             return identity_of(self.embedder).model
         return self.settings.embedder_model
 
-    def derive(self, **given: Any) -> Components:
-        """The same components with some adapters replaced (``given``); everything built so
+    def derive(self, **given: Any) -> Dependencies:
+        """The same dependencies with some adapters replaced (``given``); everything built so
         far, the factories and the memo are shared."""
-        out = Components(self.settings, self.schema, self._factories, self.memo)
+        out = Dependencies(self.settings, self.schema, self._factories, self.memo)
         out._built = {**self._built, **given}
         return out
 
@@ -230,4 +232,4 @@ class Components:
                 close()
 
 
-__all__ = ["PORTS", "Components", "Factory", "Memo"]
+__all__ = ["PORTS", "Dependencies", "Factory", "Memo"]
