@@ -61,7 +61,7 @@ def main() -> None:
         recalls: dict[str, float] = {}
         for _ in range(args.runs):
             for g in golden:
-                engine.deps.memo.clear_query_vectors()
+                engine.deps.caches.clear_query_vectors()
                 t = time.perf_counter()
                 resp = engine.search(g["query"], limit=10)
                 latencies.append((time.perf_counter() - t) * 1000)

@@ -103,7 +103,7 @@ def test_per_search_stages_are_bounded_by_the_wall_time(engine):
             inside = sum(stages.get(s, 0.0) for s in ("embed", "retrieve", "fusion", "hydrate"))
             assert inside <= executor_total * 1.05 + 1.0, (stages, executor_total)
     # AND the recorder stopped recording
-    assert engine.deps.memo.source_log is None
+    assert engine.deps.caches.source_log is None
 
 
 def test_raw_model_and_ingest_measure_the_same_tokens(result):

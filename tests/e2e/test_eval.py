@@ -125,16 +125,16 @@ def test_executor_systems_are_timed_cold_and_cold_start_forgets_every_cache(run,
     # (snippets carry their stored count, so a text without one is counted here)
     engine.search("how does sunlight affect bone health", limit=5)
     count_tokens(engine.deps, ["a snippet without a stored count"])
-    memo = engine.deps.memo
+    caches = engine.deps.caches
     # the store's record cache (Qdrant Edge and local mode both keep one)
     records = engine.deps.store.records
-    assert memo.query_vectors and records
-    assert memo.token_counts
+    assert caches.query_vectors and records
+    assert caches.token_counts
     # WHEN cold_start runs THEN all three are empty (evaluate runs it, untimed, before every
     # search of the executor systems; the baselines keep no such caches)
     ev.cold_start(engine)
-    assert not memo.query_vectors and not records
-    assert not memo.token_counts
+    assert not caches.query_vectors and not records
+    assert not caches.token_counts
     assert {"executor-1round", "executor"} == ev.COLD
 
 

@@ -209,7 +209,7 @@ def engine_with(base: SearchService, **adapters: Any) -> SearchService:
         adapters["embedder"] = base.deps.embedder
     engine = SearchService.create(settings, "tools", **adapters)
     # a warm container: the catalog's names already read
-    engine.deps.memo.catalog = catalog_lookup(base.deps)
+    engine.deps.caches.catalog = catalog_lookup(base.deps)
     return engine
 
 

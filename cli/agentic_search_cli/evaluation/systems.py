@@ -115,9 +115,9 @@ def cold_start(engine: SearchService) -> None:
     """Forget what earlier searches left behind (query vectors, records read back, token
     counts of snippets), so the next search gets no head start from another system's run of
     the same query or from earlier queries. Not timed (:func:`evaluate` calls it first)."""
-    engine.deps.memo.clear_query_vectors()
+    engine.deps.caches.clear_query_vectors()
     engine.deps.store.clear_record_cache()
-    engine.deps.memo.clear_token_counts()
+    engine.deps.caches.clear_token_counts()
 
 
 def _run_executor(engine: SearchService, text: str, rounds: int) -> Answer:

@@ -1,5 +1,5 @@
 """What one domain's search and sync work with: settings, schema, adapters by port, and the
-process's memo of derived data.
+process's caches of derived data.
 
 :class:`Dependencies` is built by :mod:`agentic_search.wiring` (the only module that names an
 adapter) and handed to every pipeline step and sync function (the dependencies they are
@@ -8,8 +8,8 @@ monkeypatching. (It was ``Components``; in a search pipeline a component is a st
 Haystack, which this is not.) Adapters are built on first use: a step that needs no
 embedder (GradeRound, CacheCheck) never loads the model or opens the store.
 
-:class:`Memo` holds what a warm process keeps between requests (query vectors, token counts,
-the catalog's names), as plain data; the pipeline owns the logic that fills and reads it.
+:class:`ProcessCaches` holds what a warm process keeps between requests (query vectors, token
+counts, the catalog's names), as plain data; the pipeline owns the logic that fills and reads it.
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ Factory = Callable[["Dependencies"], Any]
 
 
 @dataclass
-class Memo:
+class ProcessCaches:
     """A process's caches for one domain (plain data; locks guard the mutable maps).
 
     ``query_vectors``: (embedder id, text) -> vector, LRU; ``in_flight``: texts being
@@ -127,7 +127,7 @@ class Memo:
 
 
 class Dependencies:
-    """One domain's settings, schema, adapters (lazily built) and memo.
+    """One domain's settings, schema, adapters (lazily built) and caches.
 
     Adapters are the :data:`PORTS`, read as attributes (``deps.store``); each is taken
     from ``given`` or built once by ``factories[name](self)`` on first access. ``planner``,
@@ -154,7 +154,7 @@ class Dependencies:
         settings: Settings,
         schema: DomainSchema,
         factories: Mapping[str, Factory] | None = None,
-        memo: Memo | None = None,
+        caches: ProcessCaches | None = None,
         **given: Any,
     ) -> None:
         unknown = set(given) - set(PORTS)
@@ -162,7 +162,7 @@ class Dependencies:
             raise TypeError(f"unknown adapters {sorted(unknown)} (known: {', '.join(PORTS)})")
         self.settings = settings
         self.schema = schema
-        self.memo = memo or Memo()
+        self.caches = caches or ProcessCaches()
         self.analyzer: Analyzer = default_analyzer()
         self._factories = dict(factories or {})
         self._built: dict[str, Any] = dict(given)
@@ -197,7 +197,7 @@ class Dependencies:
             if name not in self._built:
                 if name not in self._factories:
                     raise KeyError(f"no {name!r} adapter given and no factory to build one")
-                with self.memo.setup():
+                with self.caches.setup():
                     self._built[name] = self._factories[name](self)
             return self._built[name]
 
@@ -218,8 +218,8 @@ class Dependencies:
 
     def derive(self, **given: Any) -> Dependencies:
         """The same dependencies with some adapters replaced (``given``); everything built so
-        far, the factories and the memo are shared."""
-        out = Dependencies(self.settings, self.schema, self._factories, self.memo)
+        far, the factories and the process caches are shared."""
+        out = Dependencies(self.settings, self.schema, self._factories, self.caches)
         out._built = {**self._built, **given}
         return out
 
@@ -232,4 +232,4 @@ class Dependencies:
                 close()
 
 
-__all__ = ["PORTS", "Dependencies", "Factory", "Memo"]
+__all__ = ["PORTS", "Dependencies", "Factory", "ProcessCaches"]

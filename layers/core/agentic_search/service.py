@@ -258,7 +258,7 @@ class SearchService:
         return journal.recover(self.deps)
 
     def close(self) -> None:
-        """Stop the runner's threads and close the components' adapters."""
+        """Stop the runner's threads and close the dependencies' adapters."""
         if self._runner is not None:
             self._runner.close()
         self.deps.close()

@@ -10,7 +10,7 @@
   failed in the status store and not retried (retrying cannot fix it; the next valid change of
   the record does). After a batch the core's one after-write sequence runs once
   (:func:`agentic_search.sync.after_write.after_write`: keyword index, entity graph relinked
-  around the batch's records, memo, catalog version).
+  around the batch's records, caches, catalog version).
 
 The redrive and the reindex have their own glue: :mod:`agentic_search_lambda.redrive`,
 :mod:`agentic_search_lambda.reindex`.

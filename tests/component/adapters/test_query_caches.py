@@ -1,4 +1,4 @@
-"""The query side's memo caches: token counts by text, and local-mode records read back.
+"""The query side's process caches: token counts by text, and local-mode records read back.
 
 Both must answer exactly as the uncached call would; the record cache must forget records on
 every write through the store.

@@ -7,7 +7,7 @@ import time
 from typing import Any
 
 from agentic_search.adapters.caches import SqliteCache
-from agentic_search.dependencies import Dependencies, Memo
+from agentic_search.dependencies import Dependencies, ProcessCaches
 from agentic_search.service import SearchService
 
 
@@ -36,13 +36,15 @@ class SlowStartEmbedder:
 
 
 def _service(tools_engine, tmp_path, budget_ms: float, **adapters: Any) -> SearchService:
-    """A service over the session's stores with a fresh memo (no query vector cached: the
+    """A service over the session's stores with fresh process caches (no query vector cached: the
     first search embeds), a SQLite result cache and a round budget of ``budget_ms``."""
     base = tools_engine.deps
     settings = base.settings.model_copy(update={"round_budget_ms": budget_ms})
     built = {name: getattr(base, name) for name in ("store", "keyword", "structured", "embedder")}
     given = {**built, "cache": SqliteCache(tmp_path / "cache.sqlite"), **adapters}
-    return SearchService(Dependencies(settings, base.schema, base._factories, Memo(), **given))
+    return SearchService(
+        Dependencies(settings, base.schema, base._factories, ProcessCaches(), **given)
+    )
 
 
 def test_start_up_work_does_not_count_against_the_round_budget(tools_engine, tmp_path):

@@ -45,7 +45,7 @@ def test_search_selects_evidence_without_tokenizing(tools_engine, embedder):
         return real(texts)
 
     original = tools_engine.deps
-    original.memo.clear_token_counts()
+    original.caches.clear_token_counts()
     tools_engine.deps = original.derive(embedder=_Counting(embedder, counting))
     try:
         # WHEN searches fill evidence packs up to the token budget

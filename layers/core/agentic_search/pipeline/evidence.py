@@ -31,26 +31,26 @@ TOKEN_COUNT_CACHE = 8192
 def count_tokens(c: Dependencies, texts: Sequence[str]) -> list[int]:
     """Token counts with the embedder's tokenizer (:func:`token_counter`), one per text.
 
-    Counts are memoized by text (LRU of ``TOKEN_COUNT_CACHE`` texts in the memo): the same
+    Counts are memoized by text (LRU of ``TOKEN_COUNT_CACHE`` texts in the process caches): the same
     snippets come back round after round and query after query, and word-piece tokenizing 30
     snippets of 1,200 characters took longer than the round's retrieval.
     """
-    memo = c.memo.token_counts
-    lock = c.memo.tokens_lock
+    counts = c.caches.token_counts
+    lock = c.caches.tokens_lock
     with lock:
         out: list[int | None] = []
         for t in texts:
-            n = memo.get(t)
+            n = counts.get(t)
             if n is not None:
-                memo.move_to_end(t)
+                counts.move_to_end(t)
             out.append(n)
     todo = list(dict.fromkeys(t for t, n in zip(texts, out, strict=True) if n is None))
     if todo:
         counted = dict(zip(todo, token_counter(c.embedder)(todo), strict=True))
         with lock:
-            memo.update(counted)
-            while len(memo) > TOKEN_COUNT_CACHE:
-                memo.popitem(last=False)
+            counts.update(counted)
+            while len(counts) > TOKEN_COUNT_CACHE:
+                counts.popitem(last=False)
         out = [counted[t] if n is None else n for t, n in zip(texts, out, strict=True)]
     return [int(n) for n in out]  # type: ignore[arg-type]
 

@@ -39,7 +39,7 @@ def next_round(c: Dependencies, state: ExecutorState) -> RoundWork | None:
     if not state.continue_search:
         return None
     started = time.time()
-    setup_before = c.memo.setup_ms  # a cold process builds the stores' adapters here
+    setup_before = c.caches.setup_ms  # a cold process builds the stores' adapters here
     rnd = state.round_index + 1
     passage: str | None = None
     errors: list[SourceError] = []
@@ -73,7 +73,7 @@ def next_round(c: Dependencies, state: ExecutorState) -> RoundWork | None:
         sub_queries=subs,
         report=RoundReport(round=rnd, queries=queries, errors=errors),
         started_at=started,
-        setup_ms=max(0.0, c.memo.setup_ms - setup_before),
+        setup_ms=max(0.0, c.caches.setup_ms - setup_before),
     )
 
 

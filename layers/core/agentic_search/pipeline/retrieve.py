@@ -16,9 +16,9 @@ def retrieve(event: RetrieveEvent, c: Dependencies) -> RetrievedList:
     """Retrieve: the Map item's sub-query run against ``c``'s stores (never raises for a
     failing source). Start-up work done meanwhile (a cold process loading the model or
     opening the store) is reported in ``setup_ms``, so the round budget can leave it out."""
-    before = c.memo.setup_ms
+    before = c.caches.setup_ms
     out = retrieve_sub_query(c, event.sub_query)
-    out.setup_ms = max(0.0, c.memo.setup_ms - before)
+    out.setup_ms = max(0.0, c.caches.setup_ms - before)
     return out
 
 

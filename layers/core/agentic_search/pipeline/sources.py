@@ -233,7 +233,7 @@ def run_sources(c: Dependencies, plan: QueryPlan) -> tuple[list[RetrievedList], 
     if abandoned and pool is not None:
         SOURCES.discard(pool)
     stage["retrieve"] = elapsed_ms(t)
-    log = c.memo.source_log
+    log = c.caches.source_log
     if log is not None:
         log.append((list(results), dict(stage)))
     return results, stage

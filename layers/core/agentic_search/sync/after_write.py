@@ -47,7 +47,7 @@ def after_write(
     elif stats.changed or touched:  # the entity graph follows (it reads the keyword index)
         changed = list(dict.fromkeys([*stats.written_ids, *touched]))
         relink_changed(c, changed, stats.deleted_ids)
-    c.memo.forget_catalog()
+    c.caches.forget_catalog()
     with contextlib.suppress(CacheError):
         return c.cache.bump_catalog_version(schema.name)
     return None

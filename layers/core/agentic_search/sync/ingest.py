@@ -130,7 +130,7 @@ def ingest_records(
     if total.changed or force_refresh:
         # completing an interrupted write: what it wrote before it stopped is relinked too
         after_write(c, total, everything=force_refresh)
-    c.memo.forget_catalog()
+    c.caches.forget_catalog()
     return total
 
 

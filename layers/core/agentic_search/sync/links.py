@@ -166,7 +166,7 @@ def relink(c: Dependencies) -> LinkStats:
     for e in out.values():
         for kind, targets in e.items():
             stats.kinds[kind] = stats.kinds.get(kind, 0) + len(targets)
-    c.memo.forget_entities()
+    c.caches.forget_entities()
     return stats
 
 

@@ -164,7 +164,7 @@ def relink_changed(
     stats.rewritten = write_keys(c, {k: v for k, v in touched.items() if k not in removed_set})
     stats.scanned = len(changed_recs)
     stats.edges = sum(len(t) for e in new_out.values() for t in e.values())
-    c.memo.forget_entities()
+    c.caches.forget_entities()
     return stats
 
 

@@ -51,7 +51,7 @@ def rebuild(c: Dependencies, path: Path, **ingest: Any) -> IngestReport:
     c.journal.finish(schema.name)
     c.store.drop(schema)
     c.keyword.refresh(schema)  # an empty store: the keyword index's files go too
-    c.memo.forget_catalog()
+    c.caches.forget_catalog()
     report = ingest_file(c, path, force_refresh=True, **ingest)
     forget_unheld(c)
     return report
