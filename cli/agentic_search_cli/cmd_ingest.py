@@ -98,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
         read_beir_corpus,
         read_catalog,
     )
-    from agentic_search.sync.mirror import PruneRefused
+    from agentic_search.sync.prune import PruneRefused
     from agentic_search_cli.render import print_ingest
 
     path: Path | None = args.path

@@ -63,7 +63,7 @@ class ServeWriter:
         """Apply the write of ``route`` described by ``body``, streaming through ``emit``."""
         from agentic_search.logic.schema import available_domains
         from agentic_search.ports import EmbedderError, KeywordIndexError, VectorStoreError
-        from agentic_search.sync.mirror import PruneRefused
+        from agentic_search.sync.prune import PruneRefused
 
         domain = body.get("domain", "tools")
         if domain not in available_domains():

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from agentic_search.logic.chunking import doc_id_of
-from agentic_search.sync.mirror import prune_records
+from agentic_search.sync.prune import prune_records
 from agentic_search_cli.evaluation.datasets import BeirDataset
 
 if TYPE_CHECKING:

@@ -25,7 +25,7 @@ from agentic_search.service import SearchService
 from agentic_search.sync.apply import apply_changes
 from agentic_search.sync.audit import audit
 from agentic_search.sync.changes import CatalogChange, ChangeOp
-from agentic_search.sync.mirror import PruneRefused
+from agentic_search.sync.prune import PruneRefused
 from agentic_search_cli import main as cli
 
 

@@ -12,7 +12,7 @@ from support.lambdas import runtime_over
 
 from agentic_search.config import Settings
 from agentic_search.service import SearchService
-from agentic_search.sync.mirror import PruneRefused
+from agentic_search.sync.prune import PruneRefused
 from agentic_search_cli.serve_writer import ServeWriter
 
 

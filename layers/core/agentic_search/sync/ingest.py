@@ -13,7 +13,7 @@ is the writer (:meth:`~agentic_search.ports.VectorStore.hold`) and the prune rul
 refused ingest leaves nothing for a later process to apply. The index mirrors the file: records
 in the index but not in the file are reported (``stale``) and, with ``prune``, deleted through
 the same writer; one whose line was rejected keeps its version (``kept``; see
-:mod:`agentic_search.sync.mirror`). First use seeds the bundled catalog only into a folder never
+:mod:`agentic_search.sync.prune`). First use seeds the bundled catalog only into a folder never
 written (no tools collection: a prune or a sync that emptied one leaves it there).
 """
 
@@ -29,12 +29,13 @@ from typing import Any
 from agentic_search.dependencies import Dependencies
 from agentic_search.logic.chunking import chunk_records, doc_id_of
 from agentic_search.ports import SyncStatusStore
+from agentic_search.sync.after_write import after_write
 from agentic_search.sync.apply import apply_changes
 from agentic_search.sync.changes import insert_changes
 from agentic_search.sync.files import CatalogRead, LineError, bundled_catalog_path, read_catalog
 from agentic_search.sync.indexer import WriteStats
 from agentic_search.sync.links import LinkStats, relink
-from agentic_search.sync.mirror import after_write, check_prune, mirror_plan, prune_records
+from agentic_search.sync.prune import check_prune, prune_plan, prune_records
 from agentic_search.wire import ENTITY_KEY
 
 #: Records per write batch.
@@ -152,7 +153,7 @@ def ingest_file(
     Journaled (see the module docstring): ``source`` names the file for a later completion
     (default ``path``; :data:`BUNDLED` for the bundled catalog), ``id_key`` how it was read.
     Records in the index but not in the file are reported, and deleted with ``prune`` (within
-    :func:`~agentic_search.sync.mirror.check_prune`'s limits, lifted by ``force``); those whose
+    :func:`~agentic_search.sync.prune.check_prune`'s limits, lifted by ``force``); those whose
     line was rejected are kept.
 
     Raises:
@@ -168,7 +169,7 @@ def ingest_file(
     c.store.acquire_writer(schema)  # the writer first: a refused ingest journals nothing
     rejected_ids = [e.record_id for e in catalog.errors]
     if prune:  # refused before anything is journaled or written
-        plan = mirror_plan(c, catalog.records, rejected_ids)
+        plan = prune_plan(c, catalog.records, rejected_ids)
         check_prune(plan, len(catalog.records), len(catalog.errors), force)
     if on_start:
         on_start(len(catalog.records))
@@ -187,7 +188,7 @@ def ingest_file(
     )
     status = c.sync_status
     stats = ingest_records(c, catalog.records, batch_size, on_progress, status, force_refresh)
-    plan = mirror_plan(c, catalog.records, rejected_ids)
+    plan = prune_plan(c, catalog.records, rejected_ids)
     pruned = prune_records(c, plan.stale, status) if prune and plan.stale else 0
     c.journal.finish(schema.name)
     return IngestReport(

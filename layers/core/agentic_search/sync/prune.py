@@ -1,11 +1,12 @@
-"""The index mirrors the catalog: what follows a write, and the records a file no longer holds.
+"""Pruning (``ingest --prune``): the records of the index that a whole catalog file no longer
+holds are deleted, so the index mirrors the file.
 
 :func:`not_in_file` lists the documents in the index that a whole catalog file does not hold;
 :func:`prune_records` deletes them through the one writer as remove changes (tombstones in the
 sync status), then :func:`~agentic_search.sync.after_write.after_write` runs as after every
-write (re-exported here for the ingest).
+write.
 
-A record whose line was rejected is still in the file (:func:`mirror_plan`): it keeps its
+A record whose line was rejected is still in the file (:func:`prune_plan`): it keeps its
 indexed version and is reported as kept, never pruned. A prune is refused before anything is
 written (:func:`check_prune`, :class:`PruneRefused`) when no line of the file was accepted, or,
 without ``force``, when it would delete more than :data:`PRUNE_MAX_SHARE` of the indexed
@@ -40,7 +41,7 @@ class PruneRefused(ValueError):
 
 
 @dataclass(frozen=True)
-class MirrorPlan:
+class PrunePlan:
     """The documents of the index against a whole file: how many are ``indexed``, the ``stale``
     ones the file does not hold (what a prune deletes), and the ``kept`` ones whose line was
     rejected (in the file, so they keep their indexed version); ids sorted."""
@@ -62,15 +63,15 @@ def indexed_documents(c: Dependencies) -> set[str]:
     }
 
 
-def mirror_plan(
+def prune_plan(
     c: Dependencies, records: Sequence[dict[str, Any]], rejected_ids: Iterable[str | None] = ()
-) -> MirrorPlan:
+) -> PrunePlan:
     """Compare the index with a whole file: its valid ``records`` and the ids of its rejected
     lines (None where a line's id could not be read)."""
     indexed = indexed_documents(c)
     wanted = {str(r[c.schema.id_field]) for r in records}
     rejected = {str(r) for r in rejected_ids if r is not None} - wanted
-    return MirrorPlan(
+    return PrunePlan(
         indexed=len(indexed),
         stale=sorted(indexed - wanted - rejected),
         kept=sorted(indexed & rejected),
@@ -83,10 +84,10 @@ def not_in_file(
     """Ids of the documents in the index that ``records`` (a whole catalog file) do not hold,
     sorted; a chunked document counts once, by its document id; the ids of rejected lines
     (``rejected_ids``) are in the file."""
-    return mirror_plan(c, records, rejected_ids).stale
+    return prune_plan(c, records, rejected_ids).stale
 
 
-def check_prune(plan: MirrorPlan, accepted: int, rejected: int, force: bool = False) -> None:
+def check_prune(plan: PrunePlan, accepted: int, rejected: int, force: bool = False) -> None:
     """Refuse a prune of a file with ``accepted`` valid records and ``rejected`` lines when
     none was accepted (whatever ``force``), or when it would delete more than
     :data:`PRUNE_MAX_SHARE` of the ``plan``'s indexed records without ``force``.
@@ -128,12 +129,11 @@ def prune_records(c: Dependencies, doc_ids: Sequence[str], status: SyncStatusSto
 
 __all__ = [
     "PRUNE_MAX_SHARE",
-    "MirrorPlan",
+    "PrunePlan",
     "PruneRefused",
-    "after_write",
     "check_prune",
     "indexed_documents",
-    "mirror_plan",
     "not_in_file",
+    "prune_plan",
     "prune_records",
 ]
