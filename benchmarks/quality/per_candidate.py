@@ -33,7 +33,7 @@ from pathlib import Path
 import pytrec_eval
 
 from agentic_search.config import Settings
-from agentic_search.logic.quality import CandidateEvidence, answer_quality, clearing
+from agentic_search.logic.quality import CandidateEvidence, answer_quality, ids_to_return
 from agentic_search.logic.schema import QualitySpec
 from agentic_search.service import SearchService
 
@@ -137,7 +137,7 @@ def main() -> None:
             empty = padded = 0
             run: dict[str, dict[str, float]] = {}
             for q, coverage, evidence in runs:
-                kept = clearing(spec, answer_quality(spec, evidence, coverage), evidence)
+                kept = ids_to_return(spec, answer_quality(spec, evidence, coverage), evidence)
                 if q["answerable"]:
                     empty += not kept
                     run[q["_id"]] = {rid: 100.0 - i for i, rid in enumerate(kept)} or {"-": 0.0}

@@ -14,7 +14,7 @@ from agentic_search.config import E5_MODEL_NAME, MINILM_MODEL_NAME, Settings
 from agentic_search.dependencies import Dependencies
 from agentic_search.logic.capabilities import CapabilityMatcher
 from agentic_search.logic.schema import DomainSchema, EmbedderCalibration, QualitySpec
-from agentic_search.pipeline.finalize import judge
+from agentic_search.pipeline.finalize import grade_answer
 from agentic_search.wire import (
     Candidate,
     ExecutorCaps,
@@ -54,7 +54,7 @@ def _judge(settings: Settings, schema: DomainSchema, cosine: float) -> tuple[lis
         intent=IntentState(query=query, normalized_query=query),
         relevance={c.id: cosine for c in cands},
     )
-    kept, quality = judge(Dependencies(settings, schema), state, cands, coverage=0.0)
+    kept, quality = grade_answer(Dependencies(settings, schema), state, cands, coverage=0.0)
     return [c.id for c in kept], quality
 
 

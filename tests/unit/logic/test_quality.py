@@ -7,7 +7,7 @@ from agentic_search.logic.quality import (
     SUPPORT_WINDOW,
     CandidateEvidence,
     answer_quality,
-    clearing,
+    ids_to_return,
     supported,
 )
 from agentic_search.logic.schema import QualitySpec
@@ -41,7 +41,7 @@ def test_a_non_english_need_with_one_supported_candidate_is_answered() -> None:
     quality = answer_quality(SPEC, evidence, 0.02)
     assert quality.verdict == "weak"
     assert "1 of the first 3 supported" in quality.reason
-    assert clearing(SPEC, quality, evidence) == ["zed", "void"]
+    assert ids_to_return(SPEC, quality, evidence) == ["zed", "void"]
 
 
 def test_a_vocabulary_value_supports_an_answer_the_cosine_alone_would_not() -> None:
@@ -50,7 +50,7 @@ def test_a_vocabulary_value_supports_an_answer_the_cosine_alone_would_not() -> N
     evidence = [ev("sentry", 0.18, vocabulary=True), ev("locust", 0.25), ev("x", 0.1)]
     quality = answer_quality(SPEC, evidence, 0.68)
     assert quality.verdict == "weak"
-    assert clearing(SPEC, quality, evidence) == ["sentry", "locust"]
+    assert ids_to_return(SPEC, quality, evidence) == ["sentry", "locust"]
 
 
 def test_nothing_supported_is_no_good_match_with_nothing_padded() -> None:
@@ -59,7 +59,7 @@ def test_nothing_supported_is_no_good_match_with_nothing_padded() -> None:
     evidence = [ev("a", 0.26), ev("b", 0.2)]
     quality = answer_quality(SPEC, evidence, 0.7)
     assert quality.verdict == "none"
-    assert clearing(SPEC, quality, evidence) == []
+    assert ids_to_return(SPEC, quality, evidence) == []
 
 
 def test_only_the_first_ten_can_support_an_answer() -> None:
@@ -75,7 +75,7 @@ def test_a_good_answer_is_not_padded() -> None:
     evidence = [ev("qdrant", 0.61), ev("milvus", 0.45), ev("valkey", 0.1)]
     quality = answer_quality(SPEC, evidence, 0.95)
     assert quality.verdict == "good" and quality.score == 1.0
-    assert clearing(SPEC, quality, evidence) == ["qdrant", "milvus"]
+    assert ids_to_return(SPEC, quality, evidence) == ["qdrant", "milvus"]
 
 
 def test_named_records_and_queries_by_example() -> None:
@@ -86,8 +86,8 @@ def test_named_records_and_queries_by_example() -> None:
     unmeasured = [ev("a", None), ev("b", None)]
     quality = answer_quality(SPEC, unmeasured, 0.95)
     assert quality.verdict == "good"
-    assert clearing(SPEC, quality, unmeasured) == ["a", "b"]
+    assert ids_to_return(SPEC, quality, unmeasured) == ["a", "b"]
     assert answer_quality(SPEC, unmeasured, 0.5).verdict == "weak"
     default = QualitySpec()
     low = [ev("a", -0.5)]
-    assert clearing(default, answer_quality(default, low, 0.0), low) == ["a"]
+    assert ids_to_return(default, answer_quality(default, low, 0.0), low) == ["a"]

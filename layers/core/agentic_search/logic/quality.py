@@ -111,7 +111,7 @@ def answer_quality(
     )
 
 
-def clearing(
+def ids_to_return(
     spec: QualitySpec, verdict: AnswerQuality, evidence: Sequence[CandidateEvidence]
 ) -> list[str]:
     """The ids to return, in order: none on "no good match"; otherwise those above the
@@ -128,6 +128,6 @@ __all__ = [
     "CandidateEvidence",
     "above_floor",
     "answer_quality",
-    "clearing",
+    "ids_to_return",
     "supported",
 ]

@@ -16,7 +16,7 @@ from agentic_search.logic.executor import (
     ranked_rounds,
     rerank_order,
 )
-from agentic_search.logic.quality import CandidateEvidence, answer_quality, clearing
+from agentic_search.logic.quality import CandidateEvidence, answer_quality, ids_to_return
 from agentic_search.pipeline.hydrate import execution_stats, hydrate
 from agentic_search.wire import (
     AnswerQuality,
@@ -125,7 +125,7 @@ def finish(
     stats.rounds = state.round_index
     all_errors = [e for r in state.report.rounds for e in r.errors] + list(errors)
     coverage = pack.coverage.confidence if pack.evidence else 0.0
-    candidates, quality = judge(c, state, candidates, coverage)
+    candidates, quality = grade_answer(c, state, candidates, coverage)
     if c.schema.chunking is not None:
         for cand in candidates:
             as_document(cand)
@@ -154,7 +154,7 @@ def as_document(cand: Candidate) -> Candidate:
     return cand
 
 
-def judge(
+def grade_answer(
     c: Dependencies, state: ExecutorState, candidates: list[Candidate], coverage: float
 ) -> tuple[list[Candidate], AnswerQuality]:
     """The answer quality of ``candidates`` and the candidates that clear it, each judged by
@@ -188,7 +188,7 @@ def judge(
         quality = AnswerQuality(verdict="none", score=0.0, reason=NO_WORDS)
     else:
         quality = answer_quality(spec, evidence, coverage)
-    keep = set(clearing(spec, quality, evidence))
+    keep = set(ids_to_return(spec, quality, evidence))
     kept = [cand for cand in candidates if cand.id in keep]
     quality.withheld = len(candidates) - len(kept)
     return kept, quality
@@ -218,4 +218,4 @@ def mark_relaxed(state: ExecutorState, candidates: list[Candidate]) -> None:
             ]
 
 
-__all__ = ["comparison_of", "finalize", "finish", "judge", "mark_relaxed"]
+__all__ = ["comparison_of", "finalize", "finish", "grade_answer", "mark_relaxed"]

@@ -48,7 +48,7 @@ def query_problem(query: str) -> str | None:
     character (NUL and the other Unicode ``Cc`` characters but tab and newline), or no letter
     or digit at all (only punctuation, symbols or emoji). The API (and ``serve``) answers 422
     naming the field and the CLI exits 2 with this reason; a query of stopwords only is
-    searched and answered "no good match" (see ``finalize.judge``)."""
+    searched and answered "no good match" (see ``finalize.grade_answer``)."""
     if not query.strip():
         return "query must contain a non-space character"
     if len(query) > QUERY_MAX_CHARS:
