@@ -92,7 +92,7 @@ def later_round_plan(
             )
             asked += 1
         elif target.kind == "term" and target.text:
-            word = surface(intent.query, target.text, analyzer) or target.text
+            word = surface_form(intent.query, target.text, analyzer) or target.text
             sparse_parts.append(word)
             queries.append(
                 RoundQuery(text=word, purpose="coverage", target=target.label, modes=["sparse"])
@@ -227,7 +227,7 @@ def bridge_round_plan(
     return round_plan, [query]
 
 
-def surface(text: str, stem: str, analyzer: Analyzer) -> str | None:
+def surface_form(text: str, stem: str, analyzer: Analyzer) -> str | None:
     """The word of ``text`` whose stem is ``stem`` (first one), if any."""
     for word in text.split():
         if stem in analyzer.terms(word):
