@@ -16,9 +16,9 @@ from agentic_search.logic.executor.entity_rounds import (
     bridges_from,
     entity_source_for,
     graph_source_for,
-    place,
     seed_weights,
     with_entity_source,
+    with_pins_and_bridges,
 )
 from agentic_search.logic.schema import load_schema
 from agentic_search.logic.temporal import year_ranges
@@ -117,16 +117,19 @@ def test_what_is_never_fetched_or_pinned():
 
 def test_placement_pins_first_and_bridges_after_their_anchor():
     ranking = [Fused(x, 1.0 - i / 10, 1.0 - i / 10, i + 1, {}) for i, x in enumerate("abcde")]
-    out = place(ranking, ["d", "z"], [Bridge(id="e", after="a", via="mention:a")])
+    out = with_pins_and_bridges(ranking, ["d", "z"], [Bridge(id="e", after="a", via="mention:a")])
     assert [f.id for f in out] == ["d", "z", "a", "e", "b", "c"]
     # placed records carry the top score (they rank above records that scored more)
     assert out[0].score == out[1].score == 1.0
     # a bridge whose anchor is absent goes right after the pins
-    assert [f.id for f in place(ranking, [], [Bridge(id="c", after="q", via="mention:q")])][:2] == [
+    assert [
+        f.id
+        for f in with_pins_and_bridges(ranking, [], [Bridge(id="c", after="q", via="mention:q")])
+    ][:2] == [
         "c",
         "a",
     ]
-    assert place(ranking, [], []) == ranking
+    assert with_pins_and_bridges(ranking, [], []) == ranking
 
 
 def test_the_bridge_round_walks_from_round_ones_best_and_places_one_reached_from_it():

@@ -12,9 +12,9 @@ from agentic_search.logic.comparison import compare
 from agentic_search.logic.executor import (
     final_ranking,
     finalize_evidence_pack,
-    place,
     ranked_rounds,
     rerank_order,
+    with_pins_and_bridges,
 )
 from agentic_search.logic.quality import CandidateEvidence, answer_quality, ids_to_return
 from agentic_search.pipeline.hydrate import execution_stats, hydrate
@@ -99,7 +99,7 @@ def finish(
         ranking = final_ranking(state)
     else:
         ranking = rerank_order(state.first_fused, state.rerank_scores, state.caps.rerank_top_n)
-    ranking = place(ranking, state.pins, state.bridges)
+    ranking = with_pins_and_bridges(ranking, state.pins, state.bridges)
     if c.schema.chunking is not None:  # each document once, at its best chunk's rank
         ranking = best_chunks(ranking, lambda f: f.id)
     results = state.retrieved

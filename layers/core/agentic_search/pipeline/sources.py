@@ -48,7 +48,7 @@ class Task(NamedTuple):
     inline: bool = False
 
 
-def placed(result: RetrievedList) -> bool:
+def pinned_or_bridged(result: RetrievedList) -> bool:
     """Whether a result is placed in the ranking (the pins of an entity fetch, a bridge
     walk's best record), not fused."""
     return result.name == "entity" or (
@@ -243,7 +243,7 @@ def merge(results: Sequence[RetrievedList], method: str, rrf_k: int) -> tuple[li
     """Fuse the successful sources' ranked lists (deduplicated by record id); returns the
     fused list (best first) and the method actually used ("none" with several non-empty
     lists becomes "rrf")."""
-    ok = [r for r in results if r.error is None and not placed(r)]
+    ok = [r for r in results if r.error is None and not pinned_or_bridged(r)]
     lists = [
         RankedList(r.name, [h.id for h in r.hits], [h.score for h in r.hits], r.weight) for r in ok
     ]
@@ -262,7 +262,7 @@ def _timed(fn: Callable[[], list[ScoredRecord]]) -> tuple[list[ScoredRecord], fl
 __all__ = [
     "SourceTimeout",
     "merge",
-    "placed",
+    "pinned_or_bridged",
     "run_sources",
     "source_tasks",
 ]

@@ -14,7 +14,7 @@ modules import each other in one direction (rounds -> later_rounds -> queries,
 entity_rounds; subqueries stands alone).
 """
 
-from agentic_search.logic.executor.entity_rounds import bridges_from, place
+from agentic_search.logic.executor.entity_rounds import bridges_from, with_pins_and_bridges
 from agentic_search.logic.executor.later_rounds import (
     WRITTEN_PREFIX,
     planned_dense_text,
@@ -41,7 +41,6 @@ __all__ = [
     "final_ranking",
     "finalize_evidence_pack",
     "hyde_status",
-    "place",
     "planned_dense_text",
     "prepare_round_queries",
     "ranked_rounds",
@@ -49,6 +48,7 @@ __all__ = [
     "rerank_order",
     "should_continue",
     "split_plan",
+    "with_pins_and_bridges",
     "with_written_queries",
     "writer_inputs",
 ]

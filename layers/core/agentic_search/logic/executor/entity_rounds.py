@@ -173,7 +173,9 @@ def bridges_from(
     return out
 
 
-def place(ranking: Sequence[Fused], pins: Sequence[str], bridges: Sequence[Bridge]) -> list[Fused]:
+def with_pins_and_bridges(
+    ranking: Sequence[Fused], pins: Sequence[str], bridges: Sequence[Bridge]
+) -> list[Fused]:
     """``ranking`` with the pins first (in order; a pin not in the ranking is added) and each
     bridge moved right after its anchor (after the pins when the anchor is absent)."""
     if not pins and not bridges:
@@ -215,7 +217,7 @@ __all__ = [
     "bridges_from",
     "entity_source_for",
     "graph_source_for",
-    "place",
     "seed_weights",
     "with_entity_source",
+    "with_pins_and_bridges",
 ]
