@@ -153,7 +153,7 @@ def openapi_document() -> str:
     """This API's OpenAPI 3 document (JSON text), built on the first call and kept.
 
     Built here rather than at import: Powertools' OpenAPI models and the schema generation
-    cost a cold start ~45 ms that only ``GET /openapi.json`` needs."""
+    would cost every cold start time that only ``GET /openapi.json`` needs."""
     app.configure_openapi(
         title="agentic-search",
         version="0.1.0",

@@ -16,9 +16,10 @@ every route actually returns.
   ``retrievalReport``; ``cache``, ``extractor``, ``planner`` and ``planCache`` are the steps'
   notes).
 
-Powertools' OpenAPI models (``aws_lambda_powertools.event_handler.openapi.models``, ~45 ms of a
-cold start) are imported by :func:`security_schemes` only, when the document is first built: a
-cold start that never serves ``GET /openapi.json`` never imports them.
+Powertools' OpenAPI models (``aws_lambda_powertools.event_handler.openapi.models``, a
+noticeable share of a cold start) are imported by :func:`security_schemes` only, when the
+document is first built: a cold start that never serves ``GET /openapi.json`` never imports
+them.
 """
 
 from __future__ import annotations

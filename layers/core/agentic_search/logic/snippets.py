@@ -2,12 +2,12 @@
 
 An evidence snippet is a record's keyword text without its title, cut at ``snippet_chars``
 characters (:func:`evidence_text`); the evidence budget (``max_total_tokens``) is counted in
-the embedder's tokens. Word-piece tokenizing a 1,200-character snippet takes about 0.5 ms on
-this project's 2-core machine and a search needed about 13 of them (14% of a SciFact search),
-so the indexer stores each record's count for the default ``SNIPPET_CHARS`` in the payload
-under ``TOKENS_KEY``, ``{"chars": 1200, "counter": <embedder name>, "tokens": n}``. A search
-uses a stored count only when both the snippet length and the counter match, and counts the
-snippet itself otherwise (records written before this existed, another ``snippet_chars``).
+the embedder's tokens. Word-piece tokenizing the snippets was a visible share of a search's
+time (benchmarks/README.md, "Performance notes moved from the code"), so the indexer stores
+each record's count for the default ``SNIPPET_CHARS`` in the payload under ``TOKENS_KEY``,
+``{"chars": 1200, "counter": <embedder name>, "tokens": n}``. A search uses a stored count
+only when both the snippet length and the counter match, and counts the snippet itself
+otherwise (records written before this existed, another ``snippet_chars``).
 """
 
 from __future__ import annotations

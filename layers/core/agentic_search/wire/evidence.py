@@ -38,7 +38,7 @@ class ExecutorCaps(WireModel):
         ge=0.0,
         le=1.0,
         description="stop once confidence reaches it; 0.85 = full coverage alone (SciFact "
-        "train nDCG@10 0.7363 at p95 79 ms; 0.9: 0.7364 at 89 ms; 0.8: 0.7341)",
+        "train nDCG@10 0.7363; 0.9: 0.7364 but slower; 0.8: 0.7341; benchmarks/README.md)",
     )
     max_no_new_rounds: int = Field(default=1, ge=1, le=5)
     selection_pool: int = Field(default=30, ge=1, le=200, description="top-N read for selection")
@@ -51,7 +51,7 @@ class ExecutorCaps(WireModel):
         description="round 2+'s dense feedback query: none (RM3 words go to BM25 only), "
         "Rocchio on the stored vectors of the feedback documents (no new embedding), or the "
         "query plus the RM3 words embedded; SciFact train nDCG@10 0.736 / 0.734 / 0.737, "
-        "the last at +35 ms p95 (benchmarks/README.md)",
+        "the last at a higher p95 (benchmarks/README.md)",
     )
     rocchio_alpha: float = Field(
         default=0.8, ge=0.0, le=1.0, description="Rocchio weight of the original query vector"

@@ -2,7 +2,7 @@
 store keeps answering.
 
 Qdrant Edge builds a segment's HNSW index only in ``EdgeShard.optimize()``, which blocks and
-holds the GIL (208 s for 100k points x 2 dense vectors on this 2-core host); until then a
+holds the GIL for minutes on a large shard (benchmarks/README.md); until then a
 segment is searched exactly, by brute force. And a shard directory can be open in one process
 only (:mod:`~agentic_search.adapters.edge.replica`). So :class:`ShardOptimizer`:
 

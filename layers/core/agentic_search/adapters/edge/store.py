@@ -443,11 +443,11 @@ class EdgeStore(ShardFiles):
         """Run ``request`` (built with ``with_payload=self._hit_payload(schema)``) and return
         its hits as record ids with scores.
 
-        Reading even the id field of each hit's payload costs the engine ~4 ms for 100 hits
-        where the ids alone take ~0.4 ms (SciFact, 5k points), so the request is sent without
-        payload and each point id is turned into its record id through a map the store keeps
-        (a pair never changes: the point id is derived from the record id); ids not in it yet
-        are read in one ``retrieve`` of the id field and added."""
+        Reading even the id field of each hit's payload costs the engine several times what the
+        ids alone cost (benchmarks/README.md), so the request is sent without payload and each
+        point id is turned into its record id through a map the store keeps (a pair never
+        changes: the point id is derived from the record id); ids not in it yet are read in
+        one ``retrieve`` of the id field and added."""
         shard = self._shard(schema)
         try:
             points = shard.query(request)
