@@ -494,7 +494,7 @@ def test_openapi_document_describes_the_search_body(handlers):
     # AND POST /search takes a JSON SearchBody whose limit is at most 100, no extra fields
     post = doc["paths"]["/search"]["post"]
     schema = post["requestBody"]["content"]["application/json"]["schema"]
-    assert schema["$ref"] == "#/deps/schemas/SearchBody"
+    assert schema["$ref"] == "#/components/schemas/SearchBody"
     body = doc["components"]["schemas"]["SearchBody"]
     assert body["properties"]["limit"]["maximum"] == 100
     assert body["properties"]["limit"]["minimum"] == 1
