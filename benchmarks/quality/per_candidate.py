@@ -8,7 +8,7 @@ Runs every query of the split once with abstention off (a ``QualitySpec()`` that
 every candidate), keeps each candidate's own evidence (best cosine to the query's text over
 the dense sources, an asked vocabulary value, every query word, named) and how the query
 reads against the catalog (its content words and those no record holds), then replays
-:mod:`agentic_search.domain.quality` over a grid of ``candidate_relevance`` x
+:mod:`agentic_search.logic.quality` over a grid of ``candidate_relevance`` x
 ``unread_relevance`` x ``missing_word_relevance`` (``candidate_floor`` kept at the schema's)
 and prints, per triple, the answerable queries left empty, the unanswerable ones padded and
 nDCG@10 of what is returned (pytrec_eval). The triple chosen never ranks below the baseline:
@@ -38,15 +38,15 @@ from pathlib import Path
 import pytrec_eval
 
 from agentic_search.config import Settings
-from agentic_search.domain.quality import (
+from agentic_search.logic.quality import (
     CandidateEvidence,
     QueryReading,
     answer_quality,
     best_cosine,
-    clearing,
+    ids_to_return,
     read_query,
 )
-from agentic_search.domain.schema import QualitySpec
+from agentic_search.logic.schema import QualitySpec
 from agentic_search.pipeline.finalize import query_reading
 from agentic_search.pipeline.relevance import word_relevance
 from agentic_search.service import SearchService
@@ -84,13 +84,13 @@ def collect(
     )
     svc = SearchService.create(settings, "tools")
     svc.ensure_bundled_catalog()
-    schema = svc.components.schema
+    schema = svc.deps.schema
     calibrated = schema.quality_for(settings.embedder_model)
     schema.calibrations = {}  # abstention off under every model: every candidate replayed
     schema.quality = QualitySpec(
         min_relevance=calibrated.min_relevance, min_coverage=calibrated.min_coverage
     )
-    analyzer, fields = svc.components.analyzer, svc.components.schema.vocabulary_fields
+    analyzer, fields = svc.deps.analyzer, svc.deps.schema.vocabulary_fields
     out = []
     try:
         for q in (q for q in queries if q["split"] == split):
@@ -115,8 +115,8 @@ def collect(
             ]
             # the reading as Finalize makes it, with no word taken as incidental (the floor
             # is candidate_relevance, replayed by the grid: read_query again there)
-            reading = query_reading(svc.components, resp.intent, {})
-            cosines = word_relevance(svc.components, resp.plan, resp.intent)
+            reading = query_reading(svc.deps, resp.intent, {})
+            cosines = word_relevance(svc.deps, resp.plan, resp.intent)
             out.append((q, resp.output.confidence, evidence, (reading, cosines)))
     finally:
         svc.close()
@@ -181,7 +181,7 @@ def main() -> None:
                 read.words, set(read.words) - set(read.unknown), cosines, spec.candidate_relevance
             )
             verdict = answer_quality(spec, evidence, coverage, reading)
-            kept = clearing(spec, verdict, evidence, reading)
+            kept = ids_to_return(spec, verdict, evidence, reading)
             if q["answerable"]:
                 empty += not kept
                 run[q["_id"]] = {rid: 100.0 - i for i, rid in enumerate(kept)} or {"-": 0.0}

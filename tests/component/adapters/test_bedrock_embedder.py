@@ -15,7 +15,7 @@ from botocore.stub import Stubber
 from agentic_search.adapters.bedrock_embedder import TITAN_V2, BedrockEmbedder
 from agentic_search.config import Settings
 from agentic_search.ports import Embedder, EmbedderError
-from agentic_search.state import EmbedderIdentity
+from agentic_search.wire import EmbedderIdentity
 from agentic_search.wiring import build_embedder
 
 

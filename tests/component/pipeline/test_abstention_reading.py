@@ -37,7 +37,7 @@ def test_a_word_the_catalog_lacks_is_weighed_by_its_meaning(tools_engine: Search
     THEN the cosine of that word to the query says how much of the need it carries:
     "Spotify" well above the tools schema's candidate_relevance (0.22), "figure" (of
     "figure out") under it, so only the first query asks for a good match."""
-    c = tools_engine.components
+    c = tools_engine.deps
     spotify = tools_engine.search("alternative to Spotify for streaming music", limit=5)
     figure = tools_engine.search(
         "figure out which microservice is making our requests slow", limit=5

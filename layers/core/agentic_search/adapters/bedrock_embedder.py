@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from agentic_search.ports import EmbedderError
-from agentic_search.state import EmbedderIdentity
+from agentic_search.wire import EmbedderIdentity
 
 TITAN_V2 = "amazon.titan-embed-text-v2:0"
 #: Titan v2's input limit in characters (the API refuses longer texts).

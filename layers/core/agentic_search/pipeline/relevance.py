@@ -3,7 +3,7 @@ main aspect to the query's vector (all-MiniLM vectors are unit length, so a dot 
 
 Fusion scores are relative (a list's best hit scores 1 whatever it is); this is the one signal
 that says how well the best candidates match at all, so it is what the answer-quality check
-reads (:mod:`agentic_search.domain.quality`). The main aspect's text-embedded dense source
+reads (:mod:`agentic_search.logic.quality`). The main aspect's text-embedded dense source
 already scored the candidates it found (its raw scores are these cosines); the others are
 computed from their stored vectors.
 """
@@ -14,16 +14,15 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from agentic_search.components import Components
-from agentic_search.domain.later_rounds import planned_dense_text
-from agentic_search.domain.quality import content_words, function_word_text, read_query
-from agentic_search.domain.round_queries import dense_aspect
+from agentic_search.dependencies import Dependencies
+from agentic_search.logic.executor import dense_aspect, planned_dense_text
+from agentic_search.logic.quality import content_words, function_word_text, read_query
 from agentic_search.pipeline.embedding import embed_texts
-from agentic_search.state import IntentState, QueryPlan, RetrievedList, VectorSource
+from agentic_search.wire import IntentState, QueryPlan, RetrievedList, VectorSource
 
 
 def query_relevance(
-    c: Components, plan: QueryPlan, results: Sequence[RetrievedList], ids: Sequence[str]
+    c: Dependencies, plan: QueryPlan, results: Sequence[RetrievedList], ids: Sequence[str]
 ) -> dict[str, float]:
     """Cosine to the query of each of ``ids`` on the plan's main aspect, rounded to 4
     decimals; empty when the plan embeds no query text (a query by example only)."""
@@ -55,7 +54,7 @@ def query_relevance(
     return {rid: v for rid, v in out.items() if rid in wanted}
 
 
-def word_relevance(c: Components, plan: QueryPlan, intent: IntentState) -> dict[str, float]:
+def word_relevance(c: Dependencies, plan: QueryPlan, intent: IntentState) -> dict[str, float]:
     """Cosine to the query (the text the plan's main aspect embedded, its vector cached by
     then; the query as written when there is none) of each content word of ``intent`` that
     no record holds, embedded as the word was written (its first surface form in the
@@ -63,7 +62,7 @@ def word_relevance(c: Components, plan: QueryPlan, intent: IntentState) -> dict[
     ("Spotify" in "alternative to Spotify for streaming music": 0.78; "figure" in "figure
     out which microservice is making our requests slow": 0.10). Empty when the domain's
     abstention does not read the query's words, every word is held, the query is unread
-    (another language: :class:`~agentic_search.domain.quality.QueryReading`), or the
+    (another language: :class:`~agentic_search.logic.quality.QueryReading`), or the
     embedder failed (then every such word counts)."""
     spec = c.schema.quality_for(c.embedder_model())
     if not spec.reads_words:
