@@ -261,7 +261,7 @@ INTENT_CASES = [
     case(
         "team plan for up to 10 users",
         strategy=HYBRID,
-        bug="'up to 10 users' (a seat count) becomes price_monthly_usd <= 10",
+        bug="planned usecase-focused, not hybrid (the seat count is no longer read as a price)",
     ),
     # --- use cases and users ----------------------------------------------------------------
     case("app for writers", matches={"user_types": ["Writers"]}, strategy=USECASE),
