@@ -186,12 +186,20 @@ class _Tasks:
 
     def keep(self, data: Any) -> Any:
         if isinstance(data, SearchState):
-            return data.model_dump_json(by_alias=True)
+            # The response (CacheStore's input: 100 candidates with provenance, most of the
+            # state's JSON) is kept by a shallow copy: no step changes it but for its
+            # top-level ``cache`` note, which the copy keeps as it was.
+            response = dict(data.response) if data.response is not None else None
+            built = data._built
+            return data.model_dump_json(by_alias=True, exclude={"response"}), response, built
         return dict(data) if isinstance(data, dict) and not self.runner.wire else data
 
     def restore(self, kept: Any) -> Any:
-        if isinstance(kept, str):
-            kept = SearchState.model_validate_json(kept)
+        if isinstance(kept, tuple):
+            text, response, built = kept
+            kept = SearchState.model_validate_json(text)
+            kept.response = response
+            kept._built = built
         if isinstance(kept, SearchState) or "request" in kept:
             self.last = kept
         return kept
