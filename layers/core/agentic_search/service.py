@@ -17,7 +17,7 @@ from agentic_search.config import Settings
 from agentic_search.domain.embedder_identity import check_identity
 from agentic_search.domain.schema import DomainSchema
 from agentic_search.pipeline.cache import cache_lookup
-from agentic_search.state import SearchRequest, SearchResponse
+from agentic_search.state import CacheInfo, SearchRequest, SearchResponse
 from agentic_search.wiring import build_components, collection_info, identity_embedder
 
 if TYPE_CHECKING:  # the search graph and the write path load on first use: a cache hit needs
@@ -34,6 +34,9 @@ class SearchService:
     def __init__(self, components: Components) -> None:
         self.components = components
         self._runner: LocalRunner | None = None
+        #: the request the cache gate (:meth:`_cached`) just missed and what it noted: the
+        #: next :meth:`search` of that request walks on from there, not looking it up again
+        self._gate_miss: tuple[SearchRequest, CacheInfo] | None = None
 
     @classmethod
     def create(
@@ -79,12 +82,17 @@ class SearchService:
         """
         request = SearchRequest(query=query, limit=limit, rounds=rounds, domain=self.schema.name)
         c = self.components
-        if not c.built("store"):  # once it is open, the graph's CacheCheck costs no more
+        miss, self._gate_miss = self._gate_miss, None
+        if c.built("store"):  # once it is open, the graph's CacheCheck costs no more; an
+            miss = None  # ingest since the gate ran (first use) changed the catalog version
+        elif miss is None or miss[0] != request:
             hit = self._cached(request)
             if hit is not None:
                 return hit
+            miss, self._gate_miss = self._gate_miss, None
         check_identity(c.store, c.schema, c.embedder)  # refused before anything runs
-        result = self.runner.run(request)
+        # the gate's miss is the graph's CacheCheck, done: the walk goes on from its Choice
+        result = self.runner.run(request, checked=miss[1] if miss is not None else None)
         assert result.state.response is not None  # Finalize always sets it or raises
         # Finalize's own object when it ran here (parsing the JSON back took milliseconds);
         # a cached response is parsed.
@@ -118,8 +126,11 @@ class SearchService:
         if embedder is None or not info.exists(c.schema):
             return None  # first use, or an embedder that loads its model to tell its identity
         check_identity(info, c.schema, embedder)
-        _, hit = cache_lookup(request, c)
-        return None if hit is None else SearchResponse.from_wire(hit)
+        noted, hit = cache_lookup(request, c)
+        if hit is None:
+            self._gate_miss = (request, noted)
+            return None
+        return SearchResponse.from_wire(hit)
 
     @property
     def runner(self) -> LocalRunner:

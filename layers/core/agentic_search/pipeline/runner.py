@@ -44,6 +44,7 @@ from agentic_search.pipeline.plan_query import start_executor
 from agentic_search.pipeline.source_pool import runs_in_process
 from agentic_search.pipeline.steps import FUNCTIONS, call_function, search_definition
 from agentic_search.state import (
+    CacheInfo,
     ExecutorCaps,
     IntentState,
     QueryPlan,
@@ -53,6 +54,10 @@ from agentic_search.state import (
     SearchState,
 )
 from agentic_search.state.errors import SearchFailed
+
+#: The Choice after CacheCheck (a hit goes to Finalize): where a walk starts whose request
+#: the cache was already asked about (``LocalRunner.run(checked=...)``).
+AFTER_CACHE_CHECK = "CacheHit"
 
 #: The result cache's functions (``RunOptions(cache=False)`` passes their input through).
 CACHE_FUNCTIONS = frozenset({"CacheCheckFunction", "CacheStoreFunction"})
@@ -111,10 +116,13 @@ class LocalRunner:
         request: SearchRequest,
         options: RunOptions | None = None,
         correlation_id: str | None = None,
+        checked: CacheInfo | None = None,
     ) -> RunResult:
         """Run the graph for ``request``; the response is ``result.state.response``.
         ``correlation_id`` (a fresh one by default) is the state's ``correlationId``, which
-        the Map hands each Retrieve as the orchestrator in AWS does.
+        the Map hands each Retrieve as the orchestrator in AWS does. ``checked``: the result
+        cache was already looked up for ``request`` and missed (what CacheCheck would have
+        noted): the walk starts at the Choice after CacheCheck, not asking the cache again.
 
         Raises:
             SearchFailed: when the walk reaches the SearchFailed state (intent, plan or
@@ -122,7 +130,11 @@ class LocalRunner:
         """
         cfg = RunConfig(map_max_concurrency=self.map_max_concurrency)
         cid = correlation_id or uuid.uuid4().hex
-        return self.walk(SearchState(request=request, config=cfg, correlation_id=cid), options)
+        state = SearchState(request=request, config=cfg, correlation_id=cid)
+        if checked is not None and (options is None or options.start_at is None):
+            state.cache = checked
+            options = RunOptions(start_at=AFTER_CACHE_CHECK, cache=(options or RunOptions()).cache)
+        return self.walk(state, options)
 
     def walk(self, state: SearchState, options: RunOptions | None = None) -> RunResult:
         """Walk the ASL from ``state`` (see :class:`RunOptions`).
@@ -232,4 +244,12 @@ def _all_in_process(c: Components) -> bool:
     return all(runs_in_process(a) for a in (c.store, c.keyword, c.structured, c.embedder))
 
 
-__all__ = ["CACHE_FUNCTIONS", "LocalRunner", "RunOptions", "RunResult", "SearchFailed", "from_plan"]
+__all__ = [
+    "AFTER_CACHE_CHECK",
+    "CACHE_FUNCTIONS",
+    "LocalRunner",
+    "RunOptions",
+    "RunResult",
+    "SearchFailed",
+    "from_plan",
+]
