@@ -86,10 +86,10 @@ class SearchService:
         if c.built("store"):  # once it is open, the graph's CacheCheck costs no more; an
             miss = None  # ingest since the gate ran (first use) changed the catalog version
         elif miss is None or miss[0] != request:
-            hit = self._cached(request)
+            hit, noted = self._lookup(request)
             if hit is not None:
                 return hit
-            miss, self._gate_miss = self._gate_miss, None
+            miss = (request, noted) if noted is not None else None
         check_identity(c.store, c.schema, c.embedder)  # refused before anything runs
         # the gate's miss is the graph's CacheCheck, done: the walk goes on from its Choice
         result = self.runner.run(request, checked=miss[1] if miss is not None else None)
@@ -120,17 +120,25 @@ class SearchService:
         return self._cached(request)
 
     def _cached(self, request: SearchRequest) -> SearchResponse | None:
+        hit, noted = self._lookup(request)
+        if noted is not None:  # a miss: the next search() of this request walks on from it
+            self._gate_miss = (request, noted)
+        return hit
+
+    def _lookup(self, request: SearchRequest) -> tuple[SearchResponse | None, CacheInfo | None]:
+        """The gate: ``(hit, None)``, ``(None, what the lookup noted)`` on a miss, or
+        ``(None, None)`` when the cache was not asked (first use, or an embedder that loads
+        its model to tell its identity)."""
         c = self.components
         info = collection_info(c)
         embedder = identity_embedder(c)
         if embedder is None or not info.exists(c.schema):
-            return None  # first use, or an embedder that loads its model to tell its identity
+            return None, None
         check_identity(info, c.schema, embedder)
         noted, hit = cache_lookup(request, c)
         if hit is None:
-            self._gate_miss = (request, noted)
-            return None
-        return SearchResponse.from_wire(hit)
+            return None, noted
+        return SearchResponse.from_wire(hit), None
 
     @property
     def runner(self) -> LocalRunner:
