@@ -45,7 +45,7 @@ def ingest_ratio_figures(embedder: object, dataset: Path, n_docs: int) -> dict:
     import tempfile
 
     from agentic_search.config import Settings
-    from agentic_search.domain.schema import load_schema
+    from agentic_search.logic.schema import load_schema
     from agentic_search.service import SearchService
     from agentic_search_cli import evaluation as ev
     from agentic_search_cli.bench.run import _temp_settings

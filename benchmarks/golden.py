@@ -51,7 +51,7 @@ def main() -> None:
         )
         engine = SearchService.create(settings, "tools")
         t = time.perf_counter()
-        engine.components.embedder  # noqa: B018 - load the model outside the ingest timing
+        engine.deps.embedder  # noqa: B018 - load the model outside the ingest timing
         load_s = time.perf_counter() - t
         report = engine.ensure_bundled_catalog()  # None: the index was built before
         assert report is not None or args.home
@@ -61,7 +61,7 @@ def main() -> None:
         recalls: dict[str, float] = {}
         for _ in range(args.runs):
             for g in golden:
-                engine.components.memo.clear_query_vectors()
+                engine.deps.caches.clear_query_vectors()
                 t = time.perf_counter()
                 resp = engine.search(g["query"], limit=10)
                 latencies.append((time.perf_counter() - t) * 1000)

@@ -30,7 +30,7 @@ from pathlib import Path
 from agentic_search.config import Settings
 from agentic_search.pipeline.steps import state_step
 from agentic_search.service import SearchService
-from agentic_search.state import SearchRequest, SearchState
+from agentic_search.wire import SearchRequest, SearchState
 
 GOLDEN = (
     Path(__file__).resolve().parents[1]
@@ -72,7 +72,7 @@ def main() -> int:
         )
         engine = SearchService.create(settings, "tools")
         engine.ensure_bundled_catalog()
-        c = engine.components  # its plan cache: SQLite in the temporary home
+        c = engine.deps  # its plan cache: SQLite in the temporary home
         for g in golden:
             runs = []
             for _ in range(2):

@@ -1,6 +1,6 @@
 """Wall time of the rule-based intent extractor and planner on max-length queries
 (``QUERY_MAX_CHARS`` characters of one repeated token), the figure that
-``tests/unit/domain/test_intent_planner.py::test_max_length_query_of_one_repeated_token_is_linear``
+``tests/unit/logic/test_intent_planner.py::test_max_length_query_of_one_repeated_token_is_linear``
 guards structurally (its work grows linearly with the query; it times nothing).
 
 Usage: python benchmarks/query_rules.py [--runs 5] [--json]
@@ -16,13 +16,13 @@ import json
 import statistics
 import time
 
-from agentic_search.domain.intent import CatalogLookup
-from agentic_search.domain.intent_rules import RuleBasedIntentExtractor
-from agentic_search.domain.planner import RuleBasedPlanner
-from agentic_search.domain.schema import load_schema
-from agentic_search.domain.text import default_analyzer
-from agentic_search.state import QUERY_MAX_CHARS
+from agentic_search.logic.intent import CatalogLookup
+from agentic_search.logic.intent_rules import RuleBasedIntentExtractor
+from agentic_search.logic.planner import RuleBasedPlanner
+from agentic_search.logic.schema import load_schema
+from agentic_search.logic.text import default_analyzer
 from agentic_search.sync.files import bundled_catalog_path, read_catalog
+from agentic_search.wire import QUERY_MAX_CHARS
 
 TOKENS = ("a", "free ", "not ", "cursor ", "vs ", "under $", "rag ", "\u201c")
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from agentic_search.config import Settings
-from agentic_search.domain.chunking import doc_ranking
+from agentic_search.logic.chunking import doc_ranking
 from agentic_search.service import SearchService
 from agentic_search_cli.evaluation.datasets import load_beir
 

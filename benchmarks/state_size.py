@@ -6,7 +6,7 @@ Usage: python benchmarks/state_size.py [--query TEXT | --longest] [--limit 100] 
 
 The local runner walks the search ASL with JSON between the states (``wire=True``, what the
 Lambda functions receive and return) and without the state guard
-(``agentic_search.state.budget``), so the figures are what the steps produce. ``--longest``
+(``agentic_search.wire.budget``), so the figures are what the steps produce. ``--longest``
 searches the longest query accepted (``QUERY_MAX_CHARS`` characters of prose);
 ``--every-round`` keeps the rounds going to ``--rounds`` as if coverage never completed (the
 stopping rule's answer kept for the last round only), the largest state a request can make.
@@ -26,8 +26,8 @@ from agentic_search.config import Settings
 from agentic_search.pipeline import grade_round, runner
 from agentic_search.pipeline.runner import LocalRunner, RunOptions
 from agentic_search.service import SearchService
-from agentic_search.state import QUERY_MAX_CHARS, SearchRequest
-from agentic_search.state.budget import STATE_LIMIT_BYTES, wire_size
+from agentic_search.wire import QUERY_MAX_CHARS, SearchRequest
+from agentic_search.wire.budget import STATE_LIMIT_BYTES, wire_size
 
 #: The longest query accepted: prose cut to QUERY_MAX_CHARS (the state machine test's).
 LONGEST = (
@@ -68,10 +68,10 @@ def measure(
     seen: list[tuple[str, str, int, dict]] = []
     call = runner.call_function
 
-    def measured(function: str, event: dict, components: Any) -> dict:
+    def measured(function: str, event: dict, deps: Any) -> dict:
         if function != "RetrieveFunction":  # a copy: the walk changes the dicts it passes on
             seen.append((function, "input", wire_size(event), json.loads(json.dumps(event))))
-        out = call(function, event, components)
+        out = call(function, event, deps)
         if function != "RetrieveFunction":
             seen.append((function, "output", wire_size(out), json.loads(json.dumps(out))))
         return out
@@ -86,7 +86,7 @@ def measure(
     if every_round:
         grade_round.should_continue = keep_going
     try:
-        walk = LocalRunner(lambda _: svc.components, 4, wire=True)
+        walk = LocalRunner(lambda _: svc.deps, 4, wire=True)
         request = SearchRequest(query=query, limit=limit, rounds=rounds)
         result = walk.run(request, RunOptions(cache=False))
     finally:

@@ -27,10 +27,10 @@ from pathlib import Path
 import numpy as np
 
 from agentic_search.config import Settings
-from agentic_search.domain.chunking import doc_ranking
-from agentic_search.domain.fusion import fuse
+from agentic_search.logic.chunking import doc_ranking
+from agentic_search.logic.fusion import fuse
 from agentic_search.service import SearchService
-from agentic_search.state import RankedList
+from agentic_search.wire import RankedList
 from agentic_search_cli import evaluation as ev
 
 
@@ -39,15 +39,15 @@ def collect(
 ) -> dict:
     """{query id: {"dense": [(id, score)], "bm25": [(id, score)]}} with the planned texts;
     with ``detail`` also the texts (``dtext``, ``stext``) and the query vector (``qvec``)."""
-    keyword = keyword or engine.components.keyword
+    keyword = keyword or engine.deps.keyword
     out = {}
     for qid, text in queries.items():
         intent = engine.extract(text)
-        plan = engine.components.planner.plan(intent, limit=100)
+        plan = engine.deps.planner.plan(intent, limit=100)
         dtext = plan.vector_sources[0].text or text
         stext = plan.sparse_source.text if plan.sparse_source else text
-        vec = engine.components.embedder.embed_query(dtext)
-        dense = engine.components.store.query_dense(engine.schema, "content", vec, depth, None)
+        vec = engine.deps.embedder.embed_query(dtext)
+        dense = engine.deps.store.query_dense(engine.schema, "content", vec, depth, None)
         sparse = keyword.search(engine.schema, stext, depth)
         out[qid] = {
             "dense": [(h.id, h.score) for h in dense],

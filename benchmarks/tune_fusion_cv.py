@@ -21,10 +21,10 @@ from pathlib import Path
 
 import numpy as np
 
-from agentic_search.domain.chunking import chunk_records, doc_id_of
-from agentic_search.domain.fusion import minmax
-from agentic_search.domain.schema import load_schema
-from agentic_search.domain.text import default_analyzer
+from agentic_search.logic.chunking import chunk_records, doc_id_of
+from agentic_search.logic.fusion import minmax
+from agentic_search.logic.schema import load_schema
+from agentic_search.logic.text import default_analyzer
 from agentic_search_cli import evaluation as ev
 
 CACHES = ("/tmp/prf.pkl", "/tmp/content_M.npy", "/tmp/content_ids.json", "/tmp/prf_titles.npy")

@@ -6,7 +6,7 @@ fused with the unchanged BM25 list by the current weighted sum (dense 200 + BM25
 
 * ``fullN``: one vector per document read up to ``N`` tokens (``EMBEDDING_MAX_LENGTH`` 512);
 * ``wSoO``: passages of S words with O words of overlap, each prefixed with the title (the
-  windows :func:`agentic_search.domain.chunking.chunk_record` makes), one vector each, and a
+  windows :func:`agentic_search.logic.chunking.chunk_record` makes), one vector each, and a
   document scored by an aggregate of its passages: the best one (MaxP, Dai and Callan,
   "Deeper Text Understanding for IR with Contextual Neural Language Modeling", SIGIR 2019),
   their mean, a mix, or MaxP mixed with the current (first-256-token, FirstP) vector;
@@ -38,9 +38,9 @@ from tune_prf import fused_scores as ws  # weighted sum of min-max scores, same 
 
 from agentic_search.adapters.embedders import LocalMiniLMEmbedder
 from agentic_search.config import Settings
-from agentic_search.domain.bm25 import DEFAULT_B, DEFAULT_K1
-from agentic_search.domain.chunking import chunk_records, doc_id_of, doc_ranking
-from agentic_search.domain.text import default_analyzer, keyword_text
+from agentic_search.logic.bm25 import DEFAULT_B, DEFAULT_K1
+from agentic_search.logic.chunking import chunk_records, doc_id_of, doc_ranking
+from agentic_search.logic.text import default_analyzer, keyword_text
 from agentic_search.service import SearchService
 from agentic_search_cli import evaluation as ev
 
@@ -75,9 +75,7 @@ def main() -> int:
     schema = engine.schema
     data = ev.load_beir(args.dataset, args.split, schema)
     lists = pickle.loads(args.cache.read_bytes())
-    M, mids = engine.components.store._dense_matrix(
-        schema, "content"
-    )  # the current (FirstP) vectors
+    M, mids = engine.deps.store._dense_matrix(schema, "content")  # the current (FirstP) vectors
     engine.close()
     mrow = {i: n for n, i in enumerate(mids)}
     rng = np.random.default_rng(0)

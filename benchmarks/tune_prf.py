@@ -36,13 +36,13 @@ import numpy as np
 from tune_fusion import collect  # same folder: the lists the one-round plan fuses
 
 from agentic_search.config import Settings
-from agentic_search.domain.bm25 import DEFAULT_B, DEFAULT_K1
-from agentic_search.domain.chunking import chunk_records, doc_ranking
-from agentic_search.domain.fusion import fuse
-from agentic_search.domain.rocchio import rocchio_vector
-from agentic_search.domain.text import default_analyzer, keyword_text
+from agentic_search.logic.bm25 import DEFAULT_B, DEFAULT_K1
+from agentic_search.logic.chunking import chunk_records, doc_ranking
+from agentic_search.logic.fusion import fuse
+from agentic_search.logic.rocchio import rocchio_vector
+from agentic_search.logic.text import default_analyzer, keyword_text
 from agentic_search.service import SearchService
-from agentic_search.state import RankedList
+from agentic_search.wire import RankedList
 from agentic_search_cli import evaluation as ev
 
 AN = default_analyzer()
@@ -137,9 +137,9 @@ def main() -> int:
         args.cache.write_bytes(pickle.dumps(lists))
     print(f"{len(lists)} queries in {time.perf_counter() - t:.1f} s", file=sys.stderr)
 
-    M, mids = engine.components.store._dense_matrix(schema, "content")
+    M, mids = engine.deps.store._dense_matrix(schema, "content")
     row = {i: n for n, i in enumerate(mids)}
-    index, bids, _ = engine.components.keyword._get(schema)
+    index, bids, _ = engine.deps.keyword._get(schema)
     bm = Bm25Postings(index, bids)
     chunks = chunk_records(schema, data.corpus.records)
     ktext = {str(c[schema.id_field]): keyword_text(schema, c) for c in chunks}
@@ -301,7 +301,7 @@ def main() -> int:
             TV = np.load(args.titles)
         else:
             t0 = time.perf_counter()
-            TV = np.asarray(engine.components.embedder.embed_documents([titles[i] for i in tids]))
+            TV = np.asarray(engine.deps.embedder.embed_documents([titles[i] for i in tids]))
             np.save(args.titles, TV)
             print(f"titles embedded in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
         TV = TV / np.linalg.norm(TV, axis=1, keepdims=True)

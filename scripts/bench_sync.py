@@ -116,7 +116,7 @@ def main() -> int:
     from agentic_search.adapters.embedders import LocalMiniLMEmbedder
     from agentic_search.adapters.sync_status import DynamoDBSyncStatus, SqliteSyncStatus
     from agentic_search.config import Settings
-    from agentic_search.domain.schema import load_schema
+    from agentic_search.logic.schema import load_schema
     from agentic_search.service import SearchService
     from agentic_search.sync.apply import apply_changes
     from agentic_search.sync.changes import insert_changes

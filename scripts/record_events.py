@@ -36,8 +36,8 @@ if importlib.util.find_spec("agentic_search") is None:  # not installed: the lay
     sys.path.insert(0, str(ROOT / "layers" / "core"))
 
 from agentic_search.adapters.caches import SqliteCache  # noqa: E402
-from agentic_search.components import Components  # noqa: E402
 from agentic_search.config import Settings  # noqa: E402
+from agentic_search.dependencies import Dependencies  # noqa: E402
 from agentic_search.pipeline import asl  # noqa: E402
 from agentic_search.pipeline.steps import call_function, search_definition  # noqa: E402
 from agentic_search.service import SearchService  # noqa: E402
@@ -99,14 +99,14 @@ class Recording:
     clock readings: GradeRound measures the round's latency from round.startedAt), and every
     input is kept, by function, in call order."""
 
-    def __init__(self, components: Components) -> None:
-        self.components = components
+    def __init__(self, deps: Dependencies) -> None:
+        self.deps = deps
         self.inputs: dict[str, list[dict[str, Any]]] = {}
 
     def call(self, function: str, payload: Any) -> Any:
         event = stabilize(copy.deepcopy(payload), clock=False)
         self.inputs.setdefault(function, []).append(event)
-        return call_function(function, event, lambda _: self.components)
+        return call_function(function, event, lambda _: self.deps)
 
     def keep(self, data: Any) -> Any:
         return copy.deepcopy(data)
@@ -119,10 +119,10 @@ class Recording:
 
 
 class Recorder:
-    """Walks the search ASL over the components and writes the events."""
+    """Walks the search ASL over the dependencies and writes the events."""
 
-    def __init__(self, components: Components, out: Path) -> None:
-        self.components = components
+    def __init__(self, deps: Dependencies, out: Path) -> None:
+        self.deps = deps
         self.out = out
         self.written: list[Path] = []
 
@@ -135,7 +135,7 @@ class Recorder:
 
     def walk(self, query: str, correlation_id: str) -> tuple[dict[str, Any], Recording]:
         """One search through the ASL: its response and every function's inputs."""
-        rec = Recording(self.components)
+        rec = Recording(self.deps)
         out = asl.walk(search_definition(), self.initial(query, correlation_id), rec).output
         return out, rec
 
@@ -282,7 +282,7 @@ def main(argv: list[str] | None = None) -> int:
             # A fresh cache, so the first request is a miss and the catalog version is 0 (what
             # an empty cache in a replay computes the same key with).
             cache = SqliteCache(Path(tmp) / "cache.sqlite")
-            rec = Recorder(engine.components.derive(cache=cache), args.out)
+            rec = Recorder(engine.deps.derive(cache=cache), args.out)
             rec.record_one_round_flow()
             rec.record_two_round_flow()
             rec.record_api()

@@ -18,9 +18,9 @@ from support.aws import REGION, create_idempotency_table, create_status_table
 from support.fakes import CountingEmbedder
 
 from agentic_search.config import Settings
-from agentic_search.domain.intent import CatalogLookup
-from agentic_search.domain.schema import DomainSchema, load_schema
-from agentic_search.domain.text import default_analyzer
+from agentic_search.logic.intent import CatalogLookup
+from agentic_search.logic.schema import DomainSchema, load_schema
+from agentic_search.logic.text import default_analyzer
 from agentic_search.sync.files import bundled_catalog_path, read_catalog
 
 # Tests search without the result cache unless a test opts in: a fault-injection test must not

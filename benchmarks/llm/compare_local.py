@@ -41,13 +41,13 @@ def _probe_tokens_per_s(base_url: str, model: str, queries: list[str]) -> float 
     import httpx
 
     from agentic_search.adapters.openai_chat import response_format
-    from agentic_search.domain.llm_prompts import (
+    from agentic_search.logic.llm_prompts import (
         intent_output_model,
         intent_prompt,
         quote_query,
         strict_json_schema,
     )
-    from agentic_search.domain.schema import load_schema
+    from agentic_search.logic.schema import load_schema
 
     schema = load_schema("tools")
     speeds = []
@@ -78,7 +78,7 @@ def run_system(name: str, settings, queries, qrels) -> dict:
     engine = SearchService.create(settings, "tools")
     engine.ensure_bundled_catalog()
     t0 = time.perf_counter()
-    llm = engine.components.llm  # starts the local server (load time, not counted per query)
+    llm = engine.deps.llm  # starts the local server (load time, not counted per query)
     load_s = round(time.perf_counter() - t0, 1)
     rankings, latency, rows = {}, [], []
     for q in queries:

@@ -51,13 +51,13 @@ def main(argv: list[str] | None = None) -> int:
 
     from agentic_search.adapters.local_llm import local_server
     from agentic_search.adapters.openai_chat import response_format
-    from agentic_search.domain.llm_prompts import (
+    from agentic_search.logic.llm_prompts import (
         intent_output_model,
         intent_prompt,
         quote_query,
         strict_json_schema,
     )
-    from agentic_search.domain.schema import load_schema
+    from agentic_search.logic.schema import load_schema
 
     schema = load_schema("tools")
     system = intent_prompt(schema)

@@ -98,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     from agentic_search.adapters.local_llm import local_server
     from agentic_search.adapters.openai_chat import OpenAIChatClient
     from agentic_search.config import Settings
-    from agentic_search.domain.schema import load_schema
+    from agentic_search.logic.schema import load_schema
 
     schema = load_schema("tools")
     model_sha = sha256_of(args.model)

@@ -21,7 +21,7 @@ import math
 from pathlib import Path
 
 from agentic_search.config import Settings
-from agentic_search.domain.schema import EmbedderCalibration
+from agentic_search.logic.schema import EmbedderCalibration
 from agentic_search.pipeline.catalog import extract_by_rules
 from agentic_search.service import SearchService
 
@@ -55,7 +55,7 @@ def main() -> None:
     )
     svc = SearchService.create(settings, "tools")
     svc.ensure_bundled_catalog()
-    c = svc.components
+    c = svc.deps
     schema = c.schema
     model = settings.embedder_model
     schema.calibrations = {model: EmbedderCalibration(capability_min_score=-1.0)}

@@ -5,14 +5,19 @@ Usage: python benchmarks/quality/per_candidate.py [--split tuning] [--embedder m
        [--collection-prefix PREFIX] [--baseline NDCG] [--json]
 
 Runs every query of the split once with abstention off (a ``QualitySpec()`` that supports
-every candidate), keeps each candidate's own evidence (cosine to the query, an asked
-vocabulary value, every query word, named), then replays :mod:`agentic_search.domain.quality`
-over a grid of ``candidate_relevance`` x ``candidate_floor`` and prints, per pair, the
-answerable queries left empty, the unanswerable ones padded and nDCG@10 of what is returned
-(pytrec_eval). The pair chosen never ranks below the baseline: among the pairs whose nDCG@10 is
-at least ``--baseline`` (hybrid-rrf's on the split, from ``eval``; 0.531 on tuning), the
-fewest unanswerable queries padded, then the fewest answerable left empty, then the highest
-floor (the most padding withheld at no cost).
+every candidate), keeps each candidate's own evidence (best cosine to the query's text over
+the dense sources, an asked vocabulary value, every query word, named) and how the query
+reads against the catalog (its content words and those no record holds), then replays
+:mod:`agentic_search.logic.quality` over a grid of ``candidate_relevance`` x
+``unread_relevance`` x ``missing_word_relevance`` (``candidate_floor`` kept at the schema's)
+and prints, per triple, the answerable queries left empty, the unanswerable ones padded and
+nDCG@10 of what is returned (pytrec_eval). The triple chosen never ranks below the baseline:
+among those whose nDCG@10 is at least ``--baseline`` (hybrid-rrf's on the split, from
+``eval``; 0.530 on tuning), the fewest queries wrong (answerable left empty plus
+unanswerable padded), then the highest nDCG@10, then the highest thresholds (the least
+padding for the same result). ``--grid pair`` (the default for another embedder than
+MiniLM) replays the earlier grid instead (``candidate_relevance`` x ``candidate_floor``,
+every query read alike).
 
 A cosine threshold belongs to one embedder's scale: ``--embedder`` picks the local model (the
 tools index must have been built with it; ``--collection-prefix`` names an existing one, such
@@ -33,12 +38,24 @@ from pathlib import Path
 import pytrec_eval
 
 from agentic_search.config import Settings
-from agentic_search.domain.quality import CandidateEvidence, answer_quality, clearing
-from agentic_search.domain.schema import QualitySpec
+from agentic_search.logic.quality import (
+    CandidateEvidence,
+    QueryReading,
+    answer_quality,
+    best_cosine,
+    ids_to_return,
+    read_query,
+)
+from agentic_search.logic.schema import QualitySpec
+from agentic_search.pipeline.finalize import query_reading
+from agentic_search.pipeline.relevance import word_relevance
 from agentic_search.service import SearchService
 
 QUERIES = Path(__file__).resolve().parents[1] / "tools_queries"
 RELEVANCE = [0.20, 0.22, 0.24, 0.26, 0.28, 0.30, 0.32, 0.34, 0.36, 0.38, 0.42]
+#: ``unread_relevance`` and ``missing_word_relevance`` grids (MiniLM's scale).
+UNREAD = [0.12, 0.14, 0.16, 0.18, 0.20, 0.22, 0.24]
+MISSING = [0.30, 0.34, 0.38, 0.42, 0.46, 0.50]
 FLOOR = [-1.0, 0.05, 0.1, 0.15, 0.2, 0.25]
 #: (candidate_relevance grid, candidate_floor grid) per local model, on its cosine scale.
 GRIDS = {
@@ -54,9 +71,10 @@ MINILM_MIN_RELEVANCE = 0.42
 
 def collect(
     split: str, embedder: str = "minilm", prefix: str = ""
-) -> list[tuple[dict, float, list[CandidateEvidence]]]:
-    """(query, coverage, evidence in rank order) of each query of ``split``, searched with the
-    local model ``embedder`` in the tools index of collection prefix ``prefix``."""
+) -> list[tuple[dict, float, list[CandidateEvidence], tuple[QueryReading, dict[str, float]]]]:
+    """(query, coverage, evidence in rank order, (reading, cosine of each word no record
+    holds)) of each query of ``split``, searched with the local model ``embedder`` in the
+    tools index of collection prefix ``prefix``; the reading takes no word as incidental."""
     queries = [json.loads(line) for line in (QUERIES / "queries.jsonl").read_text().splitlines()]
     settings = Settings(
         cache_backend="none",
@@ -66,13 +84,13 @@ def collect(
     )
     svc = SearchService.create(settings, "tools")
     svc.ensure_bundled_catalog()
-    schema = svc.components.schema
+    schema = svc.deps.schema
     calibrated = schema.quality_for(settings.embedder_model)
     schema.calibrations = {}  # abstention off under every model: every candidate replayed
     schema.quality = QualitySpec(
         min_relevance=calibrated.min_relevance, min_coverage=calibrated.min_coverage
     )
-    analyzer, fields = svc.components.analyzer, svc.components.schema.vocabulary_fields
+    analyzer, fields = svc.deps.analyzer, svc.deps.schema.vocabulary_fields
     out = []
     try:
         for q in (q for q in queries if q["split"] == split):
@@ -86,7 +104,7 @@ def collect(
             evidence = [
                 CandidateEvidence(
                     id=c.id,
-                    relevance=c.relevance,
+                    relevance=best_cosine(c.relevance, c.provenance.hits),
                     vocabulary=any(
                         asked.get(f, set()) & set(v) for f, v in c.provenance.matched_values.items()
                     ),
@@ -95,7 +113,11 @@ def collect(
                 )
                 for c in resp.output.candidates
             ]
-            out.append((q, resp.output.confidence, evidence))
+            # the reading as Finalize makes it, with no word taken as incidental (the floor
+            # is candidate_relevance, replayed by the grid: read_query again there)
+            reading = query_reading(svc.deps, resp.intent, {})
+            cosines = word_relevance(svc.deps, resp.plan, resp.intent)
+            out.append((q, resp.output.confidence, evidence, (reading, cosines)))
     finally:
         svc.close()
     return out
@@ -108,15 +130,24 @@ def main() -> None:
     parser.add_argument("--split", default="tuning")
     parser.add_argument("--json", action="store_true")
     parser.add_argument(
-        "--baseline", type=float, default=0.531, help="hybrid-rrf's nDCG@10 on the split"
+        "--baseline", type=float, default=0.530, help="hybrid-rrf's nDCG@10 on the split"
     )
     parser.add_argument("--embedder", choices=sorted(GRIDS), default="minilm")
+    parser.add_argument(
+        "--grid",
+        choices=["reading", "pair"],
+        default=None,
+        help="reading: relevance x unread x missing-word (MiniLM); pair: relevance x floor",
+    )
+    parser.add_argument("--floor", type=float, default=0.10, help="candidate_floor (reading grid)")
     parser.add_argument("--collection-prefix", default="", help="of an existing tools index")
     parser.add_argument(
         "--reference", type=Path, help="MiniLM's --json output: prints min_relevance_quantile"
     )
     args = parser.parse_args()
     relevance_grid, floor_grid = GRIDS[args.embedder]
+    if args.grid is None:  # the reading thresholds' grids are on MiniLM's scale
+        args.grid = "reading" if args.embedder == "minilm" else "pair"
     qrels: dict[str, dict[str, int]] = {}
     for line in (QUERIES / "qrels" / f"{args.split}.tsv").read_text().splitlines()[1:]:
         qid, did, grade = line.split("\t")
@@ -124,39 +155,61 @@ def main() -> None:
     runs = collect(args.split, args.embedder, args.collection_prefix)
     best = sorted(
         max((e.relevance for e in ev if e.relevance is not None), default=0.0)
-        for q, _, ev in runs
+        for q, _, ev, _ in runs
         if q["answerable"]
     )
     evaluator = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10"})
     rows = []
-    for rel in relevance_grid:
-        for floor in floor_grid:
-            spec = QualitySpec(
-                min_relevance=0.42, min_coverage=0.9, candidate_relevance=rel, candidate_floor=floor
+    if args.grid == "pair":
+        specs = [
+            {"candidate_relevance": rel, "candidate_floor": floor}
+            for rel in relevance_grid
+            for floor in floor_grid
+        ]
+    else:
+        specs = [
+            {"candidate_relevance": rel, "candidate_floor": args.floor,
+             "unread_relevance": unread, "missing_word_relevance": missing}
+            for rel in relevance_grid for unread in UNREAD for missing in MISSING
+        ]  # fmt: skip
+    for values in specs:
+        spec = QualitySpec(min_relevance=0.42, min_coverage=0.9, **values)
+        empty = padded = 0
+        run: dict[str, dict[str, float]] = {}
+        for q, coverage, evidence, (read, cosines) in runs:
+            reading = read_query(
+                read.words, set(read.words) - set(read.unknown), cosines, spec.candidate_relevance
             )
-            empty = padded = 0
-            run: dict[str, dict[str, float]] = {}
-            for q, coverage, evidence in runs:
-                kept = clearing(spec, answer_quality(spec, evidence, coverage), evidence)
-                if q["answerable"]:
-                    empty += not kept
-                    run[q["_id"]] = {rid: 100.0 - i for i, rid in enumerate(kept)} or {"-": 0.0}
-                else:
-                    padded += bool(kept)
-            scores = evaluator.evaluate(run)
-            ndcg = sum(s["ndcg_cut_10"] for s in scores.values()) / max(1, len(qrels))
-            rows.append(
-                {"candidate_relevance": rel, "candidate_floor": floor, "left_empty": empty,
-                 "padded": padded, "ndcg@10": round(ndcg, 4)}
-            )  # fmt: skip
-    rows.sort(
-        key=lambda r: (
-            r["ndcg@10"] < args.baseline,
-            r["padded"],
-            r["left_empty"],
-            -r["candidate_floor"],
+            verdict = answer_quality(spec, evidence, coverage, reading)
+            kept = ids_to_return(spec, verdict, evidence, reading)
+            if q["answerable"]:
+                empty += not kept
+                run[q["_id"]] = {rid: 100.0 - i for i, rid in enumerate(kept)} or {"-": 0.0}
+            else:
+                padded += bool(kept)
+        scores = evaluator.evaluate(run)
+        ndcg = sum(s["ndcg_cut_10"] for s in scores.values()) / max(1, len(qrels))
+        rows.append({**values, "left_empty": empty, "padded": padded, "ndcg@10": round(ndcg, 4)})
+    if args.grid == "pair":
+        rows.sort(
+            key=lambda r: (
+                r["ndcg@10"] < args.baseline,
+                r["padded"],
+                r["left_empty"],
+                -r["candidate_floor"],
+            )
         )
-    )
+    else:
+        rows.sort(
+            key=lambda r: (
+                r["ndcg@10"] < args.baseline,
+                r["padded"] + r["left_empty"],
+                -r["ndcg@10"],
+                -r["missing_word_relevance"],
+                -r["unread_relevance"],
+                -r["candidate_relevance"],
+            )
+        )
     out: dict = {"embedder": args.embedder, "best_cosines": best, "chosen": rows[0]}
     if args.reference:
         ref = sorted(json.loads(args.reference.read_text())["best_cosines"])

@@ -108,7 +108,7 @@ def points(home: Path) -> int | None:
 def audit_home(home: Path, records: list[dict[str, Any]]) -> dict[str, Any]:
     """:func:`agentic_search.sync.audit.audit` of ``home``'s tools domain (read in-process)."""
     from agentic_search.config import Settings
-    from agentic_search.domain.schema import load_schema
+    from agentic_search.logic.schema import load_schema
     from agentic_search.service import SearchService
     from agentic_search.sync.audit import audit
 
@@ -116,7 +116,7 @@ def audit_home(home: Path, records: list[dict[str, Any]]) -> dict[str, Any]:
     valid = [schema.validate_record(r) for r in records]
     service = SearchService.create(Settings(agentic_search_home=home), "tools")
     try:
-        return audit(service.components, valid).wire()
+        return audit(service.deps, valid).wire()
     finally:
         service.close()
 

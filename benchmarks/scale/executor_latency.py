@@ -32,16 +32,16 @@ from agentic_search.adapters.edge.sparse import EdgeSparseKeywordIndex
 from agentic_search.adapters.qdrant.local import LocalQdrantStore
 from agentic_search.adapters.qdrant.sparse import QdrantSparseKeywordIndex
 from agentic_search.config import Settings
-from agentic_search.domain.schema import load_schema
+from agentic_search.logic.schema import load_schema
 from agentic_search.service import SearchService
-from agentic_search.state import SPARSE_VECTOR, PointWrite
+from agentic_search.wire import SPARSE_VECTOR, PointWrite
 from agentic_search.wiring import build_embedder
 from agentic_search_cli.evaluation.systems import cold_start
 
 
 def _local_copy(edge_engine: SearchService, settings: Settings) -> LocalQdrantStore:
     schema = edge_engine.schema
-    edge = edge_engine.components.store
+    edge = edge_engine.deps.store
     store = LocalQdrantStore(settings, client=QdrantClient(":memory:"))
     ids = [str(p[schema.id_field]) for p in edge.scroll(schema, [schema.id_field])]
     first = edge.retrieve_records(schema, ids[:1], with_vectors=True)[ids[0]]
@@ -93,7 +93,7 @@ def main() -> int:
             Settings(agentic_search_home=tmp, **base), schema, embedder=embedder
         ),
     }
-    before = engines["edge-nocache"].components.store
+    before = engines["edge-nocache"].deps.store
     before.records.capacity, before.map_ids = 0, False  # as before: every read asks the engine
     local = _local_copy(engines["edge-cache"], settings)
     engines["local"] = SearchService.create(settings, schema, store=local, embedder=embedder)

@@ -41,7 +41,7 @@ def main() -> None:
     from agentic_search.adapters.edge.optimize import ShardOptimizer
     from agentic_search.adapters.edge.store import EdgeStore
     from agentic_search.config import Settings
-    from agentic_search.state import PointWrite, SparseVector
+    from agentic_search.wire import PointWrite, SparseVector
 
     start = machine()
     tmp = Path(tempfile.mkdtemp(prefix="optimize-worker-"))

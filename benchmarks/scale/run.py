@@ -48,7 +48,7 @@ K1, B = 1.2, 0.75
 
 def schema():
     """The synthetic domain."""
-    from agentic_search.domain.schema import load_schema
+    from agentic_search.logic.schema import load_schema
 
     return load_schema(HERE / "synthetic.yaml")
 
@@ -108,9 +108,9 @@ class Corpus:
 
 
 def bm25_weights(terms: np.ndarray, avgdl: float):
-    """The document-side sparse vector (``agentic_search.domain.bm25.document_vector``'s
+    """The document-side sparse vector (``agentic_search.logic.bm25.document_vector``'s
     formula on term ids instead of analysed text)."""
-    from agentic_search.state import SparseVector
+    from agentic_search.wire import SparseVector
 
     idx, tf = np.unique(terms, return_counts=True)
     norm = K1 * (1 - B + B * len(terms) / avgdl)
@@ -156,7 +156,7 @@ def disk_mb(path: Path) -> dict[str, float]:
 
 
 def _filters():
-    from agentic_search.state import Filter
+    from agentic_search.wire import Filter
 
     return [
         Filter(field="category", operator="eq", value="cat03"),
@@ -176,7 +176,7 @@ def run_edge(
     (vectors memory-mapped, an int8 quantized copy in RAM)."""
     from agentic_search.adapters.edge.store import EdgeStore
     from agentic_search.config import Settings
-    from agentic_search.state import PointWrite, SparseVector
+    from agentic_search.wire import PointWrite, SparseVector
 
     sch = schema()
     store = EdgeStore(Settings(qdrant_edge_on_disk=on_disk), root=root)
@@ -281,7 +281,7 @@ def open_edge(root: Path) -> None:
 def run_local(corpus: Corpus, root: Path, nq: int) -> dict[str, Any]:
     from agentic_search.adapters.qdrant.local import LocalQdrantStore
     from agentic_search.config import Settings
-    from agentic_search.state import PointWrite
+    from agentic_search.wire import PointWrite
 
     sch = schema()
     store = LocalQdrantStore(Settings(qdrant_path=root))

@@ -48,7 +48,7 @@ def made_up_name(i: int) -> str:
 
 def new_records(n: int) -> list[dict[str, Any]]:
     """``n`` records: bundled records (cycled) under new ids and made-up names."""
-    from agentic_search.domain.schema import load_schema
+    from agentic_search.logic.schema import load_schema
     from agentic_search.sync.files import bundled_catalog_path, read_catalog
 
     base = read_catalog(bundled_catalog_path(), load_schema("tools")).records

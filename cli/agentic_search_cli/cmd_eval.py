@@ -169,7 +169,7 @@ def run(args: argparse.Namespace) -> int:
                     progress.advance(ingest_task, n)
 
             sync = ev.ensure_corpus(service, dataset, ingest_start, ingest_step)
-            service.components.embedder  # noqa: B018 - load the model before warm-up and timing
+            service.deps.embedder  # noqa: B018 - load the model before warm-up and timing
             query_task = progress.add_task(
                 f"querying ({len(dataset.queries)} queries x systems)", total=None
             )
@@ -184,7 +184,7 @@ def run(args: argparse.Namespace) -> int:
         if sync.removed:
             err.print(
                 f"removed {sync.removed} document(s) not in the corpus from the evaluation "
-                f"collection {service.components.store.collection(service.schema)!r}"
+                f"collection {service.deps.store.collection(service.schema)!r}"
             )
         if args.out is not None:
             paths = ev.write_outputs(result, args.out)

@@ -98,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
         read_beir_corpus,
         read_catalog,
     )
-    from agentic_search.sync.mirror import PruneRefused
+    from agentic_search.sync.prune import PruneRefused
     from agentic_search_cli.render import print_ingest
 
     path: Path | None = args.path
@@ -194,7 +194,7 @@ def run(args: argparse.Namespace) -> int:
 def _serving(domain: str) -> Any:
     """The running ``serve`` that holds ``domain``'s index (a bundled domain), or None."""
     from agentic_search.config import Settings
-    from agentic_search.domain.schema import available_domains
+    from agentic_search.logic.schema import available_domains
     from agentic_search_cli.serve_link import running_server
 
     return running_server(Settings()) if domain in available_domains() else None
@@ -211,7 +211,7 @@ def optimize_after_ingest(service: Any, err: Any, min_points: int | None = None)
     from agentic_search.wiring import build_maintenance
     from agentic_search_cli.progress import LINE_EVERY_S
 
-    c = service.components
+    c = service.deps
     maintenance = build_maintenance(c.settings, c.store)
     if maintenance is None:
         return False

@@ -51,7 +51,7 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run ``migrate``; returns the exit code (1 when a collection was left unmigrated)."""
     from agentic_search.config import Settings
-    from agentic_search.domain.schema import SchemaError, load_schema
+    from agentic_search.logic.schema import SchemaError, load_schema
     from agentic_search.wiring import migrate_local_store
 
     settings = Settings()
@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     except SchemaError as exc:
         usage_error(str(exc))
     if args.force:
-        from agentic_search.domain.schema import available_domains
+        from agentic_search.logic.schema import available_domains
 
         every = [*map(load_schema, available_domains()), *schemas]
         done = migrate_local_store(

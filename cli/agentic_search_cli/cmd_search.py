@@ -33,7 +33,7 @@ def add_parser(sub: Any) -> None:
     )
     s.add_argument(
         "query",
-        # the bounds are agentic_search.state.search's (not imported here: CLI start-up time)
+        # the bounds are agentic_search.wire.search's (not imported here: CLI start-up time)
         help="natural-language query, a phrase or a pasted paragraph: up to 4,000 characters "
         "and 1,000 words",
     )
@@ -71,14 +71,14 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run ``search``; returns the exit code (1 when no source could answer)."""
     query = args.query
-    from agentic_search.state.search import query_problem
+    from agentic_search.wire.search import query_problem
 
     if not query.strip():
         usage_error("query is empty")
     problem = query_problem(query)  # the API's validation: length bounds, characters
     if problem:
         usage_error(problem)
-    from agentic_search.domain.availability import unanswered, unavailable_message
+    from agentic_search.logic.availability import unanswered, unavailable_message
 
     service = open_service(args.domain, settings_for(args))
     try:

@@ -66,10 +66,10 @@ def add_parser(sub: Any) -> None:
 
 def domain_states(rt: Any) -> list[tuple[str, str]]:
     """Each bundled domain's index health (what ``GET /health?deep=true`` reports)."""
-    from agentic_search.domain.schema import available_domains
+    from agentic_search.logic.schema import available_domains
     from agentic_search.sync.audit import domain_health
 
-    return [(d, domain_health(rt.components(d))) for d in available_domains()]
+    return [(d, domain_health(rt.deps(d))) for d in available_domains()]
 
 
 #: Seconds a stop (SIGTERM, SIGINT) waits for the requests in flight to finish.
@@ -99,8 +99,8 @@ def run(args: argparse.Namespace) -> int:
         usage_error(f"--workers {args.workers}: must be 0 or more")
     rt = Runtime(settings_for(args))
     use(rt)  # the handler serves from this runtime
-    service = SearchService(rt.components("tools"))
-    maintenance = build_maintenance(rt.settings, service.components.store)
+    service = SearchService(rt.deps("tools"))
+    maintenance = build_maintenance(rt.settings, service.deps.store)
     workers = args.workers if args.workers is not None else (os.cpu_count() or 1)
     if workers and maintenance is None and not rt.settings.qdrant_url:
         if args.workers:
@@ -117,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
             from agentic_search_cli.serve_link import held_message
 
             sys.stderr.write(f"agentic-search: error: {held_message(rt.settings, exc)}\n")
-            rt.components.close()  # type: ignore[attr-defined]
+            rt.deps.close()  # type: ignore[attr-defined]
             return 1
     try:  # the port next: one taken fails before any worker starts
         server = make_server(args.host, args.port)
@@ -128,7 +128,7 @@ def run(args: argparse.Namespace) -> int:
             + (" (pick another with --port)" if exc.errno == 98 else "")
             + "\n"
         )
-        rt.components.close()  # type: ignore[attr-defined]
+        rt.deps.close()  # type: ignore[attr-defined]
         return 1
     try:
         complete_interrupted_write(service)
@@ -149,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
     except (RuntimeError, OSError) as exc:
         sys.stderr.write(f"agentic-search: error: {exc}\n")
         server.server_close()
-        rt.components.close()  # type: ignore[attr-defined]
+        rt.deps.close()  # type: ignore[attr-defined]
         return 1
     from agentic_search_cli import serve_link
     from agentic_search_cli.local_server import attach, search_lock
@@ -242,5 +242,5 @@ def _serve(args: argparse.Namespace, rt: Any, server: Any) -> int:
         )
     finally:
         server.server_close()
-        rt.components.close()  # type: ignore[attr-defined]
+        rt.deps.close()  # type: ignore[attr-defined]
     return 0

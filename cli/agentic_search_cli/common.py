@@ -190,7 +190,7 @@ def open_service(domain: str, settings: Settings | None = None, recover: bool = 
     Raises:
         SystemExit: (2) for an unknown domain.
     """
-    from agentic_search.domain.schema import SchemaError
+    from agentic_search.logic.schema import SchemaError
     from agentic_search.service import SearchService
 
     settings = settings or Settings()
@@ -208,7 +208,7 @@ def migrate_first(settings: Settings, schemas: list[Any] | None = None) -> list[
     """Move a local-mode store left by an earlier version (``QDRANT_PATH``) into Qdrant Edge
     before anything opens it: the bundled domains' collections and ``schemas``'s, with a
     progress bar and one line per collection on stderr. Returns what was moved."""
-    from agentic_search.domain.schema import available_domains, load_schema
+    from agentic_search.logic.schema import available_domains, load_schema
     from agentic_search.wiring import local_store_pending, migrate_local_store
 
     if settings.vector_store != "edge" or not settings.resolved_qdrant_path.is_dir():

@@ -50,6 +50,10 @@ MAX_PENDING = 128
 #: a client that trickles bytes cannot hold a thread for ever.
 SOCKET_TIMEOUT_S = 30
 
+#: ``GET`` it for ``{"in_flight": n, "stopping": bool}``: the requests admitted and not yet
+#: answered, and whether a stop has begun (a process supervisor's or a test's view of a drain).
+STATUS_ROUTE = "/_local/status"
+
 
 class _Handler(BaseHTTPRequestHandler):
     server_version = "agentic-search"
@@ -61,6 +65,11 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _serve(self) -> None:
         server: _Server = self.server  # type: ignore[assignment]
+        if self.command == "GET" and self.path.split("?", 1)[0] == STATUS_ROUTE:
+            # serve's own, outside the admission count: answered even when busy or stopping
+            status = {"in_flight": server.in_flight, "stopping": server.stopping}
+            self._reply(200, {"content-type": "application/json"}, json.dumps(status).encode())
+            return
         if server.stopping:
             self.close_connection = True
             self._send_json(503, "ShuttingDown", "the server is stopping; retry elsewhere")
@@ -240,6 +249,7 @@ def search_lock() -> Any:
 __all__ = [
     "MAX_PENDING",
     "SOCKET_TIMEOUT_S",
+    "STATUS_ROUTE",
     "LocalContext",
     "attach",
     "http_api_event",

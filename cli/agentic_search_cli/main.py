@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
         SyncStatusError,
         VectorStoreError,
     )
-    from agentic_search.state.errors import SearchFailed
+    from agentic_search.wire.errors import SearchFailed
 
     try:
         code = COMMANDS[args.command].run(args)

@@ -13,8 +13,8 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from agentic_search.domain.text import default_analyzer
-from agentic_search.state import Candidate, SearchResponse
+from agentic_search.logic.text import default_analyzer
+from agentic_search.wire import Candidate, SearchResponse
 from agentic_search_cli.render_entities import (
     comparison_table,
     link_lines,

@@ -7,7 +7,7 @@ from typing import Any
 
 from rich.table import Table
 
-from agentic_search.state import Comparison, IntentState, QueryPlan, RetrievalReport
+from agentic_search.wire import Comparison, IntentState, QueryPlan, RetrievalReport
 
 
 def _cell(value: Any) -> str:

@@ -194,12 +194,12 @@ def _init_worker(settings: Any, copies: Any, parent: int) -> None:
         settings = settings.model_copy(update={"qdrant_edge_path": own})
     rt = Runtime(settings)
     use(rt)
-    SearchService(rt.components("tools")).warm_up()
+    SearchService(rt.deps("tools")).warm_up()
     util.Finalize(rt, _close_worker, args=(rt, own), exitpriority=10)
 
 
 def _close_worker(rt: Any, own: Path | None) -> None:
-    rt.components.close()
+    rt.deps.close()
     if own is not None:
         shutil.rmtree(own, ignore_errors=True)
 

@@ -2,14 +2,14 @@
 
 ``serve`` holds every domain's shard lock, so it is the one process that may write the index
 while it runs. :class:`ServeWriter` applies the writes the CLI hands over
-(:mod:`~agentic_search_cli.serve_link`) with the server's own components: the same reading of
+(:mod:`~agentic_search_cli.serve_link`) with the server's own deps: the same reading of
 the file (rejected lines with their numbers), the same journaled ingest (``--prune`` included)
 or sync batches, one write at a time. Then, with worker processes, it gives them fresh copies
 of the committed index (:meth:`WorkerPool.refresh <agentic_search_cli.serve_pool.WorkerPool.
 refresh>`: new workers start on new copies while the old ones go on answering, then take
 over) before it answers, so no request fails and the command returns once every new record
 is searchable. Without workers (``--workers 0``), searches wait for the write (they share the
-server's components).
+server's deps).
 
 Each answer is a stream of JSON objects, one per line: ``{"total": N}``, ``{"done": n}``
 (records of a batch written), ``{"note": "..."}``, then ``{"report": {...}}`` (ingest),
@@ -61,9 +61,9 @@ class ServeWriter:
 
     def handle(self, route: str, body: dict[str, Any], emit: Emit) -> None:
         """Apply the write of ``route`` described by ``body``, streaming through ``emit``."""
-        from agentic_search.domain.schema import available_domains
+        from agentic_search.logic.schema import available_domains
         from agentic_search.ports import EmbedderError, KeywordIndexError, VectorStoreError
-        from agentic_search.sync.mirror import PruneRefused
+        from agentic_search.sync.prune import PruneRefused
 
         domain = body.get("domain", "tools")
         if domain not in available_domains():
@@ -103,7 +103,7 @@ class ServeWriter:
         from agentic_search.sync.files import CatalogFormatError, read_beir_corpus, read_catalog
         from agentic_search_cli.cmd_ingest import optimize_after_ingest
 
-        service = SearchService(self.rt.components(domain))
+        service = SearchService(self.rt.deps(domain))
         path = Path(body["path"])
         try:
             if path.is_dir():
@@ -150,7 +150,7 @@ class ServeWriter:
         )
         summary = sync_summary(
             args,
-            self.rt.components(domain),
+            self.rt.deps(domain),
             on_total=lambda n: emit({"total": n}),
             on_progress=lambda n: emit({"done": n}),
         )

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from agentic_search_cli.common import open_service, progress_bar, usage_error
 
 if TYPE_CHECKING:
-    from agentic_search.components import Components
+    from agentic_search.dependencies import Dependencies
 
 DESCRIPTION = """\
 Apply catalog change events to the domain's index, the way the deployed CatalogSync
@@ -107,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
     ``serve`` holds the index, the changes are handed to it (:mod:`~agentic_search_cli.
     serve_link`)."""
     from agentic_search.config import Settings
-    from agentic_search.domain.schema import available_domains
+    from agentic_search.logic.schema import available_domains
     from agentic_search_cli import serve_link
 
     if args.batch_size < 1:
@@ -120,13 +120,13 @@ def run(args: argparse.Namespace) -> int:
         return print_summary(args, done["summary"])
     service = open_service(args.domain)
     try:
-        return run_sync(args, service.components)
+        return run_sync(args, service.deps)
     finally:
         service.close()
 
 
-def run_sync(args: argparse.Namespace, c: Components) -> int:
-    """The ``sync`` command over one domain's components; returns the exit code."""
+def run_sync(args: argparse.Namespace, c: Dependencies) -> int:
+    """The ``sync`` command over one domain's dependencies; returns the exit code."""
     if args.events is None:  # nothing to apply: no progress bar
         return print_summary(args, sync_summary(args, c))
     from rich.console import Console
@@ -145,7 +145,7 @@ def run_sync(args: argparse.Namespace, c: Components) -> int:
 
 def sync_summary(
     args: argparse.Namespace,
-    c: Components,
+    c: Dependencies,
     on_total: Callable[[int], None] | None = None,
     on_progress: Callable[[int], None] | None = None,
 ) -> dict[str, Any]:

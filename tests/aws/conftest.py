@@ -21,8 +21,8 @@ def handlers() -> dict[str, ModuleType]:
 @pytest.fixture()
 def wired_runtime(tools_engine, handlers: dict[str, ModuleType]) -> Iterator:
     """The container runtime over the session service (its cache: CACHE_BACKEND=none); the
-    API searches through a local runner over the same components."""
-    runner = LocalRunner(lambda _: tools_engine.components, 4)
+    API searches through a local runner over the same deps."""
+    runner = LocalRunner(lambda _: tools_engine.deps, 4)
     rt = runtime_over(tools_engine, orchestrator=LocalOrchestrator(runner))
     with use_runtime(rt):
         yield rt

@@ -37,7 +37,7 @@ def test_an_engine_caps_blas_at_its_setting(tmp_path, embedder):
         engine = SearchService.create(
             Settings(agentic_search_home=tmp_path), "tools", embedder=embedder
         )
-        engine.components.store  # noqa: B018 - built on first use
+        engine.deps.store  # noqa: B018 - built on first use
         engine.close()
         # THEN the process's BLAS pools run one thread
         assert blas_threads() == {1}
@@ -46,7 +46,7 @@ def test_an_engine_caps_blas_at_its_setting(tmp_path, embedder):
         engine = SearchService.create(
             Settings(agentic_search_home=tmp_path, blas_threads=0), "tools", embedder=embedder
         )
-        engine.components.store  # noqa: B018
+        engine.deps.store  # noqa: B018
         engine.close()
         assert blas_threads() == {2}
     finally:

@@ -13,8 +13,8 @@ from qdrant_client import QdrantClient
 from agentic_search.adapters.qdrant.sparse import QdrantSparseKeywordIndex
 from agentic_search.adapters.qdrant.store import QdrantStore
 from agentic_search.config import Settings
-from agentic_search.domain.bm25 import term_index
-from agentic_search.domain.text import keyword_text
+from agentic_search.logic.bm25 import term_index
+from agentic_search.logic.text import keyword_text
 from agentic_search.service import SearchService
 
 
@@ -30,15 +30,13 @@ def server_engine(tmp_path, embedder, catalog_records):
 
 def test_server_mode_uses_sparse_vectors_in_the_collection(server_engine):
     # GIVEN server mode THEN BM25 is the Qdrant sparse index, stored with each point
-    assert isinstance(server_engine.components.keyword, QdrantSparseKeywordIndex)
+    assert isinstance(server_engine.deps.keyword, QdrantSparseKeywordIndex)
     schema = server_engine.schema
-    info = server_engine.components.store.client.get_collection(
-        server_engine.components.store.collection(schema)
+    info = server_engine.deps.store.client.get_collection(
+        server_engine.deps.store.collection(schema)
     )
     assert "bm25" in (info.config.params.sparse_vectors or {})
-    rec = server_engine.components.store.retrieve_records(schema, ["cursor"], with_vectors=True)[
-        "cursor"
-    ]
+    rec = server_engine.deps.store.retrieve_records(schema, ["cursor"], with_vectors=True)["cursor"]
     sparse = rec.vectors["bm25"]
     assert len(sparse.indices) > 5 and all(v > 0 for v in sparse.values)
 
@@ -46,11 +44,11 @@ def test_server_mode_uses_sparse_vectors_in_the_collection(server_engine):
 def test_sparse_bm25_returns_exactly_the_records_containing_the_term(server_engine, catalog_by_id):
     # WHEN searching one word
     schema = server_engine.schema
-    hits = server_engine.components.keyword.search(schema, "cursor", 50)
+    hits = server_engine.deps.keyword.search(schema, "cursor", 50)
     ids = {h.id for h in hits}
     # THEN the hits are exactly the indexed records whose keyword text has that word
-    analyzer = server_engine.components.keyword.analyzer
-    indexed = [p[schema.id_field] for p in server_engine.components.store.scroll(schema)]
+    analyzer = server_engine.deps.keyword.analyzer
+    indexed = [p[schema.id_field] for p in server_engine.deps.store.scroll(schema)]
     expected = {
         rid
         for rid in indexed

@@ -23,8 +23,8 @@ def handlers() -> dict[str, ModuleType]:
 @pytest.fixture()
 def wired_runtime(tools_engine, handlers: dict[str, ModuleType]) -> Iterator:
     """The container runtime over the session service (its cache: CACHE_BACKEND=none); the
-    API searches through a local runner over the same components."""
-    runner = LocalRunner(lambda _: tools_engine.components, 4)
+    API searches through a local runner over the same deps."""
+    runner = LocalRunner(lambda _: tools_engine.deps, 4)
     rt = runtime_over(tools_engine, orchestrator=LocalOrchestrator(runner))
     with use_runtime(rt):
         yield rt
@@ -38,7 +38,7 @@ def live_url(tools_engine) -> Iterator[str]:
     opens the session's folder)."""
     from agentic_search_cli.local_server import serving
 
-    runner = LocalRunner(lambda _: tools_engine.components)
+    runner = LocalRunner(lambda _: tools_engine.deps)
     rt = runtime_over(tools_engine, orchestrator=LocalOrchestrator(runner))
     with use_runtime(rt), serving() as url:
         yield url
@@ -51,7 +51,7 @@ def indexed_home(tools_engine, tmp_path) -> Path:
     subprocess opens its own store, never the session's (which this process holds open)."""
     home = tmp_path / "home"
     shutil.copytree(
-        Path(tools_engine.components.settings.agentic_search_home),
+        Path(tools_engine.deps.settings.agentic_search_home),
         home,
         ignore=shutil.ignore_patterns("*.lock", ".lock"),
     )

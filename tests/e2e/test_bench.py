@@ -103,7 +103,7 @@ def test_per_search_stages_are_bounded_by_the_wall_time(engine):
             inside = sum(stages.get(s, 0.0) for s in ("embed", "retrieve", "fusion", "hydrate"))
             assert inside <= executor_total * 1.05 + 1.0, (stages, executor_total)
     # AND the recorder stopped recording
-    assert engine.components.memo.source_log is None
+    assert engine.deps.caches.source_log is None
 
 
 def test_raw_model_and_ingest_measure_the_same_tokens(result):
@@ -308,9 +308,9 @@ def test_golden_queries_latency_on_the_bundled_catalog(tools_engine):
     engine = SearchService.create(
         bench.without_cache(tools_engine.settings),
         "tools",
-        store=tools_engine.components.store,
-        embedder=tools_engine.components.embedder,
-        keyword=tools_engine.components.keyword,
+        store=tools_engine.deps.store,
+        embedder=tools_engine.deps.embedder,
+        keyword=tools_engine.deps.keyword,
     )
     golden = bench.read_golden()
     assert len(golden) >= 30
@@ -326,7 +326,7 @@ def test_golden_queries_latency_on_the_bundled_catalog(tools_engine):
 def test_search_latency_refuses_a_cached_engine(engine):
     cached = engine.settings.model_copy(update={"cache_backend": "sqlite"})
     other = SearchService.create(
-        cached, "documents", store=engine.components.store, embedder=engine.components.embedder
+        cached, "documents", store=engine.deps.store, embedder=engine.deps.embedder
     )
     with pytest.raises(ValueError, match="without a result cache"):
         bench.measure_search(other, ["anything"], 10)

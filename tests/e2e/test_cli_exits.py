@@ -90,7 +90,7 @@ def test_a_search_no_path_could_answer_is_one_line_exit_1(monkeypatch, indexed_h
     # a SearchFailed (ExtractIntent and its rules fallback both failed) reached the user as a
     # traceback; it is the runtime failure of the documented exit 1, in one line
     from agentic_search.service import SearchService
-    from agentic_search.state.errors import SearchFailed
+    from agentic_search.wire.errors import SearchFailed
     from agentic_search_cli.main import main
 
     def failing(self, query, limit=10, rounds=None):

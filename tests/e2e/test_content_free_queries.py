@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from support.http import post_search_error
 
-from agentic_search.state.search import query_problem
+from agentic_search.wire.search import query_problem
 from agentic_search_cli.main import main
 
 CONTENT_FREE = ["?!", "\U0001f680\U0001f525", "\u0000", "free\u0007tools", "...  ---", "\x1b[31m"]

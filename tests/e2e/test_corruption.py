@@ -19,7 +19,7 @@ from support.http import start_serve, wait_serving
 from agentic_search.config import Settings
 from agentic_search.ports import KeywordIndexError, SyncStatusError, VectorStoreError
 from agentic_search.service import SearchService
-from agentic_search.state.errors import SearchFailed
+from agentic_search.wire.errors import SearchFailed
 
 DOCS = [
     {"_id": f"d{i}", "title": f"Field note {i}", "text": f"Glaciers retreat {i}: ice sheets melt."}

@@ -21,7 +21,7 @@ import pytest
 from agentic_search.config import Settings
 from agentic_search.ports import VectorStoreError
 from agentic_search.service import SearchService
-from agentic_search.state.errors import SearchFailed
+from agentic_search.wire.errors import SearchFailed
 
 DOCS = [
     {"_id": f"d{i}", "title": f"Field note {i}", "text": f"Glaciers retreat {i}: ice sheets melt."}
@@ -129,7 +129,7 @@ def settled(base: Path, embedder, tmp_path_factory) -> Path:
     shutil.copytree(base, home, ignore=shutil.ignore_patterns("*.lock", "run"))
     service = SearchService.create(_settings(home), "documents", embedder=embedder)
     try:
-        assert service.components.store.count(service.schema) == len(DOCS)
+        assert service.deps.store.count(service.schema) == len(DOCS)
     finally:
         service.close()
     return home
@@ -157,7 +157,7 @@ def test_damage_that_loses_records_without_an_error_is_found_at_open(
     for domain, expected in (("documents", "error"), ("tools", "ok")):
         service = SearchService.create(_settings(home), domain, embedder=embedder)
         try:
-            state = domain_health(service.components)
+            state = domain_health(service.deps)
         finally:
             service.close()
         assert state.split(":")[0] == expected, state
@@ -184,7 +184,7 @@ def test_a_rebuild_from_a_smaller_file_is_not_taken_for_damage(
     service = SearchService.create(_settings(home), "documents", embedder=embedder)
     try:
         service.rebuild(smaller, id_key="_id")
-        counts = service.components.sync_status.counts("documents")
+        counts = service.deps.sync_status.counts("documents")
     finally:
         service.close()
     # THEN the sync status says what the index holds, and the next open finds no damage
@@ -192,7 +192,7 @@ def test_a_rebuild_from_a_smaller_file_is_not_taken_for_damage(
     assert _search(home, "documents", "glaciers", embedder)
     service = SearchService.create(_settings(home), "documents", embedder=embedder)
     try:
-        assert service.components.store.count(service.schema) == 8
-        service.components.store.verify(service.schema)  # no error
+        assert service.deps.store.count(service.schema) == 8
+        service.deps.store.verify(service.schema)  # no error
     finally:
         service.close()

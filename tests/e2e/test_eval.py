@@ -16,10 +16,10 @@ import pytest
 from support.datasets import DOCS, QUERIES, make_dataset
 
 from agentic_search.config import Settings
-from agentic_search.domain.fusion import rrf
+from agentic_search.logic.fusion import rrf
 from agentic_search.pipeline.evidence import count_tokens
 from agentic_search.service import SearchService
-from agentic_search.state import RankedList
+from agentic_search.wire import RankedList
 from agentic_search_cli import evaluation as ev
 from agentic_search_cli.main import main
 
@@ -64,7 +64,7 @@ def test_sync_removes_strays_ingests_once_then_leaves_the_collection_alone(engin
     # THEN the stray was removed and the 12 documents went in
     assert sync.ingested and sync.removed == 1 and sync.inserted == 12
     assert ev.indexed_ids(engine) == set(DOCS)
-    assert not engine.components.keyword.search(engine.schema, "another dataset", 5)
+    assert not engine.deps.keyword.search(engine.schema, "another dataset", 5)
     # AND a second sync finds exactly the corpus and writes nothing
     again = ev.ensure_corpus(engine, dataset)
     assert not again.ingested and again.removed == 0
@@ -124,17 +124,17 @@ def test_executor_systems_are_timed_cold_and_cold_start_forgets_every_cache(run,
     # GIVEN a search left a query vector, records read back and token counts behind
     # (snippets carry their stored count, so a text without one is counted here)
     engine.search("how does sunlight affect bone health", limit=5)
-    count_tokens(engine.components, ["a snippet without a stored count"])
-    memo = engine.components.memo
+    count_tokens(engine.deps, ["a snippet without a stored count"])
+    caches = engine.deps.caches
     # the store's record cache (Qdrant Edge and local mode both keep one)
-    records = engine.components.store.records
-    assert memo.query_vectors and records
-    assert memo.token_counts
+    records = engine.deps.store.records
+    assert caches.query_vectors and records
+    assert caches.token_counts
     # WHEN cold_start runs THEN all three are empty (evaluate runs it, untimed, before every
     # search of the executor systems; the baselines keep no such caches)
     ev.cold_start(engine)
-    assert not memo.query_vectors and not records
-    assert not memo.token_counts
+    assert not caches.query_vectors and not records
+    assert not caches.token_counts
     assert {"executor-1round", "executor"} == ev.COLD
 
 

@@ -17,10 +17,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from agentic_search.domain.filters import matches
-from agentic_search.domain.schema import DomainSchema
+from agentic_search.logic.filters import matches
+from agentic_search.logic.schema import DomainSchema
 from agentic_search.service import SearchService
-from agentic_search.state import SearchResponse
+from agentic_search.wire import SearchResponse
 
 GOLDEN_PATH = Path(str(resources.files("agentic_search_cli") / "data" / "tools_golden.jsonl"))
 GOLDEN: list[dict[str, Any]] = [
@@ -266,8 +266,8 @@ def test_failing_keyword_index_gives_partial_results_and_an_error(
     engine = SearchService.create(
         tools_engine.settings,
         "tools",
-        store=tools_engine.components.store,
-        embedder=tools_engine.components.embedder,
+        store=tools_engine.deps.store,
+        embedder=tools_engine.deps.embedder,
         keyword=FailingKeywordIndex(),
     )
     # WHEN a golden query is searched
@@ -290,13 +290,13 @@ def test_failing_embedder_gives_keyword_and_structured_results_and_errors(
     tools_engine: SearchService,
 ) -> None:
     # GIVEN an engine sharing the fixture's store and keyword index whose embedder raises
-    real = tools_engine.components.embedder
+    real = tools_engine.deps.embedder
     engine = SearchService.create(
         tools_engine.settings,
         "tools",
-        store=tools_engine.components.store,
+        store=tools_engine.deps.store,
         embedder=FailingEmbedder(real.name, real.dim),
-        keyword=tools_engine.components.keyword,
+        keyword=tools_engine.deps.keyword,
     )
     # WHEN a golden query with vocabulary matches (so a structured source) is searched
     response = engine.search(LOCAL_CODE_QUERY, limit=LIMIT)

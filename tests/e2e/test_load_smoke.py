@@ -48,7 +48,7 @@ def _serve(max_pending: int = local_server.MAX_PENDING):
 
 @pytest.fixture()
 def wired(tools_engine) -> Iterator[None]:
-    runner = LocalRunner(lambda _: tools_engine.components)
+    runner = LocalRunner(lambda _: tools_engine.deps)
     with use_runtime(runtime_over(tools_engine, orchestrator=LocalOrchestrator(runner))):
         yield
     runner.close()

@@ -2,7 +2,7 @@
 one with results, and refuse one past the documented bound (``QUERY_MAX_CHARS`` characters or
 ``QUERY_MAX_TOKENS`` word tokens) with one line naming the field: exit 2 from the CLI, a 422
 with ``detail[].field == "query"`` from ``serve`` and the handler. One validation
-(``agentic_search.state.search.query_problem``) serves all three.
+(``agentic_search.wire.search.query_problem``) serves all three.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import pytest
 from support.cli import run_cli
 from support.lambdas import load_event
 
-from agentic_search.state import QUERY_MAX_CHARS, QUERY_MAX_TOKENS
+from agentic_search.wire import QUERY_MAX_CHARS, QUERY_MAX_TOKENS
 from agentic_search_cli.local_events import LocalContext
 from agentic_search_cli.local_server import serving
 from agentic_search_cli.main import main

@@ -61,7 +61,7 @@ def page_url(tools_engine, embedder, catalog_by_id, page_home) -> Iterator[str]:
 
     home = page_home
     shutil.copytree(
-        Path(tools_engine.components.settings.agentic_search_home),
+        Path(tools_engine.deps.settings.agentic_search_home),
         home,
         dirs_exist_ok=True,
         ignore=shutil.ignore_patterns("*.lock", ".lock"),
@@ -80,7 +80,7 @@ def page_url(tools_engine, embedder, catalog_by_id, page_home) -> Iterator[str]:
     )
     stats = engine.ingest_records([hostile])
     assert stats is not None
-    runner = LocalRunner(lambda _: engine.components)
+    runner = LocalRunner(lambda _: engine.deps)
     rt = runtime_over(engine, orchestrator=LocalOrchestrator(runner))
     try:
         with use_runtime(rt), serving() as url:

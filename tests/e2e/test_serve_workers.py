@@ -80,7 +80,7 @@ def _in_process(home: Path) -> dict[str, list[str]]:
         return out
     finally:
         use(None)
-        rt.components.close()  # type: ignore[attr-defined]
+        rt.deps.close()  # type: ignore[attr-defined]
 
 
 def _alive(pid: int) -> bool:

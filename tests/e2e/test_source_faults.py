@@ -203,18 +203,18 @@ def closed_port() -> int:
 
 def engine_with(base: SearchService, **adapters: Any) -> SearchService:
     settings = adapters.pop("settings", base.settings)
-    adapters.setdefault("store", base.components.store)
-    adapters.setdefault("keyword", base.components.keyword)
+    adapters.setdefault("store", base.deps.store)
+    adapters.setdefault("keyword", base.deps.keyword)
     if "embedder" not in adapters:
-        adapters["embedder"] = base.components.embedder
+        adapters["embedder"] = base.deps.embedder
     engine = SearchService.create(settings, "tools", **adapters)
     # a warm container: the catalog's names already read
-    engine.components.memo.catalog = catalog_lookup(base.components)
+    engine.deps.caches.catalog = catalog_lookup(base.deps)
     return engine
 
 
 def post(engine: SearchService, body: dict[str, Any]) -> tuple[int, dict[str, Any], float]:
-    runner = LocalRunner(lambda _: engine.components)
+    runner = LocalRunner(lambda _: engine.deps)
     try:
         with use_runtime(runtime_over(engine, orchestrator=LocalOrchestrator(runner))):
             event = http_api_event(
@@ -273,7 +273,7 @@ def test_healthy_baseline_uses_every_source(tools_engine):
 
 def test_qdrant_vector_search_down_keeps_bm25_and_structured(tools_engine):
     # GIVEN Qdrant's vector queries fail (connection refused)
-    store = FaultyStore(tools_engine.components.store, {"query_dense", "vector_of"})
+    store = FaultyStore(tools_engine.deps.store, {"query_dense", "vector_of"})
     # WHEN a search arrives
     status, body, ms = post(engine_with(tools_engine, store=store), BODY)
     record("qdrant_dense_down", status, body, ms, 10)
@@ -290,7 +290,7 @@ def test_qdrant_slow_is_cut_at_the_source_deadline(tools_engine):
     # deadline is 0.5 s
     timeout = 0.5
     settings = tools_engine.settings.model_copy(update={"source_timeout_s": timeout})
-    store = FaultyStore(tools_engine.components.store, {"query_dense"}, stall=True)
+    store = FaultyStore(tools_engine.deps.store, {"query_dense"}, stall=True)
     try:
         # WHEN a search arrives
         status, body, ms = post(engine_with(tools_engine, store=store, settings=settings), BODY)
@@ -311,7 +311,7 @@ def test_qdrant_down_entirely_with_mongodb_answers_from_mongodb(tools_engine, ca
     client = mongomock.MongoClient()
     client["db"]["tools"].insert_many([dict(r) for r in catalog_records])
     reads = {"query_dense", "vector_of", "scroll", "retrieve_records", "query_sparse", "count"}
-    store = FaultyStore(tools_engine.components.store, reads)
+    store = FaultyStore(tools_engine.deps.store, reads)
     structured = MongoStructuredStore(client["db"])
     engine = engine_with(tools_engine, store=store, structured=structured)
     # WHEN a search arrives
@@ -346,7 +346,7 @@ def test_mongodb_down_keeps_the_vector_and_keyword_sources(tools_engine):
 
 
 def test_embedder_raising_fails_only_the_dense_sources(tools_engine):
-    real = tools_engine.components.embedder
+    real = tools_engine.deps.embedder
     engine = engine_with(tools_engine, embedder=RaisingEmbedder(real.name, real.dim))
     status, body, ms = post(engine, BODY)
     record("embedder_raises", status, body, ms, 10)
@@ -363,7 +363,7 @@ def test_embedding_api_hanging_is_cut_at_the_source_deadline(tools_engine, hangi
     settings = tools_engine.settings.model_copy(update={"source_timeout_s": 0.5})
     url = hanging_endpoint.url
     embedder = OpenAIEmbedder("hung-model", base_url=url, api_key="k", dim=384)
-    store = NoIdentityStore(tools_engine.components.store)
+    store = NoIdentityStore(tools_engine.deps.store)
     engine = engine_with(tools_engine, embedder=embedder, store=store, settings=settings)
     # WHEN a search arrives
     status, body, ms = post(engine, BODY)
@@ -394,8 +394,8 @@ def test_embedding_api_hanging_on_a_cold_container_is_cut_at_the_source_deadline
     engine = SearchService.create(
         settings,
         "tools",
-        store=NoIdentityStore(tools_engine.components.store),
-        keyword=tools_engine.components.keyword,
+        store=NoIdentityStore(tools_engine.deps.store),
+        keyword=tools_engine.deps.keyword,
     )
     created_with = len(own_hanging_endpoint.accepted)
     # WHEN the first search arrives
@@ -408,7 +408,7 @@ def test_embedding_api_hanging_on_a_cold_container_is_cut_at_the_source_deadline
     # sources are named, the sparse and structured ones answer
     assert created_with == 0
     assert own_hanging_endpoint.wait_for_connection()
-    assert isinstance(engine.components.embedder, OpenAIEmbedder)
+    assert isinstance(engine.deps.embedder, OpenAIEmbedder)
     assert status == 200
     assert failed(body) and all(s.startswith("dense:") for s in failed(body))
     assert all("no embedding within 0.5 s" in e["message"] for e in body["errors"]), body
@@ -465,7 +465,7 @@ def test_llm_hanging_hyde_is_named_and_the_search_answers(tools_engine, hanging_
 
 def test_no_source_answering_is_a_503_naming_every_failed_source(tools_engine):
     # GIVEN the embedder, the BM25 index and the structured store all failing
-    real = tools_engine.components.embedder
+    real = tools_engine.deps.embedder
     engine = engine_with(
         tools_engine,
         embedder=RaisingEmbedder(real.name, real.dim),
@@ -502,7 +502,7 @@ def test_cli_search_exits_1_naming_the_sources_when_none_answers(tools_engine, m
     from agentic_search_cli import cmd_search
     from agentic_search_cli import main as cli
 
-    real = tools_engine.components.embedder
+    real = tools_engine.deps.embedder
     engine = engine_with(
         tools_engine,
         embedder=RaisingEmbedder(real.name, real.dim),

@@ -85,7 +85,7 @@ def api_server(engine: Any) -> tuple[ThreadingHTTPServer, str]:
             self.wfile.write(data)
 
         def search(self, body: bytes) -> tuple[int, Any]:
-            runner = LocalRunner(lambda _: engine.components)
+            runner = LocalRunner(lambda _: engine.deps)
             try:
                 with use_runtime(runtime_over(engine, orchestrator=LocalOrchestrator(runner))):
                     event = http_api_event(

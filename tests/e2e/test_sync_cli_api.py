@@ -45,7 +45,7 @@ def test_sync_applies_the_valid_changes_and_names_the_bad_record(cli_engine, cou
     assert "description: Field required" in captured.err
     assert "1 applied, 2 superseded" in captured.out
     assert counting.texts == 4  # the newest valid change, once
-    point = cli_engine.components.store.retrieve_records(cli_engine.schema, ["syncdemo-notes"])
+    point = cli_engine.deps.store.retrieve_records(cli_engine.schema, ["syncdemo-notes"])
     assert point["syncdemo-notes"].payload["features"][-1] == "searchable meeting archive"
     counting.texts = 0
     assert cli.main(["sync", str(EVENTS / "stream_modify_aspect.json"), "--json"]) == 0
@@ -103,13 +103,13 @@ def api(sync_engine, tmp_path: Path, monkeypatch):
     from agentic_search_lambda import api as api_module
 
     status = SqliteSyncStatus(tmp_path / "sync.sqlite")
-    record = copy.deepcopy(next(iter(sync_engine.components.store.scroll(sync_engine.schema))))
+    record = copy.deepcopy(next(iter(sync_engine.deps.store.scroll(sync_engine.schema))))
     record.pop("_hashes", None)
     good = CatalogChange(op=ChangeOp.MODIFY, record_id=record["id"], version=5, record=record)
-    apply_changes(sync_engine.components, [good], status)
+    apply_changes(sync_engine.deps, [good], status)
     broken = CatalogChange(op=ChangeOp.REMOVE, record_id="ghost", version=9)
     monkeypatch.setattr(Indexer, "delete", _raise)
-    apply_changes(sync_engine.components, [broken], status)
+    apply_changes(sync_engine.deps, [broken], status)
     entry = status.get("tools", ["ghost"])["ghost"]
     entry.status, entry.retry_count = "failed", 5
     status.put([entry])
@@ -220,7 +220,7 @@ def test_the_cli_says_why_a_parked_change_is_not_re_queued(cli_engine, capsys, t
     from agentic_search.sync.redrive import park_rejected
     from agentic_search.wiring import build_sync_status
 
-    status = build_sync_status(cli_engine.components.settings)
+    status = build_sync_status(cli_engine.deps.settings)
     park_rejected(status, "tools", "sync-c", "rejected: id: String should match pattern")
     assert cli.main(["sync", "--retry-failed"]) == 0
     out = capsys.readouterr().out

@@ -26,12 +26,12 @@ import pytest
 from agentic_search.adapters.llm_planner import LLMIntentPlanner
 from agentic_search.adapters.openai_chat import OpenAIChatClient
 from agentic_search.config import Settings
-from agentic_search.domain.plan_rules import validate_plan
+from agentic_search.logic.plan_rules import validate_plan
 from agentic_search.pipeline.catalog import catalog_lookup
 from agentic_search.pipeline.extract_intent import extract_intent
 from agentic_search.pipeline.plan_query import plan_query
 from agentic_search.service import SearchService
-from agentic_search.state import SearchRequest, SearchState
+from agentic_search.wire import SearchRequest, SearchState
 
 pytestmark = pytest.mark.llm_server
 
@@ -114,12 +114,12 @@ def test_every_answer_of_the_tiny_model_ends_in_a_valid_plan_within_budget(
         cache_backend="none",
     )
     client = OpenAIChatClient(settings)
-    c = tools_engine.components.derive(
+    c = tools_engine.deps.derive(
         llm=LLMIntentPlanner(
             tools_engine.schema,
             settings,
             client,
-            lambda: catalog_lookup(tools_engine.components),
+            lambda: catalog_lookup(tools_engine.deps),
         )
     )
     paths: list[tuple[str, str]] = []

@@ -29,11 +29,11 @@ if not MODEL.is_file():
 def test_local_server_starts_answers_and_stops(tmp_path, monkeypatch) -> None:
     from agentic_search.adapters.llm_planner import LLMIntentPlanner
     from agentic_search.adapters.openai_chat import OpenAIChatClient
-    from agentic_search.domain.intent import CatalogLookup
-    from agentic_search.domain.intent_merge import merge_intents
-    from agentic_search.domain.intent_rules import RuleBasedIntentExtractor
-    from agentic_search.domain.llm_budget import Budget, LLMFallback
-    from agentic_search.domain.schema import load_schema
+    from agentic_search.logic.intent import CatalogLookup
+    from agentic_search.logic.intent_merge import merge_intents
+    from agentic_search.logic.intent_rules import RuleBasedIntentExtractor
+    from agentic_search.logic.llm_budget import Budget, LLMFallback
+    from agentic_search.logic.schema import load_schema
 
     server = LocalLLMServer(MODEL).start(load_timeout_s=300)
     try:

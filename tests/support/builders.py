@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from agentic_search.domain.text import default_analyzer
-from agentic_search.state import (
+from agentic_search.logic.text import default_analyzer
+from agentic_search.wire import (
     Evidence,
     ExecutorCaps,
     ExecutorState,

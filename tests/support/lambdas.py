@@ -1,6 +1,6 @@
 """The Lambda side of the tests: handler modules loaded from ``functions/<dir>/app.py`` (what
 the Lambda runtime imports), the events of ``events/``, and the container runtime pointed at
-a test's components (:func:`use_runtime`, through the runtime's one injection point)."""
+a test's deps (:func:`use_runtime`, through the runtime's one injection point)."""
 
 from __future__ import annotations
 
@@ -73,8 +73,8 @@ def use_runtime(rt: Any) -> Iterator[Any]:
 
 
 def runtime_over(service: Any, **kwargs: Any) -> Any:
-    """A runtime whose every domain is ``service``'s components (one Qdrant local client per
+    """A runtime whose every domain is ``service``'s deps (one Qdrant local client per
     folder: the handlers must share the session's), plus any ``Runtime`` keyword."""
     from agentic_search_lambda.runtime import Runtime
 
-    return Runtime(service.settings, components=lambda _: service.components, **kwargs)
+    return Runtime(service.settings, deps=lambda _: service.deps, **kwargs)

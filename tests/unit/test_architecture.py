@@ -3,7 +3,7 @@
 GIVEN the packages as they are on disk WHEN their imports are read (statically, by grimp and
 import-linter, and for the handlers by importing them in a fresh interpreter) THEN imports run
 one way (handlers -> Lambda glue -> front door -> wiring -> pipeline | sync | adapters ->
-components -> domain -> ports -> state -> config), no module is part of an import cycle, the
+deps -> logic -> ports -> wire -> config), no module is part of an import cycle, the
 handlers that do not retrieve import no numpy, no Qdrant client and no console library. Modules
 are split by concept, not by a line count (no size cap).
 """

@@ -4,9 +4,9 @@ strings and booleans keep their form."""
 
 from __future__ import annotations
 
-from agentic_search.domain.schema import load_schema
+from agentic_search.logic.schema import load_schema
 from agentic_search.pipeline.hydrate import matched_values
-from agentic_search.state import Filter, IntentState, value_text
+from agentic_search.wire import Filter, IntentState, value_text
 
 
 def test_a_filter_label_writes_a_whole_float_as_an_integer():

@@ -166,7 +166,7 @@ def test_a_synthetic_run_reports_abstention_and_means_per_split_over_answerable_
     )
     engine = SimpleNamespace(
         schema=SimpleNamespace(aspect_names=["content"]),
-        components=SimpleNamespace(
+        deps=SimpleNamespace(
             embedder=SimpleNamespace(name="none"),
             keyword=SimpleNamespace(name="none"),
             store=SimpleNamespace(collection=lambda schema: "synthetic"),

@@ -1,8 +1,8 @@
 """One type per kind of ranked hit: what crosses the steps as JSON is the type the code uses.
 
-A fused entry (:class:`~agentic_search.state.Fused`) is what fusion makes, what the executor
+A fused entry (:class:`~agentic_search.wire.Fused`) is what fusion makes, what the executor
 state keeps as round 1's list and what finalize reranks: no wire twin to convert to and from.
-A source's answer (:class:`~agentic_search.state.RetrievedList` of hits) is made once from
+A source's answer (:class:`~agentic_search.wire.RetrievedList` of hits) is made once from
 what a store port returns and read as is by fusion, hydration and the state.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 
-from agentic_search.state import (
+from agentic_search.wire import (
     ExecutorCaps,
     ExecutorState,
     Fused,
@@ -19,7 +19,7 @@ from agentic_search.state import (
     RetrievedList,
     ScoredRecord,
 )
-from agentic_search.state.records import VIA_KEY
+from agentic_search.wire.records import VIA_KEY
 
 
 def executor_state() -> ExecutorState:

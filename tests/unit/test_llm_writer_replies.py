@@ -20,10 +20,11 @@ import pytest
 from support.builders import intent_for, plan_with
 
 from agentic_search.adapters.llm_writer import LLMHyde, LLMRoundWriter
-from agentic_search.components import Components
 from agentic_search.config import Settings
-from agentic_search.domain.llm_budget import LLMFallback
-from agentic_search.domain.llm_prompts import (
+from agentic_search.dependencies import Dependencies
+from agentic_search.logic.executor.rounds import executor_gate, prepare_round_queries
+from agentic_search.logic.llm_budget import LLMFallback
+from agentic_search.logic.llm_prompts import (
     MAX_TEXT,
     MAX_WRITTEN_QUERIES,
     HydeOutput,
@@ -34,10 +35,9 @@ from agentic_search.domain.llm_prompts import (
     quote_query,
     strict_json_schema,
 )
-from agentic_search.domain.rounds import executor_gate, prepare_round_queries
 from agentic_search.pipeline.prepare_round import next_round
 from agentic_search.ports import HydeError
-from agentic_search.state import Coverage, CoverageItem
+from agentic_search.wire import Coverage, CoverageItem
 
 ROOT = Path(__file__).resolve().parents[2]
 ROWS = [
@@ -145,7 +145,7 @@ def _round_two(tools_schema, row: dict[str, Any]):
         for n, i in enumerate(row["found"])
     ]
     # the targets are the recorded labels (as the grader names them), all uncovered
-    from agentic_search.state import CoverageTarget
+    from agentic_search.wire import CoverageTarget
 
     state.targets = [CoverageTarget(kind="term", label=m, text=m) for m in row["missing"]]
     state.coverage = Coverage(
@@ -155,8 +155,8 @@ def _round_two(tools_schema, row: dict[str, Any]):
     return state
 
 
-def _components(tools_schema, writer) -> Components:
-    return Components(
+def _dependencies(tools_schema, writer) -> Dependencies:
+    return Dependencies(
         Settings(),
         tools_schema,
         {},
@@ -172,7 +172,7 @@ def test_recorded_round_queries_join_round_two_as_llm_dense_queries(row, tools_s
     client = ReplayClient(ROUNDS)
     writer = LLMRoundWriter(tools_schema, Settings(llm_rounds="on"), client)
     state = _round_two(tools_schema, row)
-    work = next_round(_components(tools_schema, writer), state)
+    work = next_round(_dependencies(tools_schema, writer), state)
     assert work is not None and work.index == 2 and not work.report.errors
     recorded = [" ".join(q.split()) for q in json.loads(row["reply"])["queries"]]
     written = [v.text for v in work.plan.vector_sources if v.query_vector_source == "llm"]
@@ -193,7 +193,7 @@ def test_recorded_round_queries_join_round_two_as_llm_dense_queries(row, tools_s
 def test_a_failed_round_writer_is_the_rounds_error_not_the_searchs(tools_schema) -> None:
     writer = LLMRoundWriter(tools_schema, Settings(), FailingClient())
     state = _round_two(tools_schema, ROUNDS[0])
-    work = next_round(_components(tools_schema, writer), state)
+    work = next_round(_dependencies(tools_schema, writer), state)
     assert work is not None  # the rules' round-2 queries still run
     [err] = work.report.errors
     assert err.source == "llm-round" and "timeout" in err.message
@@ -201,7 +201,7 @@ def test_a_failed_round_writer_is_the_rounds_error_not_the_searchs(tools_schema)
 
 
 def test_written_queries_are_never_asked_twice(tools_schema) -> None:
-    from agentic_search.domain.llm_answers import written_queries
+    from agentic_search.logic.llm_answers import written_queries
 
     q = "transcribe meetings offline"
     got = written_queries(
@@ -214,11 +214,11 @@ def test_written_queries_are_never_asked_twice(tools_schema) -> None:
 
 
 def test_both_are_off_by_default_and_follow_the_provider(tools_schema, tmp_path) -> None:
-    from agentic_search.wiring import build_components
+    from agentic_search.wiring import build_dependencies
 
-    off = build_components(Settings(agentic_search_home=tmp_path), "tools")
+    off = build_dependencies(Settings(agentic_search_home=tmp_path), "tools")
     assert off.round_writer is None and off.hyde is None
-    on = build_components(
+    on = build_dependencies(
         Settings(
             agentic_search_home=tmp_path, llm_provider="bedrock", llm_hyde="on", llm_rounds="on"
         ),

@@ -8,7 +8,7 @@ import pytest
 
 from agentic_search.adapters.local_llm import LocalLLMError, LocalLLMServer, local_server
 from agentic_search.config import Settings
-from agentic_search.domain.llm_budget import LLMFallback
+from agentic_search.logic.llm_budget import LLMFallback
 
 
 def test_local_provider_gets_cpu_budgets_unless_set(monkeypatch) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentic_search.state.errors import (
+from agentic_search.wire.errors import (
     SearchError,
     SearchFailed,
     SearchTimedOut,

@@ -1,4 +1,4 @@
-"""The 256 KB state guard (agentic_search.state.budget) on recorded states of events/, inflated
+"""The 256 KB state guard (agentic_search.wire.budget) on recorded states of events/, inflated
 past the budget: what is trimmed, in which order, that it is reported, and that the result is
 still a valid state the next step reads (plans and sub-queries untouched).
 
@@ -14,8 +14,8 @@ import json
 import pytest
 from support.paths import EVENTS
 
-from agentic_search.state import SearchResponse, SearchState
-from agentic_search.state.budget import (
+from agentic_search.wire import SearchResponse, SearchState
+from agentic_search.wire.budget import (
     QUERY_CHARS,
     RETRIEVE_FIXED_BYTES,
     RETRIEVE_HIT_BYTES,

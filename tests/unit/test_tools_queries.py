@@ -14,7 +14,7 @@ from types import ModuleType
 
 import pytest
 
-from agentic_search.domain.schema import DomainSchema
+from agentic_search.logic.schema import DomainSchema
 from agentic_search_cli import evaluation as ev
 
 ROOT = Path(__file__).resolve().parents[2]

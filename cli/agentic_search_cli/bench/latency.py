@@ -36,15 +36,15 @@ if TYPE_CHECKING:
 @contextmanager
 def record_sources(engine: SearchService) -> Iterator[list[tuple[list[Any], dict[str, float]]]]:
     """Collect ``(source results, stage ms)`` of every source run the engine's pipeline makes
-    (every round and sub-query, relaxation included) while the block runs (the memo's
+    (every round and sub-query, relaxation included) while the block runs (the process caches'
     ``source_log``)."""
-    memo = engine.components.memo
+    caches = engine.deps.caches
     calls: list[tuple[list[Any], dict[str, float]]] = []
-    memo.source_log = calls
+    caches.source_log = calls
     try:
         yield calls
     finally:
-        memo.source_log = None
+        caches.source_log = None
 
 
 def search_stages(
@@ -107,7 +107,7 @@ def measure_search(
         )
     modes = dict(MODES if modes is None else modes)
     queries = [q for q in queries if q.strip()]
-    engine.components.embedder  # noqa: B018 - load the model before the warm-up
+    engine.deps.embedder  # noqa: B018 - load the model before the warm-up
     for q in queries[: max(0, warmup)]:
         for rounds in modes.values():
             engine.search(q, limit=limit, rounds=rounds)

@@ -83,7 +83,7 @@ def run_bench(
     ``dataset_engine`` (domain ``documents``) is required when ``config.dataset`` is set: its
     collection is synced to the corpus (:func:`evaluation.ensure_corpus`) and searched.
     """
-    from agentic_search.domain.schema import load_schema
+    from agentic_search.logic.schema import load_schema
     from agentic_search.service import SearchService
 
     root = Path.cwd() if root is None else root
@@ -98,7 +98,7 @@ def run_bench(
 
     t = time.perf_counter()
     if embedder is None:
-        embedder = dataset_engine.components.embedder if dataset_engine is not None else None
+        embedder = dataset_engine.deps.embedder if dataset_engine is not None else None
     if embedder is None:
         embedder = build_embedder(settings)
     model_load_s = time.perf_counter() - t
@@ -206,7 +206,7 @@ def run_bench(
                 advance = track(f"syncing the {dataset.name} evaluation collection", None)
                 sync = ev.ensure_corpus(dataset_engine, dataset, on_progress=advance)
                 result["search"]["dataset"] = {
-                    "collection": dataset_engine.components.store.collection(dataset_engine.schema),
+                    "collection": dataset_engine.deps.store.collection(dataset_engine.schema),
                     "sync": sync.wire(),
                     **measure_search(
                         dataset_engine,

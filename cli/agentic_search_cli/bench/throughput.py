@@ -33,16 +33,16 @@ import numpy as np
 from agentic_search.adapters.e5_embedder import E5Embedder
 from agentic_search.adapters.embedders import LocalMiniLMEmbedder
 from agentic_search.adapters.onnx_embedder import OnnxMiniLMEmbedder
-from agentic_search.domain.chunking import chunk_records
-from agentic_search.domain.text import aspect_text
-from agentic_search.domain.tokens import token_counter
+from agentic_search.logic.chunking import chunk_records
+from agentic_search.logic.text import aspect_text
+from agentic_search.logic.tokens import token_counter
 from agentic_search.ports import Embedder
 from agentic_search.sync.ingest import DEFAULT_BATCH
 from agentic_search_cli.bench.config import DEFAULT_RAW_MAX_TEXTS, Tracker, _no_track
 from agentic_search_cli.bench.memory import RssWatch, _cpu_s, ru_maxrss_bytes
 
 if TYPE_CHECKING:
-    from agentic_search.domain.schema import DomainSchema
+    from agentic_search.logic.schema import DomainSchema
     from agentic_search.service import SearchService
 
 
@@ -260,7 +260,7 @@ def measure_ingest(
 ) -> tuple[dict[str, Any], list[str]]:
     """Ingest ``records`` (new to ``engine``'s collection) and measure docs/s, tokens/s, the
     time inside the embedder and peak RSS. Returns the figures and the embedded texts."""
-    embedder = engine.components.embedder
+    embedder = engine.deps.embedder
     points = len(chunk_records(engine.schema, records)) if engine.schema.chunking else len(records)
     advance = track(
         f"ingesting {len(records)} records into a throwaway {engine.schema.name} collection",
@@ -285,7 +285,7 @@ def measure_ingest(
         padded += _padded_tokens([own[i] for i in order], bs)
         start += len(call)
     out = {
-        "collection": engine.components.store.collection(engine.schema),
+        "collection": engine.deps.store.collection(engine.schema),
         "documents": len(records),
         "points": stats.inserted,
         "embedded_texts": len(texts),

@@ -13,8 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from agentic_search.domain.chunking import doc_id_of
-from agentic_search.sync.mirror import prune_records
+from agentic_search.logic.chunking import doc_id_of
+from agentic_search.sync.prune import prune_records
 from agentic_search_cli.evaluation.datasets import BeirDataset
 
 if TYPE_CHECKING:
@@ -47,12 +47,12 @@ class CorpusSync:
 def indexed_ids(engine: SearchService) -> set[str]:
     """Document ids currently in the engine's collection (chunks map to their document;
     empty when the collection does not exist)."""
-    if not engine.components.store.exists(engine.schema):
+    if not engine.deps.store.exists(engine.schema):
         return set()
     idf = engine.schema.id_field
     return {
         doc_id_of(str(p[idf]))
-        for p in engine.components.store.scroll(engine.schema, payload=[idf])
+        for p in engine.deps.store.scroll(engine.schema, payload=[idf])
         if idf in p
     }
 
@@ -81,7 +81,7 @@ def ensure_corpus(
         return sync
     stray = sorted(have - want)
     if stray:  # through the writer: sync status tombstones, keyword index and graph follow
-        prune_records(engine.components, stray, engine.components.sync_status)
+        prune_records(engine.deps, stray, engine.deps.sync_status)
         sync.removed = len(stray)
     if on_start:
         on_start(len(dataset.corpus.records))

@@ -32,7 +32,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentic_search.domain.schema import DomainSchema
+from agentic_search.logic.schema import DomainSchema
 from agentic_search.sync.files import (
     CatalogRead,
     bundled_catalog_path,

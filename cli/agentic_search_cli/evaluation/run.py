@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from agentic_search.domain.chunking import doc_ranking
+from agentic_search.logic.chunking import doc_ranking
 from agentic_search.process_tuning import freeze_long_lived
 from agentic_search_cli.evaluation.corpus import CorpusSync
 from agentic_search_cli.evaluation.datasets import BeirDataset
@@ -312,11 +312,9 @@ def evaluate(
             "dense_aspect": dense_aspect(engine),
             "warmup_queries": min(max(0, warmup), len(qids)),
             "ignore_identical_ids": ignore_identical_ids,
-            "embedder": getattr(
-                engine.components.embedder, "name", type(engine.components.embedder).__name__
-            ),
-            "keyword_index": engine.components.keyword.name,
-            "collection": engine.components.store.collection(engine.schema),
+            "embedder": getattr(engine.deps.embedder, "name", type(engine.deps.embedder).__name__),
+            "keyword_index": engine.deps.keyword.name,
+            "collection": engine.deps.store.collection(engine.schema),
         },
         "machine": {
             "platform": platform.platform(),

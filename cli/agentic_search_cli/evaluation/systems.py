@@ -8,7 +8,7 @@ Systems (all over the same collection, each asked for its top ``TOP_K`` = 100):
   schema without a ``content`` aspect: its first aspect, the tools schema's ``identity``:
   name, vendor, category, description);
 * ``hybrid-rrf``: the two lists above fused in one step by plain RRF, k = 60
-  (:func:`agentic_search.domain.fusion.rrf`; Cormack, Clarke, Buettcher, SIGIR 2009);
+  (:func:`agentic_search.logic.fusion.rrf`; Cormack, Clarke, Buettcher, SIGIR 2009);
 * ``executor-1round``: the engine's own pipeline, ``engine.search(query, limit=100)``
   (rule-based intent, plan, executor with one round, fusion, hydration);
 * ``executor``: the multi-round executor (``engine.search(query, limit=100)`` with
@@ -25,8 +25,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
-from agentic_search.domain.fusion import DEFAULT_RRF_K, rrf
-from agentic_search.state import RankedList
+from agentic_search.logic.fusion import DEFAULT_RRF_K, rrf
+from agentic_search.wire import RankedList
 
 if TYPE_CHECKING:
     from agentic_search.service import SearchService
@@ -57,7 +57,7 @@ UNAVAILABLE: dict[str, str] = {}
 
 def bm25_ranking(engine: SearchService, text: str, top_k: int = TOP_K) -> list[str]:
     """Doc ids from the keyword index alone, best first (at most ``top_k``)."""
-    return [h.id for h in engine.components.keyword.search(engine.schema, text, top_k)]
+    return [h.id for h in engine.deps.keyword.search(engine.schema, text, top_k)]
 
 
 def dense_aspect(engine: SearchService) -> str:
@@ -70,9 +70,9 @@ def dense_aspect(engine: SearchService) -> str:
 def dense_ranking(engine: SearchService, text: str, top_k: int = TOP_K) -> list[str]:
     """Doc ids from the :func:`dense_aspect` named vector with the embedded query, best
     first."""
-    vec = engine.components.embedder.embed_query(text)
+    vec = engine.deps.embedder.embed_query(text)
     aspect = dense_aspect(engine)
-    return [h.id for h in engine.components.store.query_dense(engine.schema, aspect, vec, top_k)]
+    return [h.id for h in engine.deps.store.query_dense(engine.schema, aspect, vec, top_k)]
 
 
 def hybrid_rrf_ranking(
@@ -91,9 +91,9 @@ def hybrid_rrf_qdrant_ranking(engine: SearchService, text: str, top_k: int = TOP
     """Doc ids of Qdrant's server-side RRF (k = 60) of a dense and a sparse prefetch."""
     from agentic_search.adapters.qdrant.sparse import QdrantSparseKeywordIndex
 
-    vec = engine.components.embedder.embed_query(text)
-    sparse = QdrantSparseKeywordIndex(engine.components.store).query_vector(text)
-    hits = engine.components.store.query_hybrid_rrf(
+    vec = engine.deps.embedder.embed_query(text)
+    sparse = QdrantSparseKeywordIndex(engine.deps.store).query_vector(text)
+    hits = engine.deps.store.query_hybrid_rrf(
         engine.schema, dense_aspect(engine), vec, sparse, top_k, RRF_K
     )
     return [h.id for h in hits]
@@ -103,7 +103,7 @@ def unavailable_reason(engine: SearchService, name: str) -> str | None:
     """Why ``name`` cannot run on ``engine``'s collection (None: it can)."""
     if name in UNAVAILABLE:
         return UNAVAILABLE[name]
-    if name == "hybrid-rrf-qdrant" and not engine.components.store.has_sparse(engine.schema):
+    if name == "hybrid-rrf-qdrant" and not engine.deps.store.has_sparse(engine.schema):
         return (
             "needs the collection's sparse bm25 vector (this local-mode collection was built "
             "without it by an earlier version: migrate or rebuild it)"
@@ -115,9 +115,9 @@ def cold_start(engine: SearchService) -> None:
     """Forget what earlier searches left behind (query vectors, records read back, token
     counts of snippets), so the next search gets no head start from another system's run of
     the same query or from earlier queries. Not timed (:func:`evaluate` calls it first)."""
-    engine.components.memo.clear_query_vectors()
-    engine.components.store.clear_record_cache()
-    engine.components.memo.clear_token_counts()
+    engine.deps.caches.clear_query_vectors()
+    engine.deps.store.clear_record_cache()
+    engine.deps.caches.clear_token_counts()
 
 
 def _run_executor(engine: SearchService, text: str, rounds: int) -> Answer:

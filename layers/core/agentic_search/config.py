@@ -291,7 +291,7 @@ class Settings(BaseSettings):
         """The model name the configured embedder records as its identity's ``model``
         (``wiring.build_embedder``'s choice, read from the settings alone: nothing imported or
         loaded): what the domain's per-embedder thresholds are keyed by
-        (:meth:`~agentic_search.domain.schema.DomainSchema.quality_for`)."""
+        (:meth:`~agentic_search.logic.schema.DomainSchema.quality_for`)."""
         if self.embedding_provider == "bedrock":
             return self.bedrock_embedding_model
         if self.embedding_model and self.embedding_provider != "local":
@@ -301,7 +301,7 @@ class Settings(BaseSettings):
     @property
     def answer_settings(self) -> dict[str, object]:
         """The settings besides the request that change a search's answer, as the result
-        cache keys them (:func:`agentic_search.domain.cache_keys.cache_key`): who reads and
+        cache keys them (:func:`agentic_search.logic.cache_keys.cache_key`): who reads and
         plans the query (``rules`` or ``<provider>:<model>`` and whether the plan is asked of
         it), LLM HyDE and LLM-written rounds, the embedder, the reranker, ``MAX_ROUNDS`` and the
         RRF k. Read from the settings alone (nothing opened): a result cached under ``LLM=off``

@@ -29,9 +29,9 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 if TYPE_CHECKING:  # numpy and the schema only for annotations: no import cost here
     import numpy as np
 
-    from agentic_search.domain.llm_budget import Budget
-    from agentic_search.domain.schema import DomainSchema
-    from agentic_search.state import (
+    from agentic_search.logic.llm_budget import Budget
+    from agentic_search.logic.schema import DomainSchema
+    from agentic_search.wire import (
         EmbedderIdentity,
         Filter,
         IntentState,
@@ -42,7 +42,7 @@ if TYPE_CHECKING:  # numpy and the schema only for annotations: no import cost h
         StoredRecord,
         VectorUpdate,
     )
-    from agentic_search.state.sync import SyncEntry
+    from agentic_search.wire.sync import SyncEntry
 
 # ----- errors of the contracts ------------------------------------------------------------------
 
@@ -113,7 +113,7 @@ class CollectionInfo(Protocol):
 class VectorStore(Protocol):
     """One collection per domain: a point per record with a named dense vector per aspect, the
     sparse ``bm25`` vector (its IDF applied by the engine) and the payload (see
-    :mod:`agentic_search.state.records`). Every method here is called by the core, the keyword
+    :mod:`agentic_search.wire.records`). Every method here is called by the core, the keyword
     index (:class:`~agentic_search.adapters.sparse_bm25.SparseBm25Index`) or the evaluation;
     an engine implements them all (Qdrant Edge, a Qdrant server or local mode), and its
     maintenance (optimize, snapshots, migration) stays on its own class."""
@@ -304,7 +304,7 @@ class VectorStore(Protocol):
 
 
 class KeywordIndex(Protocol):
-    """BM25 keyword retrieval with the shared analyzer (:mod:`agentic_search.domain.text`)."""
+    """BM25 keyword retrieval with the shared analyzer (:mod:`agentic_search.logic.text`)."""
 
     name: str
 
@@ -367,10 +367,10 @@ class Embedder(Protocol):
     """Turns texts into dense vectors (float32, shape ``(n, dim)``, L2-normalized).
 
     Optional: ``embed_queries(texts)`` (a query-side session), ``count_tokens(texts)`` (the
-    model's own tokenizer; :mod:`agentic_search.domain.tokens` falls back when absent) and
+    model's own tokenizer; :mod:`agentic_search.logic.tokens` falls back when absent) and
     ``warm_up()`` (load a local model's query session: start-up work, counted outside round
     budgets and source deadlines; a remote embedder has none, its calls stay bounded) and
-    ``identity`` (an :class:`~agentic_search.state.EmbedderIdentity`, known without I/O; its
+    ``identity`` (an :class:`~agentic_search.wire.EmbedderIdentity`, known without I/O; its
     ``dim`` may be None until a remote embedder has answered once; without it the identity
     is ``name`` and ``dim``).
     """
@@ -455,7 +455,7 @@ class ChatJSONClient(Protocol):
         """The assistant's message text.
 
         Raises:
-            LLMFallback: (:mod:`agentic_search.domain.llm_budget`) on a timeout, a
+            LLMFallback: (:mod:`agentic_search.logic.llm_budget`) on a timeout, a
                 connection or server error, or an empty answer.
         """
         ...

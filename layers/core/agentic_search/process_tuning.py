@@ -3,8 +3,9 @@
 A loaded engine holds hundreds of thousands of long-lived objects (Qdrant local mode's
 payloads, the Edge engine's converted answers, pydantic and onnxruntime internals). CPython's cyclic
 collector walks all of them on every full (generation 2) collection, and a search allocates
-enough short-lived objects to trigger one every few searches: on SciFact (5,296 points) such
-a pause took up to 142 ms, which was the tail of the search latency, not the search.
+enough short-lived objects to trigger one every few searches: such a pause was the tail of
+the search latency, not the search (benchmarks/README.md, "Performance notes moved from the
+code").
 
 :func:`freeze_long_lived` moves every object alive after warm-up to the permanent generation
 (:func:`gc.freeze`, Python 3.7+; the technique Instagram described in "Dismissing Python
@@ -16,8 +17,8 @@ warm-up (``serve``, a Lambda container, ``eval`` and ``bench``), never called pe
 :func:`limit_blas_threads` caps the BLAS thread pool (threadpoolctl). A search's BLAS work is
 matrix-vector products ((5,296 x 384) @ (384,) for SciFact's dense source, small ones for MMR)
 where OpenBLAS's threads gain nothing and spin-wait against onnxruntime's and the search's own
-threads: on the 2-core machine, capping it at 1 took the SciFact multi-round search from
-p50 104 ms to 50-70 ms (same run, other work on the machine).
+threads: on a 2-core machine capping it at 1 made the multi-round search faster (the
+figures are in benchmarks/README.md).
 """
 
 from __future__ import annotations

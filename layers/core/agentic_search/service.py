@@ -1,7 +1,7 @@
 """The front door of one domain: search (the state machine's steps run in-process) and ingest.
 
 What the CLI, ``serve``, the evaluation and the tests call. It wires nothing itself: its
-:class:`~agentic_search.components.Components` come from :mod:`agentic_search.wiring`, searches
+:class:`~agentic_search.dependencies.Dependencies` come from :mod:`agentic_search.wiring`, searches
 run through :class:`~agentic_search.pipeline.runner.LocalRunner` and writes through
 :mod:`agentic_search.sync.ingest`.
 """
@@ -12,13 +12,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentic_search.components import Components
 from agentic_search.config import Settings
-from agentic_search.domain.embedder_identity import check_identity
-from agentic_search.domain.schema import DomainSchema
+from agentic_search.dependencies import Dependencies
+from agentic_search.logic.embedder_identity import check_identity
+from agentic_search.logic.schema import DomainSchema
 from agentic_search.pipeline.cache import cache_lookup
-from agentic_search.state import CacheInfo, SearchRequest, SearchResponse
-from agentic_search.wiring import build_components, collection_info, identity_embedder
+from agentic_search.wire import CacheInfo, SearchRequest, SearchResponse
+from agentic_search.wiring import build_dependencies, collection_info, identity_embedder
 
 if TYPE_CHECKING:  # the search graph and the write path load on first use: a cache hit needs
     # neither (see :meth:`SearchService.cached`)
@@ -29,10 +29,10 @@ if TYPE_CHECKING:  # the search graph and the write path load on first use: a ca
 
 
 class SearchService:
-    """Search and ingest over one domain's components (see the module docstring)."""
+    """Search and ingest over one domain's dependencies (see the module docstring)."""
 
-    def __init__(self, components: Components) -> None:
-        self.components = components
+    def __init__(self, deps: Dependencies) -> None:
+        self.deps = deps
         self._runner: LocalRunner | None = None
         #: the request the cache gate (:meth:`_cached`) just missed and what it noted: the
         #: next :meth:`search` of that request walks on from there, not looking it up again
@@ -45,23 +45,23 @@ class SearchService:
         domain: str | DomainSchema = "tools",
         **adapters: Any,
     ) -> SearchService:
-        """A service over freshly wired components (``adapters`` by port name are used as
+        """A service over freshly wired dependencies (``adapters`` by port name are used as
         given, e.g. ``embedder=...``).
 
         Raises:
             SchemaError: for a domain that has no schema.
         """
-        return cls(build_components(settings, domain, **adapters))
+        return cls(build_dependencies(settings, domain, **adapters))
 
     @property
     def schema(self) -> DomainSchema:
         """The domain schema."""
-        return self.components.schema
+        return self.deps.schema
 
     @property
     def settings(self) -> Settings:
-        """The settings the components were built from."""
-        return self.components.settings
+        """The settings the dependencies were built from."""
+        return self.deps.settings
 
     # ----- search ----------------------------------------------------------------------------
 
@@ -76,12 +76,12 @@ class SearchService:
         Raises:
             ValueError: for an empty or over-long query, a limit outside 1..100 or rounds
                 outside 1..5 (a pydantic ``ValidationError`` naming the field).
-            agentic_search.state.errors.SearchFailed: when no path could answer.
+            agentic_search.wire.errors.SearchFailed: when no path could answer.
             EmbedderMismatch: when the collection was built by another embedder (the
                 message names both and how to fix it).
         """
         request = SearchRequest(query=query, limit=limit, rounds=rounds, domain=self.schema.name)
-        c = self.components
+        c = self.deps
         miss, self._gate_miss = self._gate_miss, None
         if c.built("store"):  # once it is open, the graph's CacheCheck costs no more; an
             miss = None  # ingest since the gate ran (first use) changed the catalog version
@@ -129,7 +129,7 @@ class SearchService:
         """The gate: ``(hit, None)``, ``(None, what the lookup noted)`` on a miss, or
         ``(None, None)`` when the cache was not asked (first use, or an embedder that loads
         its model to tell its identity)."""
-        c = self.components
+        c = self.deps
         info = collection_info(c)
         embedder = identity_embedder(c)
         if embedder is None or not info.exists(c.schema):
@@ -142,13 +142,11 @@ class SearchService:
 
     @property
     def runner(self) -> LocalRunner:
-        """The local runner over this domain's components (made on first use)."""
+        """The local runner over this domain's dependencies (made on first use)."""
         if self._runner is None:
             from agentic_search.pipeline.runner import LocalRunner
 
-            self._runner = LocalRunner(
-                lambda _: self.components, self.settings.max_parallel_sources
-            )
+            self._runner = LocalRunner(lambda _: self.deps, self.settings.max_parallel_sources)
         return self._runner
 
     def warm_up(self, query: str = "warm up", freeze: bool = True) -> None:
@@ -162,7 +160,7 @@ class SearchService:
         from agentic_search.pipeline.runner import RunOptions, from_plan
         from agentic_search.process_tuning import freeze_long_lived
 
-        c = self.components
+        c = self.deps
         c.embedder.embed_query(query)
         if not self.is_empty():
             intent = extract_by_rules(c, query)
@@ -184,7 +182,7 @@ class SearchService:
         from agentic_search.sync import ingest
 
         batch = ingest.DEFAULT_BATCH if batch_size is None else batch_size
-        return ingest.ingest_records(self.components, records, batch, on_progress)
+        return ingest.ingest_records(self.deps, records, batch, on_progress)
 
     def ingest_file(
         self,
@@ -203,7 +201,7 @@ class SearchService:
         from agentic_search.sync import ingest
 
         return ingest.ingest_file(
-            self.components,
+            self.deps,
             path,
             ingest.DEFAULT_BATCH if batch_size is None else batch_size,
             on_start,
@@ -217,12 +215,12 @@ class SearchService:
     def is_empty(self) -> bool:
         """Whether the domain's collection holds no records (a question to the store: the
         write path, :mod:`agentic_search.sync.ingest`, is not loaded for it)."""
-        return self.components.store.count(self.schema) == 0
+        return self.deps.store.count(self.schema) == 0
 
     def never_written(self) -> bool:
         """Whether nothing was ever written to the domain's index in this folder (first use):
         no collection (the first write creates it; deleting every record leaves it)."""
-        return not self.components.store.exists(self.schema)
+        return not self.deps.store.exists(self.schema)
 
     def ensure_bundled_catalog(
         self,
@@ -232,14 +230,14 @@ class SearchService:
         """Ingest the bundled tools catalog into a tools index never written (first use)."""
         from agentic_search.sync import ingest
 
-        return ingest.ensure_bundled_catalog(self.components, on_start, on_progress)
+        return ingest.ensure_bundled_catalog(self.deps, on_start, on_progress)
 
     def ensure_links(self) -> ingest.LinkStats | None:
         """Build the entity graph of a collection indexed before it existed (None when it is
         there or the schema has no entities); see :mod:`agentic_search.sync.links`."""
         from agentic_search.sync import ingest
 
-        return ingest.ensure_links(self.components)
+        return ingest.ensure_links(self.deps)
 
     def rebuild(
         self,
@@ -255,9 +253,9 @@ class SearchService:
         the report and a line when an unreadable sync status was set aside."""
         from agentic_search.sync import ingest, repair
 
-        note = repair.set_aside_unreadable_status(self.components)
+        note = repair.set_aside_unreadable_status(self.deps)
         report = repair.rebuild(
-            self.components,
+            self.deps,
             path,
             batch_size=ingest.DEFAULT_BATCH if batch_size is None else batch_size,
             on_progress=on_progress,
@@ -269,20 +267,20 @@ class SearchService:
 
     def pending_write(self) -> dict[str, Any] | None:
         """The domain's interrupted write (its journaled intent), or None."""
-        return self.components.journal.pending(self.schema.name)
+        return self.deps.journal.pending(self.schema.name)
 
     def recover(self) -> str | None:
         """Complete the domain's interrupted write, if any (see
         :mod:`agentic_search.sync.journal`); one line saying what was done, or None."""
         from agentic_search.sync import journal
 
-        return journal.recover(self.components)
+        return journal.recover(self.deps)
 
     def close(self) -> None:
-        """Stop the runner's threads and close the components' adapters."""
+        """Stop the runner's threads and close the dependencies' adapters."""
         if self._runner is not None:
             self._runner.close()
-        self.components.close()
+        self.deps.close()
 
 
 __all__ = ["SearchService"]

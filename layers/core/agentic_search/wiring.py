@@ -1,5 +1,5 @@
 """Wiring: the only module that names adapters. It turns :class:`Settings` into
-:class:`~agentic_search.components.Components`, one per domain:
+:class:`~agentic_search.dependencies.Dependencies`, one per domain:
 
 * Qdrant server when ``QDRANT_URL`` is set, else Qdrant Edge (the default) or qdrant-client
   local mode (``VECTOR_STORE=local``, a fallback);
@@ -29,9 +29,9 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from agentic_search.components import Components, Factory
 from agentic_search.config import Settings
-from agentic_search.domain.schema import DomainSchema, available_domains, load_schema
+from agentic_search.dependencies import Dependencies, Factory
+from agentic_search.logic.schema import DomainSchema, available_domains, load_schema
 from agentic_search.ports import (
     ChatJSONClient,
     CollectionInfo,
@@ -50,7 +50,7 @@ from agentic_search.ports import (
     WriteJournal,
 )
 from agentic_search.process_tuning import limit_blas_threads
-from agentic_search.state.sync import Holdings
+from agentic_search.wire.sync import Holdings
 
 
 def build_store(settings: Settings) -> VectorStore:
@@ -219,7 +219,7 @@ def _embedder(settings: Settings, load: bool) -> Embedder | None:
     )
 
 
-def collection_info(c: Components) -> CollectionInfo:
+def collection_info(c: Dependencies) -> CollectionInfo:
     """What the domain's collection says about itself (exists, embedder identity) for the
     result-cache gate, read without opening an engine: on Qdrant Edge, while the store is not
     built, the shard's files (:class:`~agentic_search.adapters.edge.shard_files.ShardFiles`,
@@ -231,9 +231,9 @@ def collection_info(c: Components) -> CollectionInfo:
     return c.store
 
 
-def identity_embedder(c: Components) -> Embedder | None:
+def identity_embedder(c: Dependencies) -> Embedder | None:
     """An embedder that tells the identity of the domain's embedder
-    (:func:`~agentic_search.domain.embedder_identity.identity_of`) without loading a model:
+    (:func:`~agentic_search.logic.embedder_identity.identity_of`) without loading a model:
     the domain's own when built or given, else one made as :func:`build_embedder` makes it,
     without its side effects (no BLAS cap, no session, no client); None when that would load
     the model (``LOCAL_EMBEDDER=fastembed``).
@@ -265,7 +265,7 @@ def build_reranker(settings: Settings) -> Reranker | None:
     return None
 
 
-def _hyde(c: Components) -> HydeGenerator | None:
+def _hyde(c: Dependencies) -> HydeGenerator | None:
     """HyDE as ``LLM_HYDE`` says: ``on`` through the LLM provider's chat client, ``off``
     none, ``auto`` :func:`build_hyde`."""
     if c.settings.llm_hyde == "off":
@@ -277,7 +277,7 @@ def _hyde(c: Components) -> HydeGenerator | None:
     return build_hyde(c.settings)
 
 
-def _round_writer(c: Components) -> RoundQueryWriter | None:
+def _round_writer(c: Dependencies) -> RoundQueryWriter | None:
     """The later rounds' query writer when ``LLM_ROUNDS=on``, through the LLM provider."""
     if c.settings.llm_rounds != "on":
         return None
@@ -286,14 +286,14 @@ def _round_writer(c: Components) -> RoundQueryWriter | None:
     return LLMRoundWriter(c.schema, *_chat(c))
 
 
-def _chat(c: Components) -> tuple[Settings, ChatJSONClient]:
+def _chat(c: Dependencies) -> tuple[Settings, ChatJSONClient]:
     """``LLM_PROVIDER``'s chat client and the settings it runs with (``local``: its loopback
     server started first; when it cannot start, a client whose every call falls back with
     the reason)."""
     settings = c.settings
     if settings.llm_provider == "local":
         from agentic_search.adapters.local_llm import local_server
-        from agentic_search.domain.llm_budget import LLMFallback
+        from agentic_search.logic.llm_budget import LLMFallback
 
         try:
             server = local_server(settings.resolved_gguf_path, settings.llm_load_timeout_s)
@@ -359,7 +359,7 @@ def build_journal(settings: Settings) -> WriteJournal:
     return FileJournal(settings.agentic_search_home / "journal")
 
 
-def _on_edge(c: Components) -> bool:
+def _on_edge(c: Dependencies) -> bool:
     """Whether the domain's store is Qdrant Edge: by its class when it is one of the two
     engines' (a store handed in gets the indexes that fit it), else (a wrapper, e.g. a test's
     fault injector) by the settings; no engine module is imported for the check."""
@@ -372,7 +372,7 @@ def _on_edge(c: Components) -> bool:
     return c.settings.vector_store == "edge" and not c.settings.qdrant_url
 
 
-def _keyword(c: Components) -> KeywordIndex:
+def _keyword(c: Dependencies) -> KeywordIndex:
     store = c.store
     if _on_edge(c):
         from agentic_search.adapters.edge.sparse import EdgeSparseKeywordIndex
@@ -391,7 +391,7 @@ def _keyword(c: Components) -> KeywordIndex:
     )
 
 
-def _structured(c: Components) -> StructuredStore:
+def _structured(c: Dependencies) -> StructuredStore:
     settings = c.settings
     if settings.mongodb_uri:
         from pymongo import MongoClient
@@ -413,7 +413,7 @@ def _structured(c: Components) -> StructuredStore:
     return QdrantPayloadStructuredStore(c.store)  # type: ignore[arg-type]
 
 
-def _llm(c: Components) -> IntentPlanner | None:
+def _llm(c: Dependencies) -> IntentPlanner | None:
     """The LLM path when :attr:`Settings.llm_enabled`, else None."""
     if not c.settings.llm_enabled:
         return None
@@ -425,7 +425,7 @@ def _llm(c: Components) -> IntentPlanner | None:
     if settings.llm_provider == "local":
         # One llama.cpp server child on loopback; the same OpenAI-compatible client talks to it.
         from agentic_search.adapters.local_llm import local_server
-        from agentic_search.domain.llm_budget import LLMFallback
+        from agentic_search.logic.llm_budget import LLMFallback
 
         try:
             server = local_server(settings.resolved_gguf_path, settings.llm_load_timeout_s)
@@ -475,7 +475,7 @@ class _UnavailableLLM:
         raise self._error
 
 
-#: How each adapter of a :class:`Components` is built from the settings.
+#: How each adapter of a :class:`Dependencies` is built from the settings.
 FACTORIES: dict[str, Factory] = {
     "store": lambda c: build_store(c.settings),
     "keyword": _keyword,
@@ -491,10 +491,10 @@ FACTORIES: dict[str, Factory] = {
 }
 
 
-def build_components(
+def build_dependencies(
     settings: Settings | None = None, domain: str | DomainSchema = "tools", **given: Any
-) -> Components:
-    """One domain's components over ``settings`` (from the environment when None); adapters
+) -> Dependencies:
+    """One domain's dependencies over ``settings`` (from the environment when None); adapters
     in ``given`` (by port name) are used as they are, the others built on first use.
 
     Raises:
@@ -502,11 +502,11 @@ def build_components(
     """
     settings = settings or Settings()
     schema = domain if isinstance(domain, DomainSchema) else load_schema(domain)
-    return Components(settings, schema, FACTORIES, **given)
+    return Dependencies(settings, schema, FACTORIES, **given)
 
 
 class DomainRegistry:
-    """One :class:`Components` per bundled domain, created on first use, sharing one store
+    """One :class:`Dependencies` per bundled domain, created on first use, sharing one store
     and one embedder, each built on first use (Qdrant local mode allows one client per folder;
     the model loads once).
 
@@ -519,7 +519,7 @@ class DomainRegistry:
     def __init__(self, settings: Settings | None = None, **shared: Any) -> None:
         self.settings = settings or Settings()
         self._shared = dict(shared)
-        self._domains: dict[str, Components] = {}
+        self._domains: dict[str, Dependencies] = {}
         self._lock = threading.Lock()
         self._shared_lock = threading.Lock()
         self._factories = {
@@ -535,23 +535,23 @@ class DomainRegistry:
                 self._shared[name] = build(self.settings)
             return self._shared[name]
 
-    def add(self, components: Components) -> None:
-        """Serve ``components`` for its domain; its store and embedder become the shared ones
+    def add(self, deps: Dependencies) -> None:
+        """Serve ``deps`` for its domain; its store and embedder become the shared ones
         when none are yet (built ones only)."""
         with self._lock:
-            self._domains[components.schema.name] = components
+            self._domains[deps.schema.name] = deps
             with self._shared_lock:
                 for name in self.SHARED:
-                    if name not in self._shared and components.built(name):
-                        self._shared[name] = getattr(components, name)
+                    if name not in self._shared and deps.built(name):
+                        self._shared[name] = getattr(deps, name)
 
-    def __call__(self, domain: str) -> Components:
+    def __call__(self, domain: str) -> Dependencies:
         with self._lock:
             if domain not in self._domains:
                 if domain not in available_domains():
                     known = ", ".join(available_domains())
                     raise ValueError(f"unknown domain {domain!r} (known: {known})")
-                self._domains[domain] = Components(
+                self._domains[domain] = Dependencies(
                     self.settings, load_schema(domain), self._factories
                 )
             return self._domains[domain]
@@ -568,7 +568,7 @@ __all__ = [
     "DomainRegistry",
     "build_cache",
     "build_chat_client",
-    "build_components",
+    "build_dependencies",
     "build_embedder",
     "build_hyde",
     "build_journal",

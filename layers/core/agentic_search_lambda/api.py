@@ -29,11 +29,11 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from agentic_search.domain.availability import unanswered, unavailable_message
-from agentic_search.domain.schema import available_domains
-from agentic_search.state import QUERY_MAX_CHARS, SearchRequest
-from agentic_search.state.errors import SearchError, SourcesUnavailable
+from agentic_search.logic.availability import unanswered, unavailable_message
+from agentic_search.logic.schema import available_domains
 from agentic_search.sync.audit import domain_health
+from agentic_search.wire import QUERY_MAX_CHARS, SearchRequest
+from agentic_search.wire.errors import SearchError, SourcesUnavailable
 from agentic_search_lambda.http_guard import MAX_BODY_BYTES, json_body_as_declared, precheck
 from agentic_search_lambda.observability import logger, metrics, tracer
 from agentic_search_lambda.openapi_doc import (
@@ -143,7 +143,7 @@ def health(deep: Annotated[bool, Query()] = False) -> dict[str, Any]:
     ``degraded`` when one failed (the others still answer)."""
     if not deep:
         return {"status": "ok"}
-    domains = {d: domain_health(runtime().components(d)) for d in available_domains()}
+    domains = {d: domain_health(runtime().deps(d)) for d in available_domains()}
     bad = any(v not in ("ok", "empty") for v in domains.values())
     return {"status": "degraded" if bad else "ok", "domains": domains}
 
@@ -153,7 +153,7 @@ def openapi_document() -> str:
     """This API's OpenAPI 3 document (JSON text), built on the first call and kept.
 
     Built here rather than at import: Powertools' OpenAPI models and the schema generation
-    cost a cold start ~45 ms that only ``GET /openapi.json`` needs."""
+    would cost every cold start time that only ``GET /openapi.json`` needs."""
     app.configure_openapi(
         title="agentic-search",
         version="0.1.0",

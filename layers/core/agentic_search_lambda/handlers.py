@@ -3,13 +3,13 @@
 ``functions/<step>/app.py`` is::
 
     @step_handler
-    def handler(state: SearchState, components: Components) -> SearchState:
-        return fuse_rerank(state, components)
+    def handler(state: SearchState, deps: Dependencies) -> SearchState:
+        return fuse_rerank(state, deps)
 
 :func:`step_handler` gives it the correlation id in every log line (the state's
 ``correlationId``), the X-Ray segment, the metrics flush, the
 event parsed into the step's pydantic model (``SearchState``, or ``RetrieveEvent`` for the
-Map's items), the domain's components from the container's runtime
+Map's items), the domain's dependencies from the container's runtime
 (:func:`agentic_search_lambda.runtime.runtime`), and the result back as JSON, kept under Step
 Functions' 256 KB state limit (:func:`fit`: trimmed in a defined order and reported in the
 state's ``retrievalReport.trimmed`` rather than failing with ``States.DataLimitExceeded``).
@@ -24,19 +24,19 @@ from typing import Any
 from aws_lambda_powertools.utilities.parser import parse
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from agentic_search.components import Components
-from agentic_search.state import RetrieveEvent, SearchState, WireModel
-from agentic_search.state.budget import STATE_BUDGET_BYTES, fit_state, map_reserve
+from agentic_search.dependencies import Dependencies
+from agentic_search.wire import RetrieveEvent, SearchState, WireModel
+from agentic_search.wire.budget import STATE_BUDGET_BYTES, fit_state, map_reserve
 from agentic_search_lambda.observability import count, logger, metrics, tracer
 from agentic_search_lambda.runtime import runtime
 
-Step = Callable[[Any, Components], WireModel]
+Step = Callable[[Any, Dependencies], WireModel]
 
 
 def step_handler(
     fn: Step | None = None, *, model: type[Any] = SearchState, before_map: bool = False
 ) -> Any:
-    """Decorate ``fn(event, components) -> model`` as a Lambda handler ``(event, context) ->
+    """Decorate ``fn(event, deps) -> model`` as a Lambda handler ``(event, context) ->
     dict``; ``model`` is what the event parses into (``SearchState`` by default). A
     SearchState result is kept under the state limit by :func:`fit` (``before_map``: the
     state machine's Map adds the round's Retrieve results to it next, PrepareRound).
@@ -54,8 +54,8 @@ def step_handler(
         def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
             parsed = parse(event=event, model=model)
             if isinstance(parsed, RetrieveEvent):  # one Map item: bounded by its topK
-                return step(parsed, runtime().components(parsed.domain)).wire()
-            out = step(parsed, runtime().components(parsed.request.domain)).wire()
+                return step(parsed, runtime().deps(parsed.domain)).wire()
+            out = step(parsed, runtime().deps(parsed.request.domain)).wire()
             return fit(out, before_map=before_map)
 
         return handler
@@ -69,8 +69,8 @@ MIN_BUDGET_BYTES = 64 * 1024
 
 def fit(state: dict[str, Any], *, before_map: bool = False) -> dict[str, Any]:
     """``state`` (a SearchState's wire dict) trimmed to Step Functions' budget
-    (:func:`~agentic_search.state.budget.fit_state`); ``before_map``: less what the Map's
-    Retrieve results will add (:func:`~agentic_search.state.budget.map_reserve`). A trim is
+    (:func:`~agentic_search.wire.budget.fit_state`); ``before_map``: less what the Map's
+    Retrieve results will add (:func:`~agentic_search.wire.budget.map_reserve`). A trim is
     logged as a warning and counted (metric ``StatesTrimmed``)."""
     reserve = map_reserve(state) if before_map else 0
     budget = max(MIN_BUDGET_BYTES, STATE_BUDGET_BYTES - reserve)

@@ -30,7 +30,7 @@ def _patch_traced(_module: object) -> None:
 
 # Patched when the function first imports botocore's session module (boto3 does, for its
 # first client or a secret read), not at cold start: patching imports botocore's client
-# machinery (~0.15 s with urllib3), which a function that makes no AWS call never needs
+# machinery (with urllib3), which a function that makes no AWS call never needs
 # (Powertools imports only the light ``botocore`` package itself). The hook runs once the
 # module is loaded (``botocore.client`` is complete by then); already imported: right away.
 wrapt.register_post_import_hook(_patch_traced, "botocore.session")

@@ -11,14 +11,15 @@ every route actually returns.
   ``message`` and ``type`` of each problem), built by the API's validation handler from this
   model, so the document and the answer cannot drift apart.
 * **200 of /search**: :class:`SearchResponseBody`, the wire form of
-  :class:`~agentic_search.state.SearchResponse` (the executor output plus ``query``,
+  :class:`~agentic_search.wire.SearchResponse` (the executor output plus ``query``,
   ``domain``, ``intent``, ``plan``, and with the multi-round executor ``evidencePack`` and
   ``retrievalReport``; ``cache``, ``extractor``, ``planner`` and ``planCache`` are the steps'
   notes).
 
-Powertools' OpenAPI models (``aws_lambda_powertools.event_handler.openapi.models``, ~45 ms of a
-cold start) are imported by :func:`security_schemes` only, when the document is first built: a
-cold start that never serves ``GET /openapi.json`` never imports them.
+Powertools' OpenAPI models (``aws_lambda_powertools.event_handler.openapi.models``, a
+noticeable share of a cold start) are imported by :func:`security_schemes` only, when the
+document is first built: a cold start that never serves ``GET /openapi.json`` never imports
+them.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentic_search.state import (
+from agentic_search.wire import (
     CacheInfo,
     Coverage,
     Evidence,
@@ -37,7 +38,7 @@ from agentic_search.state import (
     QueryPlan,
     RetrievalReport,
 )
-from agentic_search.state.response import Comparison
+from agentic_search.wire.response import Comparison
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.event_handler.openapi.models import SecurityScheme

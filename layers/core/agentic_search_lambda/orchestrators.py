@@ -4,8 +4,8 @@ runner; what ``agentic-search serve`` uses).
 
 A failed or timed-out synchronous execution still returns HTTP 200 from the Step Functions API
 with ``status`` FAILED / TIMED_OUT: the orchestrator turns it into
-:class:`~agentic_search.state.errors.SearchFailed` (FAILED, a 502) or
-:class:`~agentic_search.state.errors.SearchTimedOut` (TIMED_OUT, a 504) with the error name.
+:class:`~agentic_search.wire.errors.SearchFailed` (FAILED, a 502) or
+:class:`~agentic_search.wire.errors.SearchTimedOut` (TIMED_OUT, a 504) with the error name.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
-from agentic_search.components import Components
-from agentic_search.state import RunConfig, SearchRequest, SearchState, error_message
-from agentic_search.state.errors import SearchFailed, SearchTimedOut
+from agentic_search.dependencies import Dependencies
+from agentic_search.wire import RunConfig, SearchRequest, SearchState, error_message
+from agentic_search.wire.errors import SearchFailed, SearchTimedOut
 from agentic_search_lambda.settings import LambdaSettings
 
 if TYPE_CHECKING:  # the local runner only where it runs (serve): SearchApi in AWS never loads it
@@ -30,8 +30,8 @@ class Orchestrator(Protocol):
         """The search response.
 
         Raises:
-            SearchError: :class:`~agentic_search.state.errors.SearchFailed` or
-                :class:`~agentic_search.state.errors.SearchTimedOut`.
+            SearchError: :class:`~agentic_search.wire.errors.SearchFailed` or
+                :class:`~agentic_search.wire.errors.SearchTimedOut`.
         """
         ...
 
@@ -108,18 +108,16 @@ class StepFunctionsOrchestrator:
         raise (SearchTimedOut if status == "TIMED_OUT" else SearchFailed)(error, cause)
 
 
-def from_settings(
-    settings: LambdaSettings, components: Callable[[str], Components]
-) -> Orchestrator:
+def from_settings(settings: LambdaSettings, deps: Callable[[str], Dependencies]) -> Orchestrator:
     """Step Functions when ``STATE_MACHINE_ARN`` is set, else the local runner over
-    ``components``."""
+    ``deps``."""
     if settings.state_machine_arn:
         return StepFunctionsOrchestrator(
             settings.state_machine_arn, concurrency=settings.map_max_concurrency
         )
     from agentic_search.pipeline.runner import LocalRunner
 
-    return LocalOrchestrator(LocalRunner(components, settings.map_max_concurrency))
+    return LocalOrchestrator(LocalRunner(deps, settings.map_max_concurrency))
 
 
 __all__ = [

@@ -69,7 +69,7 @@ def drain_dlqs(
 
         sqs = boto3.client("sqs")
     rt = runtime()
-    schema, status = rt.sync_components().schema, rt.sync_status
+    schema, status = rt.sync_dependencies().schema, rt.sync_status
     counts = {"messages": 0, "changes": 0, "rejected": 0, "unreadable": 0}
     for url in queue_urls:
         while counts["messages"] < max_messages:
@@ -107,7 +107,7 @@ def sync_redrive(event: dict[str, Any], context: LambdaContext) -> dict[str, Any
     """SyncRedriveFunction: drain the DLQs, then re-apply what is due. A direct invocation
     ``{"retry": ["id", ...]}`` or ``{"retry": "all"}`` first re-queues parked failures."""
     rt = runtime()
-    c, status = rt.sync_components(), rt.sync_status
+    c, status = rt.sync_dependencies(), rt.sync_status
     queued: list[str] = []
     retry = event.get("retry") if isinstance(event, dict) else None
     if retry == "all":

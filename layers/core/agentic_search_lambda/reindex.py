@@ -27,7 +27,7 @@ def reindex_batch(event: dict[str, Any], context: LambdaContext) -> dict[str, An
     Raises:
         ReindexBatchFailed: naming the failed or invalid records.
     """
-    c = runtime().sync_components()
+    c = runtime().sync_dependencies()
     items = event.get("Items") if isinstance(event.get("Items"), list) else [event]
     changes, problems = [], []
     for n, item in enumerate(items):

@@ -3,7 +3,7 @@ injection point for tests (:func:`use`).
 
 A :class:`Runtime` holds the Lambda settings, the core settings (with secrets resolved through
 Powertools ``parameters`` from Secrets Manager ARNs, never from plain environment values), the
-domain registry (:class:`~agentic_search.wiring.DomainRegistry`: one components object per
+domain registry (:class:`~agentic_search.wiring.DomainRegistry`: one Dependencies object per
 domain, adapters built on first use), and, built on first use, the search orchestrator and the
 sync status store. :func:`runtime` builds it from the environment once per container.
 """
@@ -14,8 +14,8 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from agentic_search.components import Components
 from agentic_search.config import Settings
+from agentic_search.dependencies import Dependencies
 from agentic_search.ports import SyncStatusStore
 from agentic_search.wiring import DomainRegistry, build_sync_status
 from agentic_search_lambda.settings import LambdaSettings
@@ -45,10 +45,10 @@ def resolve_secrets(lambda_settings: LambdaSettings) -> dict[str, Any]:
 
 
 class Runtime:
-    """What a warm container keeps: settings, components per domain, orchestrator, status.
+    """What a warm container keeps: settings, dependencies per domain, orchestrator, status.
 
-    ``components``, ``orchestrator`` and ``sync_status`` may be given (tests hand in fakes or
-    a session's components); otherwise they are built from the settings on first use.
+    ``deps``, ``orchestrator`` and ``sync_status`` may be given (tests hand in fakes or
+    a session's deps); otherwise they are built from the settings on first use.
     """
 
     def __init__(
@@ -56,13 +56,13 @@ class Runtime:
         settings: Settings | None = None,
         lambda_settings: LambdaSettings | None = None,
         *,
-        components: Callable[[str], Components] | None = None,
+        deps: Callable[[str], Dependencies] | None = None,
         orchestrator: Orchestrator | None = None,
         sync_status: SyncStatusStore | None = None,
     ) -> None:
         self.lambda_settings = lambda_settings or LambdaSettings()
         self.settings = settings or Settings(**resolve_secrets(self.lambda_settings))
-        self.components = components or DomainRegistry(self.settings)
+        self.deps = deps or DomainRegistry(self.settings)
         self._orchestrator = orchestrator
         self._sync_status = sync_status
         self._idempotency: tuple[Any, Any] | None = None
@@ -70,12 +70,12 @@ class Runtime:
 
     @property
     def orchestrator(self) -> Orchestrator:
-        """Step Functions (``STATE_MACHINE_ARN``) or the local runner over :attr:`components`."""
+        """Step Functions (``STATE_MACHINE_ARN``) or the local runner over :attr:`deps`."""
         with self._lock:
             if self._orchestrator is None:
                 from agentic_search_lambda.orchestrators import from_settings
 
-                self._orchestrator = from_settings(self.lambda_settings, self.components)
+                self._orchestrator = from_settings(self.lambda_settings, self.deps)
             return self._orchestrator
 
     @property
@@ -108,9 +108,9 @@ class Runtime:
                 self._idempotency = (DynamoDBPersistenceLayer(table_name=table), config)
             return self._idempotency
 
-    def sync_components(self) -> Components:
-        """The components of the domain the sync functions write (``SYNC_DOMAIN``)."""
-        return self.components(self.lambda_settings.sync_domain)
+    def sync_dependencies(self) -> Dependencies:
+        """The dependencies of the domain the sync functions write (``SYNC_DOMAIN``)."""
+        return self.deps(self.lambda_settings.sync_domain)
 
 
 _runtime: Runtime | None = None

@@ -20,7 +20,7 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 from pydantic import BaseModel, Field
 
-from agentic_search.domain.schema import available_domains, load_schema
+from agentic_search.logic.schema import available_domains, load_schema
 
 router = APIGatewayHttpRouter()
 

@@ -10,7 +10,7 @@
   failed in the status store and not retried (retrying cannot fix it; the next valid change of
   the record does). After a batch the core's one after-write sequence runs once
   (:func:`agentic_search.sync.after_write.after_write`: keyword index, entity graph relinked
-  around the batch's records, memo, catalog version).
+  around the batch's records, caches, catalog version).
 
 The redrive and the reindex have their own glue: :mod:`agentic_search_lambda.redrive`,
 :mod:`agentic_search_lambda.reindex`.
@@ -29,7 +29,7 @@ from aws_lambda_powertools.utilities.batch import (
 from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import DynamoDBRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from agentic_search.components import Components
+from agentic_search.dependencies import Dependencies
 from agentic_search.sync.after_write import after_write
 from agentic_search.sync.apply import apply_changes
 from agentic_search.sync.changes import CatalogChange, ChangeError
@@ -52,7 +52,7 @@ class Batch:
 
     def __init__(self, rt: Runtime) -> None:
         self.rt = rt
-        self.c: Components = rt.sync_components()
+        self.c: Dependencies = rt.sync_dependencies()
         self.outcomes: dict[str, int] = {}
         self.written = False
         #: what the batch wrote, and the records it found already written (``unchanged``)

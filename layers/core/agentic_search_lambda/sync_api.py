@@ -20,9 +20,9 @@ from aws_lambda_powertools.event_handler.openapi.params import Query
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 from pydantic import BaseModel
 
-from agentic_search.domain.schema import available_domains
-from agentic_search.state.sync import SyncEntry
+from agentic_search.logic.schema import available_domains
 from agentic_search.sync.redrive import retry_report, status_summary
+from agentic_search.wire.sync import SyncEntry
 from agentic_search_lambda.openapi_doc import validation_doc, validation_error
 from agentic_search_lambda.runtime import runtime
 

@@ -24,7 +24,7 @@ from moto import mock_aws
 from support.lambdas import load_event, load_function, use_runtime
 
 from agentic_search.config import Settings
-from agentic_search.state import SearchRequest, SearchState
+from agentic_search.wire import SearchRequest, SearchState
 from agentic_search_cli.local_server import LocalContext
 from agentic_search_lambda import runtime
 from agentic_search_lambda.orchestrators import StepFunctionsOrchestrator

@@ -4,7 +4,7 @@
 The handlers are the real ``functions/<dir>/app.py`` modules (Powertools Logger, Tracer,
 Metrics, event parser) over the session's service and the bundled catalog. Each replay checks
 the step's contract (what it must add to the state and leave alone), and that the handler is a
-thin adapter: its output equals the pipeline step called directly on the same components.
+thin adapter: its output equals the pipeline step called directly on the same deps.
 Rankings are compared only where they are deterministic by construction (RRF of the event's
 own lists, the final order of a state's own fused list), never against a recording made by
 the same code.
@@ -25,11 +25,11 @@ from support.lambdas import FUNCTION_IDS, load_event, runtime_over, use_runtime
 from support.paths import EVENTS, REPO
 
 from agentic_search.adapters.caches import SqliteCache
-from agentic_search.domain.fusion import rrf
-from agentic_search.domain.subqueries import split_plan
+from agentic_search.logic.executor.subqueries import split_plan
+from agentic_search.logic.fusion import rrf
 from agentic_search.pipeline.catalog import extract_by_rules
 from agentic_search.pipeline.retrieve import retrieve_sub_query
-from agentic_search.state import RankedList, SubQuery
+from agentic_search.wire import RankedList, SubQuery
 from agentic_search_cli.local_server import LocalContext
 
 HEX64 = re.compile(r"^[0-9a-f]{64}$")
@@ -86,7 +86,7 @@ def test_every_event_file_is_replayed_and_every_replay_has_its_file():
 
 
 def test_every_state_event_parses_as_the_model_its_handler_declares():
-    from agentic_search.state import RetrieveEvent, SearchState
+    from agentic_search.wire import RetrieveEvent, SearchState
 
     for path in sorted(EVENTS.rglob("*.json")):
         rel = path.relative_to(EVENTS).as_posix()
@@ -120,9 +120,9 @@ def sqlite_cache_steps(tools_engine, handlers, tmp_path: Path) -> Iterator[Path]
     """The handlers over the session service with an SQLite result cache in tmp."""
     path = tmp_path / "cache.sqlite"
     cache = SqliteCache(path)
-    c = tools_engine.components.derive(cache=cache)
+    c = tools_engine.deps.derive(cache=cache)
     rt = runtime_over(tools_engine)
-    rt.components = lambda _: c
+    rt.deps = lambda _: c
     with use_runtime(rt):
         yield path
     cache.close()
@@ -172,7 +172,7 @@ def test_extract_intent_takes_the_rule_based_path(handlers, wired_runtime, tools
     assert out["extractor"]["path"] == "rules"
     assert "intentError" not in out
     # AND the handler only adapted the event: the intent is the rule-based extractor's
-    want = extract_by_rules(tools_engine.components, "free code editor").wire()
+    want = extract_by_rules(tools_engine.deps, "free code editor").wire()
     assert out["intent"] == want
 
 
@@ -204,7 +204,7 @@ def test_plan_query_opens_the_executor_with_a_plan(handlers, wired_runtime, tool
     assert ex["caps"]["maxRounds"] == 3 and ex["caps"]["maxTotalDocs"] == 5
     assert ex["startedAt"] > time.time() - 60  # the gate's clock reading
     # AND the plan is the rule-based planner's for the state's intent and limit
-    c = tools_engine.components
+    c = tools_engine.deps
     intent = extract_by_rules(c, out["request"]["query"])
     assert ex["plan"] == c.planner.plan(intent, limit=5).wire()
 
@@ -243,8 +243,8 @@ def test_prepare_round_1_splits_the_plan_into_one_sub_query_per_source(
     # AND the sub-queries are the round plan split one source each, in the plan's order
     plan = out["round"]["plan"]
     assert sum(sources_of(s["plan"]) for s in subs) == sources_of(plan)
-    c = tools_engine.components
-    from agentic_search.state import QueryPlan
+    c = tools_engine.deps
+    from agentic_search.wire import QueryPlan
 
     want = split_plan(QueryPlan.model_validate(plan), c.keyword.name, c.structured.system)
     assert [SubQuery.model_validate(s) for s in subs] == want
@@ -284,7 +284,7 @@ def test_retrieve_returns_one_sources_ranked_hits(handlers, wired_runtime, tools
     assert "error" not in out, out.get("error")
     expected = event["subQuery"]["name"]
     if kind == "sparse":  # the recorded event names bm25s; the source is the wired index
-        expected = f"sparse:{tools_engine.components.keyword.name}"
+        expected = f"sparse:{tools_engine.deps.keyword.name}"
     assert out["name"] == expected
     plan = event["subQuery"]["plan"]
     source = (plan["vectorSources"] or plan["structuredSources"] or [plan.get("sparseSource")])[0]
@@ -297,7 +297,7 @@ def test_retrieve_returns_one_sources_ranked_hits(handlers, wired_runtime, tools
         scores = [h["score"] for h in hits]
         assert scores == sorted(scores, reverse=True)
     # AND the handler only adapted the event: the same sub-query run directly answers the same
-    direct = retrieve_sub_query(tools_engine.components, SubQuery.model_validate(event["subQuery"]))
+    direct = retrieve_sub_query(tools_engine.deps, SubQuery.model_validate(event["subQuery"]))
     assert [h["id"] for h in hits] == [h.id for h in direct.hits]
 
 
@@ -416,7 +416,7 @@ def _body(out: dict) -> Any:
 
 
 def _local_ids(service, query: str, limit: int) -> list[str]:
-    """What the in-process runner answers for the same request on the same components."""
+    """What the in-process runner answers for the same request on the same deps."""
     return [c.id for c in service.search(query, limit=limit).output.candidates]
 
 
@@ -430,7 +430,7 @@ def test_post_search_answers_200_with_the_candidates_of_the_step_by_step_run(
     body = _body(out)
     assert body["query"] == "free code editor"
     assert 1 <= len(body["candidates"]) <= 5
-    # the API's orchestrator answers what the in-process runner answers on the same components
+    # the API's orchestrator answers what the in-process runner answers on the same deps
     assert [c["id"] for c in body["candidates"]] == _local_ids(tools_engine, "free code editor", 5)
 
 

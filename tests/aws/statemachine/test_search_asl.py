@@ -32,7 +32,7 @@ from support.paths import SEARCH_ASL
 from agentic_search.pipeline import steps
 from agentic_search.pipeline.runner import LocalRunner, RunResult
 from agentic_search.service import SearchService
-from agentic_search.state import BUDGET_STOP, QUERY_MAX_CHARS, SearchRequest
+from agentic_search.wire import BUDGET_STOP, QUERY_MAX_CHARS, SearchRequest
 from agentic_search_cli.local_server import LocalContext
 
 ASL = SEARCH_ASL
@@ -138,14 +138,14 @@ def entered(history: list[dict]) -> list[str]:
     ]
 
 
-def local(components: Any, request: dict) -> dict:
-    result = local_run(components, request)
+def local(deps: Any, request: dict) -> dict:
+    result = local_run(deps, request)
     assert result.state.response is not None
     return result.state.response
 
 
-def local_run(components: Any, request: dict, *, wire: bool = False) -> RunResult:
-    runner = LocalRunner(lambda _: components, 4, wire=wire)
+def local_run(deps: Any, request: dict, *, wire: bool = False) -> RunResult:
+    runner = LocalRunner(lambda _: deps, 4, wire=wire)
     return runner.run(SearchRequest.model_validate(request))
 
 
@@ -162,7 +162,7 @@ def test_the_state_machine_answers_what_the_local_runner_answers(sfn, steps_over
     out, history = execute(sfn, request)
     assert out["status"] == "SUCCEEDED", out
     response = json.loads(out["output"])
-    expected = local(steps_over.components("tools"), request)
+    expected = local(steps_over.deps("tools"), request)
     assert ranked(response) == ranked(expected)
     assert len(response["retrievalReport"]["rounds"]) == len(expected["retrievalReport"]["rounds"])
     names = entered(history)
@@ -248,8 +248,8 @@ def test_a_failing_finalize_fails_the_execution_with_a_named_error(sfn):
 def test_a_cache_hit_skips_retrieval(sfn, steps_over, tmp_path):
     from agentic_search.adapters.caches import SqliteCache
 
-    cached = steps_over.components("tools").derive(cache=SqliteCache(tmp_path / "cache.sqlite"))
-    steps_over.components = lambda _: cached
+    cached = steps_over.deps("tools").derive(cache=SqliteCache(tmp_path / "cache.sqlite"))
+    steps_over.deps = lambda _: cached
     request = {"query": "vector database", "limit": 3}
     first, _ = execute(sfn, request)
     second, history = execute(sfn, request)
@@ -261,7 +261,7 @@ def test_a_cache_hit_skips_retrieval(sfn, steps_over, tmp_path):
 
 #: The largest request the API allows: limit 100, 5 rounds, and (second case) a query of
 #: QUERY_MAX_CHARS (4,000) characters, which the steps repeat in every plan, round report and
-#: source hit, and the state's wire form carries once (agentic_search.state.texts).
+#: source hit, and the state's wire form carries once (agentic_search.wire.texts).
 LONG_QUERY = (
     "coding assistant like Amazon Q Developer that runs in the IDE and the terminal, with "
     "security scanning, code transformation and agents for enterprise teams on AWS; "
@@ -320,7 +320,7 @@ def test_every_state_output_stays_under_256_kb(
     assert response["errors"] == []  # no step failed (a Catch would list it)
     # the local runner (no state limit) answers the same request with more than fits: the
     # guard trimmed and says so in the response
-    untrimmed = local(steps_over.components("tools"), request)
+    untrimmed = local(steps_over.deps("tools"), request)
     assert len(json.dumps(untrimmed)) > STATE_LIMIT
     trimmed = response["retrievalReport"]["trimmed"]
     assert trimmed and any(t.startswith("query texts: ") for t in trimmed), trimmed
@@ -372,14 +372,14 @@ def test_the_local_walk_enters_the_states_step_functions_enters_in_the_same_orde
     sfn, steps_over, monkeypatch: pytest.MonkeyPatch, tmp_path, path
 ):
     """GIVEN one request per path of the graph, WHEN Step Functions (moto) runs the ASL and
-    the local runner walks it over the same components (and the same injected fault), THEN
+    the local runner walks it over the same deps (and the same injected fault), THEN
     both enter the same states in the same order (the Map's Retrieve items included) and
     answer the same ranking, in-process and with JSON between the states."""
     from agentic_search.adapters.caches import SqliteCache
 
     _, _, faults = sfn
-    base = steps_over.components("tools")
-    components = base
+    base = steps_over.deps("tools")
+    deps = base
     query = {
         "simple": "ollama pricing",
         "relaxation": "open source video generator for iOS",
@@ -391,10 +391,10 @@ def test_the_local_walk_enters_the_states_step_functions_enters_in_the_same_orde
     request = {"query": query, "limit": 10}
     if path == "budget-stop":  # every round is over a budget of 1 microsecond
         tight = base.settings.model_copy(update={"round_budget_ms": 0.001})
-        components = base.derive()
-        components.settings = tight
+        deps = base.derive()
+        deps.settings = tight
     if path == "cache-hit":
-        components = base.derive(cache=SqliteCache(tmp_path / "cache.sqlite"))
+        deps = base.derive(cache=SqliteCache(tmp_path / "cache.sqlite"))
     if path == "failed-source":  # the same fault at the same seam: the Retrieve function
         faults.rules["RetrieveFunction"] = _sparse_fails
         retrieve = steps.FUNCTIONS["RetrieveFunction"]
@@ -405,7 +405,7 @@ def test_the_local_walk_enters_the_states_step_functions_enters_in_the_same_orde
             return retrieve(event, c)
 
         monkeypatch.setitem(steps.FUNCTIONS, "RetrieveFunction", failing)
-    steps_over.components = lambda _: components
+    steps_over.deps = lambda _: deps
     if path == "cache-hit":
         execute(sfn, request)  # stores the answer
     out, history = execute(sfn, request)
@@ -413,7 +413,7 @@ def test_the_local_walk_enters_the_states_step_functions_enters_in_the_same_orde
     expected = entered(history)
     response = json.loads(out["output"])
     for wire in (False, True):
-        result = local_run(components, request, wire=wire)
+        result = local_run(deps, request, wire=wire)
         assert canonical(result.trace) == canonical(expected), (wire, result.trace, expected)
         assert result.state.response is not None
         assert ranked(result.state.response) == ranked(response)
@@ -451,7 +451,7 @@ def test_a_failing_finalize_fails_the_local_walk_at_the_same_state(sfn, steps_ov
     request = {"query": "vector database", "limit": 3}
     out, history = execute(sfn, request)
     assert out["status"] == "FAILED"
-    runner = LocalRunner(lambda _: steps_over.components("tools"), 4)
+    runner = LocalRunner(lambda _: steps_over.deps("tools"), 4)
     with pytest.raises(SearchFailed) as info:
         runner.run(SearchRequest.model_validate(request))
     assert (info.value.error, info.value.cause) == (

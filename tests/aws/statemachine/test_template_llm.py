@@ -1,7 +1,8 @@
 """template.yaml's LLM choice (LlmProvider none|openai|bedrock, LlmModelId): Bedrock's Converse
 grant (bedrock:InvokeModel) on that one model's foundation-model ARN, given only to the two
-functions that ask the LLM (ExtractIntent, PlanQuery) and only when bedrock is chosen; the
-settings those functions get; the Rule that refuses an OpenAI LLM with no endpoint."""
+functions that ask the LLM (ExtractIntent, PlanQuery) and only when bedrock is chosen, and to
+PrepareRound only when LlmHyde or LlmRounds asks the model too; the settings those functions
+get; the Rules that refuse an OpenAI LLM with no endpoint and LLM writes with no provider."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ from support.template import (
 from agentic_search.config import DEFAULT_BEDROCK_CHAT_MODEL, Settings
 
 LLM_FUNCTIONS = {"ExtractIntentFunction", "PlanQueryFunction"}
+WRITER = "PrepareRoundFunction"  # writes HyDE passages and later rounds' queries
 BEDROCK = {**REQUIRED_PARAMETERS, "LlmProvider": "bedrock"}
 ARN = "arn:${AWS::Partition}:bedrock:${AWS::Region}::foundation-model/${LlmModelId}"
 
@@ -80,6 +82,7 @@ def test_bedrock_grants_converse_on_the_one_model_to_the_llm_functions_only(temp
         if resource["Type"] == "AWS::Lambda::Function" and name not in {
             *LLM_FUNCTIONS,
             "CacheCheckFunction",
+            WRITER,  # the provider for HyDE / LLM rounds; its grant only when they are on
         }:
             env = resource["Properties"].get("Environment", {}).get("Variables", {})
             assert "LLM_PROVIDER" not in env, name
@@ -140,3 +143,49 @@ def test_cache_check_keys_the_llm_choice_the_llm_functions_run_with(template, re
         assert {k: cache_check.get(k, NO_VALUE) for k in keys} == {
             k: env.get(k, NO_VALUE) for k in keys
         }
+
+
+@pytest.mark.parametrize("writes", [{"LlmHyde": "on"}, {"LlmRounds": "on"}])
+def test_llm_writes_on_bedrock_grant_prepare_round_the_same_one_model(template, region, writes):
+    # GIVEN a Bedrock stack whose HyDE passages or later rounds' queries the model writes
+    deployed = sam_transform(template, {**BEDROCK, **writes})
+    # THEN PrepareRound, which writes them, gets Converse on that one model, as do the two
+    # functions that read the query; no other function does
+    grants = _llm_grants(deployed)
+    assert set(grants) == {f"{f}Role" for f in {*LLM_FUNCTIONS, WRITER}}
+    assert grants[f"{WRITER}Role"] == [{"Fn::Sub": ARN}]
+    # AND it runs with the provider, model and switches the laptop's Settings read
+    env = _env(deployed, WRITER)
+    assert env["LLM_PROVIDER"] == {"Ref": "LlmProvider"}
+    assert env["LLM_MODEL"] == {"Ref": "LlmModelId"}
+    assert env["LLM_HYDE"] == {"Ref": "LlmHyde"} and env["LLM_ROUNDS"] == {"Ref": "LlmRounds"}
+
+
+@pytest.mark.parametrize(
+    "parameters",
+    [BEDROCK, {**BEDROCK, "LlmHyde": "off"}, {**ALL_SET_PARAMETERS, "LlmRounds": "on"}],
+    ids=["bedrock-defaults", "bedrock-hyde-off", "openai-rounds"],
+)
+def test_prepare_round_gets_no_bedrock_grant_unless_it_asks_bedrock(template, region, parameters):
+    assert f"{WRITER}Role" not in _llm_grants(sam_transform(template, parameters))
+
+
+@pytest.mark.parametrize("writes", [{"LlmHyde": "on"}, {"LlmRounds": "on"}])
+def test_llm_writes_without_a_provider_are_refused(template, writes):
+    failed = failed_assertions(template, {**REQUIRED_PARAMETERS, **writes})
+    assert any("LlmHyde on or LlmRounds on asks LlmProvider" in f for f in failed), failed
+    assert failed_assertions(template, {**BEDROCK, **writes}) == []
+
+
+def test_llm_write_switches_agree_with_the_settings_and_key_the_result_cache(template, region):
+    params = template["Parameters"]
+    for parameter, field in (("LlmHyde", "llm_hyde"), ("LlmRounds", "llm_rounds")):
+        assert set(params[parameter]["AllowedValues"]) == set(
+            Settings.model_fields[field].annotation.__args__
+        )
+        assert params[parameter]["Default"] == Settings.model_fields[field].default
+    # CacheCheck computes the result cache key with the same switches PrepareRound runs with
+    deployed = sam_transform(template, {**BEDROCK, "LlmHyde": "on", "LlmRounds": "on"})
+    cache_check, writer = _env(deployed, "CacheCheckFunction"), _env(deployed, WRITER)
+    for key in ("LLM_HYDE", "LLM_ROUNDS"):
+        assert cache_check[key] == writer[key]

@@ -16,10 +16,10 @@ from support import lambdas
 from support.aws import REGION, FakeContext
 from support.lambdas import load_function
 
-from agentic_search.domain.text import aspect_text
-from agentic_search.state import INTERNAL_KEYS
+from agentic_search.logic.text import aspect_text
 from agentic_search.sync.indexer import content_hashes
 from agentic_search.sync.redrive import redrive_due
+from agentic_search.wire import INTERNAL_KEYS
 
 RID = "syncdemo-notes"
 
@@ -30,9 +30,7 @@ def catalog_sync():
 
 
 def point(engine, rid=RID, vectors=False):
-    return engine.components.store.retrieve_records(engine.schema, [rid], with_vectors=vectors).get(
-        rid
-    )
+    return engine.deps.store.retrieve_records(engine.schema, [rid], with_vectors=vectors).get(rid)
 
 
 def payload(engine, rid=RID) -> dict:
@@ -49,7 +47,7 @@ def test_insert_embeds_every_aspect_and_marks_each_synced(
     wired, sync_engine, counting, catalog_sync
 ):
     _, status = wired
-    version_before = sync_engine.components.cache.catalog_version("tools")
+    version_before = sync_engine.deps.cache.catalog_version("tools")
     out = catalog_sync.handler(load_event("stream_insert.json"), FakeContext())
     assert out == {"batchItemFailures": []}
     [record] = stream_images("stream_insert.json")
@@ -61,11 +59,9 @@ def test_insert_embeds_every_aspect_and_marks_each_synced(
     assert {a: s.content_hash for a, s in entry.aspects.items()} == {
         a: hashes[a] for a in sync_engine.schema.aspect_names
     }
-    assert sync_engine.components.cache.catalog_version("tools") == version_before + 1
+    assert sync_engine.deps.cache.catalog_version("tools") == version_before + 1
     # the keyword index sees the new record
-    hits = sync_engine.components.keyword.search(
-        sync_engine.schema, "SyncDemo meeting summaries", 5
-    )
+    hits = sync_engine.deps.keyword.search(sync_engine.schema, "SyncDemo meeting summaries", 5)
     assert RID in [h.id for h in hits]
 
 
@@ -96,7 +92,7 @@ def test_aspect_modify_re_embeds_only_that_aspect(wired, sync_engine, counting, 
     changed = {a for a in sync_engine.schema.aspect_names if after[a] != before[a]}
     assert changed == {"functionality"}
     [record] = stream_images("stream_modify_aspect.json")
-    expected = sync_engine.components.embedder.inner.embed_documents(
+    expected = sync_engine.deps.embedder.inner.embed_documents(
         [
             aspect_text(
                 sync_engine.schema, "functionality", sync_engine.schema.validate_record(record)
@@ -124,15 +120,13 @@ def test_replaying_a_batch_changes_nothing(wired, sync_engine, counting, catalog
     event = load_event("stream_mixed_batch.json")
     catalog_sync.handler(event, FakeContext())
     snapshot = point(sync_engine, vectors=True)
-    version = sync_engine.components.cache.catalog_version("tools")
+    version = sync_engine.deps.cache.catalog_version("tools")
     counting.texts = 0
     out = catalog_sync.handler(load_event("stream_mixed_batch.json"), FakeContext())
     assert out == {"batchItemFailures": []}
     assert counting.texts == 0
     assert point(sync_engine, vectors=True) == snapshot
-    assert (
-        sync_engine.components.cache.catalog_version("tools") == version
-    )  # nothing written, no bump
+    assert sync_engine.deps.cache.catalog_version("tools") == version  # nothing written, no bump
     # the idempotency table holds one completed record per (record id, version)
     ddb = boto3.client("dynamodb", region_name=REGION)
     items = ddb.scan(TableName="sync-idempotency")["Items"]
@@ -243,7 +237,7 @@ def test_a_stream_failure_record_is_read_back_from_the_stream(wired, sync_engine
     from agentic_search_lambda.redrive import drain_dlqs
 
     drained = drain_dlqs([url], sqs=sqs, streams=FakeStreams(records))
-    report = redrive_due(sync_engine.components, status)
+    report = redrive_due(sync_engine.deps, status)
     # THEN the batch's newest change (300) was read back and applied, not the later remove
     assert drained == {"messages": 1, "changes": 1, "rejected": 0, "unreadable": 0}
     assert report.applied == 1

@@ -41,7 +41,7 @@ from support.aws import REGION, FakeContext, wait_for_execution
 from support.lambdas import load_function, runtime_over
 from support.paths import REPO
 
-from agentic_search.state import INTERNAL_KEYS
+from agentic_search.wire import INTERNAL_KEYS
 from agentic_search_lambda import runtime as lambda_runtime
 
 ASL = REPO / "statemachine" / "reindex.asl.json"
@@ -142,9 +142,7 @@ def test_the_reindex_puts_every_exported_record_in_the_index(reindex, sync_engin
     export(s3, "exports/tools.jsonl", [json.dumps(r) for r in records])
     out = run(sfn, machine, "exports/tools.jsonl")
     assert out["status"] == "SUCCEEDED", out
-    points = sync_engine.components.store.retrieve_records(
-        sync_engine.schema, [r["id"] for r in records]
-    )
+    points = sync_engine.deps.store.retrieve_records(sync_engine.schema, [r["id"] for r in records])
     assert set(points) == {r["id"] for r in records}
     for r in records:
         payload = {k: v for k, v in points[r["id"]].payload.items() if k not in INTERNAL_KEYS}
@@ -165,7 +163,7 @@ def test_a_bad_line_fails_its_batch_alone(reindex, sync_engine, catalog_records)
     counts = sfn.describe_map_run(mapRunArn=run_["mapRunArn"])["itemCounts"]
     assert (counts["total"], counts["succeeded"], counts["failed"]) == (6, 5, 1)
     ids = [r["id"] for r in exported]
-    assert len(sync_engine.components.store.retrieve_records(sync_engine.schema, ids)) == 5
+    assert len(sync_engine.deps.store.retrieve_records(sync_engine.schema, ids)) == 5
 
 
 def test_the_batch_handler_takes_the_item_batcher_shape(aws, sync_engine, monkeypatch):

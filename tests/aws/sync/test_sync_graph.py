@@ -24,8 +24,8 @@ from support.multihop import BRIDGE, DOCS, records
 
 from agentic_search.config import Settings
 from agentic_search.service import SearchService
-from agentic_search.state import ENTITY_KEY, LINKED_FROM_KEY, LINKS_KEY
 from agentic_search.sync.links import graph_fields, relink
+from agentic_search.wire import ENTITY_KEY, LINKED_FROM_KEY, LINKS_KEY
 
 QUESTION, (FILM, ACTRESS) = BRIDGE[1], BRIDGE[2]  # m1 names m2 ("Shirley Temple")
 
@@ -81,14 +81,14 @@ def graph(engine: SearchService) -> dict[str, dict]:
     keys = (ENTITY_KEY, LINKS_KEY, LINKED_FROM_KEY)
     return {
         str(p["id"]): {k: p.get(k) or {} for k in keys}
-        for p in engine.components.store.scroll(engine.schema, payload=graph_fields(engine.schema))
+        for p in engine.deps.store.scroll(engine.schema, payload=graph_fields(engine.schema))
     }
 
 
 def assert_graph_is_rebuilt(engine: SearchService) -> dict[str, dict]:
     """The stored graph equals what a full rebuild writes (which then rewrites nothing)."""
     after_sync = graph(engine)
-    assert relink(engine.components).rewritten == 0, "the sync left the graph stale"
+    assert relink(engine.deps).rewritten == 0, "the sync left the graph stale"
     assert graph(engine) == after_sync
     return after_sync
 

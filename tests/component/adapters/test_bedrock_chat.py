@@ -20,8 +20,8 @@ from botocore.stub import Stubber
 from agentic_search.adapters.bedrock_chat import BedrockChatClient
 from agentic_search.adapters.llm_planner import LLMIntentPlanner
 from agentic_search.config import DEFAULT_BEDROCK_CHAT_MODEL, Settings
-from agentic_search.domain.llm_budget import Budget, LLMFallback
-from agentic_search.domain.llm_prompts import (
+from agentic_search.logic.llm_budget import Budget, LLMFallback
+from agentic_search.logic.llm_prompts import (
     intent_output_model,
     intent_prompt,
     plan_output_model,
@@ -33,8 +33,8 @@ from agentic_search.pipeline.catalog import catalog_lookup
 from agentic_search.pipeline.extract_intent import extract_intent
 from agentic_search.pipeline.plan_query import plan_query
 from agentic_search.service import SearchService
-from agentic_search.state import SearchRequest, SearchState
-from agentic_search.wiring import build_chat_client, build_components
+from agentic_search.wire import SearchRequest, SearchState
+from agentic_search.wiring import build_chat_client, build_dependencies
 
 QUERY = "free alternative to Cursor that works offline"
 MODEL = DEFAULT_BEDROCK_CHAT_MODEL
@@ -149,24 +149,22 @@ def _plan_answer() -> dict[str, Any]:
 
 def _planner(engine: SearchService, client: Any, settings: Settings) -> LLMIntentPlanner:
     chat = BedrockChatClient(MODEL, client=client)
-    return LLMIntentPlanner(
-        engine.schema, settings, chat, lambda: catalog_lookup(engine.components)
-    )
+    return LLMIntentPlanner(engine.schema, settings, chat, lambda: catalog_lookup(engine.deps))
 
 
 @pytest.fixture
 def bedrock_engine(tools_engine: SearchService, stubbed, tmp_path) -> Iterator[Stubber]:
     """The session's tools engine with a Bedrock planner over the stubbed client."""
     client, stubber = stubbed
-    original = tools_engine.components
+    original = tools_engine.deps
     llm = _planner(tools_engine, client, _settings(tmp_path))
-    tools_engine.components = original.derive(llm=llm)
+    tools_engine.deps = original.derive(llm=llm)
     yield stubber
-    tools_engine.components = original
+    tools_engine.deps = original
 
 
 def _intent_and_plan(engine: SearchService, query: str = QUERY) -> SearchState:
-    c = engine.components
+    c = engine.deps
     state = extract_intent(SearchState(request=SearchRequest(query=query, limit=10)), c)
     return plan_query(state, c)
 
@@ -271,7 +269,7 @@ def test_the_response_lists_the_bedrock_error(bedrock_engine, tools_engine):
             service_message="You don't have access to the model with the specified model ID.",
             http_status_code=403,
         )
-    runner = LocalRunner(lambda _: tools_engine.components, map_max_concurrency=4)
+    runner = LocalRunner(lambda _: tools_engine.deps, map_max_concurrency=4)
     resp = runner.run(SearchRequest(query="free code editor", limit=5)).state.response
     runner.close()
     assert resp["extractor"]["path"] == "rules" and resp["extractor"]["fallback"] == "error"
@@ -325,7 +323,7 @@ def test_bedrock_settings_model_region_budgets_and_wiring(monkeypatch, tmp_path)
     assert made.meta.region_name == "eu-central-1"
     assert made.meta.config.retries["total_max_attempts"] == 3
     assert chat.client(max_retries=2) is made
-    c = build_components(env, "tools")
+    c = build_dependencies(env, "tools")
     assert c.llm is not None and c.llm.name == "llm:anthropic.claude-3-haiku-20240307-v1:0"
     assert build_chat_client(Settings()).__class__.__name__ == "OpenAIChatClient"
 

@@ -15,7 +15,7 @@ from botocore.stub import Stubber
 from agentic_search.adapters.bedrock_embedder import TITAN_V2, BedrockEmbedder
 from agentic_search.config import Settings
 from agentic_search.ports import Embedder, EmbedderError
-from agentic_search.state import EmbedderIdentity
+from agentic_search.wire import EmbedderIdentity
 from agentic_search.wiring import build_embedder
 
 
@@ -118,3 +118,33 @@ def test_a_dimension_titan_does_not_offer_is_refused(monkeypatch):
 def test_openai_provider_without_a_model_is_refused():
     with pytest.raises(EmbedderError, match="EMBEDDING_MODEL"):
         build_embedder(Settings(embedding_provider="openai", embedding_model=None))
+
+
+def _count_and_throttle(calls: list):
+    """A before-send hook: counts each HTTP call and answers it 429 ThrottlingException
+    (botocore's standard mode retries it)."""
+    from botocore.awsrequest import AWSResponse
+
+    class _Raw:
+        def stream(self, **_):
+            yield b'{"message": "slow down"}'
+
+    def hook(request, **_):
+        calls.append(request.url)
+        return AWSResponse(request.url, 429, {"x-amzn-ErrorType": "ThrottlingException"}, _Raw())
+
+    return hook
+
+
+def test_max_attempts_counts_every_call_the_first_included(monkeypatch):
+    # botocore reads retries["max_attempts"] as retries after the first call: 3 meant 4 calls
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    client = BedrockEmbedder(region="us-east-1", max_attempts=3).client
+    calls = []
+    client.meta.events.register(
+        "before-send.bedrock-runtime.InvokeModel", _count_and_throttle(calls)
+    )
+    with pytest.raises(EmbedderError):
+        BedrockEmbedder(region="us-east-1", max_attempts=3, client=client).embed_query("q")
+    assert len(calls) == 3

@@ -24,9 +24,9 @@ from support.datasets import shared_dataset
 from agentic_search.adapters.edge.sparse import EdgeSparseKeywordIndex
 from agentic_search.adapters.edge.store import EdgeStore
 from agentic_search.config import Settings
-from agentic_search.domain.schema import load_schema
-from agentic_search.domain.text import default_analyzer, keyword_text
-from agentic_search.state import PointWrite
+from agentic_search.logic.schema import load_schema
+from agentic_search.logic.text import default_analyzer, keyword_text
+from agentic_search.wire import PointWrite
 
 DOCS = load_schema("documents")
 TOP = 10

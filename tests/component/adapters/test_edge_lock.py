@@ -14,9 +14,9 @@ import pytest
 
 from agentic_search.adapters.edge.store import EdgeStore
 from agentic_search.config import Settings
-from agentic_search.domain.schema import load_schema
+from agentic_search.logic.schema import load_schema
 from agentic_search.ports import VectorStoreError
-from agentic_search.state import PointWrite
+from agentic_search.wire import PointWrite
 
 DOCS = load_schema("documents")
 
@@ -28,8 +28,8 @@ WRITER = textwrap.dedent(
     from pathlib import Path
     from agentic_search.adapters.edge.store import EdgeStore
     from agentic_search.config import Settings
-    from agentic_search.domain.schema import load_schema
-    from agentic_search.state import PointWrite
+    from agentic_search.logic.schema import load_schema
+    from agentic_search.wire import PointWrite
 
     schema = load_schema("documents")
     store = EdgeStore(Settings(), root=Path(sys.argv[1]))

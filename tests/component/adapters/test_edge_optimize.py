@@ -19,8 +19,8 @@ from agentic_search.adapters.edge.maintenance import EdgeMaintenance
 from agentic_search.adapters.edge.optimize import ShardOptimizer
 from agentic_search.adapters.edge.store import EdgeStore
 from agentic_search.config import Settings
-from agentic_search.domain.schema import load_schema
-from agentic_search.state import PointWrite
+from agentic_search.logic.schema import load_schema
+from agentic_search.wire import PointWrite
 
 DOCS = load_schema("documents")
 ASPECT = DOCS.aspect_names[0]

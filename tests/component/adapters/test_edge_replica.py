@@ -13,8 +13,8 @@ from pathlib import Path
 from agentic_search.adapters.edge.maintenance import EdgeMaintenance
 from agentic_search.adapters.edge.store import EdgeStore
 from agentic_search.config import Settings
-from agentic_search.domain.schema import load_schema
-from agentic_search.state import PointWrite
+from agentic_search.logic.schema import load_schema
+from agentic_search.wire import PointWrite
 
 DOCS = load_schema("documents")
 
@@ -26,7 +26,7 @@ READER = textwrap.dedent(
     from pathlib import Path
     from agentic_search.adapters.edge.store import EdgeStore
     from agentic_search.config import Settings
-    from agentic_search.domain.schema import load_schema
+    from agentic_search.logic.schema import load_schema
 
     schema = load_schema("documents")
     store = EdgeStore(Settings(), root=Path(sys.argv[1]))

@@ -26,14 +26,14 @@ from agentic_search.adapters.edge.sparse import EdgeSparseKeywordIndex
 from agentic_search.adapters.edge.store import READ_WITHOUT, EdgeStore
 from agentic_search.adapters.edge.structured import EdgeStructuredStore
 from agentic_search.config import Settings
-from agentic_search.domain.bm25 import terms_vector
-from agentic_search.domain.filters import FilterError, matches
-from agentic_search.domain.fusion import rrf
-from agentic_search.domain.schema import DomainSchema, load_schema
-from agentic_search.domain.structured import rank_structured
-from agentic_search.domain.text import keyword_text
+from agentic_search.logic.bm25 import terms_vector
+from agentic_search.logic.filters import FilterError, matches
+from agentic_search.logic.fusion import rrf
+from agentic_search.logic.schema import DomainSchema, load_schema
+from agentic_search.logic.structured import rank_structured
+from agentic_search.logic.text import keyword_text
 from agentic_search.ports import VectorStoreError
-from agentic_search.state import (
+from agentic_search.wire import (
     HASHES_KEY,
     SPARSE_VECTOR,
     Filter,
@@ -363,15 +363,15 @@ def test_engine_rrf_equals_ours(tmp_path: Path) -> None:
 def test_edge_is_the_default_and_local_mode_the_fallback(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """GIVEN no VECTOR_STORE WHEN components are built THEN the store, the keyword index and
+    """GIVEN no VECTOR_STORE WHEN deps are built THEN the store, the keyword index and
     the structured source are the Edge ones, the shard lives under QDRANT_EDGE_PATH; GIVEN
     VECTOR_STORE=local THEN qdrant-client local mode with the shared sparse BM25 index."""
     from agentic_search.adapters.qdrant.sparse import QdrantSparseKeywordIndex
     from agentic_search.adapters.qdrant.store import QdrantStore
-    from agentic_search.wiring import build_components
+    from agentic_search.wiring import build_dependencies
 
     monkeypatch.delenv("VECTOR_STORE", raising=False)  # the default, whatever the run sets
-    edge = build_components(Settings(agentic_search_home=tmp_path / "e"), "documents")
+    edge = build_dependencies(Settings(agentic_search_home=tmp_path / "e"), "documents")
     assert isinstance(edge.store, EdgeStore)
     assert isinstance(edge.keyword, EdgeSparseKeywordIndex) and edge.keyword.schema is DOCS
     assert isinstance(edge.structured, EdgeStructuredStore)
@@ -379,7 +379,7 @@ def test_edge_is_the_default_and_local_mode_the_fallback(
     assert (tmp_path / "e" / "edge" / "documents" / "edge_config.json").is_file()
     edge.store.close()
 
-    local = build_components(
+    local = build_dependencies(
         Settings(agentic_search_home=tmp_path / "l", vector_store="local"), "documents"
     )
     assert isinstance(local.store, QdrantStore) and not local.store.server_mode
@@ -513,7 +513,7 @@ def test_a_shard_holding_less_than_the_sync_status_says_is_damaged_until_dropped
     holds THEN a shard holding fewer points, or lacking a sampled record, answers every read
     with the one-line damage error naming the rebuild, until it is dropped; a shard holding
     what the status says opens (the check runs once, at open)."""
-    from agentic_search.state.sync import Holdings
+    from agentic_search.wire.sync import Holdings
 
     _docs_store(tmp_path).close()
     said: list[Holdings | None] = []

@@ -24,16 +24,16 @@ from agentic_search.adapters.qdrant.filters import to_qdrant
 from agentic_search.adapters.qdrant.local import LocalQdrantStore
 from agentic_search.adapters.qdrant.structured import QdrantPayloadStructuredStore
 from agentic_search.config import Settings
-from agentic_search.domain.filters import (
+from agentic_search.logic.filters import (
     MAX_CONTAINS_LEN,
     FilterError,
     filter_problems,
     matches,
     validate_filters,
 )
-from agentic_search.domain.schema import DomainSchema
-from agentic_search.domain.structured import rank_structured
-from agentic_search.state import Filter, PointWrite
+from agentic_search.logic.schema import DomainSchema
+from agentic_search.logic.structured import rank_structured
+from agentic_search.wire import Filter, PointWrite
 
 # ----- fixtures: the bundled catalog in mongomock and in Qdrant local mode ----------------------
 

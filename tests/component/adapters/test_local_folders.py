@@ -11,7 +11,7 @@ from qdrant_client import models as qm
 from agentic_search.adapters.qdrant.ids import point_id
 from agentic_search.adapters.qdrant.local import LocalQdrantStore
 from agentic_search.config import Settings
-from agentic_search.domain.schema import load_schema
+from agentic_search.logic.schema import load_schema
 from agentic_search.ports import VectorStoreError
 
 TOOLS = load_schema("tools")

@@ -20,11 +20,11 @@ from agentic_search.adapters.edge.sparse import EdgeSparseKeywordIndex
 from agentic_search.adapters.edge.store import EdgeStore
 from agentic_search.adapters.qdrant.ids import point_id
 from agentic_search.config import Settings
-from agentic_search.domain.schema import load_schema
-from agentic_search.domain.text import keyword_text
+from agentic_search.logic.schema import load_schema
+from agentic_search.logic.text import keyword_text
 from agentic_search.ports import VectorStoreError
-from agentic_search.state import HASHES_KEY, PointWrite
-from agentic_search.wiring import build_components, local_store_pending, migrate_local_store
+from agentic_search.wire import HASHES_KEY, PointWrite
+from agentic_search.wiring import build_dependencies, local_store_pending, migrate_local_store
 
 DOCS = load_schema("documents")
 WORDS = ["vitamin", "bone", "density", "coral", "reef", "insulin", "glucose", "chess", "the"]
@@ -184,14 +184,14 @@ def test_an_edge_shard_of_its_own_is_kept_unless_forced(tmp_path: Path) -> None:
 def test_first_use_migrates_and_the_command_reports_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """GIVEN an earlier version's store WHEN the components of its domain are first used
+    """GIVEN an earlier version's store WHEN the dependencies of its domain are first used
     (the default engine, Edge) THEN the store is migrated and searchable; GIVEN another one
     WHEN ``agentic-search migrate`` runs THEN it prints the progress line and the report,
     and a second run has nothing to do."""
     monkeypatch.delenv("VECTOR_STORE", raising=False)
     home = tmp_path / "auto"
     _old_local_store(home, n=30)
-    c = build_components(Settings(agentic_search_home=home), "documents")
+    c = build_dependencies(Settings(agentic_search_home=home), "documents")
     assert c.store.count(DOCS) == 30
     assert [h.id for h in c.keyword.search(DOCS, "chess", 30)]
     assert not (home / "qdrant" / "documents").exists()

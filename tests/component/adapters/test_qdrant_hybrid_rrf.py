@@ -12,11 +12,11 @@ from qdrant_client import models as qm
 
 from agentic_search.adapters.qdrant.local import LocalQdrantStore
 from agentic_search.adapters.qdrant.sparse import QdrantSparseKeywordIndex
-from agentic_search.components import Components
 from agentic_search.config import Settings
-from agentic_search.domain.fusion import rrf
-from agentic_search.domain.schema import load_schema
-from agentic_search.state import SPARSE_VECTOR, PointWrite, RankedList
+from agentic_search.dependencies import Dependencies
+from agentic_search.logic.fusion import rrf
+from agentic_search.logic.schema import load_schema
+from agentic_search.wire import SPARSE_VECTOR, PointWrite, RankedList
 from agentic_search_cli import evaluation as ev
 
 SCHEMA = load_schema("documents")
@@ -93,7 +93,7 @@ def test_local_collection_without_sparse_vector_is_reported_unavailable() -> Non
         schema = SCHEMA
 
     engine = _Engine()
-    engine.components = Components(Settings(), SCHEMA, store=store)  # type: ignore[attr-defined]
+    engine.deps = Dependencies(Settings(), SCHEMA, store=store)  # type: ignore[attr-defined]
     reason = ev.unavailable_reason(engine, "hybrid-rrf-qdrant")  # type: ignore[arg-type]
     assert reason is not None and "migrate or rebuild" in reason
     assert ev.unavailable_reason(engine, "hybrid-rrf") is None  # type: ignore[arg-type]

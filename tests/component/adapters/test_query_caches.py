@@ -1,4 +1,4 @@
-"""The query side's memo caches: token counts by text, and local-mode records read back.
+"""The query side's process caches: token counts by text, and local-mode records read back.
 
 Both must answer exactly as the uncached call would; the record cache must forget records on
 every write through the store.
@@ -10,12 +10,12 @@ from qdrant_client import QdrantClient
 from qdrant_client import models as qm
 
 from agentic_search.adapters.qdrant.local import LocalQdrantStore
-from agentic_search.components import Components
 from agentic_search.config import Settings
-from agentic_search.domain.schema import load_schema
+from agentic_search.dependencies import Dependencies
+from agentic_search.logic.schema import load_schema
 from agentic_search.pipeline import evidence
 from agentic_search.pipeline.evidence import count_tokens
-from agentic_search.state import PointWrite, VectorUpdate
+from agentic_search.wire import PointWrite, VectorUpdate
 
 SCHEMA = load_schema("documents")
 
@@ -40,7 +40,7 @@ def test_token_counts_are_memoized_by_text_and_equal_the_counter(monkeypatch) ->
     past TOKEN_COUNT_CACHE texts the oldest are counted again."""
     embedder = _Embedder()
     asked = embedder.asked
-    c = Components(Settings(), SCHEMA, embedder=embedder)
+    c = Dependencies(Settings(), SCHEMA, embedder=embedder)
     texts = ["a b", "c", "a b", "d e f"]
     assert count_tokens(c, texts) == [4, 3, 4, 5]
     assert sorted(asked) == ["a b", "c", "d e f"]

@@ -45,7 +45,7 @@ def declared() -> set[str]:
 
 
 def _is_store(node: ast.expr) -> bool:
-    """``store``, ``self.store``, ``c.store``, ``engine.components.store``..."""
+    """``store``, ``self.store``, ``c.store``, ``engine.deps.store``..."""
     return (isinstance(node, ast.Name) and node.id == "store") or (
         isinstance(node, ast.Attribute) and node.attr == "store"
     )

@@ -7,7 +7,7 @@ import time
 from typing import Any
 
 from agentic_search.adapters.caches import SqliteCache
-from agentic_search.components import Components, Memo
+from agentic_search.dependencies import Dependencies, ProcessCaches
 from agentic_search.service import SearchService
 
 
@@ -36,20 +36,22 @@ class SlowStartEmbedder:
 
 
 def _service(tools_engine, tmp_path, budget_ms: float, **adapters: Any) -> SearchService:
-    """A service over the session's stores with a fresh memo (no query vector cached: the
+    """A service over the session's stores with fresh process caches (no query vector cached: the
     first search embeds), a SQLite result cache and a round budget of ``budget_ms``."""
-    base = tools_engine.components
+    base = tools_engine.deps
     settings = base.settings.model_copy(update={"round_budget_ms": budget_ms})
     built = {name: getattr(base, name) for name in ("store", "keyword", "structured", "embedder")}
     given = {**built, "cache": SqliteCache(tmp_path / "cache.sqlite"), **adapters}
-    return SearchService(Components(settings, base.schema, base._factories, Memo(), **given))
+    return SearchService(
+        Dependencies(settings, base.schema, base._factories, ProcessCaches(), **given)
+    )
 
 
 def test_start_up_work_does_not_count_against_the_round_budget(tools_engine, tmp_path):
     # GIVEN a process whose model start-up takes 8 s, and a 7 s round budget: counted with
     # the start-up, round 1 is over budget; without it, a round would have to be late by
     # seconds (a round is tens of ms on a quiet machine), so machine load cannot trip it
-    slow = SlowStartEmbedder(tools_engine.components.embedder, delay_s=8.0)
+    slow = SlowStartEmbedder(tools_engine.deps.embedder, delay_s=8.0)
     service = _service(tools_engine, tmp_path, 7000.0, embedder=slow)
     try:
         # WHEN its first search asks for 3 rounds of a query that needs a second one
@@ -86,7 +88,7 @@ def test_a_complete_answer_is_cached(tools_engine, tmp_path):
     try:
         service.search("vector database for embeddings", rounds=2)
         runner_state = service._runner.run  # the runner's raw state says where it came from
-        from agentic_search.state import SearchRequest
+        from agentic_search.wire import SearchRequest
 
         result = runner_state(SearchRequest(query="vector database for embeddings", rounds=2))
     finally:

@@ -33,7 +33,7 @@ def test_a_miss_at_the_gate_is_looked_up_once_and_the_next_search_is_a_hit(
     was stored: a fresh service's gate answers it, with the same candidates."""
     home = tmp_path / "home"
     shutil.copytree(
-        Path(tools_engine.components.settings.agentic_search_home),
+        Path(tools_engine.deps.settings.agentic_search_home),
         home,
         ignore=shutil.ignore_patterns("*.lock", ".lock"),
     )

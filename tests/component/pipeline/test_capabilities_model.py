@@ -1,6 +1,6 @@
 """Needs read by meaning with the real MiniLM embedder (issue 27, item 5): a job named without
 any vocabulary word reaches the capability it needs, with its cosine in the intent and in
-``--explain``; the entries are embedded once per process (the memo), not per query."""
+``--explain``; the entries are embedded once per process (the process caches), not per query."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ from pathlib import Path
 
 from support.fakes import CountingEmbedder
 
-from agentic_search.components import Memo
-from agentic_search.domain.capabilities import CapabilityMatcher
-from agentic_search.domain.intent import CatalogLookup
-from agentic_search.domain.intent_rules import RuleBasedIntentExtractor
-from agentic_search.domain.schema import DomainSchema
+from agentic_search.dependencies import ProcessCaches
+from agentic_search.logic.capabilities import CapabilityMatcher
+from agentic_search.logic.intent import CatalogLookup
+from agentic_search.logic.intent_rules import RuleBasedIntentExtractor
+from agentic_search.logic.schema import DomainSchema
 
 
 def test_job_phrased_need_reaches_its_capability(
@@ -51,13 +51,13 @@ def test_search_embeds_the_entries_once_and_explains_the_score(
         Settings(agentic_search_home=tmp_path), "tools", embedder=counting
     )
     try:
-        c = engine.components
-        assert isinstance(c.memo, Memo)
+        c = engine.deps
+        assert isinstance(c.caches, ProcessCaches)
         first = extract_by_rules(c, "upscale my old photos")
         calls = counting.calls
         again = extract_by_rules(c, "enlarge my scanned photos without blur")
         assert counting.calls == calls  # the entries were embedded once
-        assert capability_matcher(c) is c.memo.capabilities
+        assert capability_matcher(c) is c.caches.capabilities
         assert first.by_meaning and first.by_meaning[0].value == "Image Editing"
         assert again.query.startswith("enlarge")
         resp = engine.search("upscale my old photos", limit=5)

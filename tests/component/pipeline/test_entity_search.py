@@ -13,9 +13,9 @@ from support.multihop import BRIDGE, COMPARISON, records
 from agentic_search.config import Settings
 from agentic_search.pipeline.graph import walk
 from agentic_search.service import SearchService
-from agentic_search.state import LINKED_FROM_KEY, LINKS_KEY, GraphSource
 from agentic_search.sync.indexer import Indexer
 from agentic_search.sync.links import relink
+from agentic_search.wire import LINKED_FROM_KEY, LINKS_KEY, GraphSource
 
 
 @pytest.fixture(scope="module")
@@ -30,7 +30,7 @@ def docs(tmp_path_factory: pytest.TempPathFactory, embedder) -> Iterator[SearchS
 
 
 def payload(engine: SearchService, rid: str) -> dict:
-    return engine.components.store.retrieve_records(engine.schema, [rid])[rid].payload
+    return engine.deps.store.retrieve_records(engine.schema, [rid])[rid].payload
 
 
 def test_ingest_writes_the_mention_graph_both_ways(docs: SearchService):
@@ -40,7 +40,7 @@ def test_ingest_writes_the_mention_graph_both_ways(docs: SearchService):
     assert "m1" in payload(docs, "m2")[LINKED_FROM_KEY]["mention"]
     assert payload(docs, "m5")[LINKS_KEY] == {"mention": ["m9"]}
     # AND rebuilding it from scratch changes nothing
-    assert relink(docs.components).rewritten == 0
+    assert relink(docs.deps).rewritten == 0
 
 
 def test_a_new_record_is_linked_from_the_records_that_already_named_it(docs: SearchService):
@@ -55,7 +55,7 @@ def test_a_new_record_is_linked_from_the_records_that_already_named_it(docs: Sea
         # AND "Meet Corliss Archer" still names its own show, not her (the longest name wins)
         assert "m11" not in (payload(docs, "m3").get(LINKS_KEY) or {}).get("mention", [])
     finally:
-        c = docs.components
+        c = docs.deps
         Indexer(c.store, c.embedder, c.keyword).delete(docs.schema, ["m11"])
         relink(c)
     assert "m11" not in payload(docs, "m1")[LINKS_KEY]["mention"]
@@ -64,7 +64,7 @@ def test_a_new_record_is_linked_from_the_records_that_already_named_it(docs: Sea
 def test_the_walk_ranks_what_the_seed_names_by_the_question(docs: SearchService):
     _, question, _ = BRIDGE
     got = walk(
-        docs.components,
+        docs.deps,
         GraphSource(seeds=["m1"], text=question, aspect="content", exclude=["m1"]),
     )
     # Shirley Temple, named by the film, is reached along the mention edge
@@ -83,7 +83,7 @@ def test_the_walk_never_returns_a_hub(docs: SearchService):
         source = GraphSource(
             seeds=["m1"], text=question, aspect="content", exclude=["m1"], max_mentions=limit
         )
-        return [h.id for h in walk(docs.components, source)]
+        return [h.id for h in walk(docs.deps, source)]
 
     assert "m2" not in walked(mentions - 1)
     assert walked(mentions) == ["m2"]
@@ -179,4 +179,4 @@ def test_released_since_is_a_year_filter(tools_engine: SearchService):
 
 
 def test_the_link_pass_is_idempotent_on_the_catalog(tools_engine: SearchService, tmp_path: Path):
-    assert relink(tools_engine.components).rewritten == 0
+    assert relink(tools_engine.deps).rewritten == 0

@@ -26,24 +26,24 @@ from support.paths import REPO
 from agentic_search.adapters.caches import DynamoDBCache, SqliteCache
 from agentic_search.adapters.llm_planner import LLMIntentPlanner
 from agentic_search.adapters.openai_chat import OpenAIChatClient
-from agentic_search.components import Components
 from agentic_search.config import Settings
-from agentic_search.domain.cache_keys import normalize_query, plan_cache_key
-from agentic_search.domain.llm_budget import Budget, LLMFallback
-from agentic_search.domain.llm_prompts import (
+from agentic_search.dependencies import Dependencies
+from agentic_search.logic.cache_keys import normalize_query, plan_cache_key
+from agentic_search.logic.llm_budget import Budget, LLMFallback
+from agentic_search.logic.llm_prompts import (
     intent_output_model,
     intent_prompt,
     plan_prompt,
     quote_query,
     strict_json_schema,
 )
-from agentic_search.domain.schema import DomainSchema, load_schema
+from agentic_search.logic.schema import DomainSchema, load_schema
 from agentic_search.pipeline.catalog import catalog_lookup
 from agentic_search.pipeline.extract_intent import extract_intent
 from agentic_search.pipeline.plan_query import plan_query
 from agentic_search.pipeline.runner import LocalRunner
 from agentic_search.service import SearchService
-from agentic_search.state import TOP_K_MAX, SearchRequest, SearchState
+from agentic_search.wire import TOP_K_MAX, SearchRequest, SearchState
 
 Answer = dict[str, Any] | Callable[[httpx.Request], httpx.Response]
 
@@ -99,9 +99,7 @@ def _llm(engine: SearchService, transport: RecordedLLM, settings: Settings) -> L
     client = OpenAIChatClient(
         settings, http_client=httpx.Client(transport=httpx.MockTransport(transport))
     )
-    return LLMIntentPlanner(
-        engine.schema, settings, client, (lambda: catalog_lookup(engine.components))
-    )
+    return LLMIntentPlanner(engine.schema, settings, client, (lambda: catalog_lookup(engine.deps)))
 
 
 def intent_answer(**over: Any) -> dict[str, Any]:
@@ -163,27 +161,27 @@ def plan_answer(**over: Any) -> dict[str, Any]:
 def llm_engine(tools_engine: SearchService, tmp_path: Path) -> Iterator[Callable[..., RecordedLLM]]:
     """Installs a recorded LLM on the session's tools engine; restores the rules after."""
 
-    original = tools_engine.components
+    original = tools_engine.deps
 
     def install(*answers: Answer, **settings: Any) -> RecordedLLM:
         transport = RecordedLLM(*answers)
         llm = _llm(tools_engine, transport, _settings(tmp_path, **settings))
-        tools_engine.components = original.derive(llm=llm)
+        tools_engine.deps = original.derive(llm=llm)
         return transport
 
     yield install
-    tools_engine.components = original
+    tools_engine.deps = original
 
 
-def _steps(engine: SearchService, cache: Any = None) -> Callable[[], Components]:
-    """The engine's components as they are when called (a test may install another LLM in
+def _steps(engine: SearchService, cache: Any = None) -> Callable[[], Dependencies]:
+    """The engine's deps as they are when called (a test may install another LLM in
     between), with ``cache`` in place of the engine's own when given."""
     if cache is None:
-        return lambda: engine.components
-    return lambda: engine.components.derive(cache=cache)
+        return lambda: engine.deps
+    return lambda: engine.deps.derive(cache=cache)
 
 
-def _intent_and_plan(steps: Callable[[], Components], query: str, limit: int = 10) -> SearchState:
+def _intent_and_plan(steps: Callable[[], Dependencies], query: str, limit: int = 10) -> SearchState:
     c = steps()
     state = extract_intent(SearchState(request=SearchRequest(query=query, limit=limit)), c)
     return plan_query(state, c)
@@ -450,7 +448,7 @@ def test_the_budget_is_shared_by_the_intent_and_the_plan(tools_engine, tmp_path)
         tools_engine.schema,
         settings,
         client,
-        (lambda: catalog_lookup(tools_engine.components)),
+        (lambda: catalog_lookup(tools_engine.deps)),
         clock=lambda: now[0],
     )
     budget = Budget(settings.llm_budget_s)

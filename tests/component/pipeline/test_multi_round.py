@@ -16,14 +16,14 @@ import pytest
 
 from agentic_search.adapters.hyde import OpenAIHyde
 from agentic_search.adapters.rerank import ApiReranker
-from agentic_search.components import Components
 from agentic_search.config import Settings
-from agentic_search.domain.filters import matches
+from agentic_search.dependencies import Dependencies
+from agentic_search.logic.filters import matches
 from agentic_search.pipeline.catalog import extract_by_rules
 from agentic_search.pipeline.runner import LocalRunner, RunOptions, from_plan
 from agentic_search.pipeline.sources import merge, run_sources
 from agentic_search.service import SearchService
-from agentic_search.state import (
+from agentic_search.wire import (
     EvidencePack,
     ExecutorCaps,
     IntentState,
@@ -93,7 +93,7 @@ def edge() -> Iterator[ThreadingHTTPServer]:
 
 
 def run_rounds(
-    c: Components, plan: QueryPlan, intent: IntentState, caps: ExecutorCaps | None = None
+    c: Dependencies, plan: QueryPlan, intent: IntentState, caps: ExecutorCaps | None = None
 ) -> tuple[QueryExecutorOutput, EvidencePack]:
     """The executor's rounds for ``plan``: the ASL walked from PrepareRound, no result cache."""
     state = from_plan(c, plan, intent, caps)
@@ -134,10 +134,10 @@ def test_a_search_that_stops_after_round_one_ranks_exactly_like_the_one_shot_exe
     query = "open source vector database I can self-host"
     multi = tools_engine.search(query, limit=10)
     one_round = tools_engine.search(query, limit=10, rounds=1)
-    intent = extract_by_rules(tools_engine.components, query)
-    plan = tools_engine.components.planner.plan(intent, limit=10)
+    intent = extract_by_rules(tools_engine.deps, query)
+    plan = tools_engine.deps.planner.plan(intent, limit=10)
     # the one-shot ranking: the plan's sources fused, nothing else
-    results, _ = run_sources(tools_engine.components, plan)
+    results, _ = run_sources(tools_engine.deps, plan)
     fused, _ = merge(results, plan.fusion, plan.rrf_k)
     assert len(multi.evidence.report.rounds) == 1
     assert len(one_round.evidence.report.rounds) == 1
@@ -150,13 +150,13 @@ def test_evidence_pack_respects_caps_and_counts_tokens_with_the_embedder(
     tools_engine: SearchService,
 ):
     caps = ExecutorCaps(max_rounds=3, max_total_docs=4, max_total_tokens=300, max_docs=6)
-    intent = extract_by_rules(tools_engine.components, "AI code completion tools that work locally")
-    plan = tools_engine.components.planner.plan(intent, limit=10)
-    _, pack = run_rounds(tools_engine.components, plan, intent, caps)
+    intent = extract_by_rules(tools_engine.deps, "AI code completion tools that work locally")
+    plan = tools_engine.deps.planner.plan(intent, limit=10)
+    _, pack = run_rounds(tools_engine.deps, plan, intent, caps)
     ev = pack.evidence
     assert 0 < len(ev) <= 4
     assert len({e.id for e in ev}) == len(ev)
-    counted = tools_engine.components.embedder.count_tokens([e.text for e in ev])
+    counted = tools_engine.deps.embedder.count_tokens([e.text for e in ev])
     assert [e.tokens for e in ev] == counted
     assert pack.tokens == sum(counted) <= 300
     # every piece of evidence says which sources found it and with which query
@@ -210,9 +210,9 @@ def test_hyde_adds_a_dense_query_from_the_llm_and_is_off_for_exact_phrases(
     settings = Settings(
         openai_base_url=_url(edge, "/v1"), openai_api_key="k", llm_model="tiny-chat"
     )
-    c = tools_engine.components.derive(hyde=OpenAIHyde(settings))
-    intent = extract_by_rules(tools_engine.components, "a database for embeddings I can run myself")
-    plan = tools_engine.components.planner.plan(intent, limit=10)
+    c = tools_engine.deps.derive(hyde=OpenAIHyde(settings))
+    intent = extract_by_rules(tools_engine.deps, "a database for embeddings I can run myself")
+    plan = tools_engine.deps.planner.plan(intent, limit=10)
     out, pack = run_rounds(c, plan, intent, ExecutorCaps(max_rounds=1))
     assert pack.report.hyde == "on (openai:tiny-chat)"
     hyde_queries = [q for q in pack.report.rounds[0].queries if q.purpose == "hyde"]
@@ -225,8 +225,8 @@ def test_hyde_adds_a_dense_query_from_the_llm_and_is_off_for_exact_phrases(
     assert any(h.query_vector_source == "hyde" for c in out.candidates for h in c.provenance.hits)
     # GIVEN a quoted phrase THEN no LLM call is made and the report says why
     n = len(edge.requests)
-    intent = extract_by_rules(tools_engine.components, '"vector database" for Python')
-    plan = tools_engine.components.planner.plan(intent, limit=10)
+    intent = extract_by_rules(tools_engine.deps, '"vector database" for Python')
+    plan = tools_engine.deps.planner.plan(intent, limit=10)
     _, pack = run_rounds(c, plan, intent, ExecutorCaps(max_rounds=1))
     assert pack.report.hyde.startswith("off (the query has literal constraints")
     assert len(edge.requests) == n
@@ -235,11 +235,9 @@ def test_hyde_adds_a_dense_query_from_the_llm_and_is_off_for_exact_phrases(
 def test_rerank_scores_sit_beside_fused_scores_and_a_failing_reranker_is_reported(
     tools_engine: SearchService, edge: ThreadingHTTPServer
 ):
-    c = tools_engine.components.derive(reranker=ApiReranker(_url(edge, "/rerank"), model="m"))
-    intent = extract_by_rules(
-        tools_engine.components, "speech to text transcription that runs offline"
-    )
-    plan = tools_engine.components.planner.plan(intent, limit=10)
+    c = tools_engine.deps.derive(reranker=ApiReranker(_url(edge, "/rerank"), model="m"))
+    intent = extract_by_rules(tools_engine.deps, "speech to text transcription that runs offline")
+    plan = tools_engine.deps.planner.plan(intent, limit=10)
     caps = ExecutorCaps(max_rounds=1, rerank_top_n=10)
     out, pack = run_rounds(c, plan, intent, caps)
     assert pack.report.reranker == "api:m" and pack.report.rounds[0].reranked == 10
@@ -309,7 +307,7 @@ def _dense_plan(text: str, **feedback: Any) -> QueryPlan:
 def test_rocchio_feedback_query_moves_toward_the_stored_vectors(tools_engine: SearchService):
     # GIVEN a plain dense query and one of its lower hits X
     text = "vector database for embeddings"
-    c = tools_engine.components
+    c = tools_engine.deps
     [plain], _ = run_sources(c, _dense_plan(text))
     plain_ids = [h.id for h in plain.hits]
     x = plain_ids[7]
@@ -332,9 +330,9 @@ def test_feedback_round_dense_query_rocchio_reuses_round_one_vector_and_none_has
     tools_engine: SearchService,
 ):
     # GIVEN a query that goes to round 2 (see the healthcare test above)
-    intent = extract_by_rules(tools_engine.components, "chatbot for healthcare")
-    plan = tools_engine.components.planner.plan(intent, limit=10)
-    c = tools_engine.components
+    intent = extract_by_rules(tools_engine.deps, "chatbot for healthcare")
+    plan = tools_engine.deps.planner.plan(intent, limit=10)
+    c = tools_engine.deps
     _, pack = run_rounds(c, plan, intent, ExecutorCaps(feedback_vector="rocchio"))
     rounds = pack.report.rounds
     assert len(rounds) >= 2

@@ -10,13 +10,13 @@ from agentic_search.adapters.caches import SqliteCache
 from agentic_search.pipeline.catalog import extract_by_rules
 from agentic_search.pipeline.runner import LocalRunner, RunOptions, from_plan
 from agentic_search.service import SearchService
-from agentic_search.state import SearchRequest
+from agentic_search.wire import SearchRequest
 
 
 def test_a_walk_from_prepare_round_without_the_cache_runs_the_rounds_and_stores_nothing(
     tools_engine: SearchService, tmp_path: Path
 ):
-    c = tools_engine.components.derive(cache=SqliteCache(tmp_path / "cache.sqlite"))
+    c = tools_engine.deps.derive(cache=SqliteCache(tmp_path / "cache.sqlite"))
     runner = LocalRunner(lambda _: c)
     query = "chatbot for healthcare"
     intent = extract_by_rules(c, query)
@@ -41,7 +41,7 @@ def test_a_walk_from_prepare_round_without_the_cache_runs_the_rounds_and_stores_
 
 def test_the_walk_answers_the_same_with_json_between_the_states(tools_engine: SearchService):
     request = SearchRequest(query="open source video generator for iOS", limit=10)
-    c = tools_engine.components
+    c = tools_engine.deps
     objects = LocalRunner(lambda _: c).run(request, RunOptions(cache=False))
     wire = LocalRunner(lambda _: c, wire=True).run(request, RunOptions(cache=False))
     assert objects.trace == wire.trace
@@ -61,7 +61,7 @@ def test_a_failing_step_hands_on_its_input_as_it_was_in_process(
     error noted), and round 2's failure finalizes with round 1 only."""
     from agentic_search.pipeline import steps
 
-    c = tools_engine.components.derive(cache=SqliteCache(tmp_path / "cache.sqlite"))
+    c = tools_engine.deps.derive(cache=SqliteCache(tmp_path / "cache.sqlite"))
     request = SearchRequest(query="chatbot for healthcare", limit=10, domain="tools")
     clean = LocalRunner(lambda _: c).run(request, RunOptions(cache=False))
     assert clean.state.response is not None

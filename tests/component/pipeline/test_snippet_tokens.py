@@ -7,13 +7,13 @@ tokenizing during the search) and those counts equal the tokenizer's count of th
 
 from __future__ import annotations
 
-from agentic_search.domain.snippets import (
+from agentic_search.logic.snippets import (
     evidence_text,
     snippet_token_entries,
     stored_snippet_tokens,
 )
-from agentic_search.domain.tokens import token_counter_name
-from agentic_search.state import SNIPPET_CHARS, TOKENS_KEY
+from agentic_search.logic.tokens import token_counter_name
+from agentic_search.wire import SNIPPET_CHARS, TOKENS_KEY
 
 
 def test_every_ingested_record_stores_its_snippet_count(tools_engine, embedder):
@@ -21,9 +21,9 @@ def test_every_ingested_record_stores_its_snippet_count(tools_engine, embedder):
     schema = tools_engine.schema
     ids = [
         p[schema.id_field]
-        for p in tools_engine.components.store.scroll(schema, payload=[schema.id_field])
+        for p in tools_engine.deps.store.scroll(schema, payload=[schema.id_field])
     ]
-    records = tools_engine.components.store.retrieve_records(schema, ids[:40])
+    records = tools_engine.deps.store.retrieve_records(schema, ids[:40])
     counter = token_counter_name(embedder)
     for rid, rec in records.items():
         payload = rec.payload or {}
@@ -44,9 +44,9 @@ def test_search_selects_evidence_without_tokenizing(tools_engine, embedder):
         asked.extend(texts)
         return real(texts)
 
-    original = tools_engine.components
-    original.memo.clear_token_counts()
-    tools_engine.components = original.derive(embedder=_Counting(embedder, counting))
+    original = tools_engine.deps
+    original.caches.clear_token_counts()
+    tools_engine.deps = original.derive(embedder=_Counting(embedder, counting))
     try:
         # WHEN searches fill evidence packs up to the token budget
         packs = [
@@ -54,7 +54,7 @@ def test_search_selects_evidence_without_tokenizing(tools_engine, embedder):
             for q in ("free alternative to Cursor", "chatbot for healthcare")
         ]
     finally:
-        tools_engine.components = original
+        tools_engine.deps = original
     # THEN nothing was tokenized: the stored counts decided the budget
     assert asked == []
     # AND each selected piece carries its snippet's true count, within the budget

@@ -16,7 +16,7 @@ from agentic_search.pipeline.runner import LocalRunner
 from agentic_search.pipeline.source_pool import SOURCES, SourcePool
 from agentic_search.pipeline.sources import run_sources
 from agentic_search.service import SearchService
-from agentic_search.state import QueryPlan, SearchRequest, VectorSource
+from agentic_search.wire import QueryPlan, SearchRequest, VectorSource
 
 
 class Recording:
@@ -59,7 +59,7 @@ def _plan(*aspects: str) -> QueryPlan:
 def test_edge_sources_run_in_the_calling_thread_a_server_on_the_source_threads(
     tools_engine: SearchService,
 ):
-    c = tools_engine.components
+    c = tools_engine.deps
     plan = _plan("identity", "functionality")
     # GIVEN the same Edge store, once as itself and once claiming to be a remote server
     edge = Recording(c.store, in_process=True)
@@ -79,7 +79,7 @@ def test_edge_sources_run_in_the_calling_thread_a_server_on_the_source_threads(
 def test_the_map_runs_in_the_calling_thread_only_when_every_adapter_is_in_process(
     tools_engine: SearchService,
 ):
-    c = tools_engine.components
+    c = tools_engine.deps
     request = SearchRequest(query="open source vector database I can self-host", limit=5)
     # GIVEN the embedded defaults, and the same with a store claiming to be remote
     assert runner_module._all_in_process(c)
@@ -101,7 +101,7 @@ def test_the_map_runs_in_the_calling_thread_only_when_every_adapter_is_in_proces
 
 
 def test_a_source_past_its_deadline_retires_the_shared_pool(tools_engine: SearchService):
-    c = tools_engine.components
+    c = tools_engine.deps
     # GIVEN a remote store whose dense queries do not answer (until the test lets them) and
     # a 0.05 s source deadline
     settings = c.settings.model_copy(update={"source_timeout_s": 0.05})

@@ -11,7 +11,7 @@ from agentic_search.pipeline.fuse_rerank import fuse_round
 from agentic_search.pipeline.plan_query import start_executor
 from agentic_search.pipeline.prepare_round import next_round
 from agentic_search.pipeline.retrieve import retrieve
-from agentic_search.state import RetrievedList, RetrieveEvent, ScoredRecord
+from agentic_search.wire import RetrievedList, RetrieveEvent, ScoredRecord
 
 
 def test_retrieved_list_keeps_only_wanted_hits_with_their_original_ranks():
@@ -29,9 +29,9 @@ def test_retrieved_list_keeps_only_wanted_hits_with_their_original_ranks():
 
 def test_round_one_list_holds_only_what_can_still_be_returned(tools_engine):
     # GIVEN a search for 5 results (selection pool and rerank top-N 30 by default)
-    intent = extract_by_rules(tools_engine.components, "open source vector database")
-    plan = tools_engine.components.planner.plan(intent, limit=5)
-    c = tools_engine.components
+    intent = extract_by_rules(tools_engine.deps, "open source vector database")
+    plan = tools_engine.deps.planner.plan(intent, limit=5)
+    c = tools_engine.deps
     state = start_executor(c, plan, intent)
     work = next_round(c, state)
     assert work is not None

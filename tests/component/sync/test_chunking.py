@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from agentic_search.domain.chunking import chunk_record, doc_id_of, doc_ranking
-from agentic_search.domain.schema import ChunkSpec, load_schema
+from agentic_search.logic.chunking import chunk_record, doc_id_of, doc_ranking
+from agentic_search.logic.schema import ChunkSpec, load_schema
 
 
 @pytest.fixture()

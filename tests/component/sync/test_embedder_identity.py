@@ -17,8 +17,8 @@ from agentic_search.config import Settings
 from agentic_search.pipeline.runner import LocalRunner
 from agentic_search.ports import EmbedderMismatch
 from agentic_search.service import SearchService
-from agentic_search.state import EmbedderIdentity, SearchRequest
 from agentic_search.sync.indexer import Indexer
+from agentic_search.wire import EmbedderIdentity, SearchRequest
 
 OTHER = EmbedderIdentity(model="amazon.titan-embed-text-v2:0", dim=384, normalized=True)
 
@@ -62,7 +62,7 @@ def built(request, tmp_path, embedder, catalog_records):
 
 
 def test_ingest_records_the_embedders_identity(built, embedder):
-    store = built.components.store
+    store = built.deps.store
     assert store.embedder_identity(built.schema) == embedder.identity
     assert embedder.identity == EmbedderIdentity(
         model="all-MiniLM-L6-v2-int8", dim=384, normalized=True, max_length=256
@@ -70,7 +70,7 @@ def test_ingest_records_the_embedders_identity(built, embedder):
 
 
 def test_search_with_another_embedder_is_refused_naming_both(built, embedder):
-    other = built.components.derive(embedder=_Other(embedder))
+    other = built.deps.derive(embedder=_Other(embedder))
     with pytest.raises(EmbedderMismatch) as exc:
         SearchService(other).search("code completion that runs locally")
     message = str(exc.value)
@@ -82,7 +82,7 @@ def test_search_with_another_embedder_is_refused_naming_both(built, embedder):
 def test_the_state_machines_dense_sources_fail_with_the_mismatch(built, embedder):
     # the steps as Lambda runs them (no SearchService): dense sources carry the error, the
     # keyword and structured ones still answer
-    other = built.components.derive(embedder=_Other(embedder))
+    other = built.deps.derive(embedder=_Other(embedder))
     request = SearchRequest(query="code completion that runs locally", domain="tools")
     response = LocalRunner(lambda _: other).run(request).state.built_response
     dense = [e for e in response.output.errors if e.source.startswith("dense:")]
@@ -92,9 +92,9 @@ def test_the_state_machines_dense_sources_fail_with_the_mismatch(built, embedder
 
 
 def test_ingest_with_another_embedder_is_refused_before_writing(built, embedder, catalog_records):
-    store, schema = built.components.store, built.schema
+    store, schema = built.deps.store, built.schema
     before = store.count(schema)
-    indexer = Indexer(store, _Other(embedder), built.components.keyword)
+    indexer = Indexer(store, _Other(embedder), built.deps.keyword)
     with pytest.raises(EmbedderMismatch, match=r"amazon\.titan-embed-text-v2:0"):
         indexer.upsert(schema, catalog_records[24:30])
     assert store.count(schema) == before
@@ -103,16 +103,16 @@ def test_ingest_with_another_embedder_is_refused_before_writing(built, embedder,
 
 def test_another_max_length_is_a_mismatch(built, embedder):
     shorter = embedder.identity.model_copy(update={"max_length": 128})
-    other = built.components.derive(embedder=_Other(embedder, shorter))
+    other = built.deps.derive(embedder=_Other(embedder, shorter))
     with pytest.raises(EmbedderMismatch, match="they differ in max_length"):
         SearchService(other).search("code completion")
 
 
 def test_rebuild_drops_the_identity_with_the_collection(built, embedder, catalog_records):
-    store, schema = built.components.store, built.schema
+    store, schema = built.deps.store, built.schema
     store.drop(schema)
     assert store.embedder_identity(schema) is None
-    rebuilt = built.components.derive(embedder=_Other(embedder))
+    rebuilt = built.deps.derive(embedder=_Other(embedder))
     SearchService(rebuilt).ingest_records(catalog_records[:5])
     assert store.embedder_identity(schema) == OTHER
 
@@ -120,7 +120,7 @@ def test_rebuild_drops_the_identity_with_the_collection(built, embedder, catalog
 def test_a_store_built_before_identities_is_adopted(tmp_path, embedder, catalog_records):
     engine = _engine(tmp_path, embedder, "local")
     schema = engine.schema
-    store = engine.components.store
+    store = engine.deps.store
     engine.ingest_records(catalog_records[:10])
     # GIVEN a collection as an earlier version left it: no identity in its metadata
     store._c(schema).update_collection(store.collection(schema), metadata={IDENTITY_KEY: None})
@@ -139,7 +139,7 @@ def test_a_store_built_before_identities_is_adopted(tmp_path, embedder, catalog_
 def test_an_api_embedders_dimension_is_learnt_and_recorded(tmp_path, embedder, catalog_records):
     # GIVEN an identity recorded before the dimension was known (an API not yet called)
     engine = _engine(tmp_path, embedder, "edge")
-    schema, store = engine.schema, engine.components.store
+    schema, store = engine.schema, engine.deps.store
     engine.ingest_records(catalog_records[:3])
     unknown = embedder.identity.model_copy(update={"dim": None})
     store.record_embedder_identity(schema, unknown)
@@ -157,8 +157,8 @@ def test_sync_with_another_embedder_fails_each_change_naming_both(
 
     engine = _engine(tmp_path, embedder, "local")
     engine.ingest_records(catalog_records[:6])
-    schema, store = engine.schema, engine.components.store
-    other = engine.components.derive(embedder=_Other(embedder))
+    schema, store = engine.schema, engine.deps.store
+    other = engine.deps.derive(embedder=_Other(embedder))
     changes = [
         CatalogChange(op=ChangeOp.INSERT, record_id=r[schema.id_field], version=1, record=r)
         for r in catalog_records[6:9]

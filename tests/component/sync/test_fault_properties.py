@@ -28,17 +28,17 @@ from agentic_search.adapters.caches import NullCache
 from agentic_search.adapters.qdrant.local import LocalQdrantStore
 from agentic_search.adapters.sync_status import SqliteSyncStatus
 from agentic_search.config import Settings
-from agentic_search.domain.entities import record_names
-from agentic_search.domain.graph_edges import invert
-from agentic_search.domain.schema import load_schema
-from agentic_search.domain.snippets import snippet_token_entries
-from agentic_search.domain.text import aspect_text
-from agentic_search.domain.tokens import token_counter, token_counter_name
+from agentic_search.logic.entities import record_names
+from agentic_search.logic.graph_edges import invert
+from agentic_search.logic.schema import load_schema
+from agentic_search.logic.snippets import snippet_token_entries
+from agentic_search.logic.text import aspect_text
+from agentic_search.logic.tokens import token_counter, token_counter_name
 from agentic_search.service import SearchService
-from agentic_search.state import ENTITY_KEY, HASHES_KEY, LINKED_FROM_KEY, LINKS_KEY, TOKENS_KEY
 from agentic_search.sync.apply import apply_changes
 from agentic_search.sync.changes import CatalogChange, ChangeOp
 from agentic_search.sync.redrive import enqueue_failed, redrive_due, retry_failed
+from agentic_search.wire import ENTITY_KEY, HASHES_KEY, LINKED_FROM_KEY, LINKS_KEY, TOKENS_KEY
 
 SCHEMA = load_schema("tools")
 IDS = ["t0", "t1", "t2", "t3"]
@@ -187,7 +187,7 @@ def run(catalog, batches, faults) -> tuple[SearchService, SqliteSyncStatus]:
     for batch in batches:
         todo = list(batch)
         for _ in range(1 + LAMBDA_RETRIES):  # the invocation, then Lambda's retries
-            report = apply_changes(engine.components, todo, status)
+            report = apply_changes(engine.deps, todo, status)
             todo = [o.change for o in report.failed]
             if not todo:
                 break
@@ -197,7 +197,7 @@ def run(catalog, batches, faults) -> tuple[SearchService, SqliteSyncStatus]:
     now = [1_000_000.0]
     enqueue_failed(status, dlq, "RetryAttemptsExhausted", clock=lambda: now[0])
     for _ in range(40):
-        redrive_due(engine.components, status, clock=lambda: now[0])
+        redrive_due(engine.deps, status, clock=lambda: now[0])
         counts = status.counts(SCHEMA.name)
         if counts["pending"] == 0 and counts["failed"] == 0:
             break
@@ -220,10 +220,10 @@ def test_after_redrive_the_index_equals_the_catalog(case):
     engine, status = run(catalog, batches, faults)
     counts = status.counts(SCHEMA.name)
     assert counts["pending"] == 0 and counts["failed"] == 0, counts
-    if not engine.components.store.exists(SCHEMA):  # nothing was ever written
+    if not engine.deps.store.exists(SCHEMA):  # nothing was ever written
         assert not catalog
         return
-    points = engine.components.store.retrieve_records(SCHEMA, IDS, with_vectors=True)
+    points = engine.deps.store.retrieve_records(SCHEMA, IDS, with_vectors=True)
     assert set(points) == set(catalog)
     # the entity graph is consistent: every record's in-edges are the others' out-edges to it
     out = {rid: points[rid].payload.get(LINKS_KEY) or {} for rid in points}
@@ -238,9 +238,9 @@ def test_after_redrive_the_index_equals_the_catalog(case):
         # its names follow the record through every change
         assert payload.pop(ENTITY_KEY)["names"] == record_names(SCHEMA, rec), rid
         # the snippet token count follows the record's text through every change
-        counter = token_counter(engine.components.embedder)
+        counter = token_counter(engine.deps.embedder)
         entry = snippet_token_entries(
-            SCHEMA, [rec], counter, token_counter_name(engine.components.embedder)
+            SCHEMA, [rec], counter, token_counter_name(engine.deps.embedder)
         )
         assert payload.pop(TOKENS_KEY) == entry[0], rid
         assert payload == rec, rid

@@ -75,7 +75,7 @@ def test_messy_file_ingests_good_lines_and_reports_bad_ones(engine, messy_catalo
     # THEN the five good records are in and each bad line is reported by number
     assert report.valid == 5
     assert report.stats.inserted == 5
-    assert engine.components.store.count(engine.schema) == 5
+    assert engine.deps.store.count(engine.schema) == 5
     by_line = {e.line: e for e in report.errors}
     assert sorted(by_line) == [2, 4, 5, 7, 9, 12]
     assert "malformed JSON" in by_line[2].reason
@@ -90,7 +90,7 @@ def test_reingest_changes_nothing_and_modifications_reembed_only_changed_aspects
     engine, messy_catalog, tmp_path
 ):
     engine.ingest_file(messy_catalog)
-    before = engine.components.store.retrieve_records(engine.schema, ["tool-1"], with_vectors=True)[
+    before = engine.deps.store.retrieve_records(engine.schema, ["tool-1"], with_vectors=True)[
         "tool-1"
     ]
 
@@ -104,7 +104,7 @@ def test_reingest_changes_nothing_and_modifications_reembed_only_changed_aspects
     records[1] = {**records[1], "price_monthly_usd": 7.0}
     stats = engine.ingest_records(records)
     assert stats.updated_payload == 1 and stats.embedded_texts == 0
-    payload = engine.components.store.retrieve_records(engine.schema, ["tool-1"])["tool-1"].payload
+    payload = engine.deps.store.retrieve_records(engine.schema, ["tool-1"])["tool-1"].payload
     assert payload["price_monthly_usd"] == 7.0
 
     # WHEN the features change THEN only the functionality aspect is re-embedded
@@ -112,24 +112,24 @@ def test_reingest_changes_nothing_and_modifications_reembed_only_changed_aspects
     stats = engine.ingest_records(records)
     assert stats.updated_vectors == 1
     assert stats.embedded_aspects == {"functionality": 1}
-    after = engine.components.store.retrieve_records(engine.schema, ["tool-1"], with_vectors=True)[
+    after = engine.deps.store.retrieve_records(engine.schema, ["tool-1"], with_vectors=True)[
         "tool-1"
     ]
     assert np.allclose(after.vectors["identity"], before.vectors["identity"])
     assert not np.allclose(after.vectors["functionality"], before.vectors["functionality"])
 
     # AND the keyword index follows: the new feature words are searchable
-    hits = engine.components.keyword.search(engine.schema, "music playlists", 5)
+    hits = engine.deps.keyword.search(engine.schema, "music playlists", 5)
     assert hits and hits[0].id == "tool-1"
 
 
 def test_delete_removes_from_vectors_and_keywords(engine, messy_catalog):
     engine.ingest_file(messy_catalog)
-    c = engine.components
+    c = engine.deps
     stats = Indexer(c.store, c.embedder, c.keyword).delete(engine.schema, ["tool-2", "not-there"])
     assert stats.deleted == 1
-    assert engine.components.store.count(engine.schema) == 4
-    ids = {h.id for h in engine.components.keyword.search(engine.schema, "tool", 10)}
+    assert engine.deps.store.count(engine.schema) == 4
+    ids = {h.id for h in engine.deps.keyword.search(engine.schema, "tool", 10)}
     assert "tool-2" not in ids and ids
 
 
@@ -148,7 +148,7 @@ class _TinyEmbedder:
 
 def test_dimension_mismatch_is_a_clear_error(engine, messy_catalog):
     engine.ingest_file(messy_catalog)
-    indexer = Indexer(engine.components.store, _TinyEmbedder(), engine.components.keyword)
+    indexer = Indexer(engine.deps.store, _TinyEmbedder(), engine.deps.keyword)
     with pytest.raises(VectorStoreError) as exc:
         indexer.upsert(engine.schema, [_record("new", "New")])
     message = str(exc.value)
@@ -159,13 +159,13 @@ def test_dimension_mismatch_is_a_clear_error(engine, messy_catalog):
 def test_records_written_before_snippet_counts_are_backfilled_without_embedding(
     engine, messy_catalog
 ):
-    from agentic_search.state import TOKENS_KEY
+    from agentic_search.wire import TOKENS_KEY
 
     engine.ingest_file(messy_catalog)
     # GIVEN a record as an older version wrote it: no snippet token count in its payload
-    old = engine.components.store.retrieve_records(engine.schema, ["tool-2"])["tool-2"].payload
+    old = engine.deps.store.retrieve_records(engine.schema, ["tool-2"])["tool-2"].payload
     assert TOKENS_KEY in old
-    engine.components.store.update_points(
+    engine.deps.store.update_points(
         engine.schema, [], {"tool-2": {k: v for k, v in old.items() if k != TOKENS_KEY}}
     )
     # WHEN the same file is ingested again
@@ -173,5 +173,5 @@ def test_records_written_before_snippet_counts_are_backfilled_without_embedding(
     # THEN only that record's payload is rewritten, with its count, and nothing is embedded
     assert again.stats.updated_payload == 1 and again.stats.unchanged == 4
     assert again.stats.embedded_texts == 0
-    new = engine.components.store.retrieve_records(engine.schema, ["tool-2"])["tool-2"].payload
+    new = engine.deps.store.retrieve_records(engine.schema, ["tool-2"])["tool-2"].payload
     assert new[TOKENS_KEY] == old[TOKENS_KEY]

@@ -39,20 +39,20 @@ def test_records_gone_from_the_file_are_reported_then_pruned(tmp_path, embedder,
         # THEN the three are reported as not in the file, and still there
         assert report.stale == gone and report.pruned == 0
         assert report.wire()["notInFile"] == gone
-        assert audit(service.components, small).consistent
+        assert audit(service.deps, small).consistent
         # WHEN it is ingested with prune
         report = service.ingest_file(shorter, prune=True)
         # THEN they are deleted through the writer: store, keyword index, status all follow
         assert report.pruned == 3
-        result = audit(service.components, small[3:], status=True)
+        result = audit(service.deps, small[3:], status=True)
         assert result.consistent, result.wire()
-        entries = service.components.sync_status.get("tools", gone)
+        entries = service.deps.sync_status.get("tools", gone)
         assert all(entries[g].deleted for g in gone)
         # AND the status counts the index's records as synced, the tombstones apart (issue 25
         # item 14: "24 synced" while the index held 21)
-        held = service.components.store.count(service.schema)
+        held = service.deps.store.count(service.schema)
         assert held == len(small) - 3
-        counts = service.components.sync_status.counts("tools")
+        counts = service.deps.sync_status.counts("tools")
         assert counts == {"synced": held, "pending": 0, "failed": 0, "deleted": 3}
         hits = service.search(small[0]["name"], limit=10).output.candidates
         assert small[0]["id"] not in {h.id for h in hits}
@@ -64,7 +64,7 @@ def test_ingest_records_each_record_in_the_sync_status(tmp_path, embedder, small
     service = _service(tmp_path / "home", embedder)
     try:
         service.ingest_file(_write(tmp_path / "a.jsonl", small))
-        counts = service.components.sync_status.counts("tools")
+        counts = service.deps.sync_status.counts("tools")
     finally:
         service.close()
     assert counts.get("synced") == len(small)
@@ -80,7 +80,7 @@ def test_an_interrupted_ingest_is_completed_by_the_next_process(tmp_path, embedd
 
     with pytest.raises(KeyboardInterrupt):
         service.ingest_file(path, batch_size=8, on_progress=interrupt)
-    partial = audit(service.components, small)
+    partial = audit(service.deps, small)
     service.close()
     assert partial.pending_write and len(partial.missing) == len(small) - 8
     # WHEN the next process opens the folder
@@ -92,7 +92,7 @@ def test_an_interrupted_ingest_is_completed_by_the_next_process(tmp_path, embedd
         assert message is not None and "\n" not in message
         assert message.startswith(f"completed an interrupted ingest of {path}")
         assert "16 inserted" in message
-        result = audit(again.components, small)
+        result = audit(again.deps, small)
         assert result.consistent, result.wire()
         assert again.recover() is None  # nothing left to do
     finally:
@@ -118,7 +118,7 @@ def test_an_interrupted_first_use_index_is_completed_not_used(tmp_path, embedder
     try:
         message = again.recover()
         assert message is not None and "the bundled catalog" in message
-        result = audit(again.components, catalog_records)
+        result = audit(again.deps, catalog_records)
         assert result.consistent, result.wire()
     finally:
         again.close()

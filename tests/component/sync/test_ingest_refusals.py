@@ -19,13 +19,13 @@ from rich.console import Console
 
 from agentic_search.adapters.edge.store import EdgeStore
 from agentic_search.config import Settings
-from agentic_search.domain.schema import load_schema
+from agentic_search.logic.schema import load_schema
 from agentic_search.ports import VectorStoreError
 from agentic_search.service import SearchService
 from agentic_search.sync.apply import apply_changes
 from agentic_search.sync.audit import audit
 from agentic_search.sync.changes import CatalogChange, ChangeOp
-from agentic_search.sync.mirror import PruneRefused
+from agentic_search.sync.prune import PruneRefused
 from agentic_search_cli import main as cli
 
 
@@ -82,7 +82,7 @@ def test_an_ingest_refused_by_another_writer_journals_nothing(tmp_path, embedder
     again = _service(home, embedder)
     try:
         assert again.recover() is None
-        result = audit(again.components, small[:6])
+        result = audit(again.deps, small[:6])
         assert result.consistent, result.wire()
     finally:
         again.close()
@@ -120,7 +120,7 @@ def test_prune_of_a_file_with_no_accepted_line_is_refused(tmp_path, embedder, sm
                 service.ingest_file(garbage, prune=True, force=force)
         # THEN nothing was written or journaled
         assert service.pending_write() is None
-        result = audit(service.components, small[:6])
+        result = audit(service.deps, small[:6])
         assert result.consistent, result.wire()
     finally:
         service.close()
@@ -145,12 +145,12 @@ def test_prune_of_more_than_half_the_index_needs_force(tmp_path, embedder, small
     try:
         with pytest.raises(PruneRefused, match="delete 4 of the 6 indexed records"):
             service.ingest_file(two, prune=True)
-        result = audit(service.components, small[:6])
+        result = audit(service.deps, small[:6])
         assert result.consistent, result.wire()
         # WHEN forced THEN the index mirrors the file
         report = service.ingest_file(two, prune=True, force=True)
         assert report.pruned == 4
-        result = audit(service.components, small[:2])
+        result = audit(service.deps, small[:2])
         assert result.consistent, result.wire()
         # and half of the index (not more) goes without force
         four = _write(tmp_path / "four.jsonl", small[:4])
@@ -169,7 +169,7 @@ def test_a_folder_emptied_by_deletes_is_not_seeded_with_the_bundled_catalog(
         removes = [
             CatalogChange(op=ChangeOp.REMOVE, domain="tools", record_id=r["id"]) for r in small[:6]
         ]
-        apply_changes(service.components, removes, service.components.sync_status)
+        apply_changes(service.deps, removes, service.deps.sync_status)
         assert service.is_empty()
         # WHEN first-use seeding is asked for THEN it does nothing: the folder was written
         assert service.ensure_bundled_catalog() is None
@@ -192,7 +192,7 @@ def test_search_in_an_emptied_tools_folder_says_empty_and_seeds_nothing(
         removes = [
             CatalogChange(op=ChangeOp.REMOVE, domain="tools", record_id=r["id"]) for r in small[:6]
         ]
-        apply_changes(service.components, removes, service.components.sync_status)
+        apply_changes(service.deps, removes, service.deps.sync_status)
     finally:
         service.close()
     monkeypatch.setenv("AGENTIC_SEARCH_HOME", str(home))
@@ -222,7 +222,7 @@ def test_prune_keeps_a_record_whose_line_was_rejected(tmp_path, embedder, small,
         assert report.kept == sorted([small[0]["id"], small[5]["id"]])
         assert report.pruned == 0 and report.stale == []
         assert report.wire()["keptRejected"] == report.kept
-        result = audit(service.components, small[:6])
+        result = audit(service.deps, small[:6])
         assert result.consistent, result.wire()
     finally:
         service.close()
@@ -260,10 +260,10 @@ def test_a_sync_refused_by_another_writer_journals_and_records_nothing(
     assert _journal_files(home) == []
     service = _service(home, embedder)
     try:
-        entries = service.components.sync_status.get("tools", [small[7]["id"], small[0]["id"]])
+        entries = service.deps.sync_status.get("tools", [small[7]["id"], small[0]["id"]])
         assert small[7]["id"] not in entries
         assert entries[small[0]["id"]].status == "synced"
-        result = audit(service.components, small[:6])
+        result = audit(service.deps, small[:6])
         assert result.consistent, result.wire()
     finally:
         service.close()
@@ -278,13 +278,13 @@ def test_an_interrupted_prune_whose_file_lost_every_line_is_completed_without_pr
     service = _service(home, embedder)
     try:
         intent = {"op": "ingest", "source": str(path), "idKey": None, "prune": True}
-        service.components.journal.begin("tools", {**intent, "startedAt": 0})
+        service.deps.journal.begin("tools", {**intent, "startedAt": 0})
         # WHEN the next command completes it
         message = service.recover()
         # THEN nothing is pruned, the line says why, and the write is done
         assert message is not None and "\n" not in message
         assert "not pruned: no line of the file was accepted" in message
-        result = audit(service.components, small[:6])
+        result = audit(service.deps, small[:6])
         assert result.consistent, result.wire()
     finally:
         service.close()

@@ -56,7 +56,7 @@ from agentic_search.config import Settings
 from agentic_search.ports import VectorStoreError
 from agentic_search.service import SearchService
 from agentic_search.sync.audit import audit
-from agentic_search.sync.mirror import PRUNE_MAX_SHARE, PruneRefused
+from agentic_search.sync.prune import PRUNE_MAX_SHARE, PruneRefused
 from agentic_search_cli.main import main
 
 SEED = 2511
@@ -148,7 +148,7 @@ class Runner:
         return self.work / f"f{self.files}.jsonl"
 
     def check(self, why: str) -> None:
-        result = audit(self.service.components, list(self.model.expected.values()))
+        result = audit(self.service.deps, list(self.model.expected.values()))
         assert result.consistent, (why, result.wire())
 
     def count(self, what: str) -> None:

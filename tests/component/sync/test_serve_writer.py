@@ -12,7 +12,7 @@ from support.lambdas import runtime_over
 
 from agentic_search.config import Settings
 from agentic_search.service import SearchService
-from agentic_search.sync.mirror import PruneRefused
+from agentic_search.sync.prune import PruneRefused
 from agentic_search_cli.serve_writer import ServeWriter
 
 
@@ -38,12 +38,12 @@ def test_a_handed_over_prune_is_refused_in_one_line_and_force_applies_it(
             service.ingest_file(one, prune=True)
         assert lines[-1] == {"error": str(refused.value)}
         assert service.pending_write() is None
-        assert service.components.store.count(service.schema) == 4
+        assert service.deps.store.count(service.schema) == 4
         # WHEN the same with --force THEN the prune is applied and reported
         lines.clear()
         writer.handle("/_local/ingest", {**body, "force": True}, lines.append)
         report = lines[-1]["report"]
         assert report["notInFile"] == others and report["pruned"] == 3, report
-        assert service.components.store.count(service.schema) == 1
+        assert service.deps.store.count(service.schema) == 1
     finally:
         service.close()

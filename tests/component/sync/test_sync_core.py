@@ -11,12 +11,12 @@ from support import lambdas
 from support.aws import REGION, create_status_table
 
 from agentic_search.adapters.sync_status import DynamoDBSyncStatus, SqliteSyncStatus
-from agentic_search.domain.schema import load_schema
-from agentic_search.state.sync import SyncEntry
+from agentic_search.logic.schema import load_schema
 from agentic_search.sync.changes import ChangeError, ChangeOp
 from agentic_search.sync.events import parse_change
 from agentic_search.sync.redrive import MAX_ATTEMPTS, backoff_minutes, dlq_message_items
 from agentic_search.sync.stream_records import deserialize_image, plain_value
+from agentic_search.wire.sync import SyncEntry
 
 SCHEMA = load_schema("tools")
 

@@ -13,7 +13,7 @@ import pytest
 
 from agentic_search.pipeline import asl
 from agentic_search.pipeline.steps import FUNCTIONS, SEARCH_ASL, search_definition, task_states
-from agentic_search.state import RunConfig, SearchRequest, SearchState
+from agentic_search.wire import RunConfig, SearchRequest, SearchState
 
 
 class Calls:

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from agentic_search.domain.schema import load_schema
+from agentic_search.logic.schema import load_schema
 from agentic_search.sync.files import (
     CSV_LIST_SEPARATOR,
     CatalogFormatError,

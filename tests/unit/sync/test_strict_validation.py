@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agentic_search.domain.schema import RecordError, SchemaError, load_schema
+from agentic_search.logic.schema import RecordError, SchemaError, load_schema
 from agentic_search.sync.changes import ChangeError, ChangeOp
 from agentic_search.sync.files import bundled_catalog_path, read_catalog
 from agentic_search.sync.stream_records import change_from_stream_record

@@ -22,7 +22,7 @@ Response: ``output.message.content`` holds ``{"toolUse": {"toolUseId", "name", "
 Timeouts and retries: the client's read timeout is ``LLM_TIMEOUT_S`` and botocore's standard
 retry mode makes ``max_retries + 1`` attempts (backing off on throttling); the planner also
 abandons a call at its own hard deadline within ``LLM_BUDGET_S``. Every failure is an
-:class:`~agentic_search.domain.llm_budget.LLMFallback` naming the model and the error code. Only a
+:class:`~agentic_search.logic.llm_budget.LLMFallback` naming the model and the error code. Only a
 ``ValidationException`` is not transient (the same model refuses the same request the same
 way, and the plan cache key names the model): throttling, 5xx, timeouts, and configuration
 the operator can fix without changing the model (no region or credentials, access not
@@ -37,7 +37,7 @@ import threading
 from typing import Any
 
 from agentic_search.config import DEFAULT_BEDROCK_CHAT_MODEL
-from agentic_search.domain.llm_budget import LLMFallback
+from agentic_search.logic.llm_budget import LLMFallback
 
 #: Error codes of a refusal the same request always gets from the same model (the fallback
 #: may be cached); every other failure may succeed later.

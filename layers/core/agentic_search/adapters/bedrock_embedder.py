@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from agentic_search.ports import EmbedderError
-from agentic_search.state import EmbedderIdentity
+from agentic_search.wire import EmbedderIdentity
 
 TITAN_V2 = "amazon.titan-embed-text-v2:0"
 #: Titan v2's input limit in characters (the API refuses longer texts).
@@ -40,8 +40,9 @@ class BedrockEmbedder:
     ``dimensions`` is 256, 512 or 1024 (Titan v2's choices); ``normalize`` asks the model for
     unit vectors (the stores use cosine either way, the identity records it). ``client`` is a
     ready ``bedrock-runtime`` client (tests: one with botocore's Stubber); otherwise one is
-    made on first use with ``timeout_s`` connect/read timeouts and ``max_attempts`` (botocore's
-    standard retry mode, which backs off on throttling). Thread-safe.
+    made on first use with ``timeout_s`` connect/read timeouts and ``max_attempts`` calls in all,
+    the first one included (botocore's ``total_max_attempts``, standard retry mode, which backs
+    off on throttling). Thread-safe.
     """
 
     def __init__(
@@ -88,7 +89,7 @@ class BedrockEmbedder:
                 config = Config(
                     connect_timeout=self.timeout_s,
                     read_timeout=self.timeout_s,
-                    retries={"max_attempts": self.max_attempts, "mode": "standard"},
+                    retries={"total_max_attempts": self.max_attempts, "mode": "standard"},
                 )
                 try:
                     self._client = boto3.client(

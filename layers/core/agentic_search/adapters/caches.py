@@ -2,7 +2,7 @@
 
 :class:`SqliteCache` (the embedded default, a file beside the local store),
 :class:`DynamoDBCache` (a table with a TTL attribute ``expiresAt``; the deployed default) and
-:class:`NullCache` (``CACHE_BACKEND=none``). Keys come from :mod:`agentic_search.domain.cache_keys`;
+:class:`NullCache` (``CACHE_BACKEND=none``). Keys come from :mod:`agentic_search.logic.cache_keys`;
 the plan cache (intent + plan of the LLM path) lives in the same backend under ``plan:`` keys
 with its own TTL. Responses that carry source errors are not stored (the CacheStore step
 decides): a partial answer must not be served after the source recovers.

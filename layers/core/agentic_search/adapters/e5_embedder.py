@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from agentic_search.ports import EmbedderError
-from agentic_search.state import EmbedderIdentity
+from agentic_search.wire import EmbedderIdentity
 
 E5_DIM = 384
 #: The model's position limit (tokens): the window a long text is cut into.

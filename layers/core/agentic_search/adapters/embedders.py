@@ -25,7 +25,7 @@ import numpy as np
 from agentic_search.adapters.onnx_embedder import WordPieceCounter
 from agentic_search.adapters.openai_embedder import OpenAIEmbedder  # re-exported
 from agentic_search.ports import EmbedderError
-from agentic_search.state import EmbedderIdentity
+from agentic_search.wire import EmbedderIdentity
 
 MINILM_DIM = 384
 _LOCAL_MODEL_NAME = "agentic-search/all-MiniLM-L6-v2-int8"
@@ -177,8 +177,8 @@ class LocalMiniLMEmbedder(WordPieceCounter):
             self._query_model = self._session(self.query_threads, "the query session")
 
     def warm_up(self) -> None:
-        """Load the query session and run it once now (start-up work, about 0.3-1 s: the
-        session and its first inference's allocations), so that the first query's embedding
+        """Load the query session and run it once now (start-up work: the session and its
+        first inference's allocations), so that the first query's embedding
         is not charged for it. Idempotent.
 
         Raises:

@@ -6,8 +6,8 @@ the domain schema: every vocabulary value, filterable field, operator, aspect an
 an enum or a bound in that schema, so a constrained decoder (OpenAI structured outputs, vLLM,
 llama.cpp grammars) cannot even write a value outside it. The answer is then parsed with the
 same pydantic models and checked against the domain schema and the plan rules
-(:func:`agentic_search.domain.filters.filter_problems`,
-:func:`agentic_search.domain.planner.validate_plan`):
+(:func:`agentic_search.logic.filters.filter_problems`,
+:func:`agentic_search.logic.planner.validate_plan`):
 a server that ignores the schema gets no further than one that honours it.
 
 The user's query is data, never instructions: it is sent in the user message between
@@ -35,14 +35,14 @@ from pydantic import ValidationError
 
 from agentic_search.adapters.openai_chat import MAX_BACKOFF_S, llm_pool
 from agentic_search.config import Settings
-from agentic_search.domain.intent import CatalogLookup
-from agentic_search.domain.llm_answers import (
+from agentic_search.logic.intent import CatalogLookup
+from agentic_search.logic.llm_answers import (
     intent_from_output,
     plan_from_output,
     validation_reason,
 )
-from agentic_search.domain.llm_budget import Budget, LLMFallback
-from agentic_search.domain.llm_prompts import (
+from agentic_search.logic.llm_budget import Budget, LLMFallback
+from agentic_search.logic.llm_prompts import (
     intent_output_model,
     intent_prompt,
     plan_output_model,
@@ -50,9 +50,9 @@ from agentic_search.domain.llm_prompts import (
     quote_query,
     strict_json_schema,
 )
-from agentic_search.domain.schema import DomainSchema
+from agentic_search.logic.schema import DomainSchema
 from agentic_search.ports import ChatJSONClient
-from agentic_search.state import QUERY_MAX_CHARS, IntentState, QueryPlan
+from agentic_search.wire import QUERY_MAX_CHARS, IntentState, QueryPlan
 
 #: Left of the budget for what a timeout does not cover (connecting, writing the request).
 _BUDGET_MARGIN_S = 0.1

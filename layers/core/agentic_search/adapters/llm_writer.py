@@ -16,9 +16,9 @@ from __future__ import annotations
 from pydantic import ValidationError
 
 from agentic_search.config import Settings
-from agentic_search.domain.llm_answers import validation_reason, written_queries
-from agentic_search.domain.llm_budget import LLMFallback
-from agentic_search.domain.llm_prompts import (
+from agentic_search.logic.llm_answers import validation_reason, written_queries
+from agentic_search.logic.llm_budget import LLMFallback
+from agentic_search.logic.llm_prompts import (
     HydeOutput,
     NextQueriesOutput,
     hyde_prompt,
@@ -27,7 +27,7 @@ from agentic_search.domain.llm_prompts import (
     quote_query,
     strict_json_schema,
 )
-from agentic_search.domain.schema import DomainSchema
+from agentic_search.logic.schema import DomainSchema
 from agentic_search.ports import ChatJSONClient, HydeError
 
 #: Output tokens of one answer: an 80-word passage, or two short queries.
@@ -75,7 +75,7 @@ class LLMHyde:
 class LLMRoundWriter:
     """:class:`~agentic_search.ports.RoundQueryWriter` over a chat client (``LLM_ROUNDS=on``):
     ``{"queries": [str]}`` from the query, the evidence so far and what is still missing,
-    kept by :func:`~agentic_search.domain.llm_answers.written_queries`."""
+    kept by :func:`~agentic_search.logic.llm_answers.written_queries`."""
 
     def __init__(self, schema: DomainSchema, settings: Settings, client: ChatJSONClient) -> None:
         self.client = client

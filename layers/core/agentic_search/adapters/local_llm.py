@@ -28,7 +28,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from agentic_search.domain.llm_budget import LLMFallback
+from agentic_search.logic.llm_budget import LLMFallback
 
 #: Context window per slot (the intent prompt with the domain's vocabularies and the answer
 #: fit well within it) and slots: one for the intent prompt and one for the plan prompt, so

@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from agentic_search.domain.filters import contains_regex, validate_filters
-from agentic_search.domain.schema import DomainSchema
-from agentic_search.domain.structured import SCAN_CAP, rank_structured
-from agentic_search.state import Filter, ScoredRecord
+from agentic_search.logic.filters import contains_regex, validate_filters
+from agentic_search.logic.schema import DomainSchema
+from agentic_search.logic.structured import SCAN_CAP, rank_structured
+from agentic_search.wire import Filter, ScoredRecord
 
 _MONGO_OPS = {
     "eq": "$eq",

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentic_search.ports import EmbedderError
-from agentic_search.state import EmbedderIdentity
+from agentic_search.wire import EmbedderIdentity
 
 if TYPE_CHECKING:  # numpy loads with the model: telling the identity needs neither
     import numpy as np
@@ -296,9 +296,9 @@ class OnnxMiniLMEmbedder(WordPieceCounter):
         return self._embed("queries", texts)
 
     def warm_up(self) -> None:
-        """Load the tokenizer and the query session and run it once now (start-up work, about
-        0.4 s: onnxruntime's import, the session and its first inference's allocations), so
-        that the first query's embedding is not charged for it. Idempotent.
+        """Load the tokenizer and the query session and run it once now (start-up work:
+        onnxruntime's import, the session and its first inference's allocations), so that the
+        first query's embedding is not charged for it. Idempotent.
 
         Raises:
             EmbedderError: when the files or the session cannot be loaded.

@@ -9,7 +9,7 @@ import threading
 from typing import Any
 
 from agentic_search.config import Settings
-from agentic_search.domain.llm_budget import LLMFallback
+from agentic_search.logic.llm_budget import LLMFallback
 
 #: The openai SDK's first retry waits at most 0.5 s (initial delay, jitter below it); a later
 #: one at most 1 s here, as retries are bounded to 3. Kept out of the budget before retrying.

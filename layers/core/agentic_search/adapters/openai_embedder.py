@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from agentic_search.ports import EmbedderError
-from agentic_search.state import EmbedderIdentity
+from agentic_search.wire import EmbedderIdentity
 
 
 class OpenAIEmbedder:
@@ -19,7 +19,7 @@ class OpenAIEmbedder:
     Nothing is imported, built or called at construction: the client is made on the first call
     and ``dim``, unless given, is discovered by one probe call the first time it is read (so a
     hanging API is met inside the caller's deadline, e.g. the search's source deadline, never
-    while the components are made). Thread-safe.
+    while the dependencies are made). Thread-safe.
     """
 
     def __init__(

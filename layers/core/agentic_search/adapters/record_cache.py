@@ -2,8 +2,8 @@
 local mode): records read back by :meth:`~agentic_search.ports.VectorStore.hydrate_records`,
 kept LRU and forgotten on any write through the store.
 
-Why: every read converts the engine's answer into Python objects anew (Edge: ~2 ms for 100
-records with their vectors; local mode deep-copies every payload), and one search reads the
+Why: every read converts the engine's answer into Python objects anew (Edge: records with
+their vectors; local mode deep-copies every payload), and one search reads the
 same candidates several times (evidence with vectors, term presence from the sparse vectors,
 the next round's hydration). An embedded store is its shard's only writer, so dropping the
 cache on its own writes keeps it exact; a server has other writers and caches nothing.
@@ -18,7 +18,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 
-from agentic_search.state import SPARSE_VECTOR, StoredRecord
+from agentic_search.wire import SPARSE_VECTOR, StoredRecord
 
 #: Points whose records (payload and vectors) a store keeps by default.
 RECORD_CACHE = 4096

@@ -1,6 +1,6 @@
 """BM25 through a store's sparse ``bm25`` vector, shared by every engine that has one (Qdrant
 Edge, a Qdrant server, qdrant-client local mode): the same document and query vectors
-(:mod:`agentic_search.domain.bm25`, the shared analyzer, CRC-32 term indices), the IDF
+(:mod:`agentic_search.logic.bm25`, the shared analyzer, CRC-32 term indices), the IDF
 applied by the engine (``Modifier.IDF``, Lucene's ``ln(1 + (N - n + 0.5) / (n + 0.5))``, as
 bm25s did). A score is ``(k1 + 1)`` times bm25s's for the same ``k1``, ``b`` and average
 document length, so every engine ranks alike.
@@ -24,7 +24,7 @@ from collections.abc import Iterator, Sequence
 from itertools import islice
 from typing import TYPE_CHECKING
 
-from agentic_search.domain.bm25 import (
+from agentic_search.logic.bm25 import (
     DEFAULT_B,
     DEFAULT_K1,
     document_vector,
@@ -32,9 +32,9 @@ from agentic_search.domain.bm25 import (
     term_index,
     terms_vector,
 )
-from agentic_search.domain.schema import DomainSchema
-from agentic_search.domain.text import Analyzer, default_analyzer, keyword_text
-from agentic_search.state import SPARSE_VECTOR, Filter, ScoredRecord, SparseVector
+from agentic_search.logic.schema import DomainSchema
+from agentic_search.logic.text import Analyzer, default_analyzer, keyword_text
+from agentic_search.wire import SPARSE_VECTOR, Filter, ScoredRecord, SparseVector
 
 if TYPE_CHECKING:
     from agentic_search.ports import VectorStore
@@ -110,7 +110,7 @@ class SparseBm25Index(ABC):
 
     def query_vector(self, text: str) -> SparseVector:
         """Query-side vector: each term weighted by its count in ``text``
-        (:func:`agentic_search.domain.bm25.query_vector`)."""
+        (:func:`agentic_search.logic.bm25.query_vector`)."""
         return query_vector(self.analyzer, text)
 
     def search(

@@ -1,5 +1,5 @@
 """Where sync entries live (the :class:`~agentic_search.ports.SyncStatusStore` port; the
-entries themselves are :mod:`agentic_search.state.sync`).
+entries themselves are :mod:`agentic_search.wire.sync`).
 
 Backends: :class:`SqliteSyncStatus` (the embedded default, ``$AGENTIC_SEARCH_HOME/sync.sqlite``)
 and :class:`DynamoDBSyncStatus` (``SYNC_STATUS_TABLE``: key ``pk`` = ``<domain>#<id>``, a GSI
@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from agentic_search.ports import SyncStatusError
-from agentic_search.state.sync import COUNTED, STATUSES, Status, SyncEntry
+from agentic_search.wire.sync import COUNTED, STATUSES, Status, SyncEntry
 
 
 class SqliteSyncStatus:
@@ -91,7 +91,7 @@ class SqliteSyncStatus:
 
     def counts(self, domain: str) -> dict[str, int]:
         """Entries per status; the tombstones of deleted records apart, as ``deleted`` (see
-        :data:`~agentic_search.state.sync.COUNTED`)."""
+        :data:`~agentic_search.wire.sync.COUNTED`)."""
         try:
             with self._lock:
                 rows = self._db.execute(

@@ -1,7 +1,7 @@
 """CacheCheck and CacheStore: the exact-match result cache around a search.
 
 The key covers the normalized query, limit, rounds, domain, schema version, catalog version and
-the process's answer-shaping settings (:mod:`agentic_search.domain.cache_keys`); a failing
+the process's answer-shaping settings (:mod:`agentic_search.logic.cache_keys`); a failing
 cache is a miss, never a failed search.
 """
 
@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentic_search.components import Components
-from agentic_search.domain.cache_keys import cache_key
+from agentic_search.dependencies import Dependencies
+from agentic_search.logic.cache_keys import cache_key
 from agentic_search.ports import CacheError
-from agentic_search.state import BUDGET_STOP, CacheInfo, SearchRequest, SearchState
+from agentic_search.wire import BUDGET_STOP, CacheInfo, SearchRequest, SearchState
 
 
-def cache_check(state: SearchState, c: Components) -> SearchState:
+def cache_check(state: SearchState, c: Dependencies) -> SearchState:
     """CacheCheck: look the request up; a hit puts the cached response in the state.
     A failing cache is a miss with ``cache.error`` set (never a failed search)."""
     info, hit = cache_lookup(state.request, c)
@@ -25,7 +25,7 @@ def cache_check(state: SearchState, c: Components) -> SearchState:
     return state
 
 
-def cache_lookup(req: SearchRequest, c: Components) -> tuple[CacheInfo, dict[str, Any] | None]:
+def cache_lookup(req: SearchRequest, c: Dependencies) -> tuple[CacheInfo, dict[str, Any] | None]:
     """CacheCheck's lookup of ``req``: what it notes (key, backend, catalog version, hit or
     error) and the cached response (with that note as its ``cache``), or None on a miss. A
     failing cache is a miss with ``error`` set. Needs no search state (a cache hit ahead of
@@ -55,7 +55,7 @@ def cache_lookup(req: SearchRequest, c: Components) -> tuple[CacheInfo, dict[str
     return info, hit
 
 
-def cache_store(state: SearchState, c: Components) -> SearchState:
+def cache_store(state: SearchState, c: Dependencies) -> SearchState:
     """CacheStore: keep the response unless it came from the cache, has no key, lists errors
     (a partial answer), stopped its rounds for the latency budget (a busy host's answer:
     a later request gets the rounds it asked for) or ran on the rules because the LLM failed

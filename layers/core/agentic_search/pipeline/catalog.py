@@ -1,23 +1,23 @@
 """The catalog as the intent extractor sees it: names -> record ids, and the rule-based
-extractor built on them (kept in the memo until the next write)."""
+extractor built on them (kept in the process caches until the next write)."""
 
 from __future__ import annotations
 
 import threading
 from typing import Any
 
-from agentic_search.components import Components
-from agentic_search.domain.capabilities import CapabilityMatcher
-from agentic_search.domain.intent import CatalogLookup
-from agentic_search.domain.intent_rules import RuleBasedIntentExtractor
-from agentic_search.state import ENTITY_KEY, IntentState
+from agentic_search.dependencies import Dependencies
+from agentic_search.logic.capabilities import CapabilityMatcher
+from agentic_search.logic.intent import CatalogLookup
+from agentic_search.logic.intent_rules import RuleBasedIntentExtractor
+from agentic_search.wire import ENTITY_KEY, IntentState
 
 
-def catalog_lookup(c: Components) -> CatalogLookup:
+def catalog_lookup(c: Dependencies) -> CatalogLookup:
     """The collection's names, records by id and query linker (reference tools and named
     entities are resolved through it), read once from the store and kept until a write
-    (``memo.forget_catalog``). A schema without ``entities`` has no named records."""
-    if c.memo.catalog is None:
+    (``caches.forget_catalog``). A schema without ``entities`` has no named records."""
+    if c.caches.catalog is None:
         schema = c.schema
 
         def record(rid: str) -> dict[str, Any] | None:
@@ -31,7 +31,7 @@ def catalog_lookup(c: Components) -> CatalogLookup:
             if schema.entities.aliases:
                 keys.append(schema.entities.aliases)
             payloads = list(c.store.scroll(schema, payload=keys))
-            c.memo.catalog = CatalogLookup.of(
+            c.caches.catalog = CatalogLookup.of(
                 schema,
                 payloads,
                 record,
@@ -39,44 +39,45 @@ def catalog_lookup(c: Components) -> CatalogLookup:
                 c.analyzer,
             )
         else:
-            c.memo.catalog = CatalogLookup(names={}, record=record, dated=False)
-        c.memo.extractor = None
-    return c.memo.catalog
+            c.caches.catalog = CatalogLookup(names={}, record=record, dated=False)
+        c.caches.extractor = None
+    return c.caches.catalog
 
 
 _MATCHERS_LOCK = threading.Lock()
 
 
-def capability_matcher(c: Components) -> CapabilityMatcher | None:
-    """The schema's capability matcher over the components' embedder, one per process and
-    domain (in the memo): its entries are embedded once, on the first query that needs them.
+def capability_matcher(c: Dependencies) -> CapabilityMatcher | None:
+    """The schema's capability matcher over the dependencies' embedder, one per process and
+    domain (in the process caches): its entries are embedded once, on the first query that
+    needs them.
     None when the schema declares no ``capabilities``. The embedder is only touched then (its
     model name too: a threshold calibrated for other models matches nothing)."""
     if c.schema.capabilities is None:
         return None
     with _MATCHERS_LOCK:
-        if c.memo.capabilities is None:
-            c.memo.capabilities = CapabilityMatcher(
+        if c.caches.capabilities is None:
+            c.caches.capabilities = CapabilityMatcher(
                 c.schema,
                 lambda texts: c.embedder.embed_documents(list(texts)),
                 lambda text: c.embedder.embed_query(text),
                 model=lambda: c.embedder.identity.model,
             )
-        return c.memo.capabilities
+        return c.caches.capabilities
 
 
-def extract_by_rules(c: Components, query: str) -> IntentState:
+def extract_by_rules(c: Dependencies, query: str) -> IntentState:
     """The rule-based intent of ``query`` over the catalog's names.
 
     Raises:
         ValueError: for an empty or over-long query.
     """
     lookup = catalog_lookup(c)
-    if c.memo.extractor is None:
-        c.memo.extractor = RuleBasedIntentExtractor(
+    if c.caches.extractor is None:
+        c.caches.extractor = RuleBasedIntentExtractor(
             c.schema, lookup, capabilities=capability_matcher(c)
         )
-    return c.memo.extractor.extract(query)
+    return c.caches.extractor.extract(query)
 
 
 __all__ = ["catalog_lookup", "extract_by_rules"]

@@ -1,10 +1,11 @@
 """Query embeddings for a round: each distinct text embedded once, under the source deadline.
 
-Vectors are kept in the memo (LRU of :data:`QUERY_VECTOR_CACHE` texts per embedder), and a text
-another thread is embedding right now is waited for, not embedded twice (the Map's sub-queries
-of one round share one embedding). A hanging embedding API is given up at the deadline and
-fails only the dense sources that need its vectors. A collection built by another embedder
-(:mod:`agentic_search.domain.embedder_identity`) fails them too, with one message naming both.
+Vectors are kept in the process caches (LRU of :data:`QUERY_VECTOR_CACHE` texts per embedder),
+and a text another thread is embedding right now is waited for, not embedded twice (the Map's
+sub-queries of one round share one embedding). A hanging embedding API is given up at the
+deadline and fails only the dense sources that need its vectors. A collection built by another
+embedder (:mod:`agentic_search.logic.embedder_identity`) fails them too, with one message naming
+both.
 """
 
 from __future__ import annotations
@@ -15,10 +16,10 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from agentic_search.components import Components
-from agentic_search.domain.embedder_identity import check_identity
+from agentic_search.dependencies import Dependencies
+from agentic_search.logic.embedder_identity import check_identity
 from agentic_search.ports import Embedder, EmbedderError
-from agentic_search.state import QueryPlan
+from agentic_search.wire import QueryPlan
 
 #: Query texts whose vectors are kept (LRU): sub-queries of one round and repeated queries
 #: embed a text once.
@@ -90,7 +91,7 @@ def embed_within(
     return box["value"]
 
 
-def embed_texts(c: Components, plan: QueryPlan) -> tuple[dict[str, Any], dict[str, str]]:
+def embed_texts(c: Dependencies, plan: QueryPlan) -> tuple[dict[str, Any], dict[str, str]]:
     """Vectors of the plan's dense query texts (text -> vector) and the texts that failed
     (text -> "Error: message"); see the module docstring."""
     texts = list(
@@ -104,27 +105,27 @@ def embed_texts(c: Components, plan: QueryPlan) -> tuple[dict[str, Any], dict[st
     errors: dict[str, str] = {}
     if not texts:
         return vectors, errors
-    memo = c.memo
+    caches = c.caches
     embedder = c.embedder
     tag = id(embedder)  # a swapped embedder never sees another one's vectors
     mine: list[str] = []  # texts this call embeds
     waits: dict[str, cf.Future] = {}  # texts another thread is embedding right now
-    with memo.vectors_lock:
+    with caches.vectors_lock:
         for t in texts:
             key = (tag, t)
-            if key in memo.query_vectors:
-                memo.query_vectors.move_to_end(key)
-                vectors[t] = memo.query_vectors[key]
-            elif key in memo.in_flight:
-                waits[t] = memo.in_flight[key]
+            if key in caches.query_vectors:
+                caches.query_vectors.move_to_end(key)
+                vectors[t] = caches.query_vectors[key]
+            elif key in caches.in_flight:
+                waits[t] = caches.in_flight[key]
             else:
-                memo.in_flight[key] = cf.Future()
+                caches.in_flight[key] = cf.Future()
                 mine.append(t)
     if mine:
         warm_up = getattr(embedder, "warm_up", None)
         if warm_up is not None:  # a local model's session: start-up, not the search's time
             try:
-                with memo.setup():
+                with caches.setup():
                     warm_up()
             except Exception:
                 pass
@@ -141,18 +142,18 @@ def embed_texts(c: Components, plan: QueryPlan) -> tuple[dict[str, Any], dict[st
             failure: Exception | None = None
         except Exception as exc:  # any embedder failure fails only the dense sources
             embedded, failure = [], exc
-        with memo.vectors_lock:
+        with caches.vectors_lock:
             for i, t in enumerate(mine):
-                fut = memo.in_flight.pop((tag, t))
+                fut = caches.in_flight.pop((tag, t))
                 if failure is not None:
                     fut.set_exception(failure)
                     errors[t] = f"{type(failure).__name__}: {failure}"
                     continue
                 vectors[t] = embedded[i]
                 fut.set_result(embedded[i])
-                memo.query_vectors[(tag, t)] = embedded[i]
-                while len(memo.query_vectors) > QUERY_VECTOR_CACHE:
-                    memo.query_vectors.popitem(last=False)
+                caches.query_vectors[(tag, t)] = embedded[i]
+                while len(caches.query_vectors) > QUERY_VECTOR_CACHE:
+                    caches.query_vectors.popitem(last=False)
     for t, fut in waits.items():  # sub-queries of one round share one embedding
         try:
             vectors[t] = fut.result()

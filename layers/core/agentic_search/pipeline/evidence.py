@@ -8,14 +8,14 @@ from typing import Any
 
 import numpy as np
 
-from agentic_search.components import Components
-from agentic_search.domain.fusion import minmax
-from agentic_search.domain.round_queries import dense_aspect
-from agentic_search.domain.snippets import evidence_text, stored_snippet_tokens
-from agentic_search.domain.text import field_text
-from agentic_search.domain.tokens import token_counter, token_counter_name
+from agentic_search.dependencies import Dependencies
+from agentic_search.logic.executor import dense_aspect
+from agentic_search.logic.fusion import minmax
+from agentic_search.logic.snippets import evidence_text, stored_snippet_tokens
+from agentic_search.logic.text import field_text
+from agentic_search.logic.tokens import token_counter, token_counter_name
 from agentic_search.pipeline.hydrate import hydrate
-from agentic_search.state import (
+from agentic_search.wire import (
     INTERNAL_KEYS,
     Evidence,
     Fused,
@@ -28,34 +28,34 @@ from agentic_search.state import (
 TOKEN_COUNT_CACHE = 8192
 
 
-def count_tokens(c: Components, texts: Sequence[str]) -> list[int]:
+def count_tokens(c: Dependencies, texts: Sequence[str]) -> list[int]:
     """Token counts with the embedder's tokenizer (:func:`token_counter`), one per text.
 
-    Counts are memoized by text (LRU of ``TOKEN_COUNT_CACHE`` texts in the memo): the same
+    Counts are memoized by text (LRU of ``TOKEN_COUNT_CACHE`` texts in the process caches): the same
     snippets come back round after round and query after query, and word-piece tokenizing 30
     snippets of 1,200 characters took longer than the round's retrieval.
     """
-    memo = c.memo.token_counts
-    lock = c.memo.tokens_lock
+    counts = c.caches.token_counts
+    lock = c.caches.tokens_lock
     with lock:
         out: list[int | None] = []
         for t in texts:
-            n = memo.get(t)
+            n = counts.get(t)
             if n is not None:
-                memo.move_to_end(t)
+                counts.move_to_end(t)
             out.append(n)
     todo = list(dict.fromkeys(t for t, n in zip(texts, out, strict=True) if n is None))
     if todo:
         counted = dict(zip(todo, token_counter(c.embedder)(todo), strict=True))
         with lock:
-            memo.update(counted)
-            while len(memo) > TOKEN_COUNT_CACHE:
-                memo.popitem(last=False)
+            counts.update(counted)
+            while len(counts) > TOKEN_COUNT_CACHE:
+                counts.popitem(last=False)
         out = [counted[t] if n is None else n for t, n in zip(texts, out, strict=True)]
     return [int(n) for n in out]  # type: ignore[arg-type]
 
 
-def evidence_fields(c: Components) -> list[str]:
+def evidence_fields(c: Dependencies) -> list[str]:
     """The record fields evidence carries (filterable and vocabulary fields): what grading
     and contradiction checks read."""
     schema = c.schema
@@ -67,7 +67,7 @@ def evidence_fields(c: Components) -> list[str]:
 
 
 def build_evidence(
-    c: Components,
+    c: Dependencies,
     plan: QueryPlan,
     intent: IntentState,
     results: list[RetrievedList],
@@ -77,7 +77,7 @@ def build_evidence(
 ) -> tuple[list[Evidence], dict[str, np.ndarray]]:
     """Evidence for the round's top fused candidates (in fused order) and the unit vectors of
     the main aspect by id. ``tokens`` is the snippet's count stored at ingest
-    (:mod:`agentic_search.domain.snippets`), or 0 when there is none: selection then counts
+    (:mod:`agentic_search.logic.snippets`), or 0 when there is none: selection then counts
     the candidates it needs (``select_evidence(count_tokens=...)``)."""
     if not fused:
         return [], {}

@@ -8,16 +8,16 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from agentic_search.components import Components
-from agentic_search.domain.cache_keys import plan_cache_key
-from agentic_search.domain.complexity import with_complexity
-from agentic_search.domain.intent_merge import merge_intents
-from agentic_search.domain.intent_overrides import without
-from agentic_search.domain.llm_budget import Budget, LLMFallback
-from agentic_search.domain.plan_rules import validate_plan
+from agentic_search.dependencies import Dependencies
+from agentic_search.logic.cache_keys import plan_cache_key
+from agentic_search.logic.complexity import with_complexity
+from agentic_search.logic.intent_merge import merge_intents
+from agentic_search.logic.intent_overrides import without
+from agentic_search.logic.llm_budget import Budget, LLMFallback
+from agentic_search.logic.plan_rules import validate_plan
 from agentic_search.pipeline.catalog import extract_by_rules
 from agentic_search.ports import CacheError, IntentPlanner
-from agentic_search.state import (
+from agentic_search.wire import (
     CacheInfo,
     ExtractorInfo,
     IntentState,
@@ -27,16 +27,16 @@ from agentic_search.state import (
 )
 
 
-def extract_intent(state: SearchState, c: Components) -> SearchState:
+def extract_intent(state: SearchState, c: Dependencies) -> SearchState:
     """ExtractIntent (and ExtractIntentRules after a failure).
 
     With an LLM configured, the plan cache is looked up first (a hit brings the intent and
     the plan, and no LLM call is made), then the LLM extractor runs; any
-    :class:`~agentic_search.domain.llm_budget.LLMFallback` runs the rule-based extractor
+    :class:`~agentic_search.logic.llm_budget.LLMFallback` runs the rule-based extractor
     instead, with the
     reason recorded in ``state.extractor``. Without an LLM, or after a Catch
     (``intentError``), the rules run. The parts of the intent named in ``request.drop`` are
-    then left out (:func:`~agentic_search.domain.intent_overrides.without`).
+    then left out (:func:`~agentic_search.logic.intent_overrides.without`).
 
     Raises:
         ValueError: for an empty or over-long query.
@@ -65,7 +65,7 @@ def extract_intent(state: SearchState, c: Components) -> SearchState:
     return state
 
 
-def _intent_by_llm(state: SearchState, c: Components, llm: IntentPlanner) -> ExtractorInfo:
+def _intent_by_llm(state: SearchState, c: Dependencies, llm: IntentPlanner) -> ExtractorInfo:
     """Plan cache lookup, then the LLM extractor; sets ``state.intent`` (and ``state.plan`` on
     a hit) and returns how the intent was made."""
     req = state.request
@@ -89,7 +89,7 @@ def _intent_by_llm(state: SearchState, c: Components, llm: IntentPlanner) -> Ext
 
 def ask_llm(
     state: SearchState,
-    c: Components,
+    c: Dependencies,
     llm: IntentPlanner,
     call: Callable[[Budget], Any],
     success: str,
@@ -114,7 +114,7 @@ def ask_llm(
 
 
 def plan_cache_get(
-    state: SearchState, c: Components, llm: IntentPlanner
+    state: SearchState, c: Dependencies, llm: IntentPlanner
 ) -> tuple[IntentState, QueryPlan] | None:
     """The cached intent and plan of this request on the LLM path (None on a miss, a cache
     failure or an entry that no longer parses); the lookup is noted in ``state.plan_cache``."""

@@ -4,27 +4,37 @@ round-by-round report, as the response; errors of failed steps are listed, never
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
-from agentic_search.components import Components
-from agentic_search.domain.chunking import best_chunks, doc_id_of
-from agentic_search.domain.comparison import compare
-from agentic_search.domain.entity_rounds import place
-from agentic_search.domain.quality import CandidateEvidence, answer_quality, clearing
-from agentic_search.domain.rounds import (
+from agentic_search.dependencies import Dependencies
+from agentic_search.logic.chunking import best_chunks, doc_id_of
+from agentic_search.logic.comparison import compare
+from agentic_search.logic.executor import (
     final_ranking,
     finalize_evidence_pack,
     ranked_rounds,
     rerank_order,
+    with_pins_and_bridges,
+)
+from agentic_search.logic.quality import (
+    CandidateEvidence,
+    QueryReading,
+    answer_quality,
+    best_cosine,
+    content_words,
+    function_word_text,
+    ids_to_return,
+    read_query,
 )
 from agentic_search.pipeline.hydrate import execution_stats, hydrate
-from agentic_search.state import (
+from agentic_search.wire import (
     AnswerQuality,
     CacheInfo,
     Candidate,
     Comparison,
     EvidencePack,
     ExecutorState,
+    IntentState,
     QueryExecutorOutput,
     SearchResponse,
     SearchState,
@@ -33,7 +43,7 @@ from agentic_search.state import (
 )
 
 
-def finalize(state: SearchState, c: Components) -> SearchState:
+def finalize(state: SearchState, c: Dependencies) -> SearchState:
     """Finalize: the response (candidates, evidence pack, report). A state that already
     has a response (a cache hit) passes through. Errors of failed steps (``roundError``,
     ``fuseError``, ``gradeError``) are listed; what earlier rounds found is returned.
@@ -89,7 +99,7 @@ def finalize(state: SearchState, c: Components) -> SearchState:
 
 
 def finish(
-    c: Components, state: ExecutorState, errors: Sequence[SourceError] = ()
+    c: Dependencies, state: ExecutorState, errors: Sequence[SourceError] = ()
 ) -> tuple[QueryExecutorOutput, EvidencePack]:
     """The final ranking, hydrated candidates with provenance, and the evidence pack.
     ``errors`` are failures outside the rounds (a failed step) to list with the rest."""
@@ -99,7 +109,7 @@ def finish(
         ranking = final_ranking(state)
     else:
         ranking = rerank_order(state.first_fused, state.rerank_scores, state.caps.rerank_top_n)
-    ranking = place(ranking, state.pins, state.bridges)
+    ranking = with_pins_and_bridges(ranking, state.pins, state.bridges)
     if c.schema.chunking is not None:  # each document once, at its best chunk's rank
         ranking = best_chunks(ranking, lambda f: f.id)
     results = state.retrieved
@@ -125,7 +135,7 @@ def finish(
     stats.rounds = state.round_index
     all_errors = [e for r in state.report.rounds for e in r.errors] + list(errors)
     coverage = pack.coverage.confidence if pack.evidence else 0.0
-    candidates, quality = judge(c, state, candidates, coverage)
+    candidates, quality = grade_answer(c, state, candidates, coverage)
     if c.schema.chunking is not None:
         for cand in candidates:
             as_document(cand)
@@ -154,15 +164,17 @@ def as_document(cand: Candidate) -> Candidate:
     return cand
 
 
-def judge(
-    c: Components, state: ExecutorState, candidates: list[Candidate], coverage: float
+def grade_answer(
+    c: Dependencies, state: ExecutorState, candidates: list[Candidate], coverage: float
 ) -> tuple[list[Candidate], AnswerQuality]:
     """The answer quality of ``candidates`` and the candidates that clear it, each judged by
-    its own evidence (see :mod:`agentic_search.domain.quality`); the cosines were measured
-    by FuseRerank (round 1's head, and what later rounds brought into theirs), so the
-    thresholds are those calibrated for the embedder's model
-    (:meth:`~agentic_search.domain.schema.DomainSchema.quality_for`)."""
+    its own evidence (see :mod:`agentic_search.logic.quality`); the cosines were measured
+    by FuseRerank (round 1's head, and what later rounds brought into theirs), each raised
+    to its best dense source's cosine to the query's text, so the thresholds are those
+    calibrated for the embedder's model
+    (:meth:`~agentic_search.logic.schema.DomainSchema.quality_for`)."""
     spec = c.schema.quality_for(c.embedder_model())
+    reading = query_reading(c, state.intent, state.word_relevance) if spec.reads_words else None
     found = {cand.id for cand in candidates}
     pins = {rid for rid in state.pins if rid in found}
     words = set(c.analyzer.terms(state.intent.normalized_query))
@@ -174,7 +186,7 @@ def judge(
     evidence = [
         CandidateEvidence(
             id=cand.id,
-            relevance=state.relevance.get(cand.id),
+            relevance=best_cosine(state.relevance.get(cand.id), cand.provenance.hits),
             vocabulary=any(
                 asked.get(field, set()) & set(values)
                 for field, values in cand.provenance.matched_values.items()
@@ -187,14 +199,32 @@ def judge(
     if not words and not pins:  # "the", "to be": nothing the query asks could be covered
         quality = AnswerQuality(verdict="none", score=0.0, reason=NO_WORDS)
     else:
-        quality = answer_quality(spec, evidence, coverage)
-    keep = set(clearing(spec, quality, evidence))
+        quality = answer_quality(spec, evidence, coverage, reading)
+    keep = set(ids_to_return(spec, quality, evidence, reading))
     kept = [cand for cand in candidates if cand.id in keep]
     quality.withheld = len(candidates) - len(kept)
     return kept, quality
 
 
-def comparison_of(c: Components, state: ExecutorState) -> Comparison | None:
+def query_reading(
+    c: Dependencies, intent: IntentState, word_relevance: Mapping[str, float]
+) -> QueryReading:
+    """Which of the query's content words (its keyword terms, less those inside a record
+    name the query was linked to: a misspelt name is read) some record holds, asked of the
+    keyword index (:meth:`~agentic_search.ports.KeywordIndex.known_terms`); a word no record
+    holds whose cosine to the query (``word_relevance``, FuseRerank's
+    :func:`~agentic_search.pipeline.relevance.word_relevance`) is under the domain's
+    ``candidate_relevance`` is incidental."""
+    skip = list(c.analyzer.terms(function_word_text()))
+    for link in intent.entities:
+        skip.extend(c.analyzer.terms(link.surface))
+    words = content_words(intent.keywords, skip)
+    known = c.keyword.known_terms(c.schema, words) if words else set()
+    spec = c.schema.quality_for(c.embedder_model())
+    return read_query(words, known, word_relevance, spec.candidate_relevance)
+
+
+def comparison_of(c: Dependencies, state: ExecutorState) -> Comparison | None:
     """The comparison block of a comparison query: its pinned (named) records side by side
     (None for other queries, or when fewer than two named records were found)."""
     if state.intent.primary_goal != "compare" or len(state.pins) < 2:
@@ -218,4 +248,4 @@ def mark_relaxed(state: ExecutorState, candidates: list[Candidate]) -> None:
             ]
 
 
-__all__ = ["comparison_of", "finalize", "finish", "judge", "mark_relaxed"]
+__all__ = ["comparison_of", "finalize", "finish", "grade_answer", "mark_relaxed", "query_reading"]

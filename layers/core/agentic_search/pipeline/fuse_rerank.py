@@ -1,20 +1,34 @@
 """FuseRerank: fuse the Map's results (relaxing filters in round 1 when too few), build and
-rerank evidence for the top of the fused list, and select new evidence into the pool (MMR)."""
+rerank evidence for the top of the fused list, and select new evidence into the pool (MMR).
+
+The state does more than its name says, and the name stays because the ASL, the deployed
+state machine and the recorded events in ``events/`` name it:
+
+* **it retrieves** when round 1 finds fewer than ``limit`` results: the relaxation ladder
+  (:func:`relax_and_retrieve`) drops the softest filter and runs the relaxed plan's sources
+  here (:func:`~agentic_search.pipeline.sources.run_sources`), step after step. Whether a
+  step is needed is known only after fusing, and a ladder through the Map would cost a
+  PrepareRound -> Map -> FuseRerank pass per step;
+* **it embeds and reads the store**: the evidence's snippets and stored vectors (hydration,
+  :mod:`~agentic_search.pipeline.evidence`) and the query relevance of the head
+  (:mod:`~agentic_search.pipeline.relevance`), which answer quality reads in Finalize;
+* **it places** the entity fetch's pins and the bridge walk's best record
+  (:func:`pin_and_bridge`).
+"""
 
 from __future__ import annotations
 
 import time
 
-from agentic_search.components import Components
-from agentic_search.domain.entity_rounds import bridges_from, place
-from agentic_search.domain.fusion import rrf
-from agentic_search.domain.rounds import relax_step
-from agentic_search.domain.selection import select_evidence
+from agentic_search.dependencies import Dependencies
+from agentic_search.logic.executor import bridges_from, relax_step, with_pins_and_bridges
+from agentic_search.logic.fusion import rrf
+from agentic_search.logic.selection import select_evidence
 from agentic_search.pipeline.evidence import build_evidence, count_tokens
-from agentic_search.pipeline.relevance import query_relevance
+from agentic_search.pipeline.relevance import query_relevance, word_relevance
 from agentic_search.pipeline.rerank import rerank_candidates
 from agentic_search.pipeline.sources import merge, run_sources
-from agentic_search.state import (
+from agentic_search.wire import (
     Bridge,
     ExecutorState,
     Fused,
@@ -34,7 +48,7 @@ from agentic_search.state import (
 RANKING_KEEP = 300
 
 
-def fuse_rerank(state: SearchState, c: Components) -> SearchState:
+def fuse_rerank(state: SearchState, c: Dependencies) -> SearchState:
     """FuseRerank: fuse the Map's results of ``state.round`` into the executor state.
 
     Raises:
@@ -48,7 +62,7 @@ def fuse_rerank(state: SearchState, c: Components) -> SearchState:
     return state
 
 
-def fuse_round(c: Components, state: ExecutorState, work: RoundWork) -> RoundWork:
+def fuse_round(c: Dependencies, state: ExecutorState, work: RoundWork) -> RoundWork:
     """Fuse the round's results (relaxing filters in round 1 when too few), build and
     rerank evidence for the top of the fused list and select new evidence into the pool.
     Keeps in the state only the hits of candidates that can still be returned."""
@@ -65,7 +79,7 @@ def fuse_round(c: Components, state: ExecutorState, work: RoundWork) -> RoundWor
     fused, used = merge(results, work.plan.fusion, work.plan.rrf_k)
     if rnd == 1:
         state.fusion_used = used
-        fused, results = relax(c, state, work.plan, fused, results, rep)
+        fused, results = relax_and_retrieve(c, state, work.plan, fused, results, rep)
     stage["fusion"] = elapsed_ms(t)
     ok = [r for r in results if r.error is None]
     rep.errors += [r.error for r in results if r.error is not None]
@@ -74,7 +88,7 @@ def fuse_round(c: Components, state: ExecutorState, work: RoundWork) -> RoundWor
     state.candidates_before += rep.candidates_before_fusion
     state.candidates_after = max(state.candidates_after, len(fused))
     state.round_rankings.append([f.id for f in fused[:RANKING_KEEP]])
-    placed = place_round(state, work, results, fused)
+    ranking = pin_and_bridge(state, work, results, fused)
     keep_n = max(state.plan.limit, state.caps.selection_pool, state.caps.rerank_top_n)
     if rnd == 1:  # only what can still be returned: the state crosses every step as JSON
         state.first_fused = fused[:keep_n]
@@ -83,16 +97,17 @@ def fuse_round(c: Components, state: ExecutorState, work: RoundWork) -> RoundWor
     reranker = c.reranker
     pool_n = max(state.caps.selection_pool, state.caps.rerank_top_n if reranker else 0)
     evidence, vectors = build_evidence(
-        c, work.plan, intent, ok, placed[:pool_n], rnd, state.caps.snippet_chars
+        c, work.plan, intent, ok, ranking[:pool_n], rnd, state.caps.snippet_chars
     )
     stage["evidence"] = elapsed_ms(t)
     # After the evidence: the head's stored vectors it read (with every aspect) are in the
     # store's record cache, so only the rest of the head is read here.
     if rnd == 1:  # the absolute match of what can be returned (answer quality reads it)
-        head = [f.id for f in placed[: state.plan.limit]]
+        head = [f.id for f in ranking[: state.plan.limit]]
         state.relevance = query_relevance(c, work.plan, results, head)
+        state.word_relevance = word_relevance(c, work.plan, intent)
     elif state.relevance:  # what a later round brings into its head, to the same query
-        new = [f.id for f in placed[: state.plan.limit] if f.id not in state.relevance]
+        new = [f.id for f in ranking[: state.plan.limit] if f.id not in state.relevance]
         if new:
             state.relevance.update(query_relevance(c, state.plan, results, new))
     t = time.perf_counter()
@@ -162,7 +177,7 @@ def fuse_round(c: Components, state: ExecutorState, work: RoundWork) -> RoundWor
         )
         for e in selected
     ]
-    work.found_any = bool(placed)
+    work.found_any = bool(ranking)
     keep = (
         {f.id for f in fused[:keep_n]}
         | set(state.relaxed_ids)
@@ -174,11 +189,11 @@ def fuse_round(c: Components, state: ExecutorState, work: RoundWork) -> RoundWor
     return work
 
 
-def place_round(
+def pin_and_bridge(
     state: ExecutorState, work: RoundWork, results: list[RetrievedList], fused: list[Fused]
 ) -> list[Fused]:
     """The round's fused list with what its entity fetch pins and its graph walk bridges
-    placed (see :mod:`agentic_search.domain.entity_rounds`); the pins and bridges are kept
+    placed (see :mod:`agentic_search.logic.executor.entity_rounds`); the pins and bridges are kept
     in the state for the final ranking and listed in the round's report."""
     by_name = {r.name: r for r in results if r.error is None}
     if (entity := by_name.get("entity")) is not None and not state.pins:
@@ -192,11 +207,11 @@ def place_round(
         bridges = bridges_from(hits, walk.seeds)
         state.bridges += bridges
         work.report.bridges = bridges
-    return place(fused, state.pins, state.bridges if bridges or state.pins else [])
+    return with_pins_and_bridges(fused, state.pins, state.bridges if bridges or state.pins else [])
 
 
-def relax(
-    c: Components,
+def relax_and_retrieve(
+    c: Dependencies,
     state: ExecutorState,
     plan: QueryPlan,
     fused: list[Fused],
@@ -229,4 +244,4 @@ def relax(
     return rrf([RankedList("round1", have)], plan.rrf_k), results
 
 
-__all__ = ["RANKING_KEEP", "fuse_rerank", "fuse_round", "place_round", "relax"]
+__all__ = ["RANKING_KEEP", "fuse_rerank", "fuse_round", "pin_and_bridge", "relax_and_retrieve"]

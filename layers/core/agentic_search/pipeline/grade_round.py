@@ -1,16 +1,16 @@
 """GradeRound: grade the evidence pool's coverage, decide whether to go on (the stopping rule
-of :func:`agentic_search.domain.rounds.should_continue`) and close the round's report."""
+of :func:`agentic_search.logic.executor.rounds.should_continue`) and close the round's report."""
 
 from __future__ import annotations
 
 import time
 
-from agentic_search.components import Components
-from agentic_search.domain.rounds import should_continue
-from agentic_search.state import ExecutorState, RoundWork, SearchState, elapsed_ms
+from agentic_search.dependencies import Dependencies
+from agentic_search.logic.executor import should_continue
+from agentic_search.wire import ExecutorState, RoundWork, SearchState, elapsed_ms
 
 
-def grade_round(state: SearchState, c: Components) -> SearchState:
+def grade_round(state: SearchState, c: Dependencies) -> SearchState:
     """GradeRound: coverage, the stopping decision, the round's report; the round is done.
 
     Raises:
@@ -21,7 +21,7 @@ def grade_round(state: SearchState, c: Components) -> SearchState:
     return state
 
 
-def grade(c: Components, state: ExecutorState, work: RoundWork) -> ExecutorState:
+def grade(c: Dependencies, state: ExecutorState, work: RoundWork) -> ExecutorState:
     """Grade the pool's coverage, decide whether to go on and close the round's report."""
     rep = work.report
     t = time.perf_counter()

@@ -19,10 +19,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from agentic_search.components import Components
-from agentic_search.domain.filters import matches
+from agentic_search.dependencies import Dependencies
+from agentic_search.logic.filters import matches
 from agentic_search.pipeline.embedding import embed_texts
-from agentic_search.state import (
+from agentic_search.wire import (
     HASHES_KEY,
     LINKED_FROM_KEY,
     LINKS_KEY,
@@ -37,7 +37,7 @@ from agentic_search.state import (
 
 
 def fetch_entities(
-    c: Components, source: EntitySource, filters: Sequence[Filter] = ()
+    c: Dependencies, source: EntitySource, filters: Sequence[Filter] = ()
 ) -> list[ScoredRecord]:
     """entity_state: the named records in the order named, score 1.0, those the hard
     ``filters`` reject left out; each hit's ``_via`` is the name it was asked by."""
@@ -71,7 +71,9 @@ def _neighbours(
     return list(seen.items())
 
 
-def walk(c: Components, source: GraphSource, filters: Sequence[Filter] = ()) -> list[ScoredRecord]:
+def walk(
+    c: Dependencies, source: GraphSource, filters: Sequence[Filter] = ()
+) -> list[ScoredRecord]:
     """The graph walk of ``source`` (see the module docstring): walked records that pass the
     hard ``filters`` and are not excluded, best first, at most ``top_k``."""
     schema = c.schema
@@ -153,7 +155,7 @@ def personalized_pagerank(
     return dict(zip(nodes, scores, strict=True))
 
 
-def _cosines(c: Components, source: GraphSource, ids: Sequence[str]) -> dict[str, float]:
+def _cosines(c: Dependencies, source: GraphSource, ids: Sequence[str]) -> dict[str, float]:
     """Cosine of each record's stored vector on the source's aspect to the query text's
     vector (the embedder's, cached), or to the reference record's stored vector (stored
     vectors are unit length). Without either, every record scores 1 (PageRank alone)."""

@@ -11,11 +11,11 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-from agentic_search.components import Components
-from agentic_search.domain.fusion import minmax
-from agentic_search.domain.schema import DomainSchema
-from agentic_search.domain.text import keyword_text
-from agentic_search.state import (
+from agentic_search.dependencies import Dependencies
+from agentic_search.logic.fusion import minmax
+from agentic_search.logic.schema import DomainSchema
+from agentic_search.logic.text import keyword_text
+from agentic_search.wire import (
     INTERNAL_KEYS,
     Candidate,
     ExecutionStats,
@@ -31,7 +31,7 @@ CANDIDATES = TypeAdapter(list[Candidate])
 
 
 def hydrate(
-    c: Components,
+    c: Dependencies,
     plan: QueryPlan,
     intent: IntentState | None,
     results: list[RetrievedList],

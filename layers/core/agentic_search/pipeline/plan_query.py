@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import time
 
-from agentic_search.components import Components
-from agentic_search.domain.round_queries import hyde_status
-from agentic_search.domain.rounds import executor_gate
+from agentic_search.dependencies import Dependencies
+from agentic_search.logic.executor import executor_gate, hyde_status
 from agentic_search.pipeline.extract_intent import ask_llm
 from agentic_search.ports import CacheError
-from agentic_search.state import (
+from agentic_search.wire import (
     ExecutorCaps,
     ExecutorState,
     ExtractorInfo,
@@ -20,7 +19,7 @@ from agentic_search.state import (
 )
 
 
-def plan_query(state: SearchState, c: Components) -> SearchState:
+def plan_query(state: SearchState, c: Dependencies) -> SearchState:
     """PlanQuery (and PlanQueryRules): the plan, then the executor's gate.
 
     The plan comes from the plan cache (a hit in ExtractIntent), else the LLM planner when
@@ -79,7 +78,7 @@ def plan_query(state: SearchState, c: Components) -> SearchState:
 
 
 def start_executor(
-    c: Components, plan: QueryPlan, intent: IntentState, caps: ExecutorCaps | None = None
+    c: Dependencies, plan: QueryPlan, intent: IntentState, caps: ExecutorCaps | None = None
 ) -> ExecutorState:
     """The executor's gate: a validated plan and a fresh state (``started_at`` now).
 
@@ -100,7 +99,7 @@ def start_executor(
     return state
 
 
-def _plan_cache_put(state: SearchState, c: Components, plan: QueryPlan) -> None:
+def _plan_cache_put(state: SearchState, c: Dependencies, plan: QueryPlan) -> None:
     info = state.plan_cache
     transient = any(
         step is not None and step.transient for step in (state.extractor, state.planner)

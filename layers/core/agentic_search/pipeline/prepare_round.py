@@ -5,17 +5,21 @@ from __future__ import annotations
 
 import time
 
-from agentic_search.components import Components
-from agentic_search.domain.later_rounds import WRITTEN_PREFIX, writer_inputs
-from agentic_search.domain.llm_budget import LLMFallback
-from agentic_search.domain.round_queries import hyde_status, with_written_queries
-from agentic_search.domain.rounds import prepare_round_queries
-from agentic_search.domain.subqueries import split_plan
+from agentic_search.dependencies import Dependencies
+from agentic_search.logic.executor import (
+    WRITTEN_PREFIX,
+    hyde_status,
+    prepare_round_queries,
+    split_plan,
+    with_written_queries,
+    writer_inputs,
+)
+from agentic_search.logic.llm_budget import LLMFallback
 from agentic_search.ports import HydeError
-from agentic_search.state import ExecutorState, RoundReport, RoundWork, SearchState, SourceError
+from agentic_search.wire import ExecutorState, RoundReport, RoundWork, SearchState, SourceError
 
 
-def prepare_round(state: SearchState, c: Components) -> SearchState:
+def prepare_round(state: SearchState, c: Dependencies) -> SearchState:
     """PrepareRound: ``state.round`` becomes the next round (or None, with the executor's
     ``continueSearch`` false).
 
@@ -26,7 +30,7 @@ def prepare_round(state: SearchState, c: Components) -> SearchState:
     return state
 
 
-def next_round(c: Components, state: ExecutorState) -> RoundWork | None:
+def next_round(c: Dependencies, state: ExecutorState) -> RoundWork | None:
     """The next round's plan and sub-queries; ``None`` (and ``continue_search`` False) when
     the search is over or there is nothing new to ask. Round 1 asks the HyDE writer for a
     passage when :func:`hyde_status` says on; rounds 2+ ask the round writer
@@ -35,7 +39,7 @@ def next_round(c: Components, state: ExecutorState) -> RoundWork | None:
     if not state.continue_search:
         return None
     started = time.time()
-    setup_before = c.memo.setup_ms  # a cold process builds the stores' adapters here
+    setup_before = c.caches.setup_ms  # a cold process builds the stores' adapters here
     rnd = state.round_index + 1
     passage: str | None = None
     errors: list[SourceError] = []
@@ -69,7 +73,7 @@ def next_round(c: Components, state: ExecutorState) -> RoundWork | None:
         sub_queries=subs,
         report=RoundReport(round=rnd, queries=queries, errors=errors),
         started_at=started,
-        setup_ms=max(0.0, c.memo.setup_ms - setup_before),
+        setup_ms=max(0.0, c.caches.setup_ms - setup_before),
     )
 
 

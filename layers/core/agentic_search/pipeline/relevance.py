@@ -3,7 +3,7 @@ main aspect to the query's vector (all-MiniLM vectors are unit length, so a dot 
 
 Fusion scores are relative (a list's best hit scores 1 whatever it is); this is the one signal
 that says how well the best candidates match at all, so it is what the answer-quality check
-reads (:mod:`agentic_search.domain.quality`). The main aspect's text-embedded dense source
+reads (:mod:`agentic_search.logic.quality`). The main aspect's text-embedded dense source
 already scored the candidates it found (its raw scores are these cosines); the others are
 computed from their stored vectors.
 """
@@ -14,15 +14,15 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from agentic_search.components import Components
-from agentic_search.domain.later_rounds import planned_dense_text
-from agentic_search.domain.round_queries import dense_aspect
+from agentic_search.dependencies import Dependencies
+from agentic_search.logic.executor import dense_aspect, planned_dense_text
+from agentic_search.logic.quality import content_words, function_word_text, read_query
 from agentic_search.pipeline.embedding import embed_texts
-from agentic_search.state import QueryPlan, RetrievedList, VectorSource
+from agentic_search.wire import IntentState, QueryPlan, RetrievedList, VectorSource
 
 
 def query_relevance(
-    c: Components, plan: QueryPlan, results: Sequence[RetrievedList], ids: Sequence[str]
+    c: Dependencies, plan: QueryPlan, results: Sequence[RetrievedList], ids: Sequence[str]
 ) -> dict[str, float]:
     """Cosine to the query of each of ``ids`` on the plan's main aspect, rounded to 4
     decimals; empty when the plan embeds no query text (a query by example only)."""
@@ -54,4 +54,47 @@ def query_relevance(
     return {rid: v for rid, v in out.items() if rid in wanted}
 
 
-__all__ = ["query_relevance"]
+def word_relevance(c: Dependencies, plan: QueryPlan, intent: IntentState) -> dict[str, float]:
+    """Cosine to the query (the text the plan's main aspect embedded, its vector cached by
+    then; the query as written when there is none) of each content word of ``intent`` that
+    no record holds, embedded as the word was written (its first surface form in the
+    query), rounded to 4 decimals: how much of the need a word the catalog lacks carries
+    ("Spotify" in "alternative to Spotify for streaming music": 0.78; "figure" in "figure
+    out which microservice is making our requests slow": 0.10). Empty when the domain's
+    abstention does not read the query's words, every word is held, the query is unread
+    (another language: :class:`~agentic_search.logic.quality.QueryReading`), or the
+    embedder failed (then every such word counts)."""
+    spec = c.schema.quality_for(c.embedder_model())
+    if not spec.reads_words:
+        return {}
+    words = content_words(intent.keywords, c.analyzer.terms(function_word_text()))
+    reading = read_query(words, c.keyword.known_terms(c.schema, words) if words else set())
+    if not reading.missing:
+        return {}
+    surface: dict[str, str] = {}
+    for token in intent.query.split():
+        for term in c.analyzer.terms(token):
+            surface.setdefault(term, token.strip(".,;:!?()[]\"'"))
+    texts = [surface.get(w, w) for w in reading.unknown]
+    aspect = dense_aspect(plan, c.schema)
+    text = planned_dense_text(plan, aspect) or intent.query
+    probe = QueryPlan(
+        domain=c.schema.name,
+        strategy="identity-focused",
+        vector_sources=[VectorSource(aspect=aspect, top_k=1, text=text)],
+        fusion="none",
+    )
+    try:
+        vectors, errors = embed_texts(c, probe)  # round 1's vector, from the memo
+        if text not in vectors or text in errors:
+            return {}
+        q = np.asarray(vectors[text], dtype=np.float32).reshape(-1)
+        vecs = np.asarray(c.embedder.embed_documents(texts), dtype=np.float32)
+    except Exception:  # an optional signal: unmeasured, every such word counts (Finalize)
+        return {}
+    q = q / (float(np.linalg.norm(q)) or 1.0)
+    vecs = vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
+    return {w: round(float(v @ q), 4) for w, v in zip(reading.unknown, vecs, strict=True)}
+
+
+__all__ = ["query_relevance", "word_relevance"]

@@ -6,9 +6,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from agentic_search.domain.fusion import minmax
+from agentic_search.logic.fusion import minmax
 from agentic_search.ports import Reranker, RerankerError
-from agentic_search.state import Evidence, SourceError
+from agentic_search.wire import Evidence, SourceError
 
 
 def rerank_candidates(

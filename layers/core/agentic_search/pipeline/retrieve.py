@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from agentic_search.components import Components
+from agentic_search.dependencies import Dependencies
 from agentic_search.pipeline.sources import run_sources
-from agentic_search.state import (
+from agentic_search.wire import (
     RetrievedList,
     RetrieveEvent,
     SourceError,
@@ -12,17 +12,17 @@ from agentic_search.state import (
 )
 
 
-def retrieve(event: RetrieveEvent, c: Components) -> RetrievedList:
+def retrieve(event: RetrieveEvent, c: Dependencies) -> RetrievedList:
     """Retrieve: the Map item's sub-query run against ``c``'s stores (never raises for a
     failing source). Start-up work done meanwhile (a cold process loading the model or
     opening the store) is reported in ``setup_ms``, so the round budget can leave it out."""
-    before = c.memo.setup_ms
+    before = c.caches.setup_ms
     out = retrieve_sub_query(c, event.sub_query)
-    out.setup_ms = max(0.0, c.memo.setup_ms - before)
+    out.setup_ms = max(0.0, c.caches.setup_ms - before)
     return out
 
 
-def retrieve_sub_query(c: Components, sub: SubQuery) -> RetrievedList:
+def retrieve_sub_query(c: Dependencies, sub: SubQuery) -> RetrievedList:
     """Run one sub-query's source; never raises for a failing source (the error is in the
     result)."""
     results, _ = run_sources(c, sub.plan)

@@ -39,12 +39,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentic_search.components import Components
+from agentic_search.dependencies import Dependencies
 from agentic_search.pipeline import asl
 from agentic_search.pipeline.plan_query import start_executor
 from agentic_search.pipeline.source_pool import runs_in_process
 from agentic_search.pipeline.steps import FUNCTIONS, call_function, search_definition
-from agentic_search.state import (
+from agentic_search.wire import (
     CacheInfo,
     ExecutorCaps,
     IntentState,
@@ -54,7 +54,7 @@ from agentic_search.state import (
     SearchRequest,
     SearchState,
 )
-from agentic_search.state.errors import SearchFailed
+from agentic_search.wire.errors import SearchFailed
 
 #: The Choice after CacheCheck (a hit goes to Finalize): where a walk starts whose request
 #: the cache was already asked about (``LocalRunner.run(checked=...)``).
@@ -86,21 +86,21 @@ class RunResult:
 
 
 class LocalRunner:
-    """Walks the search ASL in-process; ``components`` gives a domain's components; ``wire``:
+    """Walks the search ASL in-process; ``deps`` gives a domain's dependencies; ``wire``:
     every Task's input and output cross JSON, as in Lambda.
 
-    Raises (from ``components``):
+    Raises (from ``deps``):
         ValueError: for a domain that has no schema.
     """
 
     def __init__(
         self,
-        components: Callable[[str], Components],
+        deps: Callable[[str], Dependencies],
         map_max_concurrency: int = 8,
         *,
         wire: bool = False,
     ) -> None:
-        self.components = components
+        self.deps = deps
         self.map_max_concurrency = map_max_concurrency
         self.wire = wire
         self._pool: cf.ThreadPoolExecutor | None = None
@@ -146,7 +146,7 @@ class LocalRunner:
         opts = options or RunOptions()
         if state.correlation_id is None:
             state.correlation_id = uuid.uuid4().hex
-        tasks = _Tasks(self, self.components(state.request.domain), opts)
+        tasks = _Tasks(self, self.deps(state.request.domain), opts)
         data: Any = state.wire() if self.wire else state
         tasks.last = data
         try:
@@ -160,7 +160,7 @@ class LocalRunner:
             final = SearchState.model_validate(final)
         return RunResult(final, done.trace)
 
-    def _map(self, c: Components, run: Callable[[Any], Any], items: Sequence[Any]) -> list:
+    def _map(self, c: Dependencies, run: Callable[[Any], Any], items: Sequence[Any]) -> list:
         """The Map's items: in this thread when every adapter runs in this process
         (:func:`_all_in_process`: threads would only hand the GIL over), else on the pool."""
         if len(items) <= 1 or _all_in_process(c):
@@ -176,9 +176,9 @@ class LocalRunner:
 
 class _Tasks:
     """The walk's Task adapter (:class:`agentic_search.pipeline.asl.Tasks`): a function name
-    -> its step on this domain's components; ``last`` is the last search state seen."""
+    -> its step on this domain's dependencies; ``last`` is the last search state seen."""
 
-    def __init__(self, runner: LocalRunner, c: Components, options: RunOptions) -> None:
+    def __init__(self, runner: LocalRunner, c: Dependencies, options: RunOptions) -> None:
         self.runner = runner
         self.c = c
         self.options = options
@@ -222,7 +222,7 @@ class _Tasks:
 
 
 def from_plan(
-    c: Components, plan: QueryPlan, intent: IntentState, caps: ExecutorCaps | None = None
+    c: Dependencies, plan: QueryPlan, intent: IntentState, caps: ExecutorCaps | None = None
 ) -> SearchState:
     """The state PlanQuery leaves for ``plan`` and ``intent`` (the executor's gate passed),
     to walk from ``RunOptions(start_at="PrepareRound")``: what warm-up and the tests of the
@@ -237,7 +237,7 @@ def from_plan(
     )
 
 
-def _all_in_process(c: Components) -> bool:
+def _all_in_process(c: Dependencies) -> bool:
     """Whether the store, keyword index, structured store and embedder of ``c`` all run in
     this process (:func:`~agentic_search.pipeline.source_pool.runs_in_process`: Qdrant Edge
     and the local

@@ -20,13 +20,13 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
-from agentic_search.components import Components
-from agentic_search.domain.fusion import fuse
-from agentic_search.domain.rocchio import rocchio_vector
+from agentic_search.dependencies import Dependencies
+from agentic_search.logic.fusion import fuse
+from agentic_search.logic.rocchio import rocchio_vector
 from agentic_search.pipeline.embedding import embed_texts
 from agentic_search.pipeline.graph import fetch_entities, walk
 from agentic_search.pipeline.source_pool import SOURCES, bounded, runs_in_process
-from agentic_search.state import (
+from agentic_search.wire import (
     Fused,
     QueryPlan,
     RankedList,
@@ -48,7 +48,7 @@ class Task(NamedTuple):
     inline: bool = False
 
 
-def placed(result: RetrievedList) -> bool:
+def pinned_or_bridged(result: RetrievedList) -> bool:
     """Whether a result is placed in the ranking (the pins of an entity fetch, a bridge
     walk's best record), not fused."""
     return result.name == "entity" or (
@@ -61,7 +61,7 @@ class SourceTimeout(TimeoutError):
 
 
 def source_tasks(
-    c: Components, plan: QueryPlan, vectors: dict[str, Any], embed_errors: dict[str, str]
+    c: Dependencies, plan: QueryPlan, vectors: dict[str, Any], embed_errors: dict[str, str]
 ) -> tuple[list[Task], list[RetrievedList]]:
     """One task per source of ``plan`` (its result shell and the call that fills it), and the
     dense sources that already failed because their text could not be embedded."""
@@ -174,10 +174,10 @@ def source_tasks(
     return tasks, failed
 
 
-def run_sources(c: Components, plan: QueryPlan) -> tuple[list[RetrievedList], dict[str, float]]:
+def run_sources(c: Dependencies, plan: QueryPlan) -> tuple[list[RetrievedList], dict[str, float]]:
     """Embed, then run every source of ``plan``; returns the results (in the plan's order)
     and the ``embed`` and ``retrieve`` stage times (ms). Never raises for a failing source:
-    its :class:`~agentic_search.state.RetrievedList` carries the error instead of hits.
+    its :class:`~agentic_search.wire.RetrievedList` carries the error instead of hits.
 
     Sources on a remote system run on the source threads
     (:mod:`~agentic_search.pipeline.source_pool`), at most ``MAX_PARALLEL_SOURCES`` at once,
@@ -233,7 +233,7 @@ def run_sources(c: Components, plan: QueryPlan) -> tuple[list[RetrievedList], di
     if abandoned and pool is not None:
         SOURCES.discard(pool)
     stage["retrieve"] = elapsed_ms(t)
-    log = c.memo.source_log
+    log = c.caches.source_log
     if log is not None:
         log.append((list(results), dict(stage)))
     return results, stage
@@ -243,7 +243,7 @@ def merge(results: Sequence[RetrievedList], method: str, rrf_k: int) -> tuple[li
     """Fuse the successful sources' ranked lists (deduplicated by record id); returns the
     fused list (best first) and the method actually used ("none" with several non-empty
     lists becomes "rrf")."""
-    ok = [r for r in results if r.error is None and not placed(r)]
+    ok = [r for r in results if r.error is None and not pinned_or_bridged(r)]
     lists = [
         RankedList(r.name, [h.id for h in r.hits], [h.score for h in r.hits], r.weight) for r in ok
     ]
@@ -262,7 +262,7 @@ def _timed(fn: Callable[[], list[ScoredRecord]]) -> tuple[list[ScoredRecord], fl
 __all__ = [
     "SourceTimeout",
     "merge",
-    "placed",
+    "pinned_or_bridged",
     "run_sources",
     "source_tasks",
 ]

@@ -2,9 +2,9 @@
 
 ``statemachine/search.asl.json`` (in this package) is the one description of the search graph.
 Each Task invokes a function (the template's ``DefinitionSubstitutions`` map ``${XFunctionArn}``
-to ``XFunction``); :data:`FUNCTIONS` maps that function to its step, ``step(state, components)
--> state`` over :class:`~agentic_search.state.SearchState` (RetrieveFunction: ``retrieve(event,
-components) -> RetrievedList``). The Lambda handlers, the local runner (which walks the ASL) and
+to ``XFunction``); :data:`FUNCTIONS` maps that function to its step, ``step(state, deps)
+-> state`` over :class:`~agentic_search.wire.SearchState` (RetrieveFunction: ``retrieve(event,
+deps) -> RetrievedList``). The Lambda handlers, the local runner (which walks the ASL) and
 the tests call the same functions. A failed step is just an exception: the fields a Catch adds
 (``intentError``, ``fuseError``, ...) are plain inputs the next step reads. The contract, with
 the state's shape and each Catch, is ``docs/state-machine.md``.
@@ -17,7 +17,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from agentic_search.components import Components
+from agentic_search.dependencies import Dependencies
 from agentic_search.pipeline import asl
 from agentic_search.pipeline.cache import cache_check, cache_store
 from agentic_search.pipeline.extract_intent import extract_intent
@@ -27,15 +27,15 @@ from agentic_search.pipeline.grade_round import grade_round
 from agentic_search.pipeline.plan_query import plan_query
 from agentic_search.pipeline.prepare_round import prepare_round
 from agentic_search.pipeline.retrieve import retrieve
-from agentic_search.state import RetrieveEvent, SearchState
+from agentic_search.wire import RetrieveEvent, SearchState
 
-Step = Callable[[SearchState, Components], SearchState]
+Step = Callable[[SearchState, Dependencies], SearchState]
 
 #: The search state machine's definition (Step Functions deploys this file: template.yaml).
 SEARCH_ASL = Path(__file__).resolve().parent.parent / "statemachine" / "search.asl.json"
 
 #: Function (template logical id) -> its step. RetrieveFunction runs one Map item.
-FUNCTIONS: dict[str, Callable[[Any, Components], Any]] = {
+FUNCTIONS: dict[str, Callable[[Any, Dependencies], Any]] = {
     "CacheCheckFunction": cache_check,
     "ExtractIntentFunction": extract_intent,
     "PlanQueryFunction": plan_query,
@@ -84,21 +84,19 @@ def state_step(name: str) -> Step:
     return FUNCTIONS[task_states()[name]]
 
 
-def invoke(
-    step: str, event: dict[str, Any], components: Callable[[str], Components]
-) -> dict[str, Any]:
+def invoke(step: str, event: dict[str, Any], deps: Callable[[str], Dependencies]) -> dict[str, Any]:
     """Run ASL Task state ``step`` on a JSON event and return the JSON result, as its Lambda
-    function would; ``components`` gives the domain's components.
+    function would; ``deps`` gives the domain's dependencies.
 
     Raises:
         KeyError: for an unknown state.
         pydantic.ValidationError: for an event that does not parse.
     """
-    return call_function(task_states()[step], event, components)
+    return call_function(task_states()[step], event, deps)
 
 
 def call_function(
-    function: str, event: dict[str, Any], components: Callable[[str], Components]
+    function: str, event: dict[str, Any], deps: Callable[[str], Dependencies]
 ) -> dict[str, Any]:
     """Run ``function`` (template logical id) on a JSON event; the JSON result.
 
@@ -109,9 +107,9 @@ def call_function(
     fn = FUNCTIONS[function]
     if function == "RetrieveFunction":
         item = RetrieveEvent.model_validate(event)
-        return fn(item, components(item.domain)).wire()
+        return fn(item, deps(item.domain)).wire()
     state = SearchState.model_validate(event)
-    return fn(state, components(state.request.domain)).wire()
+    return fn(state, deps(state.request.domain)).wire()
 
 
 __all__ = [

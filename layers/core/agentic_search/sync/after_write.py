@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Sequence
 
-from agentic_search.components import Components
+from agentic_search.dependencies import Dependencies
 from agentic_search.ports import CacheError
 from agentic_search.sync.indexer import WriteStats
 from agentic_search.sync.links import relink
@@ -22,7 +22,7 @@ from agentic_search.sync.relink import relink_changed
 
 
 def after_write(
-    c: Components,
+    c: Dependencies,
     stats: WriteStats,
     *,
     touched: Sequence[str] = (),
@@ -47,7 +47,7 @@ def after_write(
     elif stats.changed or touched:  # the entity graph follows (it reads the keyword index)
         changed = list(dict.fromkeys([*stats.written_ids, *touched]))
         relink_changed(c, changed, stats.deleted_ids)
-    c.memo.forget_catalog()
+    c.caches.forget_catalog()
     with contextlib.suppress(CacheError):
         return c.cache.bump_catalog_version(schema.name)
     return None

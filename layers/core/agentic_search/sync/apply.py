@@ -16,13 +16,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from agentic_search.components import Components
-from agentic_search.domain.schema import DomainSchema
+from agentic_search.dependencies import Dependencies
+from agentic_search.logic.schema import DomainSchema
 from agentic_search.ports import SyncStatusStore
-from agentic_search.state.sync import TOMBSTONE_TTL_S, AspectStatus, SyncEntry
 from agentic_search.sync.after_write import after_write
 from agentic_search.sync.changes import CatalogChange, ChangeOp
 from agentic_search.sync.indexer import Indexer, WriteStats, content_hashes
+from agentic_search.wire.sync import TOMBSTONE_TTL_S, AspectStatus, SyncEntry
 
 Outcome = Literal["applied", "unchanged", "duplicate", "stale", "superseded", "failed"]
 
@@ -111,14 +111,14 @@ def _newer(a: int | None, b: int | None) -> bool:
 
 
 def apply_changes(
-    components: Components,
+    deps: Dependencies,
     changes: Sequence[CatalogChange],
     status: SyncStatusStore | None = None,
     *,
     after: bool = True,
     clock: Callable[[], float] = time.time,
 ) -> SyncReport:
-    """Apply a batch of changes of ``components``' domain; see the module docstring.
+    """Apply a batch of changes of ``deps``' domain; see the module docstring.
 
     Never raises for a change's failure (it is reported as ``failed``, and recorded ``pending``
     in ``status``). A batch that wrote anything ends with :func:`~agentic_search.sync.
@@ -130,7 +130,7 @@ def apply_changes(
         VectorStoreError: when the collection does not match the embedder.
     """
     t0 = time.perf_counter()
-    schema = components.schema
+    schema = deps.schema
     report = SyncReport()
     outcomes: list[ChangeOutcome | None] = [None] * len(changes)
     entries = status.get(schema.name, [ch.record_id for ch in changes]) if status else {}
@@ -160,7 +160,7 @@ def apply_changes(
 
     upserts = [i for i in latest.values() if changes[i].op is not ChangeOp.REMOVE]
     removes = [i for i in latest.values() if changes[i].op is ChangeOp.REMOVE]
-    indexer = Indexer(components.store, components.embedder, components.keyword)
+    indexer = Indexer(deps.store, deps.embedder, deps.keyword)
 
     def upsert(idx: list[int]) -> WriteStats:
         return indexer.upsert(schema, [changes[i].record for i in idx], refresh_keyword=False)  # type: ignore[misc]
@@ -193,7 +193,7 @@ def apply_changes(
     report.outcomes = [o for o in outcomes if o is not None]
     if after and report.written:
         # also after "unchanged": a retry completes the after-write of an attempt that failed
-        report.catalog_version = after_write(components, report.stats, touched=report.unchanged_ids)
+        report.catalog_version = after_write(deps, report.stats, touched=report.unchanged_ids)
     if status is not None:
         _record(status, schema, report.outcomes, entries, clock())
     report.seconds = time.perf_counter() - t0

@@ -19,9 +19,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentic_search.components import Components
-from agentic_search.domain.chunking import chunk_records
-from agentic_search.domain.schema import DomainSchema
+from agentic_search.dependencies import Dependencies
+from agentic_search.logic.chunking import chunk_records
+from agentic_search.logic.schema import DomainSchema
 from agentic_search.ports import (
     KeywordIndexError,
     SyncStatusError,
@@ -29,9 +29,9 @@ from agentic_search.ports import (
     VectorStoreError,
     WriteJournal,
 )
-from agentic_search.state import HASHES_KEY
-from agentic_search.state.sync import Holdings
 from agentic_search.sync.indexer import RECORD_HASH, content_hashes
+from agentic_search.wire import HASHES_KEY
+from agentic_search.wire.sync import Holdings
 
 
 @dataclass
@@ -80,7 +80,7 @@ class Audit:
         }
 
 
-def audit(c: Components, records: Sequence[dict[str, Any]], status: bool = True) -> Audit:
+def audit(c: Dependencies, records: Sequence[dict[str, Any]], status: bool = True) -> Audit:
     """Compare ``c``'s stores with ``records`` (the whole catalog, validated); with
     ``status``, the sync status too (see the module docstring).
 
@@ -144,7 +144,7 @@ def holdings(
     return Holdings(synced, [e.record_id for e in entries if not e.deleted][:sample])
 
 
-def domain_health(c: Components) -> str:
+def domain_health(c: Dependencies) -> str:
     """``ok``, ``empty`` (nothing indexed yet) or ``error: <one line>`` when the domain's
     collection or keyword index cannot be read (each is opened and read here), or the
     collection holds less than the sync status says (:meth:`VectorStore.verify

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentic_search.domain.schema import DomainSchema, RecordError
+from agentic_search.logic.schema import DomainSchema, RecordError
 
 
 class ChangeError(ValueError):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentic_search.domain.schema import DomainSchema
+from agentic_search.logic.schema import DomainSchema
 from agentic_search.sync.changes import (
     OPERATIONS,
     CatalogChange,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentic_search.domain.schema import DomainSchema
+from agentic_search.logic.schema import DomainSchema
 from agentic_search.sync.changes import CatalogChange, ChangeError, ChangeOp, validated_record
 from agentic_search.sync.eventbridge import change_from_eventbridge, is_eventbridge_event
 from agentic_search.sync.stream_records import (

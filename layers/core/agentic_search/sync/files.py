@@ -26,7 +26,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from agentic_search.domain.schema import DomainSchema, RecordError
+from agentic_search.logic.schema import DomainSchema, RecordError
 
 #: How a CSV cell holds a list field's values: ``Linux; macOS; Windows``.
 CSV_LIST_SEPARATOR = ";"

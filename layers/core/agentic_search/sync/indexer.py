@@ -10,7 +10,7 @@ fields) and compares it with the hash stored in the point's payload:
 * nothing changed: nothing is written (re-ingesting the same file changes nothing).
 
 Every payload written also carries the record's evidence-snippet token count (``TOKENS_KEY``,
-see :mod:`agentic_search.domain.snippets`). After a batch that changed anything the keyword index is
+see :mod:`agentic_search.logic.snippets`). After a batch that changed anything the keyword index is
 refreshed.
 """
 
@@ -20,13 +20,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentic_search.domain.embedder_identity import adopt_identity, check_identity
-from agentic_search.domain.schema import DomainSchema
-from agentic_search.domain.snippets import snippet_token_entries, stored_snippet_tokens
-from agentic_search.domain.text import aspect_hash, aspect_text, keyword_text, record_hash
-from agentic_search.domain.tokens import token_counter, token_counter_name
+from agentic_search.logic.embedder_identity import adopt_identity, check_identity
+from agentic_search.logic.schema import DomainSchema
+from agentic_search.logic.snippets import snippet_token_entries, stored_snippet_tokens
+from agentic_search.logic.text import aspect_hash, aspect_text, keyword_text, record_hash
+from agentic_search.logic.tokens import token_counter, token_counter_name
 from agentic_search.ports import Embedder, KeywordIndex, VectorStore
-from agentic_search.state import (
+from agentic_search.wire import (
     ENTITY_KEY,
     HASHES_KEY,
     LINKED_FROM_KEY,
@@ -103,7 +103,7 @@ class Indexer:
 
         Raises:
             EmbedderMismatch: when the collection was built by another embedder (see
-                :mod:`agentic_search.domain.embedder_identity`; nothing is written).
+                :mod:`agentic_search.logic.embedder_identity`; nothing is written).
             VectorStoreError: when the collection does not match the embedder.
             EmbedderError: when embedding fails (nothing of the batch is written).
         """

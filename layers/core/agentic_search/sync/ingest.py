@@ -13,7 +13,7 @@ is the writer (:meth:`~agentic_search.ports.VectorStore.hold`) and the prune rul
 refused ingest leaves nothing for a later process to apply. The index mirrors the file: records
 in the index but not in the file are reported (``stale``) and, with ``prune``, deleted through
 the same writer; one whose line was rejected keeps its version (``kept``; see
-:mod:`agentic_search.sync.mirror`). First use seeds the bundled catalog only into a folder never
+:mod:`agentic_search.sync.prune`). First use seeds the bundled catalog only into a folder never
 written (no tools collection: a prune or a sync that emptied one leaves it there).
 """
 
@@ -26,16 +26,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentic_search.components import Components
-from agentic_search.domain.chunking import chunk_records, doc_id_of
+from agentic_search.dependencies import Dependencies
+from agentic_search.logic.chunking import chunk_records, doc_id_of
 from agentic_search.ports import SyncStatusStore
-from agentic_search.state import ENTITY_KEY
+from agentic_search.sync.after_write import after_write
 from agentic_search.sync.apply import apply_changes
 from agentic_search.sync.changes import insert_changes
 from agentic_search.sync.files import CatalogRead, LineError, bundled_catalog_path, read_catalog
 from agentic_search.sync.indexer import WriteStats
 from agentic_search.sync.links import LinkStats, relink
-from agentic_search.sync.mirror import after_write, check_prune, mirror_plan, prune_records
+from agentic_search.sync.prune import check_prune, prune_plan, prune_records
+from agentic_search.wire import ENTITY_KEY
 
 #: Records per write batch.
 DEFAULT_BATCH = 64
@@ -88,7 +89,7 @@ class IngestReport:
 
 
 def ingest_records(
-    c: Components,
+    c: Dependencies,
     records: Sequence[dict[str, Any]],
     batch_size: int = DEFAULT_BATCH,
     on_progress: Callable[[int], None] | None = None,
@@ -130,12 +131,12 @@ def ingest_records(
     if total.changed or force_refresh:
         # completing an interrupted write: what it wrote before it stopped is relinked too
         after_write(c, total, everything=force_refresh)
-    c.memo.forget_catalog()
+    c.caches.forget_catalog()
     return total
 
 
 def ingest_file(
-    c: Components,
+    c: Dependencies,
     path: Path,
     batch_size: int = DEFAULT_BATCH,
     on_start: Callable[[int], None] | None = None,
@@ -152,7 +153,7 @@ def ingest_file(
     Journaled (see the module docstring): ``source`` names the file for a later completion
     (default ``path``; :data:`BUNDLED` for the bundled catalog), ``id_key`` how it was read.
     Records in the index but not in the file are reported, and deleted with ``prune`` (within
-    :func:`~agentic_search.sync.mirror.check_prune`'s limits, lifted by ``force``); those whose
+    :func:`~agentic_search.sync.prune.check_prune`'s limits, lifted by ``force``); those whose
     line was rejected are kept.
 
     Raises:
@@ -168,7 +169,7 @@ def ingest_file(
     c.store.acquire_writer(schema)  # the writer first: a refused ingest journals nothing
     rejected_ids = [e.record_id for e in catalog.errors]
     if prune:  # refused before anything is journaled or written
-        plan = mirror_plan(c, catalog.records, rejected_ids)
+        plan = prune_plan(c, catalog.records, rejected_ids)
         check_prune(plan, len(catalog.records), len(catalog.errors), force)
     if on_start:
         on_start(len(catalog.records))
@@ -187,7 +188,7 @@ def ingest_file(
     )
     status = c.sync_status
     stats = ingest_records(c, catalog.records, batch_size, on_progress, status, force_refresh)
-    plan = mirror_plan(c, catalog.records, rejected_ids)
+    plan = prune_plan(c, catalog.records, rejected_ids)
     pruned = prune_records(c, plan.stale, status) if prune and plan.stale else 0
     c.journal.finish(schema.name)
     return IngestReport(
@@ -204,7 +205,7 @@ def ingest_file(
     )
 
 
-def ensure_links(c: Components) -> LinkStats | None:
+def ensure_links(c: Dependencies) -> LinkStats | None:
     """Build the entity graph of a collection written before it existed (a record without
     its ``_entity`` key); None when the graph is there or the schema has no entities."""
     schema = c.schema
@@ -217,19 +218,19 @@ def ensure_links(c: Components) -> LinkStats | None:
     return None
 
 
-def is_empty(c: Components) -> bool:
+def is_empty(c: Dependencies) -> bool:
     """Whether the domain's collection holds no records."""
     return c.store.count(c.schema) == 0
 
 
-def never_written(c: Components) -> bool:
+def never_written(c: Dependencies) -> bool:
     """Whether nothing was ever written to the domain's index here: no collection (the first
     write creates it; deleting every record leaves it)."""
     return not c.store.exists(c.schema)
 
 
 def ensure_bundled_catalog(
-    c: Components,
+    c: Dependencies,
     on_start: Callable[[int], None] | None = None,
     on_progress: Callable[[int], None] | None = None,
 ) -> IngestReport | None:

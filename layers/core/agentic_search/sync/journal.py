@@ -12,7 +12,7 @@ is idempotent (content hashes, versions), so completing it is doing it again:
 * a sync batch is re-applied from the changes in the intent;
 * a file that is gone leaves the index as written, rebuilt around it, and says so;
 * a prune the file no longer allows (it changed since: see
-  :func:`~agentic_search.sync.mirror.check_prune`) is not done, and the line says so.
+  :func:`~agentic_search.sync.prune.check_prune`) is not done, and the line says so.
 
 :func:`recover` does this and returns one line for the user (None when nothing was pending).
 """
@@ -22,16 +22,17 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from agentic_search.components import Components
+from agentic_search.dependencies import Dependencies
+from agentic_search.sync.after_write import after_write
 from agentic_search.sync.apply import apply_changes
 from agentic_search.sync.changes import CatalogChange
 from agentic_search.sync.files import bundled_catalog_path, read_catalog
 from agentic_search.sync.indexer import WriteStats
 from agentic_search.sync.ingest import BUNDLED, IngestReport, ingest_file
-from agentic_search.sync.mirror import PruneRefused, after_write
+from agentic_search.sync.prune import PruneRefused
 
 
-def recover(c: Components) -> str | None:
+def recover(c: Dependencies) -> str | None:
     """Complete the domain's interrupted write, if any; a one-line account of what was done,
     or None when no write was pending.
 

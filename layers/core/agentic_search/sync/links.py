@@ -5,7 +5,7 @@ records it reads anyway (embedded and server mode alike: a payload field, no sid
 Payload keys (internal, never shown as record data):
 
 * ``_entity``: ``{"names": [folded names], "common": [its plain-word names that the corpus
-  also uses as ordinary words]}`` (see :mod:`agentic_search.domain.entities`);
+  also uses as ordinary words]}`` (see :mod:`agentic_search.logic.entities`);
 * ``_links``: ``{edge kind: [record ids]}``, the records this one points to;
 * ``_linked_from``: ``{edge kind: [record ids]}``, the records pointing to this one.
 
@@ -28,22 +28,22 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentic_search.components import Components
-from agentic_search.domain.chunking import doc_id_of
-from agentic_search.domain.entities import (
+from agentic_search.dependencies import Dependencies
+from agentic_search.logic.chunking import doc_id_of
+from agentic_search.logic.entities import (
     EntityIndex,
     common_words,
     link_text,
     lowercase_names,
     record_names,
 )
-from agentic_search.domain.graph_edges import (
+from agentic_search.logic.graph_edges import (
     Edges,
     invert,
     out_edges,
 )
-from agentic_search.domain.schema import DomainSchema
-from agentic_search.state import ENTITY_KEY, LINKED_FROM_KEY, LINKS_KEY
+from agentic_search.logic.schema import DomainSchema
+from agentic_search.wire import ENTITY_KEY, LINKED_FROM_KEY, LINKS_KEY
 
 #: A sync batch of at most this many records (in a collection of at least ``5 x`` that)
 #: relinks incrementally; larger writes rebuild every edge.
@@ -77,7 +77,7 @@ def is_entity(schema: DomainSchema, payload: Mapping[str, Any]) -> bool:
     return doc_id_of(rid) == rid
 
 
-def similar_edges(c: Components, rid: str) -> list[str]:
+def similar_edges(c: Dependencies, rid: str) -> list[str]:
     rel = c.schema.entities.relations  # type: ignore[union-attr]
     if not rel.similar_aspect:
         return []
@@ -92,7 +92,7 @@ def similar_edges(c: Components, rid: str) -> list[str]:
     ][: rel.similar_k]
 
 
-def write_keys(c: Components, updates: Mapping[str, Mapping[str, Any]]) -> int:
+def write_keys(c: Dependencies, updates: Mapping[str, Mapping[str, Any]]) -> int:
     """Merge ``{record id: {key: value}}`` into the stored payloads (read, merged,
     overwritten in batches). Returns the number of payloads written."""
     schema = c.schema
@@ -112,7 +112,7 @@ def write_keys(c: Components, updates: Mapping[str, Mapping[str, Any]]) -> int:
     return written
 
 
-def relink(c: Components) -> LinkStats:
+def relink(c: Dependencies) -> LinkStats:
     """Rebuild every record's names, ambiguity and edges from one scan of the collection;
     only changed payloads are written. A schema without ``entities`` does nothing."""
     schema = c.schema
@@ -166,7 +166,7 @@ def relink(c: Components) -> LinkStats:
     for e in out.values():
         for kind, targets in e.items():
             stats.kinds[kind] = stats.kinds.get(kind, 0) + len(targets)
-    c.memo.forget_entities()
+    c.caches.forget_entities()
     return stats
 
 

@@ -28,12 +28,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from agentic_search.ports import SyncStatusStore
-from agentic_search.state.sync import SyncEntry
 from agentic_search.sync.changes import CatalogChange
 from agentic_search.sync.events import event_items
+from agentic_search.wire.sync import SyncEntry
 
 if TYPE_CHECKING:
-    from agentic_search.components import Components
+    from agentic_search.dependencies import Dependencies
 
 
 @dataclass(frozen=True)
@@ -186,7 +186,7 @@ def due_entries(
 
 
 def redrive_due(
-    c: Components,
+    c: Dependencies,
     status: SyncStatusStore,
     clock: Callable[[], float] = time.time,
     limit: int = 500,

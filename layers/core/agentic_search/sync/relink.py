@@ -9,11 +9,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from agentic_search.components import Components
-from agentic_search.domain.chunking import doc_id_of
-from agentic_search.domain.entities import EntityIndex, record_names
-from agentic_search.domain.graph_edges import Edges, merge_edges, names_map, out_edges
-from agentic_search.state import ENTITY_KEY, LINKED_FROM_KEY, LINKS_KEY
+from agentic_search.dependencies import Dependencies
+from agentic_search.logic.chunking import doc_id_of
+from agentic_search.logic.entities import EntityIndex, record_names
+from agentic_search.logic.graph_edges import Edges, merge_edges, names_map, out_edges
 from agentic_search.sync.links import (
     INCREMENTAL_MAX,
     MENTION_SEARCH_K,
@@ -23,9 +22,12 @@ from agentic_search.sync.links import (
     similar_edges,
     write_keys,
 )
+from agentic_search.wire import ENTITY_KEY, LINKED_FROM_KEY, LINKS_KEY
 
 
-def relink_changed(c: Components, changed: Sequence[str], removed: Sequence[str] = ()) -> LinkStats:
+def relink_changed(
+    c: Dependencies, changed: Sequence[str], removed: Sequence[str] = ()
+) -> LinkStats:
     """Update the graph after a small write (see the module docstring); falls back to
     :func:`relink` for large writes or small collections."""
     schema = c.schema
@@ -162,7 +164,7 @@ def relink_changed(c: Components, changed: Sequence[str], removed: Sequence[str]
     stats.rewritten = write_keys(c, {k: v for k, v in touched.items() if k not in removed_set})
     stats.scanned = len(changed_recs)
     stats.edges = sum(len(t) for e in new_out.values() for t in e.values())
-    c.memo.forget_entities()
+    c.caches.forget_entities()
     return stats
 
 

@@ -13,13 +13,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agentic_search.components import Components
+from agentic_search.dependencies import Dependencies
 from agentic_search.ports import SyncStatusError
-from agentic_search.state.sync import TOMBSTONE_TTL_S
 from agentic_search.sync.ingest import IngestReport, ingest_file
+from agentic_search.wire.sync import TOMBSTONE_TTL_S
 
 
-def set_aside_unreadable_status(c: Components) -> str | None:
+def set_aside_unreadable_status(c: Dependencies) -> str | None:
     """Move the embedded sync status aside when it cannot be opened (a server-side table is
     left alone); a one-line account, or None when it opens.
 
@@ -38,7 +38,7 @@ def set_aside_unreadable_status(c: Components) -> str | None:
     return f"the sync status could not be opened: moved to {aside}, recorded anew"
 
 
-def rebuild(c: Components, path: Path, **ingest: Any) -> IngestReport:
+def rebuild(c: Dependencies, path: Path, **ingest: Any) -> IngestReport:
     """Drop the domain's collection (also an unreadable one) and its keyword index, forget a
     pending write, and ingest ``path`` into a fresh collection: :func:`ingest_file` with
     ``ingest`` (batch size, progress, read, id key, source), the keyword index rebuilt.
@@ -51,13 +51,13 @@ def rebuild(c: Components, path: Path, **ingest: Any) -> IngestReport:
     c.journal.finish(schema.name)
     c.store.drop(schema)
     c.keyword.refresh(schema)  # an empty store: the keyword index's files go too
-    c.memo.forget_catalog()
+    c.caches.forget_catalog()
     report = ingest_file(c, path, force_refresh=True, **ingest)
     forget_unheld(c)
     return report
 
 
-def forget_unheld(c: Components, batch: int = 1000) -> int:
+def forget_unheld(c: Dependencies, batch: int = 1000) -> int:
     """Mark the synced records the index does not hold as deleted (tombstones): after a
     rebuild from a file without some of them, the sync status says what the index holds (a
     shard is checked against it when it opens). Returns how many were marked.

@@ -9,7 +9,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from agentic_search.domain.schema import DomainSchema
+from agentic_search.logic.schema import DomainSchema
 from agentic_search.sync.changes import (
     CatalogChange,
     ChangeError,

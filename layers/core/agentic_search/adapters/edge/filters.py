@@ -13,9 +13,9 @@ import numpy as np
 import qdrant_edge as qe
 
 from agentic_search.adapters.qdrant.ids import point_id
-from agentic_search.domain.filters import validate_filters
-from agentic_search.domain.schema import DomainSchema
-from agentic_search.state import Filter
+from agentic_search.logic.filters import validate_filters
+from agentic_search.logic.schema import DomainSchema
+from agentic_search.wire import Filter
 
 
 def _condition(schema: DomainSchema, f: Filter) -> tuple[bool, Any]:

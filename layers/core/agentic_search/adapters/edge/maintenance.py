@@ -17,7 +17,7 @@ from agentic_search.adapters.edge.optimize import (
 )
 from agentic_search.adapters.edge.replica import copy_tree, snapshot
 from agentic_search.adapters.edge.store import EdgeStore
-from agentic_search.domain.schema import DomainSchema, available_domains, load_schema
+from agentic_search.logic.schema import DomainSchema, available_domains, load_schema
 
 
 class EdgeMaintenance:

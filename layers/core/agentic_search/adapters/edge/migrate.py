@@ -27,11 +27,11 @@ from pathlib import Path
 from typing import Any
 
 from agentic_search.config import Settings
-from agentic_search.domain.bm25 import terms_vector
-from agentic_search.domain.schema import DomainSchema, available_domains, load_schema
-from agentic_search.domain.text import keyword_text
+from agentic_search.logic.bm25 import terms_vector
+from agentic_search.logic.schema import DomainSchema, available_domains, load_schema
+from agentic_search.logic.text import keyword_text
 from agentic_search.ports import VectorStoreError
-from agentic_search.state import SPARSE_VECTOR, PointWrite
+from agentic_search.wire import SPARSE_VECTOR, PointWrite
 
 _BATCH = 256
 

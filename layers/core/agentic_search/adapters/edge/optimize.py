@@ -2,7 +2,7 @@
 store keeps answering.
 
 Qdrant Edge builds a segment's HNSW index only in ``EdgeShard.optimize()``, which blocks and
-holds the GIL (208 s for 100k points x 2 dense vectors on this 2-core host); until then a
+holds the GIL for minutes on a large shard (benchmarks/README.md); until then a
 segment is searched exactly, by brute force. And a shard directory can be open in one process
 only (:mod:`~agentic_search.adapters.edge.replica`). So :class:`ShardOptimizer`:
 
@@ -35,7 +35,7 @@ from typing import Any
 
 from agentic_search.adapters.edge.replica import copy_dir, exchange
 from agentic_search.adapters.edge.store import EdgeStore
-from agentic_search.domain.schema import DomainSchema
+from agentic_search.logic.schema import DomainSchema
 
 #: A shard with fewer points is not worth optimizing after an ingest (Edge's default indexing
 #: threshold, 20,000 KB of vectors, is ~13,000 points of 384 floats: smaller segments keep

@@ -24,7 +24,7 @@ import subprocess
 from pathlib import Path
 
 from agentic_search.adapters.edge.store import EdgeStore
-from agentic_search.domain.schema import DomainSchema, available_domains, load_schema
+from agentic_search.logic.schema import DomainSchema, available_domains, load_schema
 
 
 def copy_dir(src: Path, dst: Path) -> None:

@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentic_search.ports import VectorStoreError
-from agentic_search.state.identity import EmbedderIdentity
+from agentic_search.wire.identity import EmbedderIdentity
 
 if TYPE_CHECKING:
     from agentic_search.config import Settings
-    from agentic_search.domain.schema import DomainSchema
+    from agentic_search.logic.schema import DomainSchema
 
 #: Written by Edge itself when it creates a shard: its presence is the shard's existence.
 CONFIG_FILE = "edge_config.json"

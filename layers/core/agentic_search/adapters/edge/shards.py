@@ -27,9 +27,9 @@ from agentic_search.adapters.edge.shard_files import CONFIG_FILE
 from agentic_search.adapters.engine_failures import damage_message, is_engine_failure
 from agentic_search.adapters.qdrant.ids import point_id
 from agentic_search.config import Settings
-from agentic_search.domain.schema import DomainSchema
+from agentic_search.logic.schema import DomainSchema
 from agentic_search.ports import VectorStoreError
-from agentic_search.state.sync import Holdings
+from agentic_search.wire.sync import Holdings
 
 
 class LostRecords(Exception):

@@ -15,7 +15,7 @@ from agentic_search.adapters.sparse_bm25 import (
     SAMPLE,
     SparseBm25Index,
 )
-from agentic_search.domain.schema import DomainSchema
+from agentic_search.logic.schema import DomainSchema
 
 
 class EdgeSparseKeywordIndex(SparseBm25Index):

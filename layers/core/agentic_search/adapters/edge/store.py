@@ -32,9 +32,9 @@ from agentic_search.adapters.engine_failures import is_engine_failure
 from agentic_search.adapters.qdrant.ids import point_id
 from agentic_search.adapters.record_cache import RECORD_CACHE, RecordCache
 from agentic_search.config import Settings
-from agentic_search.domain.schema import DomainSchema
+from agentic_search.logic.schema import DomainSchema
 from agentic_search.ports import VectorStoreError
-from agentic_search.state import (
+from agentic_search.wire import (
     ENTITY_KEY,
     HASHES_KEY,
     LINKED_FROM_KEY,
@@ -47,7 +47,7 @@ from agentic_search.state import (
     StoredRecord,
     VectorUpdate,
 )
-from agentic_search.state.sync import Holdings
+from agentic_search.wire.sync import Holdings
 
 #: Payload keys the query side's reads leave out (as the local-mode store's).
 READ_WITHOUT = [HASHES_KEY, ENTITY_KEY, LINKS_KEY, LINKED_FROM_KEY]
@@ -400,7 +400,7 @@ class EdgeStore(ShardFiles):
     ) -> dict[str, StoredRecord]:
         """Existing points for ``record_ids`` keyed by record id (missing ids are absent);
         payloads leave out the keys in ``without``; sparse vectors come as
-        :class:`~agentic_search.state.SparseVector`."""
+        :class:`~agentic_search.wire.SparseVector`."""
         if not record_ids:
             return {}
         return self._retrieve(schema, record_ids, with_vectors, without, sparse=False)
@@ -468,11 +468,11 @@ class EdgeStore(ShardFiles):
         """Run ``request`` (built with ``with_payload=self._hit_payload(schema)``) and return
         its hits as record ids with scores.
 
-        Reading even the id field of each hit's payload costs the engine ~4 ms for 100 hits
-        where the ids alone take ~0.4 ms (SciFact, 5k points), so the request is sent without
-        payload and each point id is turned into its record id through a map the store keeps
-        (a pair never changes: the point id is derived from the record id); ids not in it yet
-        are read in one ``retrieve`` of the id field and added."""
+        Reading even the id field of each hit's payload costs the engine several times what the
+        ids alone cost (benchmarks/README.md), so the request is sent without payload and each
+        point id is turned into its record id through a map the store keeps (a pair never
+        changes: the point id is derived from the record id); ids not in it yet are read in
+        one ``retrieve`` of the id field and added."""
         shard = self._shard(schema)
         try:
             points = shard.query(request)
@@ -583,7 +583,7 @@ class EdgeStore(ShardFiles):
     ) -> dict[str, list[float]]:
         """The stored ``aspect`` vectors of ``record_ids`` keyed by record id (records absent
         or without that vector are left out); ``aspect`` may be the sparse ``bm25`` vector,
-        which comes as a :class:`~agentic_search.state.SparseVector`. Records the query side
+        which comes as a :class:`~agentic_search.wire.SparseVector`. Records the query side
         read with their vectors (:meth:`hydrate_records`) answer from its cache; the others in
         one ``retrieve`` of that vector alone."""
         if not record_ids:

@@ -1,7 +1,7 @@
 """The structured source over Qdrant Edge: hard filters and each preference pushed down as an
 Edge payload filter (preferences as ``should``, as on a Qdrant server: Edge evaluates them in
 the engine), then ranked by the preferences matched
-(:func:`agentic_search.domain.structured.rank_structured`)."""
+(:func:`agentic_search.logic.structured.rank_structured`)."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ import qdrant_edge as qe
 
 from agentic_search.adapters.edge.filters import conditions, to_edge
 from agentic_search.adapters.edge.store import EdgeStore
-from agentic_search.domain.filters import validate_filters
-from agentic_search.domain.schema import DomainSchema
-from agentic_search.domain.structured import rank_scanned, ranking_fields
-from agentic_search.state import Filter, ScoredRecord
+from agentic_search.logic.filters import validate_filters
+from agentic_search.logic.schema import DomainSchema
+from agentic_search.logic.structured import rank_scanned, ranking_fields
+from agentic_search.wire import Filter, ScoredRecord
 
 
 class EdgeStructuredStore:

@@ -10,9 +10,9 @@ from collections.abc import Sequence
 
 from qdrant_client import models as qm
 
-from agentic_search.domain.filters import validate_filters
-from agentic_search.domain.schema import DomainSchema
-from agentic_search.state import Filter
+from agentic_search.logic.filters import validate_filters
+from agentic_search.logic.schema import DomainSchema
+from agentic_search.wire import Filter
 
 
 def to_qdrant(

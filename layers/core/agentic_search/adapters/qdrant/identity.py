@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from agentic_search.ports import VectorStoreError
-from agentic_search.state import EmbedderIdentity
+from agentic_search.wire import EmbedderIdentity
 
 #: The metadata key of the identity.
 IDENTITY_KEY = "agentic_search_embedder"

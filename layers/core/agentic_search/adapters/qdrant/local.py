@@ -23,8 +23,8 @@ from agentic_search.adapters.qdrant.local_folders import adopt_shared_layout, op
 from agentic_search.adapters.qdrant.store import READ_WITHOUT, QdrantStore
 from agentic_search.adapters.record_cache import RECORD_CACHE, RecordCache
 from agentic_search.config import Settings
-from agentic_search.domain.schema import DomainSchema
-from agentic_search.state import EmbedderIdentity, Filter, ScoredRecord, SparseVector, StoredRecord
+from agentic_search.logic.schema import DomainSchema
+from agentic_search.wire import EmbedderIdentity, Filter, ScoredRecord, SparseVector, StoredRecord
 
 #: Local mode answers unfiltered dense queries from its own matrix from this many points on.
 DENSE_MATRIX_MIN_POINTS = 1000
@@ -215,7 +215,7 @@ class LocalQdrantStore(QdrantStore):
         self, schema: DomainSchema, batch: int = 256
     ) -> Iterator[list[tuple[dict[str, Any], dict[str, Any]]]]:
         """Every point as ``(payload, vectors)`` (the dense ones as lists, the sparse one as a
-        :class:`~agentic_search.state.SparseVector`), in batches of ``batch``, in point-id
+        :class:`~agentic_search.wire.SparseVector`), in batches of ``batch``, in point-id
         order (a whole copy of the collection, e.g. the migration to Edge)."""
         offset = None
         while True:

@@ -12,7 +12,7 @@ import logging
 import time
 
 from agentic_search.adapters.sparse_bm25 import SparseBm25Index
-from agentic_search.domain.schema import DomainSchema
+from agentic_search.logic.schema import DomainSchema
 
 #: How long the collection's recorded statistics are used before being read again.
 STATS_TTL_S = 30.0

@@ -26,9 +26,9 @@ from agentic_search.adapters.qdrant.identity import read_identity, write_identit
 from agentic_search.adapters.qdrant.ids import point_id
 from agentic_search.adapters.record_cache import RecordCache
 from agentic_search.config import Settings
-from agentic_search.domain.schema import DomainSchema
+from agentic_search.logic.schema import DomainSchema
 from agentic_search.ports import VectorStoreError
-from agentic_search.state import (
+from agentic_search.wire import (
     ENTITY_KEY,
     HASHES_KEY,
     LINKED_FROM_KEY,
@@ -462,7 +462,7 @@ class QdrantStore:
     ) -> dict[str, list[float]]:
         """The stored ``aspect`` vectors of ``record_ids`` keyed by record id (records absent
         or without that vector are left out; the sparse ``bm25`` one comes as a
-        :class:`~agentic_search.state.SparseVector`). One ``retrieve`` with only the id field of the
+        :class:`~agentic_search.wire.SparseVector`). One ``retrieve`` with only the id field of the
         payload, so no payload is copied."""
         if not record_ids:
             return {}

@@ -1,5 +1,5 @@
 """The embedded structured source: hard filters as a Qdrant payload filter, then ranked by the
-preferences matched (:func:`agentic_search.domain.structured.rank_structured`)."""
+preferences matched (:func:`agentic_search.logic.structured.rank_structured`)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from qdrant_client import models as qm
 
 from agentic_search.adapters.qdrant.filters import to_qdrant
 from agentic_search.adapters.qdrant.store import QdrantStore
-from agentic_search.domain.filters import validate_filters
-from agentic_search.domain.schema import DomainSchema
-from agentic_search.domain.structured import rank_scanned, ranking_fields
-from agentic_search.state import Filter, ScoredRecord
+from agentic_search.logic.filters import validate_filters
+from agentic_search.logic.schema import DomainSchema
+from agentic_search.logic.structured import rank_scanned, ranking_fields
+from agentic_search.wire import Filter, ScoredRecord
 
 
 class QdrantPayloadStructuredStore:

@@ -1,0 +1,241 @@
+"""Coverage grading: which parts of the request the selected evidence explicitly supports.
+
+Deterministic and conservative: a target counts as covered only when some selected evidence
+supports it literally (a structured value that satisfies the constraint, a preference value
+present in the field, a quoted phrase verbatim, a query term among the evidence's stems).
+An LLM grader can replace :func:`grade_coverage` behind the :class:`CoverageGrader` protocol.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from typing import Protocol
+
+from agentic_search.logic.filters import matches
+from agentic_search.logic.function_words import GOAL_WORDS, QUESTION_WORDS
+from agentic_search.logic.schema import DomainSchema
+from agentic_search.logic.text import Analyzer, contains_phrase, field_text
+from agentic_search.wire import (
+    Contradiction,
+    Coverage,
+    CoverageItem,
+    CoverageTarget,
+    Evidence,
+    IntentState,
+)
+
+
+class CoverageGrader(Protocol):
+    """Grades selected evidence against the request's targets."""
+
+    name: str
+
+    def grade(self, targets: Sequence[CoverageTarget], evidence: Sequence[Evidence]) -> Coverage:
+        """The coverage map of ``evidence`` for ``targets``."""
+        ...
+
+
+#: The most query terms graded as targets. A question or a keyword query has fewer (SciFact
+#: and HotpotQA queries: at most 23 terms); a pasted paragraph has a hundred or more, which
+#: no evidence pack covers, so every such query would look unanswered and run every round.
+MAX_TERM_TARGETS = 24
+
+
+def coverage_targets(
+    intent: IntentState, schema: DomainSchema, analyzer: Analyzer
+) -> list[CoverageTarget]:
+    """What the evidence should support, from the intent.
+
+    * each hard constraint (``kind="constraint"``, ``must`` as stated);
+    * each soft vocabulary match mapped to a record field (``preference``: any of the values);
+    * each quoted phrase / must-preserve term (``phrase``, must);
+    * each record the query names (``entity``, must): covered only by that record's own
+      evidence, never by another record that mentions it;
+    * each remaining analysed query term (``term``), leaving out terms of constraint phrases,
+      of the reference and excluded tools, of the named records, of the preference values
+      already targeted, and question and function words (:data:`QUESTION_WORDS`). A long
+      query (a pasted paragraph) keeps its :data:`MAX_TERM_TARGETS` key terms: those it says
+      most often, ties in the order said.
+    """
+    targets: list[CoverageTarget] = []
+    skip: set[str] = set()
+    ref_id = intent.reference_tool if intent.primary_goal == "alternative-to" else None
+    named: dict[str, list[str]] = {}
+    surfaces: dict[str, str] = {}
+    for link in intent.linked:
+        if link.id in intent.excluded_tools or link.id == ref_id:
+            continue
+        named.setdefault(link.name, []).append(link.id)
+        surfaces.setdefault(link.name, link.surface)
+    for name, ids in named.items():
+        targets.append(
+            CoverageTarget(kind="entity", label=name, values=list(ids), text=name, must=True)
+        )
+        skip.update(analyzer.terms(f"{name} {surfaces[name]}"))
+    for flt in intent.constraints:
+        targets.append(
+            CoverageTarget(kind="constraint", label=flt.label(), filter=flt, must=flt.must)
+        )
+        skip.update(analyzer.terms(flt.origin or ""))
+        skip.update(analyzer.terms(field_text(flt.value)))
+    for vocab, values in intent.matches.items():
+        fname = schema.vocabulary_fields.get(vocab)
+        if not fname or not values:
+            continue
+        targets.append(
+            CoverageTarget(
+                kind="preference",
+                label=f"{fname} ~ {' | '.join(map(str, values))}",
+                field=fname,
+                values=list(values),
+            )
+        )
+        for v in values:
+            skip.update(analyzer.terms(str(v)))
+        synonyms = schema.vocabularies.get(vocab, {})
+        for v in values:
+            for syn in synonyms.get(str(v), []):
+                skip.update(analyzer.terms(syn))
+    ref = (intent.reference_tool_name or "").lower()
+    named_surfaces = {s.lower() for s in surfaces.values()} | {n.lower() for n in named}
+    for phrase in intent.must_preserve_terms:
+        if phrase.lower() == ref:
+            continue  # "alternative to Cursor": evidence about Cursor itself is not wanted
+        if phrase.lower() in named_surfaces:
+            continue  # a named record: its own target above
+        targets.append(CoverageTarget(kind="phrase", label=f'"{phrase}"', text=phrase, must=True))
+        skip.update(analyzer.terms(phrase))
+    for name in [intent.reference_tool_name or "", intent.reference_tool or ""]:
+        skip.update(analyzer.terms(name))
+    for tool in intent.excluded_tools:
+        skip.update(analyzer.terms(tool.replace("-", " ")))
+    skip.update(analyzer.terms(" ".join(GOAL_WORDS)))
+    skip.update(analyzer.terms(" ".join(QUESTION_WORDS)))
+    terms = [t for t in dict.fromkeys(intent.keywords) if t not in skip and len(t) >= 3]
+    if len(terms) > MAX_TERM_TARGETS:
+        said = Counter(analyzer.terms(intent.query))
+        keep = set(sorted(terms, key=lambda t: -said[t])[:MAX_TERM_TARGETS])  # stable: ties
+        terms = [t for t in terms if t in keep]
+    targets.extend(CoverageTarget(kind="term", label=t, text=t) for t in terms)
+    return targets
+
+
+class EvidenceMatcher:
+    """Decides whether one evidence supports one target (stems cached per evidence id)."""
+
+    def __init__(self, schema: DomainSchema, analyzer: Analyzer) -> None:
+        self.schema = schema
+        self.analyzer = analyzer
+        self._terms: dict[str, frozenset[str]] = {}
+
+    def terms(self, ev: Evidence) -> frozenset[str]:
+        """Analysed terms of the evidence's title and text."""
+        got = self._terms.get(ev.id)
+        if got is None:
+            got = frozenset(self.analyzer.terms(f"{ev.title or ''} {ev.text}"))
+            self._terms[ev.id] = got
+        return got
+
+    def supports(self, target: CoverageTarget, ev: Evidence) -> bool:
+        """Whether ``ev`` explicitly supports ``target``."""
+        if target.kind == "constraint" and target.filter is not None:
+            return target.filter.field in ev.fields and matches(
+                self.schema, target.filter, ev.fields
+            )
+        if target.kind == "preference" and target.field:
+            have = ev.fields.get(target.field)
+            items = have if isinstance(have, list) else [have]
+            return any(v in items for v in target.values)
+        if target.kind == "phrase" and target.text:
+            return contains_phrase(f"{ev.title or ''} {ev.text}", target.text)
+        if target.kind == "term" and target.text:
+            return target.text in self.terms(ev)
+        if target.kind == "entity":
+            return ev.doc_id in target.values or ev.id in target.values
+        return False
+
+
+def find_contradictions(
+    evidence: Sequence[Evidence], title_key: bool = True
+) -> list[Contradiction]:
+    """Fields on which evidence about the same document disagrees.
+
+    Evidence is grouped by ``doc_id`` and, when ``title_key``, also by lowercased title (two
+    catalog entries for the same product). Values are compared as text; a field missing from
+    one piece is not a disagreement.
+    """
+    groups: dict[str, list[Evidence]] = defaultdict(list)
+    for ev in evidence:
+        groups[f"doc:{ev.doc_id}"].append(ev)
+        if title_key and ev.title:
+            groups[f"title:{ev.title.strip().lower()}"].append(ev)
+    out: list[Contradiction] = []
+    seen: set[tuple[str, str]] = set()
+    for key, group in sorted(groups.items()):
+        ids = {e.id for e in group}
+        if len(ids) < 2:
+            continue
+        fields = sorted({f for e in group for f in e.fields})
+        for fname in fields:
+            values: dict[str, list[str]] = defaultdict(list)
+            for e in group:
+                if fname in e.fields and e.fields[fname] is not None:
+                    values[field_text(e.fields[fname])].append(e.id)
+            if len(values) > 1:
+                doc = key.split(":", 1)[1]
+                sig = (",".join(sorted(ids)), fname)
+                if sig in seen:
+                    continue
+                seen.add(sig)
+                out.append(Contradiction(doc_id=doc, field=fname, values=dict(values)))
+    return out
+
+
+class DeterministicGrader:
+    """The default grader (see the module docstring).
+
+    ``confidence = 0.85 * weighted_coverage + 0.15 * quality``, minus 0.1 per contradiction
+    (floored at 0), where ``weighted_coverage`` weighs constraints and phrases 3, preferences
+    2 and terms 1 (1.0 when there are no targets), and ``quality`` is the share of selected
+    evidence that two or more retrieval modes (dense, sparse, structured) found. No evidence:
+    confidence 0.
+    """
+
+    name = "deterministic"
+
+    def __init__(self, schema: DomainSchema, matcher: EvidenceMatcher) -> None:
+        self.schema = schema
+        self.matcher = matcher
+
+    def grade(self, targets: Sequence[CoverageTarget], evidence: Sequence[Evidence]) -> Coverage:
+        """The coverage map of ``evidence`` for ``targets``."""
+        items = []
+        for t in targets:
+            ids = [e.id for e in evidence if self.matcher.supports(t, e)]
+            items.append(
+                CoverageItem(
+                    kind=t.kind, label=t.label, covered=bool(ids), evidence=ids, must=t.must
+                )
+            )
+        if not evidence:
+            return Coverage(items=items, quality=0.0, confidence=0.0, grader=self.name)
+        total = sum(t.weight for t in targets)
+        got = sum(t.weight for t, i in zip(targets, items, strict=True) if i.covered)
+        ratio = got / total if total else 1.0
+        quality = sum(1 for e in evidence if _modes(e) >= 2) / len(evidence)
+        contradictions = find_contradictions(evidence)
+        confidence = max(0.0, 0.85 * ratio + 0.15 * quality - 0.1 * len(contradictions))
+        return Coverage(
+            items=items,
+            quality=round(quality, 4),
+            confidence=round(min(1.0, confidence), 4),
+            contradictions=contradictions,
+            grader=self.name,
+        )
+
+
+def _modes(ev: Evidence) -> int:
+    if ev.provenance is None:
+        return 0
+    return len({h.source.split(":", 1)[0] for h in ev.provenance.hits})

@@ -1,0 +1,252 @@
+"""Records as named entities: name folding, the entity index (name -> record ids) and the
+scan of a text for the names it mentions.
+
+A record's names are the values of the schema's name fields (the title by default) and of its
+alias field, each also without a trailing parenthetical qualifier ("Kiss and Tell (1945
+film)" is also "Kiss and Tell"). Names are compared *folded*: Unicode NFKD with the combining
+marks dropped (accent-insensitive), case-folded, every run of non-word characters a single
+space ("Arthur's Magazine" -> ``arthur s magazine``).
+
+A plain one-word name that the corpus also uses as an ordinary lowercase word ("Continue",
+"Void", "Boston" is not one) is *ambiguous*: a text mentions the entity only where the word is
+written with a capital letter and does not open a sentence. Names of one or two characters and
+stopwords never count as mentions.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from agentic_search.logic.schema import DomainSchema
+from agentic_search.logic.text import ENGLISH_STOPWORDS, field_text
+
+_WORD = re.compile(r"\w+")
+_QUALIFIER = re.compile(r"\s*\([^()]*\)\s*$")
+#: Longest name, in words, the scan looks for (longer names are still indexed, never found).
+MAX_NAME_WORDS = 12
+#: Words that never name an entity on their own, whatever the catalog holds.
+_NEVER_ALONE = ENGLISH_STOPWORDS | {"i", "me", "my", "we", "you", "he", "she", "his", "her"}
+
+
+def fold(text: str) -> str:
+    """Accent-insensitive, case-folded, punctuation-free form of ``text`` (see the module
+    docstring); ``"Café  Ñandú!"`` -> ``"cafe nandu"``."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    plain = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    return " ".join(_WORD.findall(plain.casefold().replace("_", " ")))
+
+
+@dataclass(frozen=True)
+class Token:
+    """A word of a text: its surface form, folded form and character span in the text."""
+
+    surface: str
+    folded: str
+    start: int
+    end: int
+
+
+def tokens(text: str) -> list[Token]:
+    """The words of ``text`` (``\\w+``) with their folded forms and spans; a word whose folded
+    form splits (rare ligatures) yields one token per part, all with the word's span."""
+    out: list[Token] = []
+    for m in _WORD.finditer(text):
+        for part in fold(m.group(0)).split():
+            out.append(Token(m.group(0), part, m.start(), m.end()))
+    return out
+
+
+def name_variants(name: str) -> list[str]:
+    """Folded variants of a name: itself and, when it ends in a parenthetical qualifier,
+    without it. Empty names give none."""
+    out = [fold(name)]
+    bare = _QUALIFIER.sub("", name)
+    if bare != name:
+        out.append(fold(bare))
+    return [n for n in dict.fromkeys(out) if n]
+
+
+def record_names(schema: DomainSchema, record: Mapping[str, Any]) -> list[str]:
+    """The folded names of a record (name fields, then aliases), first occurrence kept."""
+    names: list[str] = []
+    raw: list[Any] = [record.get(f) for f in schema.name_fields]
+    if schema.entities is not None and schema.entities.aliases:
+        aliases = record.get(schema.entities.aliases)
+        raw += list(aliases) if isinstance(aliases, list) else [aliases]
+    for value in raw:
+        if isinstance(value, str) and value.strip():
+            names += name_variants(value)
+    return list(dict.fromkeys(names))
+
+
+def lowercase_names(schema: DomainSchema, record: Mapping[str, Any]) -> list[str]:
+    """The folded names a record spells all in lowercase (its official spelling)."""
+    out = []
+    for f in schema.name_fields:
+        value = record.get(f)
+        if isinstance(value, str) and value.strip() and value == value.lower():
+            out += name_variants(value)
+    return out
+
+
+def link_text(schema: DomainSchema, record: Mapping[str, Any]) -> str:
+    """The text of a record that is scanned for mentions of other records (its link fields,
+    joined by ". ")."""
+    if schema.entities is None:
+        return ""
+    parts = [field_text(record.get(f)) for f in schema.entities.link_fields]
+    return ". ".join(p for p in parts if p)
+
+
+def is_plain_word(name: str) -> bool:
+    """A one-word, purely alphabetic folded name (the kind that can be an ordinary word)."""
+    return " " not in name and name.isalpha()
+
+
+@dataclass(frozen=True)
+class Mention:
+    """A name found in a text: the folded name, the ids it names, the surface text and the
+    token span ``[first, last)`` in the text's :func:`tokens`."""
+
+    name: str
+    ids: tuple[str, ...]
+    surface: str
+    first: int
+    last: int
+    start: int
+    end: int
+
+
+class EntityIndex:
+    """Folded name -> record ids, with the names that are also ordinary words.
+
+    ``names``: {folded name: record ids}; ``common``: folded plain-word names the corpus also
+    uses as lowercase ordinary words (see the module docstring). Immutable once built.
+    """
+
+    def __init__(self, names: Mapping[str, Sequence[str]], common: Iterable[str] = ()) -> None:
+        self._names: dict[str, tuple[str, ...]] = {
+            n: tuple(dict.fromkeys(ids)) for n, ids in names.items() if n and ids
+        }
+        self.common = frozenset(common) & set(self._names)
+        # longest name (in words) starting with each first word: the scan tries no longer
+        self._first: dict[str, int] = {}
+        for n in self._names:
+            words = n.split(" ")
+            self._first[words[0]] = max(self._first.get(words[0], 0), len(words))
+        self._by_id: dict[str, list[str]] = {}
+        for n, ids in self._names.items():
+            for rid in ids:
+                self._by_id.setdefault(rid, []).append(n)
+
+    @classmethod
+    def from_records(
+        cls, named: Iterable[tuple[str, Sequence[str]]], common: Iterable[str] = ()
+    ) -> EntityIndex:
+        """Build from (record id, folded names) pairs."""
+        names: dict[str, list[str]] = {}
+        for rid, rnames in named:
+            for n in rnames:
+                names.setdefault(n, []).append(rid)
+        return cls(names, common)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._names
+
+    @property
+    def names(self) -> list[str]:
+        """Every folded name, sorted."""
+        return sorted(self._names)
+
+    def ids(self, name: str) -> tuple[str, ...]:
+        """The records a folded name names (empty when none)."""
+        return self._names.get(name, ())
+
+    def names_of(self, record_id: str) -> list[str]:
+        """The folded names of a record (empty when it has none)."""
+        return list(self._by_id.get(record_id, ()))
+
+    def linkable(self, name: str) -> bool:
+        """Whether a name may be found as a mention at all (not a stopword, 3+ characters)."""
+        return len(name) >= 3 and name not in _NEVER_ALONE
+
+    def scan(self, text: str, *, cased: bool = True) -> list[Mention]:
+        """The names mentioned in ``text``, longest match first, non-overlapping, in text order.
+
+        With ``cased`` (texts written by people: descriptions, abstracts), an ambiguous name
+        (see the module docstring) counts only when capitalized and not at a sentence start;
+        without it every linkable name counts (callers apply their own context rules).
+        """
+        toks = tokens(text)
+        out: list[Mention] = []
+        i = 0
+        while i < len(toks):
+            found: Mention | None = None
+            longest = self._first.get(toks[i].folded, 0)
+            for n in range(min(longest, MAX_NAME_WORDS, len(toks) - i), 0, -1):
+                name = " ".join(t.folded for t in toks[i : i + n])
+                ids = self._names.get(name)
+                if not ids or not self.linkable(name):
+                    continue
+                if n == 1 and cased and not self._cased_ok(text, toks, i, name):
+                    continue
+                start, end = toks[i].start, toks[i + n - 1].end
+                found = Mention(name, ids, text[start:end], i, i + n, start, end)
+                break
+            if found is None:
+                i += 1
+            else:
+                out.append(found)
+                i = found.last
+        return out
+
+    def _cased_ok(self, text: str, toks: Sequence[Token], i: int, name: str) -> bool:
+        if name not in self.common:
+            return True
+        surface = toks[i].surface
+        if not surface[:1].isupper():
+            return False
+        before = text[: toks[i].start].rstrip()
+        return bool(before) and before[-1] not in '.!?:;\n"“'
+
+
+def common_words(
+    index_names: Iterable[str], texts: Iterable[str], lowercase_names: Iterable[str] = ()
+) -> set[str]:
+    """The plain-word names among ``index_names`` that some text uses in lowercase (an
+    ordinary word there, so the name is ambiguous). Names a record itself spells in
+    lowercase (``lowercase_names``: "pgvector", "pytest") are never common: their lowercase
+    use is the name."""
+    plain = {n for n in index_names if is_plain_word(n)} - set(lowercase_names)
+    seen: set[str] = set()
+    for text in texts:
+        for m in _WORD.finditer(text):
+            word = m.group(0)
+            if word.islower():
+                folded = fold(word)
+                if folded in plain:
+                    seen.add(folded)
+    return seen
+
+
+__all__ = [
+    "MAX_NAME_WORDS",
+    "EntityIndex",
+    "Mention",
+    "Token",
+    "common_words",
+    "fold",
+    "is_plain_word",
+    "link_text",
+    "lowercase_names",
+    "name_variants",
+    "record_names",
+    "tokens",
+]

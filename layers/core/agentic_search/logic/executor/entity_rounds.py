@@ -1,0 +1,223 @@
+"""Entity-aware rounds, pure: what the rounds fetch by name, where they walk the entity graph,
+and where what they find is placed in the ranking.
+
+* **entity_state** (round 1): the records the query names are fetched by id. They are
+  *pinned* (placed first, in the order named) when the user compares them ("Cursor vs
+  Windsurf", "is Tabnine better than Copilot"), looks one up ("ollama pricing", a SIMPLE
+  query) or asks what one is ("what is Ollama"). A reference tool of "alternative to X" and
+  excluded records ("not Terraform") are never fetched.
+* **walk_seeds / predicate_walk** (the bridge round): for a bridge question (see
+  :mod:`agentic_search.logic.complexity`), the round after round 1 walks the entity graph
+  from round 1's best records (the seeds) to the records they
+  mention or are mentioned by; the walked records are ranked by personalized PageRank times
+  their similarity to the question, and the best one is placed right after the seed it was
+  reached from (the evidence that names it). The seeds are round 1's first
+  :data:`BRIDGE_SEEDS`, weighted by their fused scores. Records already among the first ten
+  (or the first ``limit``, if fewer) are never targets, nor are hubs: records mentioned by
+  more than :data:`BRIDGE_MAX_MENTIONS` others (a bridge names a specific entity).
+* **placement**: pins first, then each bridge right after its seed; the rest keeps its order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from agentic_search.logic.plan_rules import fusion_for
+from agentic_search.wire import (
+    Bridge,
+    EntitySource,
+    ExecutorState,
+    Fused,
+    GraphSource,
+    IntentState,
+    QueryPlan,
+    VectorSource,
+)
+
+#: Links weaker than this are reported but never fetched.
+MIN_LINK_SCORE = 0.8
+#: Round 1's best records the bridge round walks from (PageRank restarts on them in
+#: proportion to their fused score).
+BRIDGE_SEEDS = 3
+#: A bridge is a specific record: one mentioned by more records than this is a hub ("Information
+#: Retrieval", named by 80 records) and is never placed. On HotpotQA every relevant bridge is
+#: mentioned by at most 3 records.
+BRIDGE_MAX_MENTIONS = 3
+#: Bridges placed per bridge round.
+BRIDGES_PLACED = 1
+#: Walked records returned by the graph source (the best is placed; the others are reported).
+GRAPH_TOP_K = 10
+#: RRF weight of the "records that name X" walk of an alternative-to query: two lists' worth
+#: (golden set, odd ids: Recall@5 0.836 at 1, 0.857 at 2, 0.864 at 3; even ids 0.877 at
+#: all three: the odd half chose it, the even half says it does no harm).
+ALTERNATIVES_WEIGHT = 2.0
+#: A record already ranked this high (or within the limit, if smaller) needs no bridge.
+BRIDGE_WINDOW = 10
+
+
+def entity_source_for(intent: IntentState) -> EntitySource | None:
+    """The round-1 fetch of the records the query names (see the module docstring), or None
+    when it names none (strongly enough) or all it names are excluded."""
+    excluded = set(intent.excluded_tools)
+    if intent.primary_goal == "alternative-to" and intent.reference_tool:
+        excluded.add(intent.reference_tool)
+    ids: dict[str, str] = {}
+    for link in intent.linked:
+        if link.score >= MIN_LINK_SCORE and link.id not in excluded:
+            ids.setdefault(link.id, link.name)
+    if not ids:
+        return None
+    pin = (
+        intent.primary_goal == "compare"
+        or intent.complexity == "simple"
+        or (intent.primary_goal == "explain" and len(ids) == 1)
+    )
+    if not pin:
+        return None
+    return EntitySource(ids=list(ids), names=list(ids.values()), pin=True)
+
+
+def alternatives_walk(plan: QueryPlan, intent: IntentState) -> QueryPlan:
+    """An "alternative to X" plan with one more ranked list: the records that point at X in
+    the entity graph (those that name it, "an open-source alternative to X", and those whose
+    nearest neighbour it is; not the records X itself names, its integrations), ranked by
+    PageRank from X times similarity to X's own vector."""
+    ref = intent.reference_tool
+    if intent.primary_goal != "alternative-to" or not ref or plan.graph_source is not None:
+        return plan
+    aspect = plan.vector_sources[0].aspect if plan.vector_sources else None
+    if aspect is None:
+        return plan
+    walk = GraphSource(
+        seeds=[ref],
+        placement="fused",
+        kinds=["mention", "similar"],
+        direction="in",
+        reference=ref,
+        aspect=aspect,
+        top_k=GRAPH_TOP_K * 3,
+        exclude=[ref],
+        weight=ALTERNATIVES_WEIGHT,
+    )
+    rationale = [*plan.rationale, f"graph walk: records next to {ref} (named by, similar to)"]
+    return plan.model_copy(update={"graph_source": walk, "rationale": rationale})
+
+
+def with_entity_source(plan: QueryPlan, intent: IntentState) -> QueryPlan:
+    """``plan`` with the entity fetch of ``intent`` (unchanged when it names no record) and,
+    for "alternative to X", the walk of X's neighbourhood. A comparison's dense sources
+    become the named records' own stored vectors (query by example: their closest
+    competitors follow them), on the aspects the plan searched."""
+    plan = alternatives_walk(plan, intent)
+    source = entity_source_for(intent)
+    if source is None or plan.entity_source is not None:
+        return plan
+    rationale = [*plan.rationale, f"entity_state: {', '.join(source.names)} fetched by id"]
+    update: dict[str, object] = {"entity_source": source, "rationale": rationale}
+    if intent.primary_goal == "compare" and plan.vector_sources:
+        aspects = list(dict.fromkeys(vs.aspect for vs in plan.vector_sources))[:2]
+        top_k = max(vs.top_k for vs in plan.vector_sources)
+        update["vector_sources"] = [
+            VectorSource(aspect=a, top_k=top_k, query_vector_source="reference_tool", text=rid)
+            for rid in source.ids
+            for a in aspects
+        ]
+        count = len(update["vector_sources"]) + (1 if plan.sparse_source else 0)  # type: ignore[arg-type]
+        count += len(plan.structured_sources)
+        update["fusion"] = fusion_for(count)
+        rationale.append("comparison: the named records' own vectors find their competitors")
+    return plan.model_copy(update=update)
+
+
+def graph_source_for(state: ExecutorState, aspect: str, text: str) -> GraphSource | None:
+    """The bridge round's walk from round 1's best records, or None when round 1 found
+    nothing."""
+    first = state.round_rankings[0] if state.round_rankings else []
+    if not first:
+        return None
+    scores = {f.id: f.score for f in state.first_fused}
+    seeds = first[:BRIDGE_SEEDS]
+    return GraphSource(
+        seeds=seeds,
+        weights=seed_weights([scores.get(rid) for rid in seeds]),
+        text=text,
+        aspect=aspect,
+        top_k=GRAPH_TOP_K,
+        exclude=first[: min(state.plan.limit, BRIDGE_WINDOW)],
+        max_mentions=BRIDGE_MAX_MENTIONS,
+    )
+
+
+def seed_weights(scores: Sequence[float | None]) -> list[float]:
+    """PageRank restart weights of the seeds, in rank order: their fused scores (a seed
+    without one, or with a score of 0, weighs ``1 / rank`` of the best score), so a seed
+    the retrievers barely preferred restarts the walk about as often as the first."""
+    top = max((s for s in scores if s), default=1.0)
+    return [round(s if s and s > 0 else top / (i + 1), 6) for i, s in enumerate(scores)]
+
+
+def bridges_from(
+    graph_hits: Sequence[tuple[str, float, str | None]], seeds: Sequence[str]
+) -> list[Bridge]:
+    """The bridges of a walk: its best hits (id, score, via ``kind:from``) reached from a
+    seed, at most :data:`BRIDGES_PLACED`, each anchored after the seed that names it."""
+    out: list[Bridge] = []
+    for rid, score, via in graph_hits:
+        if len(out) >= BRIDGES_PLACED:
+            break
+        if not via or ":" not in via:
+            continue
+        anchor = via.split(":", 1)[1]
+        if anchor in seeds and all(b.id != rid for b in out):
+            out.append(Bridge(id=rid, after=anchor, via=via, score=round(score, 6)))
+    return out
+
+
+def with_pins_and_bridges(
+    ranking: Sequence[Fused], pins: Sequence[str], bridges: Sequence[Bridge]
+) -> list[Fused]:
+    """``ranking`` with the pins first (in order; a pin not in the ranking is added) and each
+    bridge moved right after its anchor (after the pins when the anchor is absent)."""
+    if not pins and not bridges:
+        return list(ranking)
+    by_id = {f.id: f for f in ranking}
+    top = max((f.fused for f in ranking), default=1.0)
+    best = max((f.score for f in ranking), default=1.0)
+
+    def entry(rid: str, source: str) -> Fused:
+        """A placed record: its own fused entry lifted to the top score (it is placed above
+        records that scored more), or a new one."""
+        have = by_id.get(rid)
+        if have is None:
+            return Fused(rid, top, best, 1, {source: 1.0})
+        return Fused(rid, max(have.fused, top), max(have.score, best), 1, dict(have.contributions))
+
+    pinned = [entry(rid, "entity") for rid in dict.fromkeys(pins)]
+    moved = {b.id for b in bridges} | {f.id for f in pinned}
+    rest = [f for f in ranking if f.id not in moved]
+    out = pinned + rest
+    for b in bridges:
+        if b.id in {f.id for f in pinned}:
+            continue
+        ids = [f.id for f in out]
+        at = ids.index(b.after) + 1 if b.after in ids else len(pinned)
+        out.insert(at, entry(b.id, f"graph:{b.via}"))
+    return out
+
+
+__all__ = [
+    "ALTERNATIVES_WEIGHT",
+    "BRIDGES_PLACED",
+    "BRIDGE_MAX_MENTIONS",
+    "BRIDGE_SEEDS",
+    "BRIDGE_WINDOW",
+    "GRAPH_TOP_K",
+    "MIN_LINK_SCORE",
+    "alternatives_walk",
+    "bridges_from",
+    "entity_source_for",
+    "graph_source_for",
+    "seed_weights",
+    "with_entity_source",
+    "with_pins_and_bridges",
+]

@@ -1,0 +1,70 @@
+"""Pseudo-relevance feedback from the evidence found so far: RM3-style expansion terms for the
+keyword side (the Rocchio query vector for the dense side is :mod:`.rocchio`).
+
+Relevance model RM1 (Lavrenko and Croft, "Relevance-Based Language Models", SIGIR 2001), as
+used in RM3 (Abdul-Jaleel et al., "UMass at TREC 2004"): ``P(w|R) ~ sum_d P(w|d) * P(d|q)``
+with ``P(w|d) = tf(w, d) / |d|`` and ``P(d|q)`` the feedback document's normalized retrieval
+weight. RM3's interpolation with the original query is done by the executor's fusion (the
+feedback round's ranked lists get a lower weight than the original query's).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+
+from agentic_search.logic.text import Analyzer
+
+_WORD = re.compile(r"(?u)\b[^\W\d_][\w-]{2,}\b")
+
+
+def rm3_terms(
+    query_terms: Iterable[str],
+    feedback: Sequence[tuple[str, float]],
+    n_terms: int,
+    analyzer: Analyzer,
+) -> list[str]:
+    """Top ``n_terms`` expansion words for a query from ``feedback`` (text, weight) pairs.
+
+    Terms already in ``query_terms`` (stems), stopwords and words shorter than 3 letters are
+    left out. Each stem is returned as its most frequent surface form in the feedback texts
+    (so it can be embedded as well as matched). Ties break by first appearance. Weights need
+    not sum to 1; non-positive weights are ignored.
+    """
+    if n_terms <= 0 or not feedback:
+        return []
+    skip = set(query_terms)
+    weight_sum = sum(w for _, w in feedback if w > 0) or 1.0
+    scores: Counter[str] = Counter()
+    surface: dict[str, Counter[str]] = {}
+    order: dict[str, int] = {}
+    word_stems: dict[str, list[str]] = {}  # each distinct word analysed once
+    for text, weight in feedback:
+        if weight <= 0:
+            continue
+        stems: list[str] = []
+        for word in _WORD.findall(text.lower()):
+            got = word_stems.get(word)
+            if got is None:
+                got = word_stems[word] = analyzer.terms(word)
+            for stem in got:
+                stems.append(stem)
+                surface.setdefault(stem, Counter())[word] += 1
+                order.setdefault(stem, len(order))
+        if not stems:
+            continue
+        for stem, count in Counter(stems).items():
+            scores[stem] += (count / len(stems)) * (weight / weight_sum)
+    ranked = sorted(
+        (s for s in scores if s not in skip and len(s) >= 3),
+        key=lambda s: (-scores[s], order.get(s, 0)),
+    )
+    words: list[str] = []
+    for stem in ranked:
+        word = surface[stem].most_common(1)[0][0]
+        if word not in words:  # "self-hosted" gives two stems but is one word
+            words.append(word)
+        if len(words) == n_terms:
+            break
+    return words

@@ -1,0 +1,80 @@
+"""Edges of the entity graph from record texts, pure (the link pass in
+:mod:`agentic_search.sync.links` stores them): a record's out-edges by kind, the in-edges they
+imply, and edge maps merged."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from agentic_search.logic.chunking import doc_id_of
+from agentic_search.logic.entities import EntityIndex
+from agentic_search.logic.schema import DomainSchema
+
+#: Phrases before a name that make its edge an ``integrates`` edge.
+_INTEGRATES = re.compile(
+    r"(?:integrat\w*|plugins?|extensions?|add-ons?|works?|connects?|connectors?|support\w*)"
+    r"\s+(?:\w+\s+){0,2}(?:with|for|to|in|into|inside)\s+(?:\w+\s+){0,4}$",
+    re.IGNORECASE,
+)
+Edges = dict[str, list[str]]
+
+
+def out_edges(
+    schema: DomainSchema, index: EntityIndex, record: Mapping[str, Any], self_id: str
+) -> Edges:
+    """A record's out-edges by kind from its link fields (``mention``, ``integrates``); the
+    similar edges are added by the caller (they need the store)."""
+    spec = schema.entities
+    if spec is None:
+        return {}
+    edges: dict[str, dict[str, None]] = {}
+    me = doc_id_of(self_id)
+    for fname in spec.link_fields:
+        text = link_text_of(record.get(fname))
+        for m in index.scan(text):
+            kind = "mention"
+            if fname == spec.relations.integrates_field and _INTEGRATES.search(text[: m.start]):
+                kind = "integrates"
+            for rid in m.ids:
+                if doc_id_of(rid) != me:
+                    edges.setdefault(kind, {})[doc_id_of(rid)] = None
+    return {k: list(v) for k, v in sorted(edges.items())}
+
+
+def link_text_of(value: Any) -> str:
+    """A field value as the text scanned for mentions (list items joined by ". ")."""
+    if isinstance(value, list):
+        return ". ".join(str(v) for v in value if v is not None)
+    return "" if value is None else str(value)
+
+
+def invert(out: Mapping[str, Edges]) -> dict[str, Edges]:
+    """In-edges by target from out-edges by source: ``{target: {kind: [sources]}}``."""
+    inv: dict[str, dict[str, dict[str, None]]] = {}
+    for src, edges in out.items():
+        for kind, targets in edges.items():
+            for t in targets:
+                inv.setdefault(t, {}).setdefault(kind, {})[src] = None
+    return {t: {k: list(v) for k, v in sorted(e.items())} for t, e in inv.items()}
+
+
+def names_map(named: Iterable[tuple[str, Sequence[str]]]) -> dict[str, list[str]]:
+    """{folded name: record ids} from (record id, folded names) pairs."""
+    out: dict[str, list[str]] = {}
+    for rid, names in named:
+        for n in names:
+            out.setdefault(n, []).append(rid)
+    return out
+
+
+def merge_edges(a: Mapping[str, Sequence[str]], b: Mapping[str, Sequence[str]]) -> Edges:
+    """The union of two edge maps, kind by kind (first occurrence order; empty kinds gone)."""
+    out: Edges = {k: list(v) for k, v in a.items()}
+    for kind, targets in b.items():
+        out[kind] = list(dict.fromkeys([*out.get(kind, []), *targets]))
+    return {k: v for k, v in sorted(out.items()) if v}
+
+
+__all__ = ["Edges", "invert", "link_text_of", "merge_edges", "names_map", "out_edges"]

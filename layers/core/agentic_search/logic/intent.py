@@ -1,0 +1,156 @@
+"""Intent extraction: natural-language query -> :class:`IntentState` in schema vocabularies.
+
+The rule-based extractor (:mod:`.intent_rules`) is the deterministic default (the LLM
+extractor sits behind the same :class:`IntentExtractor` protocol). It finds, in order:
+
+1. quoted phrases and catalog product names (must-preserve terms);
+2. a reference tool ("like Cursor", "alternative to Copilot", "cheaper than Cursor") and the
+   primary goal (find / compare / alternative-to / explain);
+3. vocabulary values by canonical name or synonym, longest phrase first, whole words only;
+4. hard constraints with negations: pricing ("free", "not paid", "open source"), deployment
+   ("works locally", "self-hosted", "not cloud"), price ceilings ("under $20", "cheaper than
+   Cursor"), operating systems ("for Linux"), and "not <vocabulary value>" exclusions;
+5. a semantic variant (the query without its constraint phrases) and a confidence.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from agentic_search.logic.chunking import doc_id_of
+from agentic_search.logic.entities import (
+    EntityIndex,
+    common_words,
+    link_text,
+    lowercase_names,
+    record_names,
+)
+from agentic_search.logic.intent_patterns import QUOTED
+from agentic_search.logic.linking import QueryLinker, vocabulary_phrases
+from agentic_search.logic.schema import DomainSchema
+from agentic_search.logic.text import Analyzer
+from agentic_search.wire import ENTITY_KEY, IntentState
+
+
+class IntentExtractor(Protocol):
+    """Turns a query into an IntentState for a domain."""
+
+    name: str
+
+    def extract(self, query: str) -> IntentState:
+        """Extract the intent of ``query``."""
+        ...
+
+
+@dataclass(frozen=True)
+class CatalogLookup:
+    """What the extractor may know of the collection: display names (lowercased) -> ids,
+    records by id, and the query linker over its entity index (None: no entities)."""
+
+    names: Mapping[str, str]
+    record: Callable[[str], dict[str, Any] | None]
+    linker: QueryLinker | None = None
+    dated: bool = True
+    """Whether some record carries the schema's date field (temporal filters on a corpus
+    without dates would filter everything out, so they are read only when it does)."""
+    dated_count: int = 0
+    """How many records carry the schema's date field (0: unknown)."""
+    record_count: int = 0
+    """How many records the lookup knows (0: unknown)."""
+
+    def dated_note(self, label: str) -> str:
+        """What a temporal filter leaves out, for its origin and the plan's rationale:
+        " (142 of 284 records carry a released year)" ; "" when every record is dated or the
+        counts are unknown."""
+        if not self.record_count or self.dated_count >= self.record_count:
+            return ""
+        return f" ({self.dated_count} of {self.record_count} records carry a {label} year)"
+
+    @staticmethod
+    def empty() -> CatalogLookup:
+        """A lookup that knows no records."""
+        return CatalogLookup(names={}, record=lambda _id: None)
+
+    @staticmethod
+    def of(
+        schema: DomainSchema,
+        payloads: Iterable[Mapping[str, Any]],
+        record: Callable[[str], dict[str, Any] | None] | None = None,
+        known: Callable[[Sequence[str]], set[str] | None] | None = None,
+        analyzer: Analyzer | None = None,
+    ) -> CatalogLookup:
+        """A lookup over records (payloads with the id, name and alias fields, and the
+        ``_entity`` key the link pass writes: its ``common`` words; without any, the common
+        words are found in the payloads' link fields when given). ``record`` reads a record
+        by id (default: the given payloads); ``known`` is the keyword index's
+        :meth:`~agentic_search.ports.KeywordIndex.known_terms` for fuzzy linking."""
+        rows = [
+            p
+            for p in payloads
+            if doc_id_of(str(p.get(schema.id_field, ""))) == str(p.get(schema.id_field, ""))
+        ]
+        by_id = {str(p[schema.id_field]): dict(p) for p in rows}
+        named = [(rid, record_names(schema, p)) for rid, p in by_id.items()]
+        titles = {rid: str(p.get(schema.name_fields[0]) or rid) for rid, p in by_id.items()}
+        stored = [p.get(ENTITY_KEY) for p in rows]
+        if any(isinstance(e, dict) for e in stored):
+            common = {w for e in stored if isinstance(e, dict) for w in e.get("common", [])}
+        else:
+            plain = EntityIndex.from_records(named)
+            lower = {n for p in rows for n in lowercase_names(schema, p)}
+            common = common_words(plain.names, (link_text(schema, p) for p in rows), lower)
+        index = EntityIndex.from_records(named, common)
+        linker = None
+        if schema.entities is not None:
+
+            def known_terms(terms: Sequence[str]) -> set[str]:
+                got = known(terms) if known is not None else None
+                return set(terms) if got is None else got
+
+            linker = QueryLinker(
+                index,
+                titles,
+                vocabulary_phrases(schema.vocabularies),
+                known_terms if known is not None else None,
+                analyzer,
+            )
+        names = {title.lower(): rid for rid, title in titles.items()}
+        temporal = schema.temporal
+        dated_count = (
+            sum(p.get(temporal.field) is not None for p in by_id.values()) if temporal else 0
+        )
+        return CatalogLookup(
+            names=names,
+            record=record or by_id.get,
+            linker=linker,
+            dated=dated_count > 0,
+            dated_count=dated_count,
+            record_count=len(by_id),
+        )
+
+
+def normalize_query(query: str) -> str:
+    """Lowercase, unify quotes and dashes, collapse whitespace."""
+    q = query.replace("’", "'").replace("–", "-").replace("—", "-")
+    return re.sub(r"\s+", " ", q.strip().lower())
+
+
+def quoted_phrases(query: str) -> list[str]:
+    """The phrases the query puts in straight or curly double quotes (2..100 characters)."""
+    return [next(g for g in m.groups() if g) for m in QUOTED.finditer(query)]
+
+
+def reference_profile(schema: DomainSchema, record: Mapping[str, Any]) -> dict[str, list[str]]:
+    """The reference tool's category and functionality values (query by example), by
+    vocabulary name; empty vocabularies are left out."""
+    profile: dict[str, list[str]] = {}
+    for vocab in ("categories", "functionality"):
+        fname = schema.vocabulary_fields.get(vocab)
+        value = record.get(fname) if fname else None
+        values = value if isinstance(value, list) else [value] if value else []
+        if values:
+            profile[vocab] = [str(v) for v in values]
+    return profile

@@ -1,0 +1,140 @@
+"""Merge of the LLM's reading of a query with the rules' reading (LLM_PROVIDER=local/openai).
+
+The rules are exact where they fire and blind elsewhere; a small LLM reads what the rules
+cannot (another language, a need phrased as a task, a tool named in passing) but may also
+invent or loosen a constraint. So the merged intent:
+
+* keeps **every hard constraint the rules found** (price, deployment, platform, licence,
+  date: any schema filter); an LLM constraint on a field the rules already constrained is
+  dropped and reported as *overruled* when it differs; an LLM constraint on a field the rules
+  left open is added;
+* adds the LLM's vocabulary matches to the rules' (the capability mapping of a task-phrased
+  need; a field where it listed more than :data:`MAX_LLM_MATCHES` values is ignored), its
+  reference tool when the rules found none and the query names it, its exclusions and
+  must-preserve terms;
+* puts the LLM's rewrite (the catalog-language rendering of a non-English query) first among
+  the semantic variants and keeps it as ``translation`` beside the original query for keyword
+  search; the original query and its keywords are never replaced.
+
+:func:`merge_intents` also says, per field, whether the value came from the rules, the LLM
+or both (``--explain`` prints it).
+"""
+
+from __future__ import annotations
+
+from agentic_search.logic.llm_prompts import MAX_MATCHES
+from agentic_search.logic.text import default_analyzer
+from agentic_search.wire import Filter, IntentState
+
+#: An LLM that picks more values than this for one vocabulary field has not chosen (small
+#: models list the whole vocabulary): that field's LLM matches are ignored.
+MAX_LLM_MATCHES = MAX_MATCHES
+
+#: The per-field origins reported by :func:`merge_intents`.
+FIELDS = ("constraints", "matches", "reference_tool", "semantic_variants", "translation")
+
+
+def _origin(rules: bool, llm: bool) -> str | None:
+    if rules and llm:
+        return "both"
+    return "rules" if rules else ("llm" if llm else None)
+
+
+def _same(a: Filter, b: Filter) -> bool:
+    va = sorted(map(str, a.value)) if isinstance(a.value, list) else a.value
+    vb = sorted(map(str, b.value)) if isinstance(b.value, list) else b.value
+    return a.field == b.field and a.operator == b.operator and va == vb
+
+
+def merge_intents(
+    rules: IntentState, llm: IntentState
+) -> tuple[IntentState, dict[str, str], list[str]]:
+    """The merged intent, the origin of each field (``rules``, ``llm`` or ``both``; fields
+    neither set are absent) and the labels of LLM constraints the rules overruled.
+
+    ``rules`` and ``llm`` read the same query. Pure; raises nothing.
+    """
+    origins: dict[str, str] = {}
+    ruled_fields = {f.field for f in rules.constraints}
+    constraints = list(rules.constraints)
+    overruled: list[str] = []
+    llm_added = llm_agreed = False
+    for f in llm.constraints:
+        if f.field in ruled_fields:
+            if any(_same(f, r) for r in rules.constraints):
+                llm_agreed = True
+            else:
+                overruled.append(f.label())
+        elif not any(_same(f, c) for c in constraints):
+            constraints.append(f)
+            llm_added = True
+    if o := _origin(bool(rules.constraints), llm_added or llm_agreed):
+        origins["constraints"] = o
+
+    matches = {k: list(v) for k, v in rules.matches.items()}
+    llm_matches = False
+    chosen = {k: v for k, v in llm.matches.items() if len(v) <= MAX_LLM_MATCHES}
+    for k, values in chosen.items():
+        new = [v for v in values if v not in matches.get(k, [])]
+        if new:
+            matches.setdefault(k, []).extend(new)
+            llm_matches = True
+    agreed = any(set(v) & set(rules.matches.get(k, [])) for k, v in chosen.items())
+    if o := _origin(bool(rules.matches), llm_matches or agreed):
+        origins["matches"] = o
+
+    reference = rules
+    # The LLM's reference counts only when the query names it: small models otherwise pick a
+    # catalog tool for a query anchored on none, and the search turns into "like that tool".
+    named = bool(llm.reference_tool_name) and (
+        llm.reference_tool_name.casefold() in rules.query.casefold()  # type: ignore[union-attr]
+    )
+    if not named:
+        llm = llm.model_copy(
+            update={"reference_tool": None, "reference_tool_name": None, "reference_profile": {}}
+        )
+    if not rules.reference_tool and llm.reference_tool:
+        reference = llm
+    if rules.reference_tool or llm.reference_tool:
+        both = rules.reference_tool is not None and rules.reference_tool == llm.reference_tool
+        origins["reference_tool"] = "both" if both else ("rules" if rules.reference_tool else "llm")
+    goal = reference.primary_goal if reference.reference_tool else rules.primary_goal
+    if goal == "find" and llm.primary_goal not in ("find", "alternative-to"):
+        goal = llm.primary_goal
+
+    translation = None
+    variants = list(rules.semantic_variants)
+    llm_variant = llm.semantic_variants[0] if llm.semantic_variants else None
+    if llm_variant and llm_variant.casefold() != rules.normalized_query:
+        translation = llm_variant
+        variants = [llm_variant, *[v for v in variants if v != llm_variant]]
+        origins["translation"] = "llm"
+    if o := _origin(bool(rules.semantic_variants), translation is not None):
+        origins["semantic_variants"] = o
+
+    keywords = list(rules.keywords)
+    if translation:
+        keywords += [t for t in default_analyzer().terms(translation) if t not in keywords]
+    merged = rules.model_copy(
+        update={
+            "primary_goal": goal,
+            "reference_tool": reference.reference_tool,
+            "reference_tool_name": reference.reference_tool_name,
+            "reference_profile": reference.reference_profile,
+            "excluded_tools": list(dict.fromkeys([*rules.excluded_tools, *llm.excluded_tools])),
+            "matches": matches,
+            "constraints": constraints,
+            "must_preserve_terms": list(
+                dict.fromkeys([*rules.must_preserve_terms, *llm.must_preserve_terms])
+            ),
+            "keywords": keywords,
+            "semantic_variants": variants,
+            "translation": translation,
+            "confidence": max(rules.confidence, llm.confidence),
+            "extractor": llm.extractor,  # the path info says it was merged with the rules
+        }
+    )
+    return merged, origins, overruled
+
+
+__all__ = ["FIELDS", "MAX_LLM_MATCHES", "merge_intents"]

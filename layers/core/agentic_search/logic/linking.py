@@ -1,0 +1,236 @@
+"""Entity linking of a query: the records it names, exactly or with a typo, and the vocabulary
+phrases it misspells.
+
+1. **Exact** (:meth:`EntityIndex.scan` on the folded query: case- and accent-insensitive,
+   longest name first). A plain one-word name the corpus also uses as an ordinary word
+   ("whisper") links only when written with a capital letter or in a naming context: after a
+   reference phrase ("alternative to", "like"), next to "vs", "versus", "and", "or" or a comma
+   between names, or before "vs" / "alternatives" (score 0.9). Any plain one-word name right
+   after a pronoun, modal or "to" ("I can continue using", "want to make a video") is read as
+   the ordinary word unless capitalized or in a naming context. Score 1.0 otherwise.
+2. **Fuzzy** (rapidfuzz's Levenshtein distance over the names and the schema's vocabulary
+   phrases): only for query words the corpus does not know (no analysed term in the keyword
+   index, no word of a name or phrase), 4+ letters, not stopwords; the n-gram of one to three
+   words around such a word whose distance to a name or phrase is at most 1 (names up to 7
+   characters) or 2 (longer) wins. Score ``1 - distance / length`` (0.71..0.94). A fuzzy
+   vocabulary match is returned as a correction the extractor reads instead of the typo
+   ("vectr databse" -> "vector database").
+
+Links are reported with their surface form, method and score (``--explain`` shows them).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from agentic_search.logic.entities import EntityIndex, Token, fold, is_plain_word, tokens
+from agentic_search.logic.text import ENGLISH_STOPWORDS, Analyzer
+from agentic_search.wire import EntityLink
+
+#: Phrases before a name that make a plain word name the product.
+_NAMING_BEFORE = re.compile(
+    r"(?:alternatives?\s+(?:to|for)|replacements?\s+(?:to|for)|instead\s+of|similar\s+to|like|"
+    r"than|vs\.?|versus|and|or|compare|between|,)\s*$"
+)
+_NAMING_AFTER = re.compile(
+    r"^\s*(?:'s\b|alternatives?\b|replacements?\b|vs\b|versus\b|,|or\b|and\b)"
+)
+#: Words before a plain word that make it a verb or an ordinary word ("I can continue using",
+#: "want to make a video"), not a name.
+_ORDINARY_BEFORE = re.compile(
+    r"\b(?:to|can|could|will|would|should|must|may|might|i|we|you|they|please|let's|lets|"
+    r"don't|dont|not|never|also)\s*$"
+)
+#: Minimum score of a fuzzy link (1 - distance / length).
+FUZZY_MIN_SCORE = 0.7
+
+
+@dataclass
+class Linking:
+    """The links of one query and the corrections of misspelled vocabulary phrases
+    (surface text -> the phrase it stands for)."""
+
+    links: list[EntityLink] = field(default_factory=list)
+    corrections: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def entities(self) -> list[EntityLink]:
+        """The record links, in query order."""
+        return [lk for lk in self.links if lk.kind == "entity"]
+
+
+def _max_edits(length: int) -> int:
+    return 1 if length <= 7 else 2
+
+
+class QueryLinker:
+    """Links queries to one collection's entities and vocabulary (see the module docstring).
+
+    ``index``: the entity index; ``titles``: record id -> display name; ``phrases``: folded
+    vocabulary phrase -> its canonical value (synonyms included); ``known``: analysed terms ->
+    those the keyword index holds (None: every word counts as known, no fuzzy linking of
+    words); ``analyzer``: the keyword analyzer the ``known`` terms come from.
+    """
+
+    def __init__(
+        self,
+        index: EntityIndex,
+        titles: Mapping[str, str],
+        phrases: Mapping[str, str] | None = None,
+        known: Callable[[Sequence[str]], set[str]] | None = None,
+        analyzer: Analyzer | None = None,
+    ) -> None:
+        self.index = index
+        self.titles = dict(titles)
+        self.phrases = dict(phrases or {})
+        self.known = known
+        self.analyzer = analyzer
+        self._choices = [*index.names, *self.phrases]
+        self._words = {w for n in self._choices for w in n.split()}
+
+    def link(self, query: str) -> Linking:
+        """The entity links and vocabulary corrections of ``query``."""
+        out = Linking()
+        toks = tokens(query)
+        taken = [False] * len(toks)
+        for m in self.index.scan(query, cased=False):
+            score = self._exact_score(query, toks, m.first, m.last, m.name)
+            if score is None:
+                continue
+            for i in range(m.first, m.last):
+                taken[i] = True
+            for rid in m.ids:
+                out.links.append(
+                    EntityLink(
+                        id=rid,
+                        name=self.titles.get(rid, m.surface),
+                        surface=m.surface,
+                        score=score,
+                        method="exact",
+                    )
+                )
+        if self.known is not None:
+            self._fuzzy(query, toks, taken, out)
+        out.links.sort(key=lambda lk: query.casefold().find(lk.surface.casefold()))
+        return out
+
+    def _exact_score(
+        self, query: str, toks: Sequence[Token], first: int, last: int, name: str
+    ) -> float | None:
+        if not is_plain_word(name):
+            return 1.0
+        surface = toks[first].surface
+        before = query[: toks[first].start].casefold()
+        after = query[toks[last - 1].end :].casefold()
+        if surface[:1].isupper():
+            return 1.0 if name not in self.index.common else 0.9
+        if _NAMING_BEFORE.search(before) or _NAMING_AFTER.match(after):
+            return 1.0 if name not in self.index.common else 0.9
+        if name in self.index.common or _ORDINARY_BEFORE.search(before):
+            return None  # an ordinary word here ("I can continue using", "to make a video")
+        return 1.0
+
+    def _unknown(self, toks: Sequence[Token], taken: Sequence[bool]) -> list[int]:
+        cands = [
+            i
+            for i, t in enumerate(toks)
+            if not taken[i]
+            and t.folded.isalpha()
+            and len(t.folded) >= 4
+            and t.folded not in ENGLISH_STOPWORDS
+            and t.folded not in self._words
+        ]
+        if not cands or self.known is None:
+            return []
+        stems = {
+            i: (self.analyzer.terms(toks[i].folded) if self.analyzer else [toks[i].folded])
+            for i in cands
+        }
+        known = self.known(sorted({s for v in stems.values() for s in v}))
+        return [i for i in cands if not any(s in known for s in stems[i])]
+
+    def _fuzzy(self, query: str, toks: Sequence[Token], taken: list[bool], out: Linking) -> None:
+        from rapidfuzz import process
+        from rapidfuzz.distance import Levenshtein
+
+        for i in self._unknown(toks, taken):
+            if taken[i]:
+                continue
+            best: tuple[float, int, int, str] | None = None
+            for n in (3, 2, 1):
+                for start in range(max(0, i - n + 1), min(i, len(toks) - n) + 1):
+                    span = range(start, start + n)
+                    if any(taken[j] for j in span):
+                        continue
+                    text = " ".join(toks[j].folded for j in span)
+                    hit = process.extractOne(
+                        text,
+                        self._choices,
+                        scorer=Levenshtein.distance,
+                        score_cutoff=_max_edits(len(text)),
+                    )
+                    if hit is None:
+                        continue
+                    choice, dist = hit[0], hit[1]
+                    score = 1.0 - dist / max(len(choice), len(text))
+                    if score >= FUZZY_MIN_SCORE and (best is None or score > best[0]):
+                        best = (score, start, start + n, choice)
+            if best is None:
+                continue
+            score, a, b, choice = best
+            for j in range(a, b):
+                taken[j] = True
+            surface = query[toks[a].start : toks[b - 1].end]
+            if choice in self.index:
+                for rid in self.index.ids(choice):
+                    out.links.append(
+                        EntityLink(
+                            id=rid,
+                            name=self.titles.get(rid, choice),
+                            surface=surface,
+                            score=round(score, 3),
+                            method="fuzzy",
+                        )
+                    )
+            else:
+                out.corrections[surface] = choice
+                out.links.append(
+                    EntityLink(
+                        id=self.phrases[choice],
+                        name=choice,
+                        surface=surface,
+                        score=round(score, 3),
+                        method="fuzzy",
+                        kind="vocabulary",
+                    )
+                )
+
+
+def vocabulary_phrases(vocabularies: Mapping[str, Mapping[str, Sequence[str]]]) -> dict[str, str]:
+    """Folded vocabulary phrase (canonical values and synonyms) -> canonical value."""
+    out: dict[str, str] = {}
+    for values in vocabularies.values():
+        for canonical, synonyms in values.items():
+            for phrase in (canonical, *synonyms):
+                folded = fold(phrase)
+                if folded:
+                    out.setdefault(folded, canonical)
+    return out
+
+
+def apply_corrections(text: str, corrections: Mapping[str, str]) -> str:
+    """``text`` with each misspelled surface replaced by the phrase it stands for."""
+    for surface, phrase in corrections.items():
+        text = re.sub(re.escape(surface), phrase, text, flags=re.IGNORECASE)
+    return text
+
+
+__all__ = [
+    "FUZZY_MIN_SCORE",
+    "Linking",
+    "QueryLinker",
+    "apply_corrections",
+    "vocabulary_phrases",
+]

@@ -1,0 +1,68 @@
+"""The plan rules every plan is held to, whoever planned it (the rules or an LLM): known
+aspects, topK within 1..200, filters on the schema's allowlist, a fusion method that fits the
+number of ranked lists (three or more lists: RRF only)."""
+
+from __future__ import annotations
+
+from agentic_search.logic.filters import filter_problems
+from agentic_search.logic.schema import DomainSchema
+from agentic_search.wire import TOP_K_MAX, TOP_K_MIN, QueryPlan
+
+
+class PlanError(ValueError):
+    """A plan that breaks the plan rules; ``reasons`` lists each."""
+
+    def __init__(self, reasons: list[str]) -> None:
+        self.reasons = reasons
+        super().__init__("invalid query plan: " + "; ".join(reasons))
+
+
+def validate_plan(plan: QueryPlan, schema: DomainSchema) -> None:
+    """Check a plan against the schema and the plan rules.
+
+    Rules: at least one source; aspects exist; topK within 1..200; reference-tool vectors need a
+    reference id; filters allowed by the schema; fusion 'none' only with one source; RRF when
+    there are 3 or more sources (seed rule); weighted sum / DBSF need 2+ sources.
+
+    Raises:
+        PlanError: listing every violation.
+    """
+    reasons: list[str] = []
+    if plan.domain != schema.name:
+        reasons.append(f"plan is for domain {plan.domain!r}, schema is {schema.name!r}")
+    n = plan.source_count
+    if not plan.any_source:
+        reasons.append("plan has no sources")
+    if plan.graph_source is not None and plan.graph_source.aspect not in schema.aspect_names:
+        reasons.append(f"unknown aspect {plan.graph_source.aspect!r} for the graph walk")
+    for vs in plan.vector_sources:
+        if vs.aspect not in schema.aspect_names:
+            reasons.append(f"unknown aspect {vs.aspect!r} (known: {schema.aspect_names})")
+        if not TOP_K_MIN <= vs.top_k <= TOP_K_MAX:
+            reasons.append(f"topK {vs.top_k} for {vs.aspect!r} outside {TOP_K_MIN}..{TOP_K_MAX}")
+        if vs.query_vector_source != "reference_tool" and not (vs.text or "").strip():
+            reasons.append(f"vector source {vs.aspect!r} has no query text")
+        if vs.query_vector_source == "reference_tool" and not vs.text:
+            reasons.append(f"vector source {vs.aspect!r} uses a reference tool but names none")
+    for flt in plan.filters:
+        reasons += filter_problems(schema, flt)
+    for src in plan.structured_sources:
+        for flt in [*src.filters, *src.preferences]:
+            reasons += filter_problems(schema, flt)
+    if plan.fusion == "none" and n > 1:
+        reasons.append(f"fusion 'none' needs exactly one source, plan has {n}")
+    if n >= 3 and plan.fusion != "rrf":
+        reasons.append(f"RRF is required for 3+ sources (plan has {n}, fusion {plan.fusion!r})")
+    if plan.fusion in ("weighted_sum", "dbsf") and n < 2:
+        reasons.append(f"fusion {plan.fusion!r} needs 2+ sources")
+    if reasons:
+        raise PlanError(reasons)
+
+
+def fusion_for(source_count: int) -> str:
+    """The seed's fusion rule: 3+ sources -> rrf, 2 -> weighted_sum, else none."""
+    if source_count >= 3:
+        return "rrf"
+    if source_count == 2:
+        return "weighted_sum"
+    return "none"

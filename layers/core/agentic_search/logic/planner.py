@@ -1,0 +1,311 @@
+"""Query planning: IntentState -> validated :class:`QueryPlan`.
+
+The rule-based planner chooses a strategy from what the intent holds and routes to aspects:
+
+* ``identity-focused``: a reference tool and nothing else -> the reference tool's stored
+  identity and functionality vectors, plus the query text on identity;
+* ``capability-focused``: functionality or category values -> functionality + identity;
+* ``usecase-focused``: user types, industries, or a task phrasing ("for writing", "to
+  transcribe") -> usecases + identity;
+* ``multi-collection-hybrid``: two or more of the above.
+
+Every plan also has the BM25 keyword source over the query (must-preserve terms appended), a
+structured source when the intent matched vocabulary values (ranked by matched preferences),
+hard constraints pushed down into every source, and the seed's fusion rule: 3+ sources -> RRF,
+2 -> weighted sum, 1 -> none. :func:`validate_plan` lists every reason a plan is invalid.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Protocol
+
+from agentic_search.logic.bm25 import keyword_query
+from agentic_search.logic.coverage import MAX_TERM_TARGETS
+from agentic_search.logic.intent import normalize_query
+from agentic_search.logic.plan_rules import fusion_for, validate_plan
+from agentic_search.logic.schema import DomainSchema
+from agentic_search.wire import (
+    TOP_K_MAX,
+    Filter,
+    IntentState,
+    QueryPlan,
+    SparseSource,
+    StructuredSource,
+    VectorSource,
+)
+
+
+class QueryPlanner(Protocol):
+    """Turns an IntentState into a QueryPlan."""
+
+    name: str
+
+    def plan(self, intent: IntentState, limit: int = 10) -> QueryPlan:
+        """Plan retrieval for ``intent``, returning at most ``limit`` candidates."""
+        ...
+
+
+_TASK = re.compile(
+    r"\b(?:for|to|help(?:s)?\s+(?:me\s+)?|so\s+i\s+can|i\s+need\s+to|i\s+want\s+to)\s+\w+"
+)
+_PREFERENCE_VOCABS = (
+    "categories",
+    "functionality",
+    "interface",
+    "platforms",
+    "user_types",
+    "industries",
+)
+
+
+def structured_source_for(
+    schema: DomainSchema, intent: IntentState, limit: int
+) -> StructuredSource | None:
+    """The structured source of an intent: its hard constraints as filters, its vocabulary
+    matches (and the reference tool's profile) as soft preferences; None without preferences."""
+    preferences: list[Filter] = []
+    for vocab in _PREFERENCE_VOCABS:
+        values = list(
+            dict.fromkeys(
+                [*intent.matches.get(vocab, []), *intent.reference_profile.get(vocab, [])]
+            )
+        )
+        field = schema.vocabulary_fields.get(vocab)
+        if values and field and "in" in schema.fields[field].filter:
+            preferences.append(Filter(field=field, operator="in", value=list(values)))
+    if not preferences:
+        return None
+    return StructuredSource(
+        filters=list(intent.constraints),
+        preferences=preferences,
+        top_k=min(TOP_K_MAX, max(30, limit * 2)),
+    )
+
+
+def excluded_ids(intent: IntentState) -> list[str]:
+    """Ids a plan must not return: the reference tool of an "alternative to X" query and the
+    tools the user excluded ("not Terraform")."""
+    ref = intent.reference_tool
+    exclude = [ref] if ref and intent.primary_goal == "alternative-to" else []
+    return exclude + [t for t in intent.excluded_tools if t not in exclude]
+
+
+def corrected_text(intent: IntentState) -> str:
+    """The query with the linker's typo corrections applied ("vectr databse" -> "vector
+    database"): the normalized query when the corrections changed it, else the query as
+    written (so casing is kept where nothing was corrected)."""
+    if intent.normalized_query and intent.normalized_query != normalize_query(intent.query):
+        return intent.normalized_query
+    return intent.query
+
+
+def without_negations(text: str, negations: list[str]) -> str:
+    """``text`` less the phrases that say what is not wanted (``IntentState.negations``, as
+    in the normalized query; matched case-insensitively across whitespace, dashes and curly
+    quotes), with the punctuation they leave dangling: "transcription API, not a desktop app"
+    -> "transcription API". ``text`` itself when nothing would be left."""
+    out = text
+    for phrase in negations:
+        words = [re.escape(w) for w in re.split(r"[\s\-–—]+", phrase) if w]
+        if not words:
+            continue
+        pattern = r"[\s\-–—]+".join(w.replace("'", "['’]") for w in words)
+        out = re.sub(rf"(?i)(?<!\w){pattern}(?!\w)", " ", out)
+    out = re.sub(r"\s+([,;:.!?])", r"\1", out)
+    out = re.sub(r"\s+", " ", out).strip(" ,;:-–—")
+    return out if out.strip() else text
+
+
+def is_long(intent: IntentState) -> bool:
+    """Whether the query is a pasted paragraph rather than a search: more distinct content
+    words than a question or a keyword query has (:data:`MAX_TERM_TARGETS`, 24; SciFact's and
+    HotpotQA's queries have at most 23 terms, the tools queries' paragraphs 64 or more)."""
+    return len(intent.keywords) > MAX_TERM_TARGETS
+
+
+class RuleBasedPlanner:
+    """Deterministic planner over a domain schema (see module docstring)."""
+
+    name = "rules"
+
+    def __init__(self, schema: DomainSchema, rrf_k: int = 60) -> None:
+        self.schema = schema
+        self.rrf_k = rrf_k
+
+    def plan(self, intent: IntentState, limit: int = 10) -> QueryPlan:
+        """Build and validate the plan for ``intent``.
+
+        Raises:
+            PlanError: if the resulting plan is invalid (a bug or a bad schema).
+        """
+        schema = self.schema
+        aspects = set(schema.aspect_names)
+        m = intent.matches
+        capability = bool(m.get("functionality") or m.get("categories"))
+        # Use-case phrasing is looked for in the query minus its constraint and reference phrases
+        # ("alternative to X" and "for Linux" are not tasks).
+        if intent.semantic_variants:
+            task_text = intent.semantic_variants[0]
+        elif intent.constraints or intent.reference_tool:
+            task_text = ""
+        else:
+            task_text = intent.normalized_query
+        usecase = bool(m.get("user_types") or m.get("industries")) or bool(
+            _TASK.search(task_text) and not capability
+        )
+        reference = intent.reference_tool
+        # With a reference tool and nothing else left of the query ("alternative to Cursor"),
+        # the query text carries no meaning of its own: search by the reference's vectors and
+        # profile instead of embedding the word "alternative".
+        by_example_only = bool(reference) and not intent.semantic_variants
+        # The dense source embeds the query as written, with a typo fix applied (the corrected
+        # text): stripping filler and constraint words cost a little wherever it was measured
+        # (the model reads them as context). Only a query by example embeds its variant, which
+        # leaves out "alternative to X" (X is searched by its own vectors).
+        # The negated phrases ("not Terraform") are left out: they are hard filters, and an
+        # embedding has no negation (the words pull the vector toward what was excluded).
+        corrected = without_negations(corrected_text(intent), intent.negations)
+        variant = bool(reference) and bool(intent.semantic_variants)
+        dense_text = intent.semantic_variants[0] if variant else corrected
+        if intent.translation:  # an LLM's English rendering of a non-English query
+            dense_text = intent.translation
+        if not dense_text.strip():
+            dense_text = intent.query
+        qvs = "semantic_variant" if variant else "query_text"
+
+        focus = [
+            name
+            for name, on in (
+                ("capability", capability),
+                ("usecase", usecase),
+                ("reference", bool(reference)),
+            )
+            if on
+        ]
+        if len(focus) >= 2:
+            strategy = "multi-collection-hybrid"
+        elif reference:
+            strategy = "identity-focused"
+        elif capability:
+            strategy = "capability-focused"
+        elif usecase:
+            strategy = "usecase-focused"
+        else:
+            strategy = "multi-collection-hybrid" if len(aspects) > 1 else "identity-focused"
+
+        rationale: list[str] = [f"strategy {strategy}: signals {focus or ['none']}"]
+        sources: list[VectorSource] = []
+
+        def add(aspect: str, source: str, text: str | None, weight: float = 1.0) -> None:
+            if aspect not in aspects:
+                return
+            key = (aspect, source)
+            if any((s.aspect, s.query_vector_source) == key for s in sources):
+                return
+            top_k = min(TOP_K_MAX, max(schema.aspect(aspect).default_top_k, limit * 2))
+            sources.append(
+                VectorSource(
+                    aspect=aspect,
+                    top_k=top_k,
+                    query_vector_source=source,  # type: ignore[arg-type]
+                    text=text,
+                    weight=weight,
+                )
+            )
+
+        first_aspect = schema.aspect_names[0]
+        if reference:
+            add("identity", "reference_tool", reference)
+            add("functionality", "reference_tool", reference)
+            rationale.append(f"reference tool {intent.reference_tool_name!r}: its stored vectors")
+        if not by_example_only:
+            add(first_aspect, qvs, dense_text)
+        if capability:
+            add("functionality", qvs, dense_text)
+        if usecase:
+            add("usecases", qvs, dense_text)
+        if (
+            strategy == "multi-collection-hybrid"
+            and not reference
+            and not capability
+            and not usecase
+        ):
+            add("functionality", qvs, dense_text)
+            add("usecases", qvs, dense_text)
+        if m.get("interface") or m.get("platforms"):
+            add("interface", qvs, dense_text)
+
+        profile_terms = [v for values in intent.reference_profile.values() for v in values]
+        if reference:
+            # Query by example: the reference's vocabulary values replace its name, which would
+            # otherwise favour tools that merely mention it ("an alternative to Cursor").
+            ref_name = (intent.reference_tool_name or "").lower()
+            preserved = [t for t in intent.must_preserve_terms if t.lower() != ref_name]
+            base = intent.semantic_variants[0] if intent.semantic_variants else ""
+            keyword_text = keyword_query(base, *preserved, *profile_terms)
+        else:
+            # a quoted phrase is in the query already; a corrected typo and a corrected name are
+            # added (the text as written kept for keyword OR), each word the query holds once;
+            # an LLM's rendering of a non-English query is searched beside the original
+            fixed = [corrected] if corrected != intent.query else []
+            extra = [intent.translation] if intent.translation else []
+            keyword_text = keyword_query(intent.query, *fixed, *intent.must_preserve_terms, *extra)
+        sparse = SparseSource(
+            text=keyword_text or intent.query, top_k=min(TOP_K_MAX, max(50, limit * 3))
+        )
+
+        structured: list[StructuredSource] = []
+        if (st := structured_source_for(schema, intent, limit)) is not None:
+            structured.append(st)
+            rationale.append("structured source: " + ", ".join(p.label() for p in st.preferences))
+        if intent.constraints:
+            rationale.append(
+                "hard filters pushed into every source: "
+                + ", ".join(f.label() for f in intent.constraints)
+            )
+        temporal = schema.temporal
+        for f in intent.constraints:
+            if temporal and f.field == temporal.field and f.origin and "records carry" in f.origin:
+                rationale.append(f"temporal filter {f.label()}: {f.origin}")
+                break
+
+        filters = list(intent.constraints)
+        if is_long(intent):
+            # A pasted paragraph: the rules' reading of it is a guess (vocabulary words said in
+            # passing, "free or open source preferred, a paid plan could be considered" read
+            # as hard filters), so round 1 searches what plain hybrid retrieval searches: the
+            # text as written, embedded (within the model's window) and by every keyword. Its
+            # constraints stay coverage targets, not filters; later rounds only add.
+            top_k = min(TOP_K_MAX, max(schema.aspect(first_aspect).default_top_k, limit * 2))
+            sources = [
+                VectorSource(
+                    aspect=first_aspect, top_k=top_k, query_vector_source="query_text",
+                    text=intent.query,
+                )
+            ]  # fmt: skip
+            sparse = SparseSource(text=intent.query, top_k=sparse.top_k)
+            structured, filters = [], []
+            rationale = [
+                f"a long query ({len(intent.keywords)} content words): the text as written, "
+                f"dense on {first_aspect} and BM25, no filters or vocabulary read from it"
+            ]
+        exclude = excluded_ids(intent)
+        count = len(sources) + 1 + len(structured)
+        plan = QueryPlan(
+            domain=schema.name,
+            strategy=strategy,  # type: ignore[arg-type]
+            vector_sources=sources,
+            sparse_source=sparse,
+            structured_sources=structured,
+            filters=filters,
+            exclude_ids=exclude,
+            fusion=fusion_for(count),  # type: ignore[arg-type]
+            rrf_k=self.rrf_k,
+            limit=limit,
+            confidence=round(min(0.95, 0.5 + 0.5 * intent.confidence), 2),
+            rationale=rationale,
+            planner=self.name,
+        )
+        validate_plan(plan, schema)
+        return plan

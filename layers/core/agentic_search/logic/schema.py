@@ -1,0 +1,626 @@
+"""Domain schemas: vocabularies with synonyms, record fields, aspects and intent fields.
+
+Long: one pydantic model family whose validators check the schema's consistency across
+fields, aspects and vocabularies together, and the loader of the bundled and user schemas.
+
+A domain schema is the foundation of the pipeline: it says which fields become which named
+dense vector (an *aspect*), which fields the BM25 keyword index reads, which fields may be
+filtered on and with which operators (the allowlist every filter compiler enforces), and which
+controlled vocabularies the intent extractor may emit. Schemas ship as YAML files in
+``agentic_search/domains`` (``tools`` and ``documents``); a user may load their own with
+:func:`load_schema` given a path.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from functools import cached_property, lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    create_model,
+    model_validator,
+)
+
+from agentic_search.wire.query import Operator
+
+FieldType = Literal["string", "list", "number", "boolean"]
+
+#: Operators that make sense per field type; a schema that allows others is rejected at load.
+_OPERATORS_BY_TYPE: dict[str, set[str]] = {
+    "string": {"eq", "ne", "in", "nin", "contains"},
+    "list": {"in", "nin"},
+    "number": {"eq", "ne", "lt", "lte", "gt", "gte"},
+    "boolean": {"eq", "ne"},
+}
+
+
+class SchemaError(ValueError):
+    """Raised when a domain schema file is missing or inconsistent."""
+
+
+# Every model here is built on first use (``defer_build``), not at import: a process
+# validates one DomainSchema, whose validator covers the nested models, and seldom any of
+# them alone (a cache hit imports this module and loads one schema).
+class FieldDef(BaseModel):
+    """One record field: its type, constraints and the filter operators allowed on it."""
+
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+
+    type: FieldType
+    required: bool = False
+    nullable: bool = False
+    vocabulary: str | None = None
+    filter: list[Operator] = Field(default_factory=list)
+    relax_rank: int | None = Field(
+        default=None, description="Softness for the relaxation ladder: lower relaxes first."
+    )
+    pattern: str | None = Field(
+        default=None, description="a string's regular expression (matched in full)"
+    )
+    minimum: float | None = Field(default=None, description="a number's least allowed value")
+    maximum: float | None = Field(default=None, description="a number's greatest allowed value")
+
+
+class Aspect(BaseModel):
+    """A named dense vector built from chosen record fields."""
+
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+
+    name: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
+    fields: list[str] = Field(min_length=1)
+    description: str = ""
+    default_top_k: int = Field(default=20, ge=1, le=200)
+
+
+class IntentFieldDef(BaseModel):
+    """A field of the IntentState that an extractor (rules or LLM) fills."""
+
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+
+    name: str
+    type: Literal["enum", "string", "list"]
+    description: str = ""
+    vocabulary: str | None = None
+    values: list[str] | None = None
+
+
+class SortSpec(BaseModel):
+    """The declared sort field used to rank structured hits (ties after match count)."""
+
+    model_config = ConfigDict(defer_build=True)
+
+    field: str
+    order: Literal["asc", "desc"] = "asc"
+
+
+class ChunkSpec(BaseModel):
+    """Chunking of long texts at ingest (see ``agentic_search.logic.chunking``), in words."""
+
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+
+    max_words: int = Field(ge=2, le=10000)
+    overlap_words: int = Field(default=0, ge=0)
+
+    @model_validator(mode="after")
+    def _overlap_smaller(self) -> ChunkSpec:
+        if self.overlap_words >= self.max_words:
+            raise ValueError("overlap_words must be smaller than max_words")
+        return self
+
+
+class RelationSpec(BaseModel):
+    """Declared relations between records, built at ingest beside the mention edges.
+
+    ``similar_aspect``: each record's ``similar_k`` nearest neighbours on that aspect's stored
+    vector (cosine at least ``similar_min``) become ``similar`` edges. ``integrates_field``:
+    records named in that field's "integrates with ...", "plugin for ...", "works with ..."
+    phrases become ``integrates`` edges (the rest of that field's mentions stay ``mention``).
+    """
+
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+
+    similar_aspect: str | None = None
+    similar_k: int = Field(default=5, ge=1, le=50)
+    similar_min: float = Field(default=0.6, ge=-1.0, le=1.0)
+    integrates_field: str | None = None
+
+
+class EntitySpec(BaseModel):
+    """Records as named entities: which fields name a record, which fields mention others.
+
+    ``names``: fields whose value is the record's name (the title by default); ``aliases``: a
+    list field of other names ("VS Code" for "Visual Studio Code"); ``link_fields``: fields
+    scanned at ingest for mentions of other records' names (the mention edges of the entity
+    graph); ``relations``: declared edges (see :class:`RelationSpec`).
+    """
+
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+
+    names: list[str] = Field(default_factory=list)
+    aliases: str | None = None
+    link_fields: list[str] = Field(default_factory=list)
+    relations: RelationSpec = Field(default_factory=RelationSpec)
+
+
+class TemporalSpec(BaseModel):
+    """The record field that dates a record, for "since 2023", "released in 2024", "in the last
+    6 months", "before 2020": a number field holding a (possibly fractional) year."""
+
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+
+    field: str
+    label: str = Field(default="released", description="how answers name the date")
+
+
+class ComparisonSpec(BaseModel):
+    """What a comparison's answer puts side by side: ``fields`` shown per record, and
+    ``sets`` (list fields) split into the values every compared record has and those only
+    some have."""
+
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+
+    fields: list[str] = Field(default_factory=list)
+    sets: list[str] = Field(default_factory=list)
+
+
+class QualitySpec(BaseModel):
+    """Abstention per candidate (see :mod:`agentic_search.logic.quality`): a candidate is
+    supported by its own evidence, among which its cosine to the query at least
+    ``candidate_relevance``; one with no evidence and a cosine under ``candidate_floor`` is
+    withheld. The answer is "no good match" when none of the first ten is supported and the
+    evidence's coverage confidence is below ``min_coverage``; it is ``good`` when the best
+    cosine reaches ``min_relevance`` and the coverage ``min_coverage``. Calibrated per domain
+    (the bundled values say on what data in the schema files) and, for another embedder's
+    cosine scale, per model (:attr:`DomainSchema.calibrations`); the defaults abstain never.
+
+    How the query reads against the catalog moves the cosine a candidate needs
+    (:class:`~agentic_search.logic.quality.QueryReading`): ``unread_relevance`` when half
+    of the query's content words are in no record, in letters outside ASCII (another
+    language: the embedder reads it poorly and keywords cannot help),
+    ``missing_word_relevance`` when the catalog reads the query but one of its content words
+    is in no record (a need the catalog may not cover: "backup", "Spotify"), and then the
+    coverage of the other words does not make an answer. None: ``candidate_relevance`` (and
+    the index is not asked which words it holds)."""
+
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+
+    min_relevance: float = Field(default=0.0, ge=-1.0, le=1.0)
+    min_coverage: float = Field(default=0.0, ge=0.0, le=1.0)
+    candidate_relevance: float = Field(default=-1.0, ge=-1.0, le=1.0)
+    candidate_floor: float = Field(default=-1.0, ge=-1.0, le=1.0)
+    unread_relevance: float | None = Field(default=None, ge=-1.0, le=1.0)
+    missing_word_relevance: float | None = Field(default=None, ge=-1.0, le=1.0)
+
+    @property
+    def reads_words(self) -> bool:
+        """Whether the thresholds depend on which query words the catalog holds."""
+        return self.unread_relevance is not None or self.missing_word_relevance is not None
+
+
+class ConstraintFields(BaseModel):
+    """Which record fields (and which of their vocabulary values) the rule-based extractor's
+    constraint phrases set: ``price`` (a number field: "under $20", "cheaper than X"),
+    ``pricing`` ("free" -> ``free_values``, "not paid" -> not ``paid_values``),
+    ``open_source`` (a boolean field: "open source", "not open source") and ``deployment``
+    ("works locally" -> ``local_values``, "self-hosted" -> ``self_hosted_values``, "not
+    cloud" -> both). A role left unset is not read (a schema without prices has no "under
+    $20")."""
+
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+
+    price: str | None = None
+    pricing: str | None = None
+    free_values: list[str] = Field(default_factory=list)
+    paid_values: list[str] = Field(default_factory=list)
+    open_source: str | None = None
+    deployment: str | None = None
+    local_values: list[str] = Field(default_factory=list)
+    self_hosted_values: list[str] = Field(default_factory=list)
+
+
+class CapabilitySpec(BaseModel):
+    """The vocabularies a need is matched against by meaning (see
+    :mod:`agentic_search.logic.capabilities`): entries whose cosine to the query is at least
+    ``min_score``, at most ``max_matches`` of them, when the query's words matched no value of
+    these vocabularies. A cosine threshold belongs to one model's cosine scale:
+    ``calibrated_for`` names the embedder models (their identity's ``model``) it was chosen
+    with; under another embedder the step is off (empty: any embedder) unless the schema's
+    ``calibrations`` give that model a ``capability_min_score`` of its own."""
+
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+
+    vocabularies: list[str] = Field(min_length=1)
+    min_score: float = Field(default=0.5, ge=-1.0, le=1.0)
+    max_matches: int = Field(default=1, ge=0, le=10)
+    calibrated_for: list[str] = Field(default_factory=list)
+
+
+class EmbedderCalibration(BaseModel):
+    """The cosine thresholds of a domain chosen for one embedder model (cosine scales differ
+    between models: multilingual-e5-small puts an unrelated pair near 0.75, MiniLM near 0.1).
+    ``quality`` replaces the schema's ``quality`` and ``capability_min_score`` its
+    ``capabilities.min_score`` when the search's embedder is that model; a value left unset
+    keeps the schema's own (for ``capability_min_score``: the step stays off unless the model
+    is in ``capabilities.calibrated_for``). Keyed, in :attr:`DomainSchema.calibrations`, by the
+    identity's ``model`` (what the collection records: ``multilingual-e5-small-q4``)."""
+
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+
+    quality: QualitySpec | None = None
+    capability_min_score: float | None = Field(default=None, ge=-1.0, le=1.0)
+
+
+#: What each constraint role needs of its field: type(s) and the operators the extractor emits.
+_ROLE_NEEDS: dict[str, tuple[set[str], set[str]]] = {
+    "price": ({"number"}, {"lt", "lte"}),
+    "pricing": ({"string", "list"}, {"in", "nin"}),
+    "open_source": ({"boolean"}, {"eq"}),
+    "deployment": ({"string", "list"}, {"in", "nin"}),
+}
+_ROLE_VALUES = {
+    "pricing": ("free_values", "paid_values"),
+    "deployment": ("local_values", "self_hosted_values"),
+}
+
+
+class DomainSchema(BaseModel):
+    """A domain: vocabularies, record fields, aspects, keyword fields and intent fields.
+
+    ``vocabularies`` maps a vocabulary name to ``{canonical value: [synonyms]}``; canonical
+    values are what records carry and what filters compare against.
+    """
+
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+
+    name: str = Field(pattern=r"^[a-z][a-z0-9_-]*$")
+    version: str
+    id_field: str = "id"
+    title_field: str
+    text_field: str
+    vocabularies: dict[str, dict[str, list[str]]] = Field(default_factory=dict)
+    fields: dict[str, FieldDef]
+    vocabulary_fields: dict[str, str] = Field(default_factory=dict)
+    aspects: list[Aspect] = Field(min_length=1)
+    keyword_fields: list[str] = Field(min_length=1)
+    structured_sort: SortSpec
+    chunking: ChunkSpec | None = None
+    candidate_metadata: dict[str, str] = Field(default_factory=dict)
+    intent_fields: list[IntentFieldDef] = Field(default_factory=list)
+    entities: EntitySpec | None = None
+    temporal: TemporalSpec | None = None
+    comparison: ComparisonSpec = Field(default_factory=ComparisonSpec)
+    quality: QualitySpec = Field(default_factory=QualitySpec)
+    constraint_fields: ConstraintFields = Field(default_factory=ConstraintFields)
+    capabilities: CapabilitySpec | None = None
+    calibrations: dict[str, EmbedderCalibration] = Field(default_factory=dict)
+    later_dense_weight: float = Field(
+        default=0.0,
+        ge=0.0,
+        le=1.0,
+        description="ExecutorCaps.later_dense_weight for this domain: the RRF weight of round "
+        "1's dense query run again in a later round that has none of its own (0: such a "
+        "round is BM25-only). Chosen per domain on its tuning split (benchmarks/README.md)",
+    )
+
+    def quality_for(self, model: str | None) -> QualitySpec:
+        """The abstention thresholds for the embedder ``model`` (its identity's name): its
+        entry of ``calibrations`` when that sets ``quality``, else the schema's ``quality``."""
+        cal = self.calibrations.get(model) if model else None
+        return cal.quality if cal is not None and cal.quality is not None else self.quality
+
+    def capability_min_score_for(self, model: str | None) -> float | None:
+        """The capability step's cosine threshold for the embedder ``model``: its entry of
+        ``calibrations`` when that sets one, else ``capabilities.min_score`` when
+        ``calibrated_for`` is empty or names the model (or no model is known); None (the step
+        is off) otherwise, and when the schema declares no ``capabilities``."""
+        spec = self.capabilities
+        if spec is None:
+            return None
+        cal = self.calibrations.get(model) if model else None
+        if cal is not None and cal.capability_min_score is not None:
+            return cal.capability_min_score
+        if not spec.calibrated_for or model is None or model in spec.calibrated_for:
+            return spec.min_score
+        return None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> DomainSchema:
+        problems: list[str] = []
+        known = set(self.fields)
+        for required in (self.id_field, self.title_field, self.text_field):
+            if required not in known:
+                problems.append(f"field {required!r} is named but not defined under fields")
+        for fname, fdef in self.fields.items():
+            if fdef.vocabulary and fdef.vocabulary not in self.vocabularies:
+                problems.append(f"field {fname!r} uses unknown vocabulary {fdef.vocabulary!r}")
+            bad_ops = set(fdef.filter) - _OPERATORS_BY_TYPE[fdef.type]
+            if bad_ops:
+                problems.append(f"field {fname!r} ({fdef.type}) allows {sorted(bad_ops)}")
+            if fdef.pattern is not None and fdef.type != "string":
+                problems.append(f"field {fname!r} ({fdef.type}) has a pattern: strings only")
+            if (fdef.minimum, fdef.maximum) != (None, None) and fdef.type != "number":
+                problems.append(f"field {fname!r} ({fdef.type}) has bounds: numbers only")
+            if fdef.pattern is not None:
+                try:
+                    re.compile(fdef.pattern)
+                except re.error as exc:
+                    problems.append(f"field {fname!r} has an invalid pattern: {exc}")
+        for vocab, fname in self.vocabulary_fields.items():
+            if vocab not in self.vocabularies:
+                problems.append(f"vocabulary_fields names unknown vocabulary {vocab!r}")
+            if fname not in known:
+                problems.append(f"vocabulary_fields maps {vocab!r} to unknown field {fname!r}")
+        seen: set[str] = set()
+        for aspect in self.aspects:
+            if aspect.name in seen:
+                problems.append(f"aspect {aspect.name!r} is defined twice")
+            seen.add(aspect.name)
+            problems += [
+                f"aspect {aspect.name!r} reads unknown field {f!r}"
+                for f in aspect.fields
+                if f not in known
+            ]
+        problems += [
+            f"keyword field {f!r} is unknown" for f in self.keyword_fields if f not in known
+        ]
+        problems += [
+            f"candidate_metadata maps {k!r} to unknown field {v!r}"
+            for k, v in self.candidate_metadata.items()
+            if v not in known
+        ]
+        if self.structured_sort.field not in known:
+            problems.append(f"structured_sort field {self.structured_sort.field!r} is unknown")
+        problems += self._entity_problems(known)
+        problems += self._intent_problems()
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
+
+    def _entity_problems(self, known: set[str]) -> list[str]:
+        problems: list[str] = []
+        spec = self.entities
+        if spec is not None:
+            for f in [*spec.names, *spec.link_fields, *([spec.aliases] if spec.aliases else [])]:
+                if f not in known:
+                    problems.append(f"entities names unknown field {f!r}")
+            if (
+                spec.aliases
+                and spec.aliases in self.fields
+                and self.fields[spec.aliases].type != "list"
+            ):
+                problems.append(f"entities.aliases field {spec.aliases!r} must be a list")
+            rel = spec.relations
+            if rel.similar_aspect and rel.similar_aspect not in {a.name for a in self.aspects}:
+                problems.append(f"relations.similar_aspect {rel.similar_aspect!r} is no aspect")
+            if rel.integrates_field and rel.integrates_field not in known:
+                problems.append(f"relations.integrates_field {rel.integrates_field!r} is unknown")
+        for f in [*self.comparison.fields, *self.comparison.sets]:
+            if f not in known:
+                problems.append(f"comparison names unknown field {f!r}")
+        for f in self.comparison.sets:
+            if f in self.fields and self.fields[f].type != "list":
+                problems.append(f"comparison set {f!r} must be a list field")
+        if self.temporal is not None:
+            fdef = self.fields.get(self.temporal.field)
+            if fdef is None or fdef.type != "number":
+                problems.append(f"temporal field {self.temporal.field!r} must be a number field")
+            elif not {"gte", "lt"} <= set(fdef.filter):
+                problems.append(f"temporal field {self.temporal.field!r} must allow gte and lt")
+        return problems
+
+    def _intent_problems(self) -> list[str]:
+        """Problems of ``constraint_fields`` and ``capabilities``: roles on unknown fields or
+        fields of the wrong type or operators, values outside the field's vocabulary, unknown
+        capability vocabularies."""
+        problems: list[str] = []
+        roles = self.constraint_fields
+        for role, (types, ops) in _ROLE_NEEDS.items():
+            fname = getattr(roles, role)
+            if fname is None:
+                continue
+            fdef = self.fields.get(fname)
+            if fdef is None:
+                problems.append(f"constraint_fields.{role} names unknown field {fname!r}")
+                continue
+            if fdef.type not in types:
+                problems.append(f"constraint_fields.{role} field {fname!r} is a {fdef.type}")
+            if not ops <= set(fdef.filter):
+                problems.append(
+                    f"constraint_fields.{role} field {fname!r} must allow {sorted(ops)}"
+                )
+            allowed = set(self.vocabularies.get(fdef.vocabulary or "", {}))
+            for values_name in _ROLE_VALUES.get(role, ()):
+                for value in getattr(roles, values_name):
+                    if value not in allowed:
+                        problems.append(
+                            f"constraint_fields.{values_name} value {value!r} is not in the "
+                            f"vocabulary of {fname!r}"
+                        )
+        for role, names in _ROLE_VALUES.items():
+            if getattr(roles, role) is None and any(getattr(roles, n) for n in names):
+                problems.append(f"constraint_fields gives values for {role} but no field")
+        if self.capabilities is not None:
+            problems += [
+                f"capabilities names unknown vocabulary {v!r}"
+                for v in self.capabilities.vocabularies
+                if v not in self.vocabularies
+            ]
+        return problems
+
+    # ----- derived views -------------------------------------------------------------------
+
+    @property
+    def name_fields(self) -> list[str]:
+        """The fields that name a record (the entity spec's, else the title field)."""
+        if self.entities is not None and self.entities.names:
+            return list(self.entities.names)
+        return [self.title_field]
+
+    @property
+    def aspect_names(self) -> list[str]:
+        """Names of the aspects, i.e. the named dense vectors of the collection."""
+        return [a.name for a in self.aspects]
+
+    def aspect(self, name: str) -> Aspect:
+        """Return the aspect called ``name``; raises ``KeyError`` if the schema has none."""
+        for a in self.aspects:
+            if a.name == name:
+                return a
+        raise KeyError(f"unknown aspect {name!r}; known: {self.aspect_names}")
+
+    @property
+    def filterable_fields(self) -> dict[str, FieldDef]:
+        """Fields that allow at least one filter operator (the filter allowlist)."""
+        return {k: v for k, v in self.fields.items() if v.filter}
+
+    @cached_property
+    def fingerprint(self) -> str:
+        """SHA-256 (hex, 16 chars) of the schema content: part of cache keys and content hashes."""
+        blob = json.dumps(self.model_dump(mode="json"), sort_keys=True).encode()
+        return hashlib.sha256(blob).hexdigest()[:16]
+
+    @cached_property
+    def record_model(self) -> type[BaseModel]:
+        """A pydantic model validating one catalog record against this schema's fields."""
+        definitions: dict[str, Any] = {}
+        for fname, fdef in self.fields.items():
+            item: Any
+            if fdef.vocabulary:
+                item = Literal[tuple(self.vocabularies[fdef.vocabulary])]  # type: ignore[misc]
+            elif fdef.type == "number":  # finite, within the declared bounds
+                item = Annotated[
+                    float, Field(allow_inf_nan=False, ge=fdef.minimum, le=fdef.maximum)
+                ]
+            elif fdef.type == "string" and fdef.pattern:
+                item = Annotated[str, StringConstraints(pattern=_full(fdef.pattern))]
+            else:
+                item = {"string": str, "number": float, "boolean": bool, "list": str}[fdef.type]
+            annotation: Any = list[item] if fdef.type == "list" else item
+            if fdef.nullable or not fdef.required:
+                annotation = annotation | None
+            if fdef.required and fdef.type == "list":
+                default: Any = Field(min_length=1)
+            elif fdef.required and fdef.type == "string" and not fdef.vocabulary:
+                default = Field(min_length=1)
+            elif fdef.required:
+                default = ...
+            else:
+                default = None
+            definitions[fname] = (annotation, default)
+        return create_model(  # type: ignore[call-overload,no-any-return]
+            f"{self.name.title()}Record",
+            __config__=ConfigDict(extra="allow", strict=False),
+            **definitions,
+        )
+
+    def validate_record(self, record: dict[str, Any]) -> dict[str, Any]:
+        """Validate and normalize one record; returns a plain dict.
+
+        Raises:
+            RecordError: with one readable line per problem (field and reason).
+        """
+        try:
+            model = self.record_model.model_validate(record)
+        except ValidationError as exc:
+            reasons = []
+            for err in exc.errors():
+                where = ".".join(str(p) for p in err["loc"]) or "record"
+                reasons.append(f"{where}: {err['msg']}")
+            raise RecordError("; ".join(reasons)) from None
+        data = model.model_dump()
+        for fname, fdef in self.fields.items():
+            if fdef.type == "list" and data.get(fname) is None:
+                data[fname] = []
+        data[self.id_field] = str(data[self.id_field])
+        return data
+
+
+def _full(pattern: str) -> str:
+    """``pattern`` anchored at both ends (a field's pattern matches the whole value)."""
+    return (
+        ("" if pattern.startswith("^") else "^") + pattern + ("" if pattern.endswith("$") else "$")
+    )
+
+
+class RecordError(ValueError):
+    """A catalog record that does not satisfy its domain schema."""
+
+
+_BUILTIN = {"tools", "documents"}
+#: PyYAML's safe loader, on libyaml when PyYAML was built with it: the same documents, parsed
+#: in C (every command parses a schema before it does anything; a cache hit does little else).
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def available_domains() -> list[str]:
+    """Names of the built-in domain schemas, sorted."""
+    return sorted(_BUILTIN)
+
+
+def load_schema(name_or_path: str | Path) -> DomainSchema:
+    """Load a domain schema by built-in name (``tools``, ``documents``) or YAML path.
+
+    Raises:
+        SchemaError: when the file is missing or the schema is inconsistent (reasons listed).
+    """
+    key = str(name_or_path)
+    if key in _BUILTIN:
+        return _load_builtin(key)
+    path = Path(key)
+    if not path.is_file():
+        raise SchemaError(
+            f"unknown domain {key!r}: not a built-in ({', '.join(sorted(_BUILTIN))}) "
+            "and no such YAML file"
+        )
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise SchemaError(
+            f"invalid domain schema in {path}: not UTF-8 text (byte {exc.start})"
+        ) from None
+    except OSError as exc:
+        raise SchemaError(f"cannot read domain schema {path}: {exc.strerror or exc}") from None
+    return _parse(text, str(path))
+
+
+@lru_cache(maxsize=8)
+def _load_builtin(name: str) -> DomainSchema:
+    text = (resources.files("agentic_search") / "domains" / f"{name}.yaml").read_text("utf-8")
+    return _parse(text, f"built-in domain {name!r}")
+
+
+def _parse(text: str, origin: str) -> DomainSchema:
+    """The schema in the YAML ``text``; every problem is a one-line :class:`SchemaError`
+    naming ``origin`` (not YAML, not a mapping, the first invalid fields)."""
+    try:
+        raw = yaml.load(text, Loader=_YAML_LOADER)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 1})" if mark is not None else ""
+        raise SchemaError(f"invalid domain schema in {origin}: not valid YAML{where}") from None
+    if not isinstance(raw, dict):
+        raise SchemaError(
+            f"invalid domain schema in {origin}: expected a YAML mapping of a domain schema "
+            f"(name, fields, aspects, ...), got {type(raw).__name__}"
+        )
+    try:
+        return DomainSchema.model_validate(raw)
+    except ValidationError as exc:
+        problems = [
+            f"{'.'.join(str(p) for p in e['loc']) or 'schema'}: {e['msg']}"
+            for e in exc.errors(include_url=False)
+        ]
+        more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
+        reasons = "; ".join(" ".join(p.split()) for p in problems[:3])
+        raise SchemaError(f"invalid domain schema in {origin}: {reasons}{more}") from None

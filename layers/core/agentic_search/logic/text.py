@@ -1,0 +1,127 @@
+"""Text preparation shared by ingest and search: aspect texts, keyword analysis, content hashes.
+
+The :class:`Analyzer` is the one tokenizer the BM25 sparse vectors use in every engine (Qdrant
+Edge, a Qdrant server, local mode), so a query is analysed exactly as the documents were:
+lowercase, word tokens of 2+ characters, English stopwords removed, Snowball (Porter2) stems.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from functools import lru_cache
+from typing import Any
+
+import Stemmer
+
+from agentic_search.logic.schema import DomainSchema
+from agentic_search.wire.search import WORD_TOKEN
+
+_TOKEN = WORD_TOKEN  # the tokens a query's length bound counts (state.search)
+
+#: English stopwords: Lucene's ``EnglishAnalyzer.ENGLISH_STOP_WORDS_SET`` (33 words), the set
+#: bm25s and Elasticsearch's ``_english_`` use too, so the analysis matches theirs. Kept here,
+#: not imported, so that analysing text never imports a search library (or numpy).
+ENGLISH_STOPWORDS = frozenset(
+    {
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "but",
+        "by",
+        "for",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "no",
+        "not",
+        "of",
+        "on",
+        "or",
+        "such",
+        "that",
+        "the",
+        "their",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "to",
+        "was",
+        "will",
+        "with",
+    }
+)
+
+
+class Analyzer:
+    """Lowercase, tokenize (``\\b\\w\\w+\\b``), drop English stopwords, Snowball-stem.
+
+    Deterministic and thread-safe (the stemmer cache is per instance, guarded by the GIL).
+    """
+
+    def __init__(self, language: str = "english") -> None:
+        self._stemmer = Stemmer.Stemmer(language)
+        self._stop = ENGLISH_STOPWORDS
+
+    def terms(self, text: str) -> list[str]:
+        """Analysed terms of ``text``, in order, duplicates kept (term frequency matters)."""
+        words = [w for w in _TOKEN.findall(text.lower()) if w not in self._stop]
+        return self._stemmer.stemWords(words)
+
+
+@lru_cache(maxsize=1)
+def default_analyzer() -> Analyzer:
+    """The process-wide analyzer."""
+    return Analyzer()
+
+
+def field_text(value: Any) -> str:
+    """Render a record value as text: lists joined by ", ", None as empty."""
+    if value is None:
+        return ""
+    if isinstance(value, list | tuple):
+        return ", ".join(field_text(v) for v in value if v is not None)
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)
+
+
+def aspect_text(schema: DomainSchema, aspect: str, record: dict[str, Any]) -> str:
+    """The text embedded for one aspect of a record: its fields joined by ". "."""
+    parts = [field_text(record.get(f)) for f in schema.aspect(aspect).fields]
+    return ". ".join(p for p in parts if p)
+
+
+def keyword_text(schema: DomainSchema, record: dict[str, Any]) -> str:
+    """The text the BM25 index reads for a record."""
+    parts = [field_text(record.get(f)) for f in schema.keyword_fields]
+    return " . ".join(p for p in parts if p)
+
+
+def aspect_hash(schema: DomainSchema, aspect: str, record: dict[str, Any]) -> str:
+    """SHA-256 of an aspect's source fields (canonical JSON): re-embed only when it changes."""
+    fields = schema.aspect(aspect).fields
+    blob = json.dumps({f: record.get(f) for f in fields}, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def record_hash(record: dict[str, Any]) -> str:
+    """SHA-256 of the whole record (canonical JSON): detects payload-only changes."""
+    blob = json.dumps(record, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def contains_phrase(text: str, phrase: str) -> bool:
+    """Whether ``phrase`` occurs in ``text`` as whole words, case-insensitively ("pair
+    programmer" is not in "pair programmers")."""
+    pattern = r"(?<!\w)" + re.escape(phrase.lower()) + r"(?!\w)"
+    return re.search(pattern, text.lower()) is not None

@@ -1,0 +1,109 @@
+"""Needs read by meaning (issue 27, item 5): the capability vocabulary entries embedded once,
+the query matched to them by cosine, the match and its score in the intent. The embedder is
+the edge: a bag-of-words embedder over a few words stands in for the model here (the real
+model is in tests/component/pipeline/test_capabilities_model.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pytest
+
+from agentic_search.logic.capabilities import CapabilityMatcher, entry_texts
+from agentic_search.logic.intent import CatalogLookup
+from agentic_search.logic.intent_rules import RuleBasedIntentExtractor
+from agentic_search.logic.planner import RuleBasedPlanner
+from agentic_search.logic.schema import DomainSchema
+
+WORDS = ["video", "editing", "edit", "slides", "music", "song", "security", "image", "photo"]
+
+
+class BagOfWords:
+    """Unit vectors over :data:`WORDS` plus one small dimension of their own for documents and
+    one for queries (so texts that share no word have cosine 0)."""
+
+    def __init__(self) -> None:
+        self.document_calls = 0
+
+    def _vec(self, text: str, side: list[float]) -> np.ndarray:
+        toks = text.lower().replace(",", " ").replace(":", " ").split()
+        v = np.array([float(sum(t.startswith(w) for t in toks)) for w in WORDS] + side)
+        return (v / np.linalg.norm(v)).astype(np.float32)
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        self.document_calls += 1
+        return np.stack([self._vec(t, [0.05, 0.0]) for t in texts])
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._vec(text, [0.0, 0.05])
+
+
+@pytest.fixture()
+def bow() -> BagOfWords:
+    return BagOfWords()
+
+
+@pytest.fixture()
+def matcher(tools_schema: DomainSchema, bow: BagOfWords) -> CapabilityMatcher:
+    return CapabilityMatcher(tools_schema, bow.embed_documents, bow.embed_query)
+
+
+def test_entries_come_from_the_declared_vocabularies(tools_schema: DomainSchema) -> None:
+    entries = entry_texts(tools_schema)
+    assert tools_schema.capabilities is not None
+    assert {v for v, *_ in entries} == set(tools_schema.capabilities.vocabularies)
+    texts = {(v, c): t for v, c, t in entries}
+    assert texts[("functionality", "Video Editing")] == "Video Editing: edit videos"
+
+
+def test_entries_are_embedded_once(matcher: CapabilityMatcher, bow: BagOfWords) -> None:
+    for q in ["edit my slides video", "a song", "edit a video"]:
+        matcher.scores(q)
+    assert bow.document_calls == 1
+
+
+def test_match_is_the_best_entry_above_the_threshold(matcher: CapabilityMatcher) -> None:
+    got = matcher.match("edit a video of my slides")
+    assert [(m.vocabulary, m.value) for m in got] == [("functionality", "Video Editing")]
+    assert got[0].score >= matcher.min_score
+    assert matcher.match("book a table for two") == []
+
+
+def test_extractor_adds_the_need_read_by_meaning_with_its_score(
+    tools_schema: DomainSchema, catalog_lookup: CatalogLookup, matcher: CapabilityMatcher
+) -> None:
+    ex = RuleBasedIntentExtractor(tools_schema, catalog_lookup, capabilities=matcher)
+    intent = ex.extract("edit the video of my slides")
+    assert intent.matches.get("functionality") == ["Video Editing"]
+    assert [(m.value, m.score >= 0.5) for m in intent.by_meaning] == [("Video Editing", True)]
+    plan = RuleBasedPlanner(tools_schema).plan(intent)
+    assert plan.strategy in ("capability-focused", "multi-collection-hybrid")
+    assert any("Video Editing" in p.label() for s in plan.structured_sources for p in s.preferences)
+
+
+def test_words_that_match_a_vocabulary_are_not_read_again_by_meaning(
+    tools_schema: DomainSchema, catalog_lookup: CatalogLookup, matcher: CapabilityMatcher
+) -> None:
+    ex = RuleBasedIntentExtractor(tools_schema, catalog_lookup, capabilities=matcher)
+    intent = ex.extract("video editing for my slides")
+    assert intent.by_meaning == []
+    assert "Video Editing" in intent.matches.get("functionality", [])
+
+
+def test_a_threshold_calibrated_for_another_model_matches_nothing(
+    tools_schema: DomainSchema, bow: BagOfWords
+) -> None:
+    # the tools schema's min_score is on MiniLM's cosine scale (calibrated_for); e5-small's
+    # cosines run far higher, so under it the step is off rather than matching everything
+    spec = tools_schema.capabilities
+    assert spec is not None and spec.calibrated_for == ["all-MiniLM-L6-v2-int8"]
+    other = CapabilityMatcher(
+        tools_schema, bow.embed_documents, bow.embed_query, model=lambda: "multilingual-e5"
+    )
+    assert other.scores("edit a video of my slides")  # scored, but not trusted
+    assert other.match("edit a video of my slides") == []
+    same = CapabilityMatcher(
+        tools_schema, bow.embed_documents, bow.embed_query, model=lambda: "all-MiniLM-L6-v2-int8"
+    )
+    assert [m.value for m in same.match("edit a video of my slides")] == ["Video Editing"]

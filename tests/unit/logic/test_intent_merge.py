@@ -1,0 +1,167 @@
+"""The LLM's reading merged with the rules' (logic/intent_merge.py), on answers RECORDED from
+the real local runtime (Qwen2.5-Coder GGUF through xllamacpp, benchmarks/llm/record_replies.py):
+``tests/unit/data/llm_replies.jsonl`` holds each raw reply with the model file's sha256 and the
+hashes of the system prompt and response schema it answered. None is hand-written; when the
+prompt or schema changes, the recordings are stale and the first test says so.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from agentic_search.logic.intent_merge import MAX_LLM_MATCHES, merge_intents
+from agentic_search.logic.intent_rules import RuleBasedIntentExtractor
+from agentic_search.logic.llm_answers import intent_from_output
+from agentic_search.logic.llm_budget import LLMFallback
+from agentic_search.logic.llm_prompts import (
+    intent_output_model,
+    intent_prompt,
+    strict_json_schema,
+)
+from agentic_search.wire import Filter, IntentState
+
+ROOT = Path(__file__).resolve().parents[3]
+REPLIES = [
+    json.loads(line)
+    for line in (ROOT / "tests/unit/data/llm_replies.jsonl").read_text().splitlines()
+    if line.strip()
+]
+#: The sha256 values `make llm` pins (scripts/assemble_llm.py).
+PINNED = set(re.findall(r'sha256="([0-9a-f]{64})"', (ROOT / "scripts/assemble_llm.py").read_text()))
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def test_recordings_answer_todays_prompt_from_a_pinned_model(tools_schema) -> None:
+    """Every recorded reply came from a model `make llm` pins and answered the prompt and
+    schema the planner sends today (a changed prompt makes them stale: re-record)."""
+    prompt = _sha(intent_prompt(tools_schema))
+    schema = _sha(json.dumps(strict_json_schema(intent_output_model(tools_schema)), sort_keys=True))
+    assert len(REPLIES) >= 5
+    assert len(PINNED) == 2
+    for row in REPLIES:
+        assert row["model_sha256"] in PINNED, row["query"]
+        assert row["prompt_sha256"] == prompt, f"stale recording: {row['query']}"
+        assert row["schema_sha256"] == schema, f"stale recording: {row['query']}"
+
+
+def _llm_intent(tools_schema, catalog_lookup, row) -> IntentState | None:
+    out = intent_output_model(tools_schema).model_validate_json(row["reply"])
+    try:
+        return intent_from_output(
+            tools_schema,
+            row["query"],
+            out.model_dump(),
+            catalog_lookup,
+            min_confidence=0.3,
+            extractor=f"llm:{row['model']}",
+        )
+    except LLMFallback:
+        return None
+
+
+@pytest.mark.parametrize("row", REPLIES, ids=[f"{r['model']}:{r['query'][:30]}" for r in REPLIES])
+def test_recorded_reply_parses_and_merge_keeps_every_rules_constraint(
+    tools_schema, catalog_lookup, row
+) -> None:
+    """A recorded reply parses with the output model (the grammar held), and the merge never
+    drops or loosens a constraint the rules found, never replaces the query or its keywords,
+    and takes no vocabulary field the LLM flooded."""
+    llm = _llm_intent(tools_schema, catalog_lookup, row)
+    rules = RuleBasedIntentExtractor(tools_schema, catalog_lookup).extract(row["query"])
+    if llm is None:  # an answer the schema checks refuse: the rules answer alone, as today
+        return
+    merged, fields, overruled = merge_intents(rules, llm)
+    for c in rules.constraints:
+        assert c in merged.constraints
+    ruled = {c.field for c in rules.constraints}
+    assert [c for c in merged.constraints if c.field in ruled] == list(rules.constraints)
+    assert merged.query == row["query"] and merged.normalized_query == rules.normalized_query
+    assert merged.keywords[: len(rules.keywords)] == rules.keywords
+    for field, values in merged.matches.items():
+        assert len(values) <= len(rules.matches.get(field, [])) + MAX_LLM_MATCHES
+    assert set(fields.values()) <= {"rules", "llm", "both"}
+    assert all(any(label.startswith(f) for f in ruled) for label in overruled), (
+        "only fields the rules read can overrule"
+    )
+
+
+def test_non_english_recordings_add_a_translation_beside_the_query(
+    tools_schema, catalog_lookup
+) -> None:
+    """For the recorded non-English queries the LLM's English rendering becomes the first
+    semantic variant and the translation searched beside the original, with its words added
+    to the keywords (the original's stay first)."""
+    non_english = [r for r in REPLIES if re.search(r"[àáâãçéèêíóôõúüßä]", r["query"])]
+    assert non_english
+    translated = 0
+    for row in non_english:
+        llm = _llm_intent(tools_schema, catalog_lookup, row)
+        if llm is None or not llm.semantic_variants:
+            continue
+        rules = RuleBasedIntentExtractor(tools_schema, catalog_lookup).extract(row["query"])
+        merged, fields, _ = merge_intents(rules, llm)
+        if merged.translation:
+            translated += 1
+            assert merged.semantic_variants[0] == merged.translation
+            assert fields["translation"] == "llm"
+            assert merged.query == row["query"]
+    assert translated >= 1
+
+
+def _state(**kw) -> IntentState:
+    return IntentState(query="q", normalized_query="q", **kw)
+
+
+def test_an_llm_constraint_that_loosens_a_rules_one_is_overruled() -> None:
+    """Rules read "free" (pricing in [Free]); an LLM answering pricing in [Free, Paid] and
+    deployment = Self-hosted keeps the rules' pricing (its own is overruled, and reported) and
+    adds the deployment the rules left open."""
+    free = Filter(field="pricing_model", operator="in", value=["Free"])
+    loose = Filter(field="pricing_model", operator="in", value=["Free", "Paid"], origin="llm")
+    hosted = Filter(field="deployment", operator="in", value=["Self-hosted"], origin="llm")
+    merged, fields, overruled = merge_intents(
+        _state(constraints=[free]), _state(constraints=[loose, hosted], extractor="llm:m")
+    )
+    assert merged.constraints == [free, hosted]
+    assert overruled == [loose.label()]
+    assert fields["constraints"] == "both"
+    assert merged.extractor == "llm:m"
+
+
+def test_matches_are_a_union_and_a_flooded_field_is_ignored() -> None:
+    """The LLM's choice adds to the rules' matches; a field where it listed more values than
+    MAX_LLM_MATCHES (the whole vocabulary) is not taken."""
+    rules = _state(matches={"categories": ["Video Generation"]})
+    flood = [f"v{i}" for i in range(MAX_LLM_MATCHES + 1)]
+    llm = _state(matches={"categories": ["Presentation"], "functionality": flood})
+    merged, fields, _ = merge_intents(rules, llm)
+    assert merged.matches == {"categories": ["Video Generation", "Presentation"]}
+    assert fields["matches"] == "both"
+
+
+def test_an_llm_reference_the_query_does_not_name_is_not_taken() -> None:
+    """Recorded 0.5B answers named a catalog tool as the reference of a task-phrased query
+    that names none (held-out task-12, task-u5): only a named one is taken."""
+    llm = IntentState(
+        query="turn my slides into a video",
+        normalized_query="turn my slides into a video",
+        primary_goal="alternative-to",
+        reference_tool="synthesia",
+        reference_tool_name="Synthesia",
+    )
+    rules = llm.model_copy(update={"reference_tool": None, "reference_tool_name": None})
+    rules = rules.model_copy(update={"primary_goal": "find"})
+    merged, fields, _ = merge_intents(rules, llm)
+    assert merged.reference_tool is None and merged.primary_goal == "find"
+    assert "reference_tool" not in fields
+    named = llm.model_copy(update={"query": "like Synthesia but free"})
+    merged, fields, _ = merge_intents(rules.model_copy(update={"query": named.query}), named)
+    assert merged.reference_tool == "synthesia" and fields["reference_tool"] == "llm"
