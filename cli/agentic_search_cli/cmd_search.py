@@ -89,14 +89,17 @@ def run(args: argparse.Namespace) -> int:
             if code is not None:
                 return code
             resp = service.search(query, limit=args.limit, rounds=args.rounds)
-        wire = resp.wire()
-        failed = unanswered(wire)
+        # the executor's output is all the check reads: a cache hit's table then parses
+        # neither the intent, the plan nor the evidence pack (SearchResponse.from_wire)
+        output = resp.output.wire()
+        failed = unanswered(output)
         if failed:  # an empty list here would read as "nothing matches"
             sys.stderr.write(
-                f"agentic-search: error: {unavailable_message(failed, wire['errors'])}\n"
+                f"agentic-search: error: {unavailable_message(failed, output['errors'])}\n"
             )
             return 1
         if args.json:
+            wire = resp.wire()
             sys.stdout.write(json.dumps(wire, indent=2, ensure_ascii=False) + "\n")
         else:
             from agentic_search_cli.render import print_search

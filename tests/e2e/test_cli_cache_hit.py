@@ -17,12 +17,16 @@ from pathlib import Path
 from support.cli import run_cli
 
 QUERY = "free code editor"
-#: The engine and the model a cache hit has no use for (what the process must not import).
+#: The engine and the model a cache hit has no use for (what the process must not import),
+#: nor numpy (the vectors' arrays) or the graph's runner (a hit never walks it).
 ENGINE_AND_MODEL = (
     "qdrant_edge",
     "onnxruntime",
     "tokenizers",
+    "numpy",
     "agentic_search.adapters.edge.store",
+    "agentic_search.pipeline.runner",
+    "agentic_search.pipeline.asl",
 )
 
 

@@ -17,7 +17,7 @@ from agentic_search.dependencies import Dependencies
 from agentic_search.logic.embedder_identity import check_identity
 from agentic_search.logic.schema import DomainSchema
 from agentic_search.pipeline.cache import cache_lookup
-from agentic_search.wire import SearchRequest, SearchResponse
+from agentic_search.wire import CacheInfo, SearchRequest, SearchResponse
 from agentic_search.wiring import build_dependencies, collection_info, identity_embedder
 
 if TYPE_CHECKING:  # the search graph and the write path load on first use: a cache hit needs
@@ -34,6 +34,9 @@ class SearchService:
     def __init__(self, deps: Dependencies) -> None:
         self.deps = deps
         self._runner: LocalRunner | None = None
+        #: the request the cache gate (:meth:`_cached`) just missed and what it noted: the
+        #: next :meth:`search` of that request walks on from there, not looking it up again
+        self._gate_miss: tuple[SearchRequest, CacheInfo] | None = None
 
     @classmethod
     def create(
@@ -79,12 +82,17 @@ class SearchService:
         """
         request = SearchRequest(query=query, limit=limit, rounds=rounds, domain=self.schema.name)
         c = self.deps
-        if not c.built("store"):  # once it is open, the graph's CacheCheck costs no more
-            hit = self._cached(request)
+        miss, self._gate_miss = self._gate_miss, None
+        if c.built("store"):  # once it is open, the graph's CacheCheck costs no more; an
+            miss = None  # ingest since the gate ran (first use) changed the catalog version
+        elif miss is None or miss[0] != request:
+            hit, noted = self._lookup(request)
             if hit is not None:
                 return hit
+            miss = (request, noted) if noted is not None else None
         check_identity(c.store, c.schema, c.embedder)  # refused before anything runs
-        result = self.runner.run(request)
+        # the gate's miss is the graph's CacheCheck, done: the walk goes on from its Choice
+        result = self.runner.run(request, checked=miss[1] if miss is not None else None)
         assert result.state.response is not None  # Finalize always sets it or raises
         # Finalize's own object when it ran here (parsing the JSON back took milliseconds);
         # a cached response is parsed.
@@ -112,14 +120,25 @@ class SearchService:
         return self._cached(request)
 
     def _cached(self, request: SearchRequest) -> SearchResponse | None:
+        hit, noted = self._lookup(request)
+        if noted is not None:  # a miss: the next search() of this request walks on from it
+            self._gate_miss = (request, noted)
+        return hit
+
+    def _lookup(self, request: SearchRequest) -> tuple[SearchResponse | None, CacheInfo | None]:
+        """The gate: ``(hit, None)``, ``(None, what the lookup noted)`` on a miss, or
+        ``(None, None)`` when the cache was not asked (first use, or an embedder that loads
+        its model to tell its identity)."""
         c = self.deps
         info = collection_info(c)
         embedder = identity_embedder(c)
         if embedder is None or not info.exists(c.schema):
-            return None  # first use, or an embedder that loads its model to tell its identity
+            return None, None
         check_identity(info, c.schema, embedder)
-        _, hit = cache_lookup(request, c)
-        return None if hit is None else SearchResponse.from_wire(hit)
+        noted, hit = cache_lookup(request, c)
+        if hit is None:
+            return None, noted
+        return SearchResponse.from_wire(hit), None
 
     @property
     def runner(self) -> LocalRunner:

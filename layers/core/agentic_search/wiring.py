@@ -204,6 +204,7 @@ def _embedder(settings: Settings, load: bool) -> Embedder | None:
             batch_size=settings.embedding_batch_size,
             threads=settings.embedding_threads,
             query_threads=settings.embedding_query_threads,
+            optimized_dir=settings.model_cache / "onnx",
         )
     if not load:
         return None

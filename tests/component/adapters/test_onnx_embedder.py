@@ -103,3 +103,24 @@ def test_the_default_local_embedder_is_the_onnx_one(tmp_path, monkeypatch):
     assert isinstance(build_embedder(Settings(agentic_search_home=tmp_path)), OnnxMiniLMEmbedder)
     chosen = build_embedder(Settings(agentic_search_home=tmp_path, local_embedder="fastembed"))
     assert isinstance(chosen, LocalMiniLMEmbedder)
+
+
+def test_a_kept_optimized_graph_is_reused_and_gives_the_same_vectors_bit_for_bit(
+    onnx_embedder, catalog_texts, tmp_path
+):
+    """GIVEN a folder for the optimized graph
+    WHEN a first embedder opens its sessions (writing the graph there) and a second, in a
+    fresh embedder, loads that graph
+    THEN one file is kept, and both embed documents and queries exactly as an embedder that
+    keeps nothing (equal arrays, not merely close)."""
+    texts = catalog_texts[:40]
+    want_docs = onnx_embedder.embed_documents(texts)
+    want_queries = onnx_embedder.embed_queries(EDGE_TEXTS)
+    first = OnnxMiniLMEmbedder(max_length=256, optimized_dir=tmp_path / "onnx")
+    np.testing.assert_array_equal(first.embed_queries(EDGE_TEXTS), want_queries)
+    kept = list((tmp_path / "onnx").iterdir())
+    assert len(kept) == 1 and kept[0].suffix == ".onnx" and kept[0].stat().st_size > 0
+    second = OnnxMiniLMEmbedder(max_length=256, optimized_dir=tmp_path / "onnx")
+    np.testing.assert_array_equal(second.embed_documents(texts), want_docs)
+    np.testing.assert_array_equal(second.embed_queries(EDGE_TEXTS), want_queries)
+    assert list((tmp_path / "onnx").iterdir()) == kept

@@ -172,3 +172,39 @@ def test_a_qdrant_without_collection_metadata_keeps_the_setting(
     assert kw.avg_doc_len_of(SCHEMA) == 256.0
     assert store.vectors_of(SCHEMA, ["d1"], "bm25")["d1"] == before
     store.close()
+
+
+def test_term_presence_after_hydration_reads_the_engine_once_with_the_same_answer(
+    tmp_path: Path,
+) -> None:
+    """GIVEN an Edge store with 80 records, its record cache cold
+    WHEN the query side hydrates 40 of them (payloads only, as finalize does) and then asks
+    which query terms each contains
+    THEN the answer equals the one read with a cold cache, and the engine was asked once: the
+    sparse vectors came along with the payloads (no second ``retrieve`` for them)."""
+    store = EdgeStore(Settings(), root=tmp_path)
+    kw = EdgeSparseKeywordIndex(store, schema=SCHEMA)
+    try:
+        _fill(store, kw, _records())
+        ids = [f"d{i}" for i in range(0, 80, 2)]
+        terms = sorted(set(default_analyzer().terms("vitamin bone density running")))
+        cold = kw.term_presence(SCHEMA, terms, ids)
+        store.clear_record_cache()
+        shard = store._shard(SCHEMA)
+        calls: list[int] = []
+
+        class _Counting:  # the engine's shard, counting its reads
+            def __getattr__(self, name: str):  # type: ignore[no-untyped-def]
+                return getattr(shard, name)
+
+            def retrieve(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+                calls.append(len(args[0]))
+                return shard.retrieve(*args, **kwargs)
+
+        store._shard = lambda schema: _Counting()  # type: ignore[method-assign]
+        payloads = store.hydrate_records(SCHEMA, ids)
+        assert len(payloads) == 40 and all(not r.vectors for r in payloads.values())
+        assert kw.term_presence(SCHEMA, terms, ids) == cold
+        assert calls == [40]
+    finally:
+        store.close()

@@ -49,3 +49,48 @@ def test_the_walk_answers_the_same_with_json_between_the_states(tools_engine: Se
     ranked = [(x["id"], x["score"]) for x in objects.state.response["candidates"]]
     assert ranked == [(x["id"], x["score"]) for x in wire.state.response["candidates"]]
     assert ranked and wire.state.built_response is None  # the state crossed JSON
+
+
+def test_a_failing_step_hands_on_its_input_as_it_was_in_process(
+    tools_engine: SearchService, tmp_path: Path, monkeypatch
+):
+    """GIVEN the in-process walk (objects between states) and a CacheStore that changes the
+    response's cache note and then fails, and a FuseRerank that fails in round 2 after
+    changing the state, WHEN a two-round query runs THEN each Catch hands on the step's input
+    as it was before the step: the answer is Finalize's (its cache note untouched, the
+    error noted), and round 2's failure finalizes with round 1 only."""
+    from agentic_search.pipeline import steps
+
+    c = tools_engine.deps.derive(cache=SqliteCache(tmp_path / "cache.sqlite"))
+    request = SearchRequest(query="chatbot for healthcare", limit=10, domain="tools")
+    clean = LocalRunner(lambda _: c).run(request, RunOptions(cache=False))
+    assert clean.state.response is not None
+    want = [x["id"] for x in clean.state.response["candidates"]]
+
+    def failing_store(state, comps):
+        state.response["cache"] = {"hit": True}  # what the Catch must not keep
+        state.response["candidates"] = []
+        raise RuntimeError("cache store broke")
+
+    monkeypatch.setitem(steps.FUNCTIONS, "CacheStoreFunction", failing_store)
+    result = LocalRunner(lambda _: c).run(request)
+    assert result.trace[-3:] == ["Finalize", "CacheStore", "Respond"]
+    resp = result.state.response
+    assert resp is not None and resp["cache"]["hit"] is False
+    assert [x["id"] for x in resp["candidates"]] == want
+    assert result.state.cache_error is not None
+    assert "cache store broke" in (result.state.cache_error.Cause or "")
+
+    fuse = steps.FUNCTIONS["FuseRerankFunction"]
+
+    def failing_fuse(state, comps):
+        if state.need_round().index == 2:
+            state.need_executor().round_index = 99  # what the Catch must not keep
+            raise RuntimeError("fuse broke")
+        return fuse(state, comps)
+
+    monkeypatch.setitem(steps.FUNCTIONS, "FuseRerankFunction", failing_fuse)
+    result = LocalRunner(lambda _: c).run(request, RunOptions(cache=False))
+    out = result.state.built_response
+    assert out is not None and out.output.execution_stats.rounds == 1
+    assert any("fuse broke" in (e.message or "") for e in out.output.errors)

@@ -18,7 +18,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 
-from agentic_search.wire import StoredRecord
+from agentic_search.wire import SPARSE_VECTOR, StoredRecord
 
 #: Points whose records (payload and vectors) a store keeps by default.
 RECORD_CACHE = 4096
@@ -77,7 +77,8 @@ class RecordCache:
     ) -> tuple[dict[str, list[float]], list[str]]:
         """``(found, missing)``: the ``aspect`` vectors of the records cached with their
         vectors (a cached record without that vector has none: neither found nor missing),
-        and the ids the cache cannot answer."""
+        the sparse vector of records read with it alongside their payload
+        (``StoredRecord.sparse``), and the ids the cache cannot answer."""
         found: dict[str, list[float]] = {}
         missing: list[str] = []
         with self._lock:
@@ -87,6 +88,9 @@ class RecordCache:
                     vec = hit.vectors.get(aspect)
                     if vec is not None:
                         found[rid] = vec  # type: ignore[assignment]
+                    continue
+                if hit is not None and hit.sparse is not None and aspect == SPARSE_VECTOR:
+                    found[rid] = hit.sparse  # type: ignore[assignment]
                     continue
                 missing.append(rid)
         return found, missing

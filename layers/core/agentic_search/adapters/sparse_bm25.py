@@ -169,11 +169,13 @@ class SparseBm25Index(ABC):
         if not record_ids or not self.store.exists(schema):
             return {}
         wanted = {term_index(t): t for t in dict.fromkeys(terms)}
+        asked = set(wanted)
         found = self.store.vectors_of(schema, record_ids, SPARSE_VECTOR)
         out: dict[str, set[str]] = {}
         for rid, vec in found.items():
-            indices = set(vec.indices) if isinstance(vec, SparseVector) else set()
-            out[rid] = {t for i, t in wanted.items() if i in indices}
+            # the few query terms looked up in the record's indices (not a set of them all)
+            present = asked.intersection(vec.indices) if isinstance(vec, SparseVector) else ()
+            out[rid] = {wanted[i] for i in present}
         return out
 
     def known_terms(self, schema: DomainSchema, terms: Sequence[str]) -> set[str] | None:

@@ -49,10 +49,13 @@ class SchemaError(ValueError):
     """Raised when a domain schema file is missing or inconsistent."""
 
 
+# Every model here is built on first use (``defer_build``), not at import: a process
+# validates one DomainSchema, whose validator covers the nested models, and seldom any of
+# them alone (a cache hit imports this module and loads one schema).
 class FieldDef(BaseModel):
     """One record field: its type, constraints and the filter operators allowed on it."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     type: FieldType
     required: bool = False
@@ -72,7 +75,7 @@ class FieldDef(BaseModel):
 class Aspect(BaseModel):
     """A named dense vector built from chosen record fields."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     name: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
     fields: list[str] = Field(min_length=1)
@@ -83,7 +86,7 @@ class Aspect(BaseModel):
 class IntentFieldDef(BaseModel):
     """A field of the IntentState that an extractor (rules or LLM) fills."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     name: str
     type: Literal["enum", "string", "list"]
@@ -95,6 +98,8 @@ class IntentFieldDef(BaseModel):
 class SortSpec(BaseModel):
     """The declared sort field used to rank structured hits (ties after match count)."""
 
+    model_config = ConfigDict(defer_build=True)
+
     field: str
     order: Literal["asc", "desc"] = "asc"
 
@@ -102,7 +107,7 @@ class SortSpec(BaseModel):
 class ChunkSpec(BaseModel):
     """Chunking of long texts at ingest (see ``agentic_search.logic.chunking``), in words."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     max_words: int = Field(ge=2, le=10000)
     overlap_words: int = Field(default=0, ge=0)
@@ -123,7 +128,7 @@ class RelationSpec(BaseModel):
     phrases become ``integrates`` edges (the rest of that field's mentions stay ``mention``).
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     similar_aspect: str | None = None
     similar_k: int = Field(default=5, ge=1, le=50)
@@ -140,7 +145,7 @@ class EntitySpec(BaseModel):
     graph); ``relations``: declared edges (see :class:`RelationSpec`).
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     names: list[str] = Field(default_factory=list)
     aliases: str | None = None
@@ -152,7 +157,7 @@ class TemporalSpec(BaseModel):
     """The record field that dates a record, for "since 2023", "released in 2024", "in the last
     6 months", "before 2020": a number field holding a (possibly fractional) year."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     field: str
     label: str = Field(default="released", description="how answers name the date")
@@ -163,7 +168,7 @@ class ComparisonSpec(BaseModel):
     ``sets`` (list fields) split into the values every compared record has and those only
     some have."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     fields: list[str] = Field(default_factory=list)
     sets: list[str] = Field(default_factory=list)
@@ -188,7 +193,7 @@ class QualitySpec(BaseModel):
     coverage of the other words does not make an answer. None: ``candidate_relevance`` (and
     the index is not asked which words it holds)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     min_relevance: float = Field(default=0.0, ge=-1.0, le=1.0)
     min_coverage: float = Field(default=0.0, ge=0.0, le=1.0)
@@ -212,7 +217,7 @@ class ConstraintFields(BaseModel):
     cloud" -> both). A role left unset is not read (a schema without prices has no "under
     $20")."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     price: str | None = None
     pricing: str | None = None
@@ -233,7 +238,7 @@ class CapabilitySpec(BaseModel):
     with; under another embedder the step is off (empty: any embedder) unless the schema's
     ``calibrations`` give that model a ``capability_min_score`` of its own."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     vocabularies: list[str] = Field(min_length=1)
     min_score: float = Field(default=0.5, ge=-1.0, le=1.0)
@@ -250,7 +255,7 @@ class EmbedderCalibration(BaseModel):
     is in ``capabilities.calibrated_for``). Keyed, in :attr:`DomainSchema.calibrations`, by the
     identity's ``model`` (what the collection records: ``multilingual-e5-small-q4``)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     quality: QualitySpec | None = None
     capability_min_score: float | None = Field(default=None, ge=-1.0, le=1.0)
@@ -276,7 +281,7 @@ class DomainSchema(BaseModel):
     values are what records carry and what filters compare against.
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     name: str = Field(pattern=r"^[a-z][a-z0-9_-]*$")
     version: str

@@ -18,7 +18,8 @@ the ASL says, so the same states run in the same order with the same Catch route
 
 By default the states pass the steps' own objects (a :class:`SearchState`, no JSON between
 states, for speed); a Task whose Catch hands its input on keeps a JSON copy of that input to
-restore when it fails. ``wire=True`` makes every Task's input and output cross JSON, exactly
+restore when it fails (the response, which no step changes but for its top-level cache
+note, by a shallow copy). ``wire=True`` makes every Task's input and output cross JSON, exactly
 what the Lambda functions receive and return. :class:`RunOptions` start the walk at a given
 state (what warm-up and tests do with a plan in hand: :func:`from_plan`) or switch the result
 cache off (its functions pass their input through).
@@ -44,6 +45,7 @@ from agentic_search.pipeline.plan_query import start_executor
 from agentic_search.pipeline.source_pool import runs_in_process
 from agentic_search.pipeline.steps import FUNCTIONS, call_function, search_definition
 from agentic_search.wire import (
+    CacheInfo,
     ExecutorCaps,
     IntentState,
     QueryPlan,
@@ -53,6 +55,10 @@ from agentic_search.wire import (
     SearchState,
 )
 from agentic_search.wire.errors import SearchFailed
+
+#: The Choice after CacheCheck (a hit goes to Finalize): where a walk starts whose request
+#: the cache was already asked about (``LocalRunner.run(checked=...)``).
+AFTER_CACHE_CHECK = "CacheHit"
 
 #: The result cache's functions (``RunOptions(cache=False)`` passes their input through).
 CACHE_FUNCTIONS = frozenset({"CacheCheckFunction", "CacheStoreFunction"})
@@ -111,10 +117,13 @@ class LocalRunner:
         request: SearchRequest,
         options: RunOptions | None = None,
         correlation_id: str | None = None,
+        checked: CacheInfo | None = None,
     ) -> RunResult:
         """Run the graph for ``request``; the response is ``result.state.response``.
         ``correlation_id`` (a fresh one by default) is the state's ``correlationId``, which
-        the Map hands each Retrieve as the orchestrator in AWS does.
+        the Map hands each Retrieve as the orchestrator in AWS does. ``checked``: the result
+        cache was already looked up for ``request`` and missed (what CacheCheck would have
+        noted): the walk starts at the Choice after CacheCheck, not asking the cache again.
 
         Raises:
             SearchFailed: when the walk reaches the SearchFailed state (intent, plan or
@@ -122,7 +131,11 @@ class LocalRunner:
         """
         cfg = RunConfig(map_max_concurrency=self.map_max_concurrency)
         cid = correlation_id or uuid.uuid4().hex
-        return self.walk(SearchState(request=request, config=cfg, correlation_id=cid), options)
+        state = SearchState(request=request, config=cfg, correlation_id=cid)
+        if checked is not None and (options is None or options.start_at is None):
+            state.cache = checked
+            options = RunOptions(start_at=AFTER_CACHE_CHECK, cache=(options or RunOptions()).cache)
+        return self.walk(state, options)
 
     def walk(self, state: SearchState, options: RunOptions | None = None) -> RunResult:
         """Walk the ASL from ``state`` (see :class:`RunOptions`).
@@ -186,12 +199,20 @@ class _Tasks:
 
     def keep(self, data: Any) -> Any:
         if isinstance(data, SearchState):
-            return data.model_dump_json(by_alias=True)
+            # The response (CacheStore's input: 100 candidates with provenance, most of the
+            # state's JSON) is kept by a shallow copy: no step changes it but for its
+            # top-level ``cache`` note, which the copy keeps as it was.
+            response = dict(data.response) if data.response is not None else None
+            built = data._built
+            return data.model_dump_json(by_alias=True, exclude={"response"}), response, built
         return dict(data) if isinstance(data, dict) and not self.runner.wire else data
 
     def restore(self, kept: Any) -> Any:
-        if isinstance(kept, str):
-            kept = SearchState.model_validate_json(kept)
+        if isinstance(kept, tuple):
+            text, response, built = kept
+            kept = SearchState.model_validate_json(text)
+            kept.response = response
+            kept._built = built
         if isinstance(kept, SearchState) or "request" in kept:
             self.last = kept
         return kept
@@ -224,4 +245,12 @@ def _all_in_process(c: Dependencies) -> bool:
     return all(runs_in_process(a) for a in (c.store, c.keyword, c.structured, c.embedder))
 
 
-__all__ = ["CACHE_FUNCTIONS", "LocalRunner", "RunOptions", "RunResult", "SearchFailed", "from_plan"]
+__all__ = [
+    "AFTER_CACHE_CHECK",
+    "CACHE_FUNCTIONS",
+    "LocalRunner",
+    "RunOptions",
+    "RunResult",
+    "SearchFailed",
+    "from_plan",
+]

@@ -45,11 +45,14 @@ class ScoredRecord:
 @dataclass(frozen=True)
 class StoredRecord:
     """A record read back from the store: its payload and, when asked for, its named dense
-    vectors (aspect -> vector)."""
+    vectors (aspect -> vector). ``sparse``: its sparse BM25 vector when a payload-only read
+    took it along (the embedded Edge store does: it costs the engine nothing beside the
+    payload, and term presence reads it next), else None."""
 
     id: str
     payload: dict[str, Any]
     vectors: dict[str, list[float]] | None = None
+    sparse: SparseVector | None = None
 
 
 @dataclass(frozen=True)

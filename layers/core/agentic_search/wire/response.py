@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from pydantic import Field
@@ -75,26 +75,93 @@ class SearchResponse:
         Raises:
             pydantic.ValidationError: when a part does not parse.
         """
-        out_keys = wire_keys(QueryExecutorOutput)
-        pack = None
-        if "evidencePack" in wire:
-            pack = EvidencePack.model_validate(
-                {**wire["evidencePack"], "report": wire.get("retrievalReport", {})}
-            )
+        if cls is SearchResponse:  # the intent, plan and evidence pack parsed on first use
+            return _ParsedOnUse(wire)
         return cls(
             query=wire["query"],
             domain=wire["domain"],
-            intent=IntentState.model_validate(wire["intent"]),
-            plan=QueryPlan.model_validate(wire["plan"]),
-            output=QueryExecutorOutput.model_validate(
-                {k: v for k, v in wire.items() if k in out_keys}
-            ),
-            evidence=pack,
-            comparison=Comparison.model_validate(wire["comparison"])
-            if wire.get("comparison")
-            else None,
+            intent=_intent(wire),
+            plan=_plan(wire),
+            output=_output(wire),
+            evidence=_evidence(wire),
+            comparison=_comparison(wire),
             paths={k: wire[k] for k in PATH_KEYS if k in wire},
         )
+
+
+def _intent(wire: dict[str, Any]) -> IntentState:
+    return IntentState.model_validate(wire["intent"])
+
+
+def _plan(wire: dict[str, Any]) -> QueryPlan:
+    return QueryPlan.model_validate(wire["plan"])
+
+
+def _output(wire: dict[str, Any]) -> QueryExecutorOutput:
+    keys = wire_keys(QueryExecutorOutput)
+    return QueryExecutorOutput.model_validate({k: v for k, v in wire.items() if k in keys})
+
+
+def _evidence(wire: dict[str, Any]) -> EvidencePack | None:
+    if "evidencePack" not in wire:
+        return None
+    return EvidencePack.model_validate(
+        {**wire["evidencePack"], "report": wire.get("retrievalReport", {})}
+    )
+
+
+def _comparison(wire: dict[str, Any]) -> Comparison | None:
+    return Comparison.model_validate(wire["comparison"]) if wire.get("comparison") else None
+
+
+#: The parts of a wire response :class:`_ParsedOnUse` parses when first read.
+_ON_USE = {"intent": _intent, "plan": _plan, "evidence": _evidence}
+
+
+class _ParsedOnUse(SearchResponse):
+    """A :class:`SearchResponse` read from its wire form (a cached answer) whose intent, plan
+    and evidence pack are validated when first read, each then kept: a cache hit's table
+    reads none of them, and building their validators was a good part of the hit's time.
+    They parse, or raise, as :meth:`SearchResponse.from_wire` does (``wire()`` reads them)."""
+
+    def __init__(self, wire: dict[str, Any]) -> None:
+        self._wire = wire
+        self._parsed: dict[str, Any] = {}
+        super().__init__(
+            query=wire["query"],
+            domain=wire["domain"],
+            intent=_UNPARSED,  # type: ignore[arg-type]
+            plan=_UNPARSED,  # type: ignore[arg-type]
+            output=_output(wire),
+            evidence=_UNPARSED,  # type: ignore[arg-type]
+            comparison=_comparison(wire),
+            paths={k: wire[k] for k in PATH_KEYS if k in wire},
+        )
+
+    def __eq__(self, other: object) -> bool:
+        """Equal to any :class:`SearchResponse` with the same fields (parsed or not)."""
+        if not isinstance(other, SearchResponse):
+            return NotImplemented
+        return all(getattr(self, f) == getattr(other, f) for f in _FIELDS)
+
+
+def _on_use(name: str) -> property:
+    def get(self: _ParsedOnUse) -> Any:
+        if name not in self._parsed:
+            self._parsed[name] = _ON_USE[name](self._wire)
+        return self._parsed[name]
+
+    def put(self: _ParsedOnUse, value: Any) -> None:
+        if value is not _UNPARSED:
+            self._parsed[name] = value
+
+    return property(get, put)
+
+
+_UNPARSED = object()
+_FIELDS = [f.name for f in fields(SearchResponse)]
+for _name in _ON_USE:
+    setattr(_ParsedOnUse, _name, _on_use(_name))
 
 
 #: The steps' notes on how a response was made (see :attr:`SearchResponse.paths`).

@@ -103,6 +103,12 @@ def _stored_vectors(vector: Any) -> dict[str, Any] | None:
     }
 
 
+def _sparse_of(vector: Any) -> SparseVector | None:
+    """The sparse BM25 vector of a point's vectors (None when it has none)."""
+    vec = vector.get(SPARSE_VECTOR) if isinstance(vector, dict) else None
+    return SparseVector(list(vec.indices), list(vec.values)) if vec is not None else None
+
+
 class EdgeStore(ShardFiles):
     """Named-vector Edge shard per domain; see the module docstring for the layout. What its
     files say without the engine (the embedder identity sidecar) is :class:`ShardFiles`'s.
@@ -397,19 +403,38 @@ class EdgeStore(ShardFiles):
         :class:`~agentic_search.wire.SparseVector`."""
         if not record_ids:
             return {}
+        return self._retrieve(schema, record_ids, with_vectors, without, sparse=False)
+
+    def _retrieve(
+        self,
+        schema: DomainSchema,
+        record_ids: Sequence[str],
+        with_vectors: bool,
+        without: Sequence[str],
+        *,
+        sparse: bool,
+    ) -> dict[str, StoredRecord]:
+        """:meth:`retrieve_records`; ``sparse`` (without ``with_vectors``): the sparse
+        vector read along with the payload into ``StoredRecord.sparse`` (the engine reads
+        both in one pass: what term presence reads next costs no second ``retrieve``)."""
+        if not record_ids:
+            return {}
         ids = [point_id(schema.name, r) for r in dict.fromkeys(record_ids)]
         payload: Any = qe.PayloadSelector.Exclude(list(without)) if without else True
+        vectors: Any = with_vectors or ([SPARSE_VECTOR] if sparse else False)
         with self.shards.reading(schema):  # a damaged payload or vector file
-            points = self._shard(schema).retrieve(
-                ids, with_payload=payload, with_vector=with_vectors
-            )
+            points = self._shard(schema).retrieve(ids, with_payload=payload, with_vector=vectors)
         out = {}
         for p in points:
             payload = p.payload  # each read of the property converts the payload anew
             if payload and schema.id_field in payload:
                 rid = str(payload[schema.id_field])
-                vecs = _stored_vectors(p.vector) if with_vectors else None
-                out[rid] = StoredRecord(rid, payload, vecs)
+                if with_vectors:
+                    out[rid] = StoredRecord(rid, payload, _stored_vectors(p.vector))
+                elif sparse:
+                    out[rid] = StoredRecord(rid, payload, sparse=_sparse_of(p.vector))
+                else:
+                    out[rid] = StoredRecord(rid, payload)
         return out
 
     def hydrate_records(
@@ -426,8 +451,8 @@ class EdgeStore(ShardFiles):
             self.collection(schema),
             record_ids,
             with_vectors,
-            lambda missing: self.retrieve_records(
-                schema, missing, with_vectors, without=READ_WITHOUT
+            lambda missing: self._retrieve(
+                schema, missing, with_vectors, READ_WITHOUT, sparse=True
             ),
         )
 
