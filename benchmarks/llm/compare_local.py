@@ -119,9 +119,15 @@ def run_system(name: str, settings, queries, qrels, rules_rows=None, keep_rankin
         )
         if keep_ranking:
             rows[-1]["top10"] = rankings[q["_id"]][:10]
-        print(f"{name}: {q['_id']:<8} {ex.get('path')!s:<6} {ms:8.0f} ms", file=sys.stderr)
+        print(
+            f"{name}: {q['_id']:<8} {ex.get('path')!s:<6} {ms:8.0f} ms {ex.get('reason')}",
+            file=sys.stderr,
+        )
     answerable = {q["_id"]: qrels[q["_id"]] for q in queries if q["_id"] in qrels}
     per_query = evaluate_rankings(answerable, rankings)
+    for row in rows:
+        if row["id"] in per_query:
+            row["ndcg@10"] = round(per_query[row["id"]]["ndcg@10"], 4)
     by_kind = collections.defaultdict(dict)
     for q in queries:
         if q["_id"] in per_query:

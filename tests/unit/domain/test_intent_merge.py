@@ -16,7 +16,7 @@ import pytest
 
 from agentic_search.domain.intent_merge import MAX_LLM_MATCHES, merge_intents
 from agentic_search.domain.intent_rules import RuleBasedIntentExtractor
-from agentic_search.domain.llm_answers import intent_from_output
+from agentic_search.domain.llm_answers import echoed_vocabulary, intent_from_output
 from agentic_search.domain.llm_budget import LLMFallback
 from agentic_search.domain.llm_prompts import (
     intent_output_model,
@@ -165,3 +165,42 @@ def test_an_llm_reference_the_query_does_not_name_is_not_taken() -> None:
     named = llm.model_copy(update={"query": "like Synthesia but free"})
     merged, fields, _ = merge_intents(rules.model_copy(update={"query": named.query}), named)
     assert merged.reference_tool == "synthesia" and fields["reference_tool"] == "llm"
+
+
+def _raw(row) -> dict:
+    return json.loads(row["reply"])
+
+
+def test_a_confidence_just_over_one_does_not_refuse_the_reading(tools_schema) -> None:
+    """The 1.5B answers ``"confidence": 1.0000000000000002e-0`` (llama.cpp's grammar does not
+    bound numbers): read as 1.0, not an invalid answer that falls back to the rules (it was
+    6 of the first 15 tuning-split answers on 2026-11-26)."""
+    over = [r for r in REPLIES if _raw(r)["confidence"] > 1]
+    assert over, "no recording with a confidence over 1"
+    for row in over:
+        assert intent_output_model(tools_schema).model_validate_json(row["reply"]).confidence == 1
+
+
+def test_echoed_vocabulary_and_descriptive_phrases_are_not_taken(
+    tools_schema, catalog_lookup
+) -> None:
+    """Recorded answers list a vocabulary's first three values in the prompt's order (pricing
+    Free, Freemium, Paid; user types Developers, Data Scientists, Designers) and copy the
+    query's descriptive phrases as must-preserve terms; neither is taken: no echoed field,
+    and every kept term is quoted in the query or names a catalog record."""
+    echoed = preserved = 0
+    for row in REPLIES:
+        raw = _raw(row)
+        echoed += sum(
+            echoed_vocabulary(tools_schema, k, list(dict.fromkeys(v)))
+            for k, v in raw["matches"].items()
+        )
+        preserved += len(raw["must_preserve_terms"])
+        llm = _llm_intent(tools_schema, catalog_lookup, row)
+        if llm is None:
+            continue
+        for k, values in llm.matches.items():
+            assert not echoed_vocabulary(tools_schema, k, values), (row["query"], k)
+        for term in llm.must_preserve_terms:
+            assert term.casefold() in catalog_lookup.names or f'"{term}"' in row["query"]
+    assert echoed and preserved, "the recordings no longer show the failure this guards"
