@@ -10,7 +10,7 @@ overruled an LLM constraint. Prompts were tuned only on the tuning split.
 
     python benchmarks/llm/compare_local.py --model MODELS/qwen2.5-coder-1.5b-instruct.gguf \\
         [--model ...0.5b...gguf] [--split heldout|tuning] [--kinds task,non-english] \\
-        [--name compare_local] [--out benchmarks/llm]
+        [--per-kind N] [--name compare_local] [--out benchmarks/llm]
 
 Besides the metrics it counts, per system, the answerable queries left empty and the
 unanswerable ones answered with nothing (clean), the fallbacks by cause (``timeout`` apart
@@ -186,6 +186,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--name", default="compare_local", help="output file stem")
     ap.add_argument("--no-rules", action="store_true", help="skip the rules system")
     ap.add_argument("--limit", type=int, default=0, help="only the first N selected queries")
+    ap.add_argument("--per-kind", type=int, default=0, help="only the first N of each kind")
     ap.add_argument("--home", type=Path, default=Path(".agentic-search"))
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "llm")
     args = ap.parse_args(argv)
@@ -195,6 +196,14 @@ def main(argv: list[str] | None = None) -> int:
     queries = [q for q in queries if q["split"] == args.split]
     if args.kinds:
         queries = [q for q in queries if q["type"] in args.kinds.split(",")]
+    if args.per_kind:
+        seen: collections.Counter[str] = collections.Counter()
+        kept = []
+        for q in queries:
+            seen[q["type"]] += 1
+            if seen[q["type"]] <= args.per_kind:
+                kept.append(q)
+        queries = kept
     if args.limit:
         queries = queries[: args.limit]
     qrels: dict[str, dict[str, int]] = collections.defaultdict(dict)
