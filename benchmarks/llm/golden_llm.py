@@ -54,6 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--home", type=Path, default=Path(".agentic-search"))
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "llm")
     ap.add_argument("--name", default="golden_llm")
+    ap.add_argument("--per-kind", type=int, default=0, help="only the first N of each kind")
     args = ap.parse_args(argv)
     from agentic_search.config import Settings
 
@@ -63,6 +64,9 @@ def main(argv: list[str] | None = None) -> int:
          "answerable": True}
         for g in golden
     ]  # fmt: skip
+    if args.per_kind:
+        kinds = [q["type"] for q in queries]
+        queries = [q for i, q in enumerate(queries) if kinds[:i].count(q["type"]) < args.per_kind]
     qrels = {g["id"]: dict.fromkeys(g["relevant"], 1) for g in golden}
     must_not = {g["id"]: set(g.get("must_not", [])) for g in golden}
     load_before = [round(x, 1) for x in os.getloadavg()]
@@ -105,7 +109,7 @@ def write(args, argv, load_before, results) -> None:
         "",
         f"{summary['measuredAt']}; load average {load_before} before, "
         f"{summary['loadAverageAfter']} after; budgets {summary['budgets']}; "
-        f"`{summary['command']}`; 55 golden queries.",
+        f"`{summary['command']}`; {len(results[0]['rows'])} golden queries.",
         "",
         "| system | overall nDCG@10 / R@5 | "
         + " | ".join(f"{k} ({sum(r['kind'] == k for r in results[0]['rows'])})" for k in kinds)

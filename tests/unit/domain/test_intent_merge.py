@@ -14,7 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from agentic_search.domain.intent_merge import MAX_LLM_MATCHES, merge_intents
+from agentic_search.domain.intent_merge import (
+    MAX_LLM_MATCHES,
+    already_in_catalog_language,
+    merge_intents,
+)
 from agentic_search.domain.intent_rules import RuleBasedIntentExtractor
 from agentic_search.domain.llm_answers import echoed_vocabulary, intent_from_output
 from agentic_search.domain.llm_budget import LLMFallback
@@ -204,3 +208,53 @@ def test_echoed_vocabulary_and_descriptive_phrases_are_not_taken(
         for term in llm.must_preserve_terms:
             assert term.casefold() in catalog_lookup.names or f'"{term}"' in row["query"]
     assert echoed and preserved, "the recordings no longer show the failure this guards"
+
+
+def test_a_paraphrase_of_an_english_query_is_not_taken_as_its_translation(
+    tools_schema, catalog_lookup
+) -> None:
+    """The recorded 1.5B renders an English query as a paraphrase ("turn my slide deck into a
+    narrated explainer video" -> "Convert slide deck into narrated explainer video"); put first
+    among the semantic variants it replaced the query's own reading. Only a rendering that
+    shares less than half the query's terms (a translation) is taken."""
+    english = [
+        r
+        for r in REPLIES
+        if r["model"].startswith("qwen2.5-coder-1.5b") and r["query"].startswith(("turn", "add"))
+    ]
+    paraphrased = 0
+    for row in english:
+        llm = _llm_intent(tools_schema, catalog_lookup, row)
+        if llm is None or not llm.semantic_variants:  # the query itself: nothing to take
+            continue
+        paraphrased += 1
+        rules = RuleBasedIntentExtractor(tools_schema, catalog_lookup).extract(row["query"])
+        merged, fields, _ = merge_intents(rules, llm)
+        assert merged.translation is None and "translation" not in fields
+        assert merged.semantic_variants == rules.semantic_variants
+    assert paraphrased
+    assert not already_in_catalog_language(
+        "Rechtschreibprüfung für Deutsch, selbst gehostet", "self-hosted German spell checker"
+    )
+
+
+def test_a_comparison_the_rules_read_keeps_its_goal_and_takes_no_llm_reference() -> None:
+    """ "Cursor vs Windsurf": an LLM reading "like Cursor" (reference Cursor, alternative-to)
+    would search for tools like the first named one; the rules' comparison stands, and an
+    LLM goal never replaces the rules' (a small model reads "explainer video" as explain)."""
+    rules = IntentState(
+        query="Cursor vs Windsurf", normalized_query="cursor vs windsurf", primary_goal="compare"
+    )
+    llm = rules.model_copy(
+        update={
+            "primary_goal": "alternative-to",
+            "reference_tool": "cursor",
+            "reference_tool_name": "Cursor",
+        }
+    )
+    merged, fields, _ = merge_intents(rules, llm)
+    assert merged.primary_goal == "compare" and merged.reference_tool is None
+    assert "reference_tool" not in fields
+    find = _state(primary_goal="find")
+    merged, _, _ = merge_intents(find, _state(primary_goal="explain"))
+    assert merged.primary_goal == "find"
