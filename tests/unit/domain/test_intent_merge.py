@@ -141,14 +141,28 @@ def test_an_llm_constraint_that_loosens_a_rules_one_is_overruled() -> None:
 
 
 def test_matches_are_a_union_and_a_flooded_field_is_ignored() -> None:
-    """The LLM's choice adds to the rules' matches; a field where it listed more values than
-    MAX_LLM_MATCHES (the whole vocabulary) is not taken."""
-    rules = _state(matches={"categories": ["Video Generation"]})
+    """On a query in another language the LLM's choice adds to the rules' matches (a field
+    where it listed more values than MAX_LLM_MATCHES is not taken); on one in the catalog's
+    language it adds none."""
+    query = "Erklärvideo aus meinen Folien"
+    rules = IntentState(
+        query=query, normalized_query=query.lower(), matches={"categories": ["Video Generation"]}
+    )
     flood = [f"v{i}" for i in range(MAX_LLM_MATCHES + 1)]
-    llm = _state(matches={"categories": ["Presentation"], "functionality": flood})
+    llm = rules.model_copy(
+        update={
+            "matches": {"categories": ["Presentation"], "functionality": flood},
+            "semantic_variants": ["explainer video from my slides"],
+        }
+    )
     merged, fields, _ = merge_intents(rules, llm)
     assert merged.matches == {"categories": ["Video Generation", "Presentation"]}
     assert fields["matches"] == "both"
+    # The same reading of a query in the catalog's language adds no match: the rules read it.
+    english = rules.model_copy(update={"query": "explainer video from my slides"})
+    merged, fields, _ = merge_intents(english, llm)
+    assert merged.matches == {"categories": ["Video Generation"]}
+    assert fields["matches"] == "rules"
 
 
 def test_an_llm_reference_the_query_does_not_name_is_not_taken() -> None:
