@@ -269,6 +269,9 @@ def test_a_comparison_the_rules_read_keeps_its_goal_and_takes_no_llm_reference()
     merged, fields, _ = merge_intents(rules, llm)
     assert merged.primary_goal == "compare" and merged.reference_tool is None
     assert "reference_tool" not in fields
+    # nor an LLM exclusion of a named tool, on a query in the catalog's language
+    excluding = llm.model_copy(update={"excluded_tools": ["windsurf"]})
+    assert merge_intents(rules, excluding)[0].excluded_tools == []
     find = _state(primary_goal="find")
     merged, _, _ = merge_intents(find, _state(primary_goal="explain"))
     assert merged.primary_goal == "find"

@@ -10,9 +10,8 @@ invent or loosen a constraint. So the merged intent:
   left open is added;
 * adds the LLM's vocabulary matches to the rules' only for a query not in the catalog's
   language (:func:`already_in_catalog_language`; a field where it listed more than
-  :data:`MAX_LLM_MATCHES` values is ignored), its
-  reference tool when the rules found none and the query names it, its exclusions and
-  must-preserve terms;
+  :data:`MAX_LLM_MATCHES` values is ignored), its exclusions and must-preserve terms, and its
+  reference tool when the rules found none and the query names it;
 * puts the LLM's rewrite (the catalog-language rendering of a non-English query) first among
   the semantic variants and keeps it as ``translation`` beside the original query for keyword
   search, unless it is a paraphrase of a query already in the catalog's language
@@ -150,11 +149,17 @@ def merge_intents(
             "reference_tool": reference.reference_tool,
             "reference_tool_name": reference.reference_tool_name,
             "reference_profile": reference.reference_profile,
-            "excluded_tools": list(dict.fromkeys([*rules.excluded_tools, *llm.excluded_tools])),
+            # only where the rules could not read the query ("Cursor vs Windsurf" with an LLM
+            # exclusion of a named tool lost it)
+            "excluded_tools": list(
+                dict.fromkeys([*rules.excluded_tools, *(llm.excluded_tools if foreign else [])])
+            ),
             "matches": matches,
             "constraints": constraints,
             "must_preserve_terms": list(
-                dict.fromkeys([*rules.must_preserve_terms, *llm.must_preserve_terms])
+                dict.fromkeys(
+                    [*rules.must_preserve_terms, *(llm.must_preserve_terms if foreign else [])]
+                )
             ),
             "keywords": keywords,
             "semantic_variants": variants,
