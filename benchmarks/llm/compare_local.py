@@ -8,10 +8,18 @@ of the whole search, the LLM's generation speed (tokens/s, from llama.cpp's timi
 of three queries), the share of fallbacks to the rules and the share of answers where the rules
 overruled an LLM constraint. Prompts were tuned only on the tuning split.
 
-    python benchmarks/llm/compare_local.py --model MODELS/qwen2.5-coder-0.5b-instruct.gguf \\
-        [--model ...1.5b...gguf] [--kinds task,non-english,constraint] [--out benchmarks/llm]
+    python benchmarks/llm/compare_local.py --model MODELS/qwen2.5-coder-1.5b-instruct.gguf \\
+        [--model ...0.5b...gguf] [--split heldout|tuning] [--kinds task,non-english] \\
+        [--per-kind N] [--name compare_local] [--out benchmarks/llm]
 
-Writes ``compare_local.json`` and ``compare_local.md`` to ``--out``.
+Besides the metrics it counts, per system, the answerable queries left empty and the
+unanswerable ones answered with nothing (clean), the fallbacks by cause (``timeout`` apart
+from ``invalid``), and the hard constraints the rules found that the system's final intent
+no longer holds (``lostConstraints``; the rules' own run is the reference). Budgets come from
+the environment (``LLM_TIMEOUT_S``, ``LLM_BUDGET_S``, ``ROUND_BUDGET_MS``, ...), so a quality
+run can lift them and a latency run keep the defaults.
+
+Writes ``<name>.json`` and ``<name>.md`` to ``--out`` (rewritten after each system).
 """
 
 from __future__ import annotations
@@ -70,8 +78,10 @@ def _probe_tokens_per_s(base_url: str, model: str, queries: list[str]) -> float 
     return round(statistics.median(speeds), 1) if speeds else None
 
 
-def run_system(name: str, settings, queries, qrels) -> dict:
-    """Search every query with ``settings``; metrics by kind and the LLM's paths."""
+def run_system(name: str, settings, queries, qrels, rules_rows=None, keep_ranking=False) -> dict:
+    """Search every query with ``settings``; metrics by kind, abstention and the LLM's paths.
+    ``rules_rows`` (the rules system's rows) is the reference of the lost constraints;
+    ``keep_ranking`` keeps each row's top 10 ids (``top10``)."""
     from agentic_search.service import SearchService
     from agentic_search_cli.evaluation.metrics import evaluate_rankings, mean_metrics
 
@@ -88,21 +98,36 @@ def run_system(name: str, settings, queries, qrels) -> dict:
         latency.append(ms)
         rankings[q["_id"]] = [c.id for c in resp.output.candidates]
         ex = resp.paths.get("extractor") or {}
+        quality = resp.output.answer_quality
         rows.append(
             {
                 "id": q["_id"],
                 "kind": q["type"],
+                "answerable": q["answerable"],
+                "results": len(resp.output.candidates),
+                "verdict": quality.verdict if quality else None,
+                "constraints": sorted(f.label() for f in resp.intent.constraints),
+                "translation": resp.intent.translation,
                 "path": ex.get("path"),
                 "fallback": ex.get("fallback"),
+                "reason": ex.get("reason"),
                 "overruled": ex.get("overruled") or [],
                 "fields": ex.get("fields") or {},
                 "ms": round(ms, 1),
                 "llmMs": ex.get("llmMs"),
             }
         )
-        print(f"{name}: {q['_id']:<8} {ex.get('path')!s:<6} {ms:8.0f} ms", file=sys.stderr)
+        if keep_ranking:
+            rows[-1]["top10"] = rankings[q["_id"]][:10]
+        print(
+            f"{name}: {q['_id']:<8} {ex.get('path')!s:<6} {ms:8.0f} ms {ex.get('reason')}",
+            file=sys.stderr,
+        )
     answerable = {q["_id"]: qrels[q["_id"]] for q in queries if q["_id"] in qrels}
     per_query = evaluate_rankings(answerable, rankings)
+    for row in rows:
+        if row["id"] in per_query:
+            row["ndcg@10"] = round(per_query[row["id"]]["ndcg@10"], 4)
     by_kind = collections.defaultdict(dict)
     for q in queries:
         if q["_id"] in per_query:
@@ -119,6 +144,12 @@ def run_system(name: str, settings, queries, qrels) -> dict:
     engine.close()
     n = len(rows)
     llm_rows = [r for r in rows if r["path"] == "llm"]
+    lost = []
+    if rules_rows is not None:
+        for r, ref in zip(rows, rules_rows, strict=True):
+            if missing := sorted(set(ref["constraints"]) - set(r["constraints"])):
+                lost.append({"id": r["id"], "lost": missing})
+    unanswerable = [r for r in rows if not r["answerable"]]
     pick = ("ndcg@10", "recall@5")
     return {
         "system": name,
@@ -136,6 +167,12 @@ def run_system(name: str, settings, queries, qrels) -> dict:
         "overruledShare": round(sum(bool(r["overruled"]) for r in llm_rows) / n, 3)
         if llm
         else None,
+        "lostConstraints": lost if rules_rows is not None else None,
+        "answerableLeftEmpty": sum(r["answerable"] and not r["results"] for r in rows),
+        "unanswerable": len(unanswerable),
+        "unanswerableClean": sum(
+            not r["results"] and r["verdict"] in (None, "none") for r in unanswerable
+        ),
         "rows": rows,
     }
 
@@ -144,29 +181,54 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point (see module docstring)."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", type=Path, action="append", default=[], help="a GGUF (repeat)")
+    ap.add_argument("--split", default="heldout", choices=("heldout", "tuning"))
     ap.add_argument("--kinds", default="", help="only these kinds (comma-separated)")
+    ap.add_argument("--name", default="compare_local", help="output file stem")
+    ap.add_argument("--no-rules", action="store_true", help="skip the rules system")
     ap.add_argument("--limit", type=int, default=0, help="only the first N selected queries")
+    ap.add_argument("--per-kind", type=int, default=0, help="only the first N of each kind")
     ap.add_argument("--home", type=Path, default=Path(".agentic-search"))
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "llm")
     args = ap.parse_args(argv)
     from agentic_search.config import Settings
 
     queries = [json.loads(line) for line in (DATA / "queries.jsonl").read_text().splitlines()]
-    queries = [q for q in queries if q["split"] == "heldout"]
+    queries = [q for q in queries if q["split"] == args.split]
     if args.kinds:
         queries = [q for q in queries if q["type"] in args.kinds.split(",")]
+    if args.per_kind:
+        seen: collections.Counter[str] = collections.Counter()
+        kept = []
+        for q in queries:
+            seen[q["type"]] += 1
+            if seen[q["type"]] <= args.per_kind:
+                kept.append(q)
+        queries = kept
     if args.limit:
         queries = queries[: args.limit]
     qrels: dict[str, dict[str, int]] = collections.defaultdict(dict)
-    for line in (DATA / "qrels" / "heldout.tsv").read_text().splitlines()[1:]:
+    for line in (DATA / "qrels" / f"{args.split}.tsv").read_text().splitlines()[1:]:
         qid, doc, score = line.split("\t")
         qrels[qid][doc] = int(score)
     load_before = [round(x, 1) for x in os.getloadavg()]
     base = {"agentic_search_home": args.home, "cache_backend": "none"}
-    results = [run_system("rules", Settings(llm="off", **base), queries, qrels)]
+    results = []
+    if not args.no_rules:
+        results.append(run_system("rules", Settings(llm="off", **base), queries, qrels))
+        write(args, argv, queries, load_before, results)
+    ref = results[0]["rows"] if results else None
     for model in args.model:
         settings = Settings(llm="on", llm_provider="local", llm_gguf_path=model, **base)
-        results.append(run_system(f"local:{model.stem}", settings, queries, qrels))
+        results.append(run_system(f"local:{model.stem}", settings, queries, qrels, ref))
+        write(args, argv, queries, load_before, results)
+    return 0
+
+
+def write(args, argv, queries, load_before, results) -> None:
+    """Write ``<name>.json`` and ``<name>.md`` for the systems run so far."""
+    from agentic_search.config import Settings
+
+    s = Settings(agentic_search_home=args.home)
     summary = {
         "command": "python benchmarks/llm/compare_local.py " + " ".join(argv or sys.argv[1:]),
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, "
@@ -174,24 +236,32 @@ def main(argv: list[str] | None = None) -> int:
         "measuredAt": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "loadAverageBefore": load_before,
         "loadAverageAfter": [round(x, 1) for x in os.getloadavg()],
-        "split": "heldout",
+        "budgets": {
+            "llmTimeoutS": os.environ.get("LLM_TIMEOUT_S", "default"),
+            "llmBudgetS": os.environ.get("LLM_BUDGET_S", "default"),
+            "roundBudgetMs": s.round_budget_ms,
+            "sourceTimeoutS": s.source_timeout_s,
+        },
+        "split": args.split,
         "kinds": args.kinds or "all",
         "systems": results,
     }
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "compare_local.json").write_text(json.dumps(summary, indent=2) + "\n")
+    (args.out / f"{args.name}.json").write_text(json.dumps(summary, indent=2) + "\n")
     kinds = sorted({k for r in results for k in r["byKind"]})
     md = [
-        "# Rules vs local LLM on the held-out tools queries",
+        f"# Rules vs local LLM on the {args.split} tools queries",
         "",
         f"{summary['machine']}; {summary['measuredAt']}; load average "
-        f"{load_before} before, {summary['loadAverageAfter']} after; "
-        f"`{summary['command']}`; {len(queries)} held-out queries ({summary['kinds']}).",
+        f"{load_before} before, {summary['loadAverageAfter']} after; budgets "
+        f"{summary['budgets']}; `{summary['command']}`; {len(queries)} {args.split} queries "
+        f"({summary['kinds']}).",
         "",
         "| system | overall nDCG@10 / R@5 | "
         + " | ".join(f"{k} nDCG@10 / R@5" for k in kinds)
-        + " | p50 / p95 ms | tokens/s | fallbacks | rules overruled an LLM constraint |",
-        "|---" * (len(kinds) + 6) + "|",
+        + " | answerable left empty | unanswerable clean | p50 / p95 ms | tokens/s "
+        "| fallbacks | rules overruled an LLM constraint | rules constraints lost |",
+        "|---" * (len(kinds) + 9) + "|",
     ]
     for r in results:
         cells = [
@@ -200,18 +270,20 @@ def main(argv: list[str] | None = None) -> int:
             else "-"
             for k in kinds
         ]
+        lost = r["lostConstraints"]
         md.append(
             f"| {r['system']} | {r['overall']['ndcg@10']:.3f} / {r['overall']['recall@5']:.3f} | "
             + " | ".join(cells)
-            + f" | {r['latencyMs']['p50']:.0f} / {r['latencyMs']['p95']:.0f} | "
+            + f" | {r['answerableLeftEmpty']} | {r['unanswerableClean']}/{r['unanswerable']} | "
+            f"{r['latencyMs']['p50']:.0f} / {r['latencyMs']['p95']:.0f} | "
             f"{r['tokensPerS'] or '-'} | "
             f"{'-' if r['fallbackShare'] is None else format(r['fallbackShare'], '.0%')} "
             f"{r['fallbacks'] or ''} | "
-            f"{'-' if r['overruledShare'] is None else format(r['overruledShare'], '.0%')} |"
+            f"{'-' if r['overruledShare'] is None else format(r['overruledShare'], '.0%')} | "
+            f"{'-' if lost is None else len(lost)} |"
         )
-    (args.out / "compare_local.md").write_text("\n".join(md) + "\n")
+    (args.out / f"{args.name}.md").write_text("\n".join(md) + "\n")
     print("\n".join(md))
-    return 0
 
 
 if __name__ == "__main__":

@@ -31,6 +31,9 @@ QUERIES = [
     "free Windows desktop app to upscale images",
     "MIT licensed speech to text",
     "self-hosted alternative to Notion AI",
+    "put a natural voice on my audiobook manuscript",
+    "add subtitles in three languages to my marketing video",
+    "crear una presentación a partir de mis notas",
 ]
 
 

@@ -31,3 +31,41 @@ def test_a_missing_model_is_a_one_line_fallback_not_a_crash(tmp_path) -> None:
     with pytest.raises(LLMFallback) as exc:
         local_server(missing, 1)
     assert exc.value.kind == "error" and not exc.value.transient
+
+
+def test_the_server_child_exits_when_its_parent_is_killed(tmp_path) -> None:
+    """A parent killed by a signal runs no atexit hook: the server child watches its parent
+    and returns from its serve loop once re-parented (seen on 2026-11-26: a benchmark stopped
+    with SIGTERM left a 1.8 GB llama.cpp server running). The middle process here stands for
+    the search process; the grandchild runs the child's watch loop."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    ready, done = tmp_path / "watching", tmp_path / "returned"
+    grandchild = (
+        "import os; from agentic_search.adapters.local_llm import wait_for_parent_exit; "
+        f"parent = os.getppid(); open({str(ready)!r}, 'w').close(); "
+        f"wait_for_parent_exit(parent, 0.05); open({str(done)!r}, 'w').close()"
+    )
+    middle = (
+        "import subprocess, sys, time; "
+        f"subprocess.Popen([sys.executable, '-c', {grandchild!r}]); time.sleep(600)"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", middle])
+
+    def appears(path: Path) -> bool:  # polled, not timed: a loaded machine only waits longer
+        for _ in range(1200):
+            if path.exists():
+                return True
+            time.sleep(0.05)
+        return False
+
+    try:
+        assert appears(ready)
+        assert not done.exists()  # its parent lives: it keeps serving
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    assert appears(done)

@@ -1,4 +1,4 @@
-"""The LLM's reading merged with the rules' (logic/intent_merge.py), on answers RECORDED from
+"""The LLM's reading merged with the rules' (domain/intent_merge.py), on answers RECORDED from
 the real local runtime (Qwen2.5-Coder GGUF through xllamacpp, benchmarks/llm/record_replies.py):
 ``tests/unit/data/llm_replies.jsonl`` holds each raw reply with the model file's sha256 and the
 hashes of the system prompt and response schema it answered. None is hand-written; when the
@@ -14,9 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from agentic_search.logic.intent_merge import MAX_LLM_MATCHES, merge_intents
+from agentic_search.logic.intent_merge import (
+    MAX_LLM_MATCHES,
+    already_in_catalog_language,
+    merge_intents,
+)
 from agentic_search.logic.intent_rules import RuleBasedIntentExtractor
-from agentic_search.logic.llm_answers import intent_from_output
+from agentic_search.logic.llm_answers import echoed_vocabulary, intent_from_output
 from agentic_search.logic.llm_budget import LLMFallback
 from agentic_search.logic.llm_prompts import (
     intent_output_model,
@@ -137,14 +141,28 @@ def test_an_llm_constraint_that_loosens_a_rules_one_is_overruled() -> None:
 
 
 def test_matches_are_a_union_and_a_flooded_field_is_ignored() -> None:
-    """The LLM's choice adds to the rules' matches; a field where it listed more values than
-    MAX_LLM_MATCHES (the whole vocabulary) is not taken."""
-    rules = _state(matches={"categories": ["Video Generation"]})
+    """On a query in another language the LLM's choice adds to the rules' matches (a field
+    where it listed more values than MAX_LLM_MATCHES is not taken); on one in the catalog's
+    language it adds none."""
+    query = "Erklärvideo aus meinen Folien"
+    rules = IntentState(
+        query=query, normalized_query=query.lower(), matches={"categories": ["Video Generation"]}
+    )
     flood = [f"v{i}" for i in range(MAX_LLM_MATCHES + 1)]
-    llm = _state(matches={"categories": ["Presentation"], "functionality": flood})
+    llm = rules.model_copy(
+        update={
+            "matches": {"categories": ["Presentation"], "functionality": flood},
+            "semantic_variants": ["explainer video from my slides"],
+        }
+    )
     merged, fields, _ = merge_intents(rules, llm)
     assert merged.matches == {"categories": ["Video Generation", "Presentation"]}
     assert fields["matches"] == "both"
+    # The same reading of a query in the catalog's language adds no match: the rules read it.
+    english = rules.model_copy(update={"query": "explainer video from my slides"})
+    merged, fields, _ = merge_intents(english, llm)
+    assert merged.matches == {"categories": ["Video Generation"]}
+    assert fields["matches"] == "rules"
 
 
 def test_an_llm_reference_the_query_does_not_name_is_not_taken() -> None:
@@ -165,3 +183,95 @@ def test_an_llm_reference_the_query_does_not_name_is_not_taken() -> None:
     named = llm.model_copy(update={"query": "like Synthesia but free"})
     merged, fields, _ = merge_intents(rules.model_copy(update={"query": named.query}), named)
     assert merged.reference_tool == "synthesia" and fields["reference_tool"] == "llm"
+
+
+def _raw(row) -> dict:
+    return json.loads(row["reply"])
+
+
+def test_a_confidence_just_over_one_does_not_refuse_the_reading(tools_schema) -> None:
+    """The 1.5B answers ``"confidence": 1.0000000000000002e-0`` (llama.cpp's grammar does not
+    bound numbers): read as 1.0, not an invalid answer that falls back to the rules (it was
+    6 of the first 15 tuning-split answers on 2026-11-26)."""
+    over = [r for r in REPLIES if _raw(r)["confidence"] > 1]
+    assert over, "no recording with a confidence over 1"
+    for row in over:
+        assert intent_output_model(tools_schema).model_validate_json(row["reply"]).confidence == 1
+
+
+def test_echoed_vocabulary_and_descriptive_phrases_are_not_taken(
+    tools_schema, catalog_lookup
+) -> None:
+    """Recorded answers list a vocabulary's first three values in the prompt's order (pricing
+    Free, Freemium, Paid; user types Developers, Data Scientists, Designers) and copy the
+    query's descriptive phrases as must-preserve terms; neither is taken: no echoed field,
+    and every kept term is quoted in the query or names a catalog record."""
+    echoed = preserved = 0
+    for row in REPLIES:
+        raw = _raw(row)
+        echoed += sum(
+            echoed_vocabulary(tools_schema, k, list(dict.fromkeys(v)))
+            for k, v in raw["matches"].items()
+        )
+        preserved += len(raw["must_preserve_terms"])
+        llm = _llm_intent(tools_schema, catalog_lookup, row)
+        if llm is None:
+            continue
+        for k, values in llm.matches.items():
+            assert not echoed_vocabulary(tools_schema, k, values), (row["query"], k)
+        for term in llm.must_preserve_terms:
+            assert term.casefold() in catalog_lookup.names or f'"{term}"' in row["query"]
+    assert echoed and preserved, "the recordings no longer show the failure this guards"
+
+
+def test_a_paraphrase_of_an_english_query_is_not_taken_as_its_translation(
+    tools_schema, catalog_lookup
+) -> None:
+    """The recorded 1.5B renders an English query as a paraphrase ("turn my slide deck into a
+    narrated explainer video" -> "Convert slide deck into narrated explainer video"); put first
+    among the semantic variants it replaced the query's own reading. Only a rendering that
+    shares less than half the query's terms (a translation) is taken."""
+    english = [
+        r
+        for r in REPLIES
+        if r["model"].startswith("qwen2.5-coder-1.5b") and r["query"].startswith(("turn", "add"))
+    ]
+    paraphrased = 0
+    for row in english:
+        llm = _llm_intent(tools_schema, catalog_lookup, row)
+        if llm is None or not llm.semantic_variants:  # the query itself: nothing to take
+            continue
+        paraphrased += 1
+        rules = RuleBasedIntentExtractor(tools_schema, catalog_lookup).extract(row["query"])
+        merged, fields, _ = merge_intents(rules, llm)
+        assert merged.translation is None and "translation" not in fields
+        assert merged.semantic_variants == rules.semantic_variants
+    assert paraphrased
+    assert not already_in_catalog_language(
+        "Rechtschreibprüfung für Deutsch, selbst gehostet", "self-hosted German spell checker"
+    )
+
+
+def test_a_comparison_the_rules_read_keeps_its_goal_and_takes_no_llm_reference() -> None:
+    """ "Cursor vs Windsurf": an LLM reading "like Cursor" (reference Cursor, alternative-to)
+    would search for tools like the first named one; the rules' comparison stands, and an
+    LLM goal never replaces the rules' (a small model reads "explainer video" as explain)."""
+    rules = IntentState(
+        query="Cursor vs Windsurf", normalized_query="cursor vs windsurf", primary_goal="compare"
+    )
+    llm = rules.model_copy(
+        update={
+            "primary_goal": "alternative-to",
+            "reference_tool": "cursor",
+            "reference_tool_name": "Cursor",
+        }
+    )
+    merged, fields, _ = merge_intents(rules, llm)
+    assert merged.primary_goal == "compare" and merged.reference_tool is None
+    assert "reference_tool" not in fields
+    # nor an LLM exclusion of a named tool, on a query in the catalog's language
+    excluding = llm.model_copy(update={"excluded_tools": ["windsurf"]})
+    assert merge_intents(rules, excluding)[0].excluded_tools == []
+    find = _state(primary_goal="find")
+    merged, _, _ = merge_intents(find, _state(primary_goal="explain"))
+    assert merged.primary_goal == "find"

@@ -86,7 +86,7 @@ class LocalLLMServer:
         env = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE"}
         cmd = [sys.executable, "-m", "agentic_search.adapters.local_llm"]
         cmd += ["--model", str(self.model), "--port", str(self.port)]
-        cmd += ["--threads", str(self.threads)]
+        cmd += ["--threads", str(self.threads), "--parent", str(os.getpid())]
         self.proc = subprocess.Popen(
             cmd,
             env=env,
@@ -168,6 +168,7 @@ def _serve(argv: list[str] | None = None) -> None:
     ap.add_argument("--model", required=True)
     ap.add_argument("--port", type=int, required=True)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--parent", type=int, default=0, help="exit when this process is gone")
     args = ap.parse_args(argv)
     import xllamacpp
 
@@ -179,8 +180,21 @@ def _serve(argv: list[str] | None = None) -> None:
     params.cpuparams.n_threads = args.threads
     params.cpuparams_batch.n_threads = args.threads
     server = xllamacpp.Server(params)  # noqa: F841 - serves until the process ends
+    wait_for_parent_exit(args.parent)
+    os._exit(0)
+
+
+def wait_for_parent_exit(parent: int, poll_s: float = 1.0) -> None:
+    """Return once the process ``parent`` is no longer this process's parent (it exited or
+    was killed: the child was re-parented), polling every ``poll_s`` seconds; never, for 0.
+
+    ``stop`` and the atexit hook end the child when its parent exits normally; a parent
+    killed by a signal runs neither, and the child (1-2 GB of weights, CPU threads) would
+    serve nobody until the machine restarts."""
     while True:
-        time.sleep(3600)
+        time.sleep(poll_s)
+        if parent and os.getppid() != parent:
+            return
 
 
 if __name__ == "__main__":
