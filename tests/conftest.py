@@ -31,6 +31,26 @@ os.environ.setdefault("CACHE_BACKEND", "none")
 os.environ.setdefault("ROUND_BUDGET_MS", "600000")
 
 TIERS = ("unit", "component", "aws", "e2e", "llm_server")
+#: Terminal size variables a pytest-xdist worker finds set (COLUMNS=80, LINES=24) though the
+#: command that started pytest had neither: the CLI would then wrap the piped reports of the
+#: subprocesses the tests run at 80 columns. A worker takes the controller's values instead.
+TERMINAL_SIZE = ("COLUMNS", "LINES")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node) -> None:
+    """(pytest-xdist, controller) Hand each worker the terminal size variables of this run."""
+    node.workerinput["terminal_size"] = {k: os.environ.get(k) for k in TERMINAL_SIZE}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """In a pytest-xdist worker, the environment's terminal size is the controller's."""
+    given = getattr(config, "workerinput", {}).get("terminal_size")
+    for name, value in (given or {}).items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

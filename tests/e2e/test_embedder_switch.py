@@ -50,7 +50,9 @@ def test_switch_refuses_then_rebuilds_and_searches_with_e5(indexed_home: Path) -
     assert "all-MiniLM-L6-v2-int8" in message and "multilingual-e5-small-q4" in message
     assert "ingest --rebuild --embedder" in message and "Traceback" not in message
     # WHEN the index is rebuilt with e5-small (one command)
-    rebuilt = run_cli(indexed_home, "ingest", "--rebuild", "--embedder", "e5-small")
+    # (a hang guard, not a budget: re-embedding 284 tools with e5 took over 300 s on a 2-core
+    # machine at load 25 while another test worker ran)
+    rebuilt = run_cli(indexed_home, "ingest", "--rebuild", "--embedder", "e5-small", timeout=900)
     assert rebuilt.returncode == 0, rebuilt.stderr
     # THEN every non-English query finds one of its best tools in the top 5, with e5
     for qid in CROSS_LINGUAL:

@@ -42,7 +42,7 @@ print(json.dumps({{
 
 
 @pytest.mark.parametrize("function", ["search_api", "sync_api"])
-def test_openapi_models_load_on_the_first_document_request_not_at_import(function):
+def test_openapi_models_load_on_the_first_document_request_not_at_import(function, tmp_path):
     env = {
         "PATH": os.environ.get("PATH", ""),
         "PYTHONPATH": os.pathsep.join([str(FUNCTIONS / function), *sys.path]),
@@ -54,7 +54,7 @@ def test_openapi_models_load_on_the_first_document_request_not_at_import(functio
         "AWS_SECRET_ACCESS_KEY": "testing",
         "POWERTOOLS_SERVICE_NAME": "agentic-search",
         "POWERTOOLS_TRACE_DISABLED": "1",
-        "AGENTIC_SEARCH_HOME": "/tmp/agentic-search-openapi-probe",
+        "AGENTIC_SEARCH_HOME": str(tmp_path / "home"),
     }
     event = REPO / "events" / "search_api" / "get_openapi.json"
     done = subprocess.run(

@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from support.paths import FUNCTIONS
@@ -28,7 +29,7 @@ print(json.dumps({"at_import": at_import, "patched": patched}))
 """
 
 
-def probe(function: str, **env: str) -> dict:
+def probe(function: str, home: Path, **env: str) -> dict:
     base = {
         "PATH": os.environ.get("PATH", ""),
         "PYTHONPATH": os.pathsep.join([str(FUNCTIONS / function), *sys.path]),
@@ -39,7 +40,7 @@ def probe(function: str, **env: str) -> dict:
         "AWS_ACCESS_KEY_ID": "testing",
         "AWS_SECRET_ACCESS_KEY": "testing",
         "POWERTOOLS_SERVICE_NAME": "agentic-search",
-        "AGENTIC_SEARCH_HOME": "/tmp/agentic-search-tracer-probe",
+        "AGENTIC_SEARCH_HOME": str(home),
     }
     done = subprocess.run(
         [sys.executable, "-c", PROBE],
@@ -54,12 +55,12 @@ def probe(function: str, **env: str) -> dict:
 
 
 @pytest.mark.parametrize("function", ["grade_round", "cache_check"])
-def test_botocore_is_patched_on_first_use_not_at_import(function):
-    assert probe(function) == {"at_import": False, "patched": True}
+def test_botocore_is_patched_on_first_use_not_at_import(function, tmp_path):
+    assert probe(function, tmp_path) == {"at_import": False, "patched": True}
 
 
-def test_nothing_is_patched_when_tracing_is_disabled():
-    assert probe("grade_round", POWERTOOLS_TRACE_DISABLED="1") == {
+def test_nothing_is_patched_when_tracing_is_disabled(tmp_path):
+    assert probe("grade_round", tmp_path, POWERTOOLS_TRACE_DISABLED="1") == {
         "at_import": False,
         "patched": False,
     }
