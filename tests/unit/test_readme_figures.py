@@ -20,7 +20,7 @@ def test_the_make_test_figure_names_machine_load_and_date():
     text = _sentence_around("`make test` (what CI runs")
     assert "about 2 minutes" not in README
     assert re.search(r"quiet 2-core \w+", text) and re.search(r"\d{4}-\d{2}-\d{2}", text)
-    assert "5 min 13 s" in text and "6 min 53 s" in text
+    assert re.search(r"pytest took \d+ min \d+ s", text) and "load average" in text
 
 
 def test_the_first_use_figure_names_machine_load_and_date():
