@@ -23,6 +23,7 @@ from agentic_search.logic.intent_rules import RuleBasedIntentExtractor
 from agentic_search.logic.llm_answers import echoed_vocabulary, intent_from_output
 from agentic_search.logic.llm_budget import LLMFallback
 from agentic_search.logic.llm_prompts import (
+    MAX_TEXT,
     intent_output_model,
     intent_prompt,
     strict_json_schema,
@@ -197,6 +198,28 @@ def test_a_confidence_just_over_one_does_not_refuse_the_reading(tools_schema) ->
     assert over, "no recording with a confidence over 1"
     for row in over:
         assert intent_output_model(tools_schema).model_validate_json(row["reply"]).confidence == 1
+
+
+def test_a_semantic_query_past_its_bound_is_clipped_not_refused(tools_schema) -> None:
+    """For a pasted paragraph the 1.5B copies it into ``semantic_query``, past its 300
+    characters (llama.cpp's grammar does not bound a string): the reading is kept with the text
+    cut at a word boundary, not refused (all 5 fallbacks of the 67 held-out queries on
+    2026-11-26). A recorded answer with only that field lengthened."""
+    raw = _raw(REPLIES[0])
+    words = (
+        "we run a small clinic and need software that keeps patient notes offline " * 8
+    ).split()
+    raw["semantic_query"] = " ".join(words)
+    assert len(raw["semantic_query"]) > MAX_TEXT
+    out = intent_output_model(tools_schema).model_validate_json(json.dumps(raw))
+    assert 0 < len(out.semantic_query) <= MAX_TEXT
+    assert raw["semantic_query"].startswith(out.semantic_query)
+    assert raw["semantic_query"][len(out.semantic_query)] == " "  # cut between two words
+    # a text within the bound is left as it was
+    short = {**raw, "semantic_query": "offline patient notes"}
+    assert intent_output_model(tools_schema).model_validate(short).semantic_query == (
+        "offline patient notes"
+    )
 
 
 def test_echoed_vocabulary_and_descriptive_phrases_are_not_taken(

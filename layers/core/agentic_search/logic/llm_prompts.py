@@ -44,6 +44,22 @@ def clamp_confidence(value: Any) -> Any:
     return value
 
 
+def clip_semantic_query(value: Any) -> Any:
+    """A ``semantic_query`` over :data:`MAX_TEXT` characters cut at the last whitespace within
+    the bound, before the bound is checked.
+
+    llama.cpp's JSON-schema grammar does not enforce a string's ``maxLength``, and for a pasted
+    paragraph Qwen2.5-Coder-1.5B copies the paragraph into ``semantic_query``: refusing it threw
+    the whole reading away (all 5 fallbacks of the 67 held-out tools queries, 2026-11-26). The
+    dense text is a reading of the query, and the query itself still goes to BM25 whole. Does
+    not change the JSON Schema sent to the model (a ``before`` validator)."""
+    if isinstance(value, str) and len(value) > MAX_TEXT:
+        head = value[: MAX_TEXT + 1]
+        cut = head.rstrip().rfind(" ")
+        return (head[:cut] if cut > 0 else head[:MAX_TEXT]).rstrip()
+    return value
+
+
 def _literal(values: list[str]) -> Any:
     return Literal[tuple(values)]  # type: ignore[valid-type]
 
@@ -89,7 +105,10 @@ def intent_output_model(schema: DomainSchema) -> type[BaseModel]:
     }
     if constraint_model is not None:
         fields["constraints"] = (list[constraint_model], Field(max_length=8))
-    validators = {"_confidence": field_validator("confidence", mode="before")(clamp_confidence)}
+    validators = {
+        "_confidence": field_validator("confidence", mode="before")(clamp_confidence),
+        "_semantic_query": field_validator("semantic_query", mode="before")(clip_semantic_query),
+    }
     return create_model(  # type: ignore[call-overload]
         f"{schema.name.title()}IntentOutput", __base__=_Out, __validators__=validators, **fields
     )
