@@ -92,6 +92,9 @@ def main() -> None:
 
     home = args.home or Path(tempfile.mkdtemp(prefix="cli-startup-"))
     env = {**os.environ, "AGENTIC_SEARCH_HOME": str(home), "CACHE_BACKEND": "sqlite"}
+    # the warm-up writes the .pyc files, as an installed package has them: with
+    # PYTHONDONTWRITEBYTECODE set, every run would compile the project's modules again
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     py = sys.executable
     search = [py, "-m", "agentic_search_cli.main", "search", QUERY]
     run_once(search, env)  # first use: indexes the bundled catalog, fills the cache

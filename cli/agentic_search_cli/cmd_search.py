@@ -16,6 +16,7 @@ from agentic_search_cli.common import (
     open_service,
     positive_limit,
     progress_bar,
+    resume_collector,
     rounds_arg,
     settings_for,
     usage_error,
@@ -84,7 +85,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         # a cache hit opens neither the store nor the model (see SearchService.cached)
         resp = service.cached(query, limit=args.limit, rounds=args.rounds)
-        if resp is None:
+        if resp is None:  # a miss: the search's work begins (see common.collector_paused)
+            resume_collector()
             code = _before_first_search(service)
             if code is not None:
                 return code

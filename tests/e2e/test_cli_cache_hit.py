@@ -12,6 +12,9 @@ change, and a hit is refused as a miss would be when the index was built by anot
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 from support.cli import run_cli
@@ -157,3 +160,69 @@ def test_a_search_under_other_answer_settings_is_never_served_the_cached_answer(
     assert one_round["cache"]["key"] != first["cache"]["key"]
     # AND the first settings still find their entry
     assert _search(indexed_home)["cache"]["hit"] is True
+
+
+#: A fresh interpreter that runs ``agentic-search`` (the console script's ``entry``) noting
+#: whether the garbage collector was on when the table was printed and when the search ran,
+#: then writes that, the exit code, the collector's state after and how many objects were
+#: frozen for the exit as JSON on stderr.
+_NOTE_COLLECTOR = """
+import gc, json, sys
+from agentic_search.service import SearchService
+from agentic_search_cli import render
+from agentic_search_cli.main import entry
+seen = {}
+def noting(name, fn):
+    def wrapper(*args, **kwargs):
+        seen[name] = gc.isenabled()
+        return fn(*args, **kwargs)
+    return wrapper
+render.print_search = noting("table", render.print_search)
+SearchService.search = noting("search", SearchService.search)
+sys.argv = ["agentic-search", *sys.argv[1:]]
+code = entry()
+sys.stderr.write(json.dumps({**seen, "code": code, "on": gc.isenabled(),
+                             "frozen": gc.get_freeze_count()}) + "\\n")
+"""
+
+
+def _collector(home: Path, *argv: str, **env: str) -> dict:
+    proc = subprocess.run(
+        [sys.executable, "-c", _NOTE_COLLECTOR, *argv],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "AGENTIC_SEARCH_HOME": str(home), **env},
+        timeout=300,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return json.loads(proc.stderr.strip().splitlines()[-1])
+
+
+def test_a_cache_hit_runs_with_the_collector_paused_and_a_miss_resumes_it(indexed_home):
+    # GIVEN a search that filled the cache
+    assert _search(indexed_home)["cache"]["hit"] is False
+    # WHEN the same search runs in a fresh process noting the garbage collector's state
+    hit = _collector(indexed_home, "search", QUERY, CACHE_BACKEND="sqlite")
+    # THEN the hit printed its table with the collector paused (no pass over what start-up
+    # made), never ran a search, and ended with the collector on and its objects frozen
+    assert hit["code"] == 0
+    assert hit["table"] is False and "search" not in hit
+    assert hit["on"] is True and hit["frozen"] > 10_000
+    # AND a search that runs (no cache) has the collector on for its work
+    miss = _collector(indexed_home, "search", QUERY, CACHE_BACKEND="none")
+    assert miss["code"] == 0 and miss["search"] is True and miss["table"] is True
+
+
+def test_importing_the_command_line_imports_neither_pydantic_nor_the_settings():
+    # the parser (every command's options) needs argparse only: the settings and the core
+    # load once a command runs, with the collector paused (common.collector_paused)
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", "import agentic_search_cli.main"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    imported = _imported(proc.stderr)
+    assert "agentic_search_cli.cmd_search" in imported  # the listing is there
+    assert not imported & {"pydantic", "pydantic_settings", "agentic_search.config"}

@@ -49,7 +49,11 @@ class RuleBasedIntentExtractor:
                 for phrase in {canonical.lower(), *(s.lower() for s in synonyms)}:
                     entries.append((phrase, vocab, canonical))
         entries.sort(key=lambda e: (-len(e[0]), e[0]))
-        self.vocab = [(phrase_pattern(p, plural=True), v, c) for p, v, c in entries]
+        #: (lowercased phrase, vocabulary, canonical); the phrase's pattern is compiled when a
+        #: query first contains it (:meth:`pattern`): compiling all ~650 up front cost every
+        #: process tens of milliseconds for the handful a query holds
+        self.vocab = entries
+        self._patterns: dict[tuple[str, bool], re.Pattern[str]] = {}
         roles = schema.constraint_fields
         #: vocabularies whose values are read as hard constraints (pricing, deployment)
         self.constraint_vocabularies = {
@@ -58,7 +62,19 @@ class RuleBasedIntentExtractor:
             if f and f in schema.fields and schema.fields[f].vocabulary
         }
         names = sorted(self.catalog.names.items(), key=lambda kv: -len(kv[0]))
-        self.names = [(phrase_pattern(n), n, rid) for n, rid in names if len(n) >= 2]
+        #: (name, lowercased name, record id), longest first; patterns as for :attr:`vocab`
+        self.names = [(n, n.lower(), rid) for n, rid in names if len(n) >= 2]
+
+    def pattern(self, phrase: str, plural: bool = False) -> re.Pattern[str]:
+        """:func:`~agentic_search.logic.intent_patterns.phrase_pattern` of a lowercased
+        ``phrase``, compiled once per extractor. A caller asks only for a phrase the
+        normalized query contains as a substring: the pattern matches the phrase literally,
+        so a query without it has no match and needs no pattern."""
+        key = (phrase, plural)
+        pattern = self._patterns.get(key)
+        if pattern is None:
+            pattern = self._patterns.setdefault(key, phrase_pattern(phrase, plural=plural))
+        return pattern
 
     def extract(self, query: str) -> IntentState:
         """Extract the intent of ``query`` (1..``QUERY_MAX_CHARS`` characters), in the order of
@@ -153,8 +169,10 @@ class _Reading:
         if self.linking is not None:
             self.linked_products()
         else:
-            for pattern, name, rid in self.x.names:
-                for m in pattern.finditer(q):
+            for name, lowered, rid in self.x.names:
+                if lowered not in q:  # (the pattern is the name, literally)
+                    continue
+                for m in self.x.pattern(lowered).finditer(q):
                     if self.free(m.span()) and P.is_product_mention(query, q, m.start(), m.end()):
                         self.products.append((m.start(), m.end(), name, rid))
                         self.take(m.span())
@@ -308,8 +326,10 @@ class _Reading:
         q = self.q
         vocab_field = self.x.schema.vocabulary_fields
         vocab_spans: set[tuple[int, int]] = set()
-        for pattern, vocab, canonical in self.x.vocab:
-            for m in pattern.finditer(q):
+        for phrase, vocab, canonical in self.x.vocab:
+            if phrase not in q:  # (the pattern is the phrase, literally)
+                continue
+            for m in self.x.pattern(phrase, plural=True).finditer(q):
                 # The same phrase may name values of several vocabularies ("tts" is a category
                 # synonym and a functionality synonym): an identical span may match again.
                 if not self.free(m.span()) and m.span() not in vocab_spans:
