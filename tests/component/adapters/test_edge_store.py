@@ -574,3 +574,31 @@ def test_count_and_vectors_of_answer_an_engine_failure_as_the_damage_error(
         assert "mmap out of range" in str(err.value)
         assert "agentic-search ingest FILE --rebuild --domain documents" in str(err.value)
     store.close()
+
+
+def test_the_query_side_reads_a_sparse_vector_s_weights_only_when_used(tmp_path: Path) -> None:
+    """GIVEN records read back for a search (payload with the sparse vector) WHEN term
+    presence reads them THEN their weights were never converted from the engine's vectors
+    (only the indices are needed; converting both cost twice as much), AND read later they
+    are the weights written, equal as a list, with the vectors read whole for evidence too."""
+    store = _docs_store(tmp_path, n=12)
+    kw = EdgeSparseKeywordIndex(store, schema=DOCS)
+    ids = [f"d{i}" for i in range(12)]
+    records = store.hydrate_records(DOCS, ids)
+    present = kw.term_presence(DOCS, ["coral", "bone"], ids)
+    assert set(present) == set(ids)
+    weights = [rec.sparse.values for rec in records.values() if rec.sparse is not None]
+    assert len(weights) == len(ids)
+    # (on 8a1452b each was a list of floats built as the record was read)
+    assert all(not isinstance(w, list) and getattr(w, "_values", 0) is None for w in weights)
+    written = {p["id"]: kw.sparse_vector(p["text"]) for p in store.scroll(DOCS, ["id", "text"])}
+    for rid, rec in records.items():
+        assert rec.sparse is not None
+        assert list(rec.sparse.indices) == list(written[rid].indices)
+        assert rec.sparse.values == pytest.approx(list(written[rid].values), rel=1e-6)
+        assert rec.sparse == type(rec.sparse)(list(rec.sparse.indices), list(rec.sparse.values))
+    store.clear_record_cache()
+    whole = store.hydrate_records(DOCS, ids, with_vectors=True)
+    for rid, rec in whole.items():
+        assert rec.vectors is not None
+        assert list(rec.vectors[SPARSE_VECTOR].values) == list(records[rid].sparse.values)
