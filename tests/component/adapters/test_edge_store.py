@@ -602,3 +602,39 @@ def test_the_query_side_reads_a_sparse_vector_s_weights_only_when_used(tmp_path:
     for rid, rec in whole.items():
         assert rec.vectors is not None
         assert list(rec.vectors[SPARSE_VECTOR].values) == list(records[rid].sparse.values)
+
+
+def test_vectors_of_records_not_read_yet_reads_no_payload(tmp_path: Path, monkeypatch) -> None:
+    """GIVEN records the query side has not read WHEN their stored vectors are asked for
+    (a search's relevance of its head, Rocchio feedback) THEN the engine is asked for the
+    vectors alone, no payload (on 8a1452b, the id field of each: 0.4 ms more per 100
+    records), AND each vector comes back under its own record id, equal to the vector read
+    whole; an id with no point is left out."""
+    store = _docs_store(tmp_path, n=12)
+    aspect = DOCS.aspect_names[0]
+    ids = ["d3", "d1", "d7", "nope"]
+    asked: list[Any] = []
+    real_shard = store._shard
+
+    class Spy:
+        def __init__(self, shard: Any) -> None:
+            self.shard = shard
+
+        def retrieve(self, *args: Any, **kwargs: Any) -> Any:
+            asked.append(kwargs.get("with_payload"))
+            return self.shard.retrieve(*args, **kwargs)
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.shard, name)
+
+    monkeypatch.setattr(store, "_shard", lambda schema: Spy(real_shard(schema)))
+    dense = store.vectors_of(DOCS, ids, aspect)
+    sparse = store.vectors_of(DOCS, ids, SPARSE_VECTOR)
+    assert asked == [False, False]
+    monkeypatch.undo()
+    whole = store.retrieve_records(DOCS, ids, with_vectors=True)
+    assert set(dense) == set(sparse) == set(whole) == {"d3", "d1", "d7"}
+    for rid, rec in whole.items():
+        assert rec.vectors is not None
+        assert list(dense[rid]) == list(rec.vectors[aspect])
+        assert sparse[rid] == rec.vectors[SPARSE_VECTOR]

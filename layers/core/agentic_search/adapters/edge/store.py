@@ -638,21 +638,21 @@ class EdgeStore(ShardFiles):
         out, missing = self.records.vectors(self.collection(schema), record_ids, aspect)
         if not missing:
             return out
-        ids = [point_id(schema.name, r) for r in missing]
+        # a point's id is derived from its record id: the points are asked for by the ids
+        # derived here and named back through them, without reading the id field of their
+        # payloads (which cost the engine more than the vectors)
+        rids = {point_id(schema.name, r): r for r in missing}
         with self.shards.reading(schema):  # a damaged payload or vector file
             points = self._shard(schema).retrieve(
-                ids, with_payload=[schema.id_field], with_vector=[aspect]
+                list(rids), with_payload=False, with_vector=[aspect]
             )
         for p in points:
-            vector, payload = p.vector, p.payload  # read once: each read converts anew
+            vector = p.vector  # read once: each read converts anew
             vec = vector.get(aspect) if isinstance(vector, dict) else None
-            if vec is not None and payload and schema.id_field in payload:
-                rid = str(payload[schema.id_field])
-                out[rid] = (
-                    SparseVector(list(vec.indices), list(vec.values))  # type: ignore[assignment]
-                    if isinstance(vec, qe.SparseVector)
-                    else list(vec)
-                )
+            rid = rids.get(str(p.id))
+            if vec is not None and rid is not None:
+                # the engine's lists are fresh: kept as they are
+                out[rid] = _engine_sparse(vec) if isinstance(vec, qe.SparseVector) else vec
         return out
 
     def scroll(
