@@ -638,3 +638,33 @@ def test_vectors_of_records_not_read_yet_reads_no_payload(tmp_path: Path, monkey
         assert rec.vectors is not None
         assert list(dense[rid]) == list(rec.vectors[aspect])
         assert sparse[rid] == rec.vectors[SPARSE_VECTOR]
+
+
+def test_the_embedder_identity_is_read_again_only_when_its_file_changed(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """GIVEN a shard's recorded embedder identity WHEN it is asked for again (every search
+    asks twice: before its walk and before its query embedding) THEN the sidecar is not read
+    and parsed again (on 8a1452b: each time), AND once another identity is recorded, or the
+    sidecar removed, the next ask sees it."""
+    from agentic_search.wire.identity import EmbedderIdentity
+
+    store = _docs_store(tmp_path, n=3)
+    first = EmbedderIdentity(model="m1", dim=8)
+    store.record_embedder_identity(DOCS, first)
+    reads: list[Path] = []
+    read_bytes = Path.read_bytes
+
+    def counting(self: Path) -> bytes:
+        reads.append(self)
+        return read_bytes(self)
+
+    monkeypatch.setattr(Path, "read_bytes", counting)
+    assert [store.embedder_identity(DOCS) for _ in range(3)] == [first] * 3
+    assert len(reads) == 1
+    second = EmbedderIdentity(model="m2", dim=8)
+    store.record_embedder_identity(DOCS, second)
+    assert store.embedder_identity(DOCS) == second
+    assert len(reads) == 2
+    store._identity_file(DOCS).unlink()
+    assert store.embedder_identity(DOCS) is None
