@@ -101,15 +101,17 @@ def test_a_kept_input_holds_the_executor_collections_by_copy_not_as_json(
 ):
     """GIVEN the in-process walk of a two-round query WHEN a Catch-protected step's input is
     kept THEN the evidence pool, the pruned source hits and the fused lists (85% of the
-    state's JSON after a round) are not serialized; AND a FuseRerank that empties or extends
-    them in round 2 and then fails hands on the collections as they were: the answer is the
-    one of a FuseRerank that fails without touching them."""
+    state's JSON after a round) and, for FuseRerank, the Map's results are not serialized;
+    AND a FuseRerank that empties or extends them in round 2 and then fails hands on the
+    collections as they were: the answer is the one of a FuseRerank that fails without
+    touching them."""
     from agentic_search.pipeline import runner as runner_mod
     from agentic_search.pipeline import steps
 
     c = tools_engine.deps
     request = SearchRequest(query="chatbot for healthcare", limit=10, domain="tools")
     kept: list[tuple[list[str], list[str], str]] = []  # texts, source names, the JSON
+    mapped: list[str] = []
     keep = runner_mod._Tasks.keep
 
     def spy(self, data):
@@ -117,6 +119,8 @@ def test_a_kept_input_holds_the_executor_collections_by_copy_not_as_json(
         if isinstance(data, SearchState) and data.executor is not None and data.executor.pool:
             ex = data.executor
             kept.append(([e.text for e in ex.pool], [r.name for r in ex.retrieved], out[0]))
+        if isinstance(data, SearchState) and data.round is not None and data.round.results:
+            mapped.append(out[0])  # FuseRerank's input: the Map's results
         return out
 
     monkeypatch.setattr(runner_mod._Tasks, "keep", spy)
@@ -125,6 +129,7 @@ def test_a_kept_input_holds_the_executor_collections_by_copy_not_as_json(
     for texts, names, text in kept:
         assert names and all(t not in text for t in texts if t)
         assert not any(f'"{key}"' in text for key in ("pool", "retrieved", "firstFused"))
+    assert len(mapped) == 2 and not any('"results"' in text for text in mapped)
 
     fuse = steps.FUNCTIONS["FuseRerankFunction"]
 
@@ -133,6 +138,9 @@ def test_a_kept_input_holds_the_executor_collections_by_copy_not_as_json(
             if state.need_round().index == 2:
                 ex = state.need_executor()
                 if meddle:  # what the Catch must not keep
+                    for res in state.need_round().results:
+                        res.hits = []
+                    state.need_round().results.clear()
                     ex.pool.clear()
                     ex.retrieved.clear()
                     ex.first_fused.clear()

@@ -212,23 +212,31 @@ class _Tasks:
             # top-level ``cache`` note, which the copy keeps as it was. So are the executor
             # state's SHARED collections (the rest of its JSON, 85% of it after a round).
             response = dict(data.response) if data.response is not None else None
-            ex = data.executor
+            ex, rnd = data.executor, data.round
             shared = {name: copy.copy(getattr(ex, name)) for name in SHARED} if ex else {}
             exclude: dict[str, Any] = {"response": True}
             if ex is not None:
                 exclude["executor"] = set(SHARED)
+            # FuseRerank's input: the Map's results (every hit of every source, 60% of what
+            # was still serialized), each kept by a shallow copy (a step replaces a result's
+            # fields, never changes its hits)
+            results = [r.model_copy() for r in rnd.results] if rnd is not None else None
+            if rnd is not None:
+                exclude["round"] = {"results"}
             text = data.model_dump_json(by_alias=True, exclude=exclude)
-            return text, response, data._built, shared
+            return text, response, data._built, shared, results
         return dict(data) if isinstance(data, dict) and not self.runner.wire else data
 
     def restore(self, kept: Any) -> Any:
         if isinstance(kept, tuple):
-            text, response, built, shared = kept
+            text, response, built, shared, results = kept
             kept = SearchState.model_validate_json(text)
             kept.response = response
             kept._built = built
             for name, value in shared.items():
                 setattr(kept.executor, name, value)
+            if results is not None:
+                kept.round.results = results
         if isinstance(kept, SearchState) or "request" in kept:
             self.last = kept
         return kept
