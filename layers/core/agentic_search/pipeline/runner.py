@@ -19,10 +19,11 @@ the ASL says, so the same states run in the same order with the same Catch route
 By default the states pass the steps' own objects (a :class:`SearchState`, no JSON between
 states, for speed); a Task whose Catch hands its input on keeps a JSON copy of that input to
 restore when it fails (the response, which no step changes but for its top-level cache
-note, by a shallow copy). ``wire=True`` makes every Task's input and output cross JSON, exactly
-what the Lambda functions receive and return. :class:`RunOptions` start the walk at a given
-state (what warm-up and tests do with a plan in hand: :func:`from_plan`) or switch the result
-cache off (its functions pass their input through).
+note, the executor state's :data:`SHARED` collections and the Map's results, whose items no
+step changes in place, by shallow copies). ``wire=True`` makes every Task's input and output
+cross JSON, exactly what the Lambda functions receive and return. :class:`RunOptions` start
+the walk at a given state (what warm-up and tests do with a plan in hand: :func:`from_plan`) or
+switch the result cache off (its functions pass their input through).
 
 The Map runs the round's sub-queries in a thread pool of ``map_max_concurrency`` workers, or one
 after the other when every adapter runs in this process (the embedded defaults: see
