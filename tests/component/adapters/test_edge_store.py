@@ -574,3 +574,97 @@ def test_count_and_vectors_of_answer_an_engine_failure_as_the_damage_error(
         assert "mmap out of range" in str(err.value)
         assert "agentic-search ingest FILE --rebuild --domain documents" in str(err.value)
     store.close()
+
+
+def test_the_query_side_reads_a_sparse_vector_s_weights_only_when_used(tmp_path: Path) -> None:
+    """GIVEN records read back for a search (payload with the sparse vector) WHEN term
+    presence reads them THEN their weights were never converted from the engine's vectors
+    (only the indices are needed; converting both cost twice as much), AND read later they
+    are the weights written, equal as a list, with the vectors read whole for evidence too."""
+    store = _docs_store(tmp_path, n=12)
+    kw = EdgeSparseKeywordIndex(store, schema=DOCS)
+    ids = [f"d{i}" for i in range(12)]
+    records = store.hydrate_records(DOCS, ids)
+    present = kw.term_presence(DOCS, ["coral", "bone"], ids)
+    assert set(present) == set(ids)
+    weights = [rec.sparse.values for rec in records.values() if rec.sparse is not None]
+    assert len(weights) == len(ids)
+    # (on 8a1452b each was a list of floats built as the record was read)
+    assert all(not isinstance(w, list) and getattr(w, "_values", 0) is None for w in weights)
+    written = {p["id"]: kw.sparse_vector(p["text"]) for p in store.scroll(DOCS, ["id", "text"])}
+    for rid, rec in records.items():
+        assert rec.sparse is not None
+        assert list(rec.sparse.indices) == list(written[rid].indices)
+        assert rec.sparse.values == pytest.approx(list(written[rid].values), rel=1e-6)
+        assert rec.sparse == type(rec.sparse)(list(rec.sparse.indices), list(rec.sparse.values))
+    store.clear_record_cache()
+    whole = store.hydrate_records(DOCS, ids, with_vectors=True)
+    for rid, rec in whole.items():
+        assert rec.vectors is not None
+        assert list(rec.vectors[SPARSE_VECTOR].values) == list(records[rid].sparse.values)
+
+
+def test_vectors_of_records_not_read_yet_reads_no_payload(tmp_path: Path, monkeypatch) -> None:
+    """GIVEN records the query side has not read WHEN their stored vectors are asked for
+    (a search's relevance of its head, Rocchio feedback) THEN the engine is asked for the
+    vectors alone, no payload (on 8a1452b, the id field of each: 0.4 ms more per 100
+    records), AND each vector comes back under its own record id, equal to the vector read
+    whole; an id with no point is left out."""
+    store = _docs_store(tmp_path, n=12)
+    aspect = DOCS.aspect_names[0]
+    ids = ["d3", "d1", "d7", "nope"]
+    asked: list[Any] = []
+    real_shard = store._shard
+
+    class Spy:
+        def __init__(self, shard: Any) -> None:
+            self.shard = shard
+
+        def retrieve(self, *args: Any, **kwargs: Any) -> Any:
+            asked.append(kwargs.get("with_payload"))
+            return self.shard.retrieve(*args, **kwargs)
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.shard, name)
+
+    monkeypatch.setattr(store, "_shard", lambda schema: Spy(real_shard(schema)))
+    dense = store.vectors_of(DOCS, ids, aspect)
+    sparse = store.vectors_of(DOCS, ids, SPARSE_VECTOR)
+    assert asked == [False, False]
+    monkeypatch.undo()
+    whole = store.retrieve_records(DOCS, ids, with_vectors=True)
+    assert set(dense) == set(sparse) == set(whole) == {"d3", "d1", "d7"}
+    for rid, rec in whole.items():
+        assert rec.vectors is not None
+        assert list(dense[rid]) == list(rec.vectors[aspect])
+        assert sparse[rid] == rec.vectors[SPARSE_VECTOR]
+
+
+def test_the_embedder_identity_is_read_again_only_when_its_file_changed(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """GIVEN a shard's recorded embedder identity WHEN it is asked for again (every search
+    asks twice: before its walk and before its query embedding) THEN the sidecar is not read
+    and parsed again (on 8a1452b: each time), AND once another identity is recorded, or the
+    sidecar removed, the next ask sees it."""
+    from agentic_search.wire.identity import EmbedderIdentity
+
+    store = _docs_store(tmp_path, n=3)
+    first = EmbedderIdentity(model="m1", dim=8)
+    store.record_embedder_identity(DOCS, first)
+    reads: list[Path] = []
+    read_bytes = Path.read_bytes
+
+    def counting(self: Path) -> bytes:
+        reads.append(self)
+        return read_bytes(self)
+
+    monkeypatch.setattr(Path, "read_bytes", counting)
+    assert [store.embedder_identity(DOCS) for _ in range(3)] == [first] * 3
+    assert len(reads) == 1
+    second = EmbedderIdentity(model="m2", dim=8)
+    store.record_embedder_identity(DOCS, second)
+    assert store.embedder_identity(DOCS) == second
+    assert len(reads) == 2
+    store._identity_file(DOCS).unlink()
+    assert store.embedder_identity(DOCS) is None

@@ -10,7 +10,7 @@ from agentic_search.adapters.caches import SqliteCache
 from agentic_search.pipeline.catalog import extract_by_rules
 from agentic_search.pipeline.runner import LocalRunner, RunOptions, from_plan
 from agentic_search.service import SearchService
-from agentic_search.wire import SearchRequest
+from agentic_search.wire import SearchRequest, SearchState
 
 
 def test_a_walk_from_prepare_round_without_the_cache_runs_the_rounds_and_stores_nothing(
@@ -94,3 +94,67 @@ def test_a_failing_step_hands_on_its_input_as_it_was_in_process(
     out = result.state.built_response
     assert out is not None and out.output.execution_stats.rounds == 1
     assert any("fuse broke" in (e.message or "") for e in out.output.errors)
+
+
+def test_a_kept_input_holds_the_executor_collections_by_copy_not_as_json(
+    tools_engine: SearchService, monkeypatch
+):
+    """GIVEN the in-process walk of a two-round query WHEN a Catch-protected step's input is
+    kept THEN the evidence pool, the pruned source hits and the fused lists (85% of the
+    state's JSON after a round) and, for FuseRerank, the Map's results are not serialized;
+    AND a FuseRerank that empties or extends them in round 2 and then fails hands on the
+    collections as they were: the answer is the one of a FuseRerank that fails without
+    touching them."""
+    from agentic_search.pipeline import runner as runner_mod
+    from agentic_search.pipeline import steps
+
+    c = tools_engine.deps
+    request = SearchRequest(query="chatbot for healthcare", limit=10, domain="tools")
+    kept: list[tuple[list[str], list[str], str]] = []  # texts, source names, the JSON
+    mapped: list[str] = []
+    keep = runner_mod._Tasks.keep
+
+    def spy(self, data):
+        out = keep(self, data)
+        if isinstance(data, SearchState) and data.executor is not None and data.executor.pool:
+            ex = data.executor
+            kept.append(([e.text for e in ex.pool], [r.name for r in ex.retrieved], out[0]))
+        if isinstance(data, SearchState) and data.round is not None and data.round.results:
+            mapped.append(out[0])  # FuseRerank's input: the Map's results
+        return out
+
+    monkeypatch.setattr(runner_mod._Tasks, "keep", spy)
+    LocalRunner(lambda _: c).run(request, RunOptions(cache=False))
+    assert kept  # a round's evidence was kept for a later step
+    for texts, names, text in kept:
+        assert names and all(t not in text for t in texts if t)
+        assert not any(f'"{key}"' in text for key in ("pool", "retrieved", "firstFused"))
+    assert len(mapped) == 2 and not any('"results"' in text for text in mapped)
+
+    fuse = steps.FUNCTIONS["FuseRerankFunction"]
+
+    def answer(meddle: bool) -> list[tuple[str, float]]:
+        def failing_fuse(state, comps):
+            if state.need_round().index == 2:
+                ex = state.need_executor()
+                if meddle:  # what the Catch must not keep
+                    for res in state.need_round().results:
+                        res.hits = []
+                    state.need_round().results.clear()
+                    ex.pool.clear()
+                    ex.retrieved.clear()
+                    ex.first_fused.clear()
+                    ex.round_rankings.append(["nothing"])
+                    ex.relevance.clear()
+                raise RuntimeError("fuse broke")
+            return fuse(state, comps)
+
+        monkeypatch.setitem(steps.FUNCTIONS, "FuseRerankFunction", failing_fuse)
+        out = LocalRunner(lambda _: c).run(request, RunOptions(cache=False)).state.built_response
+        assert out is not None and out.output.execution_stats.rounds == 1
+        assert out.evidence is not None and out.evidence.evidence
+        return [(x.id, x.score) for x in out.output.candidates] + [
+            (e.id, e.relevance or 0.0) for e in out.evidence.evidence
+        ]
+
+    assert answer(meddle=True) == answer(meddle=False)

@@ -56,8 +56,8 @@ def fuse_rerank(state: SearchState, c: Dependencies) -> SearchState:
     """
     ex, work = state.need_executor(), state.need_round()
     for res in work.results:  # a RetrieveFailed result carries the Lambda error's cause
-        if res.error is not None:
-            res.error.message = error_message(res.error.message)
+        if res.error is not None:  # replaced, not changed: a kept input shares the error
+            res.error = res.error.model_copy(update={"message": error_message(res.error.message)})
     fuse_round(c, ex, work)
     return state
 

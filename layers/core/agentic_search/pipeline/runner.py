@@ -19,10 +19,11 @@ the ASL says, so the same states run in the same order with the same Catch route
 By default the states pass the steps' own objects (a :class:`SearchState`, no JSON between
 states, for speed); a Task whose Catch hands its input on keeps a JSON copy of that input to
 restore when it fails (the response, which no step changes but for its top-level cache
-note, by a shallow copy). ``wire=True`` makes every Task's input and output cross JSON, exactly
-what the Lambda functions receive and return. :class:`RunOptions` start the walk at a given
-state (what warm-up and tests do with a plan in hand: :func:`from_plan`) or switch the result
-cache off (its functions pass their input through).
+note, the executor state's :data:`SHARED` collections and the Map's results, whose items no
+step changes in place, by shallow copies). ``wire=True`` makes every Task's input and output
+cross JSON, exactly what the Lambda functions receive and return. :class:`RunOptions` start
+the walk at a given state (what warm-up and tests do with a plan in hand: :func:`from_plan`) or
+switch the result cache off (its functions pass their input through).
 
 The Map runs the round's sub-queries in a thread pool of ``map_max_concurrency`` workers, or one
 after the other when every adapter runs in this process (the embedded defaults: see
@@ -32,6 +33,7 @@ after the other when every adapter runs in this process (the embedded defaults: 
 from __future__ import annotations
 
 import concurrent.futures as cf
+import copy
 import json
 import threading
 import uuid
@@ -62,6 +64,13 @@ AFTER_CACHE_CHECK = "CacheHit"
 
 #: The result cache's functions (``RunOptions(cache=False)`` passes their input through).
 CACHE_FUNCTIONS = frozenset({"CacheCheckFunction", "CacheStoreFunction"})
+
+#: The executor state's collections a Task's kept input holds by shallow copies, not as JSON:
+#: no step changes their items in place, only the collections (the evidence pool is replaced,
+#: a round's pruned results, rankings and relevances are appended or added; an evidence taken
+#: again is a ``model_copy``; a fused entry is never changed), so a copy of the collection is
+#: the collection as it was.
+SHARED = ("pool", "first_fused", "retrieved", "round_rankings", "relevance", "word_relevance")
 
 
 @dataclass(frozen=True)
@@ -201,18 +210,34 @@ class _Tasks:
         if isinstance(data, SearchState):
             # The response (CacheStore's input: 100 candidates with provenance, most of the
             # state's JSON) is kept by a shallow copy: no step changes it but for its
-            # top-level ``cache`` note, which the copy keeps as it was.
+            # top-level ``cache`` note, which the copy keeps as it was. So are the executor
+            # state's SHARED collections (the rest of its JSON, 85% of it after a round).
             response = dict(data.response) if data.response is not None else None
-            built = data._built
-            return data.model_dump_json(by_alias=True, exclude={"response"}), response, built
+            ex, rnd = data.executor, data.round
+            shared = {name: copy.copy(getattr(ex, name)) for name in SHARED} if ex else {}
+            exclude: dict[str, Any] = {"response": True}
+            if ex is not None:
+                exclude["executor"] = set(SHARED)
+            # FuseRerank's input: the Map's results (every hit of every source, 60% of what
+            # was still serialized), each kept by a shallow copy (a step replaces a result's
+            # fields, never changes its hits)
+            results = [r.model_copy() for r in rnd.results] if rnd is not None else None
+            if rnd is not None:
+                exclude["round"] = {"results"}
+            text = data.model_dump_json(by_alias=True, exclude=exclude)
+            return text, response, data._built, shared, results
         return dict(data) if isinstance(data, dict) and not self.runner.wire else data
 
     def restore(self, kept: Any) -> Any:
         if isinstance(kept, tuple):
-            text, response, built = kept
+            text, response, built, shared, results = kept
             kept = SearchState.model_validate_json(text)
             kept.response = response
             kept._built = built
+            for name, value in shared.items():
+                setattr(kept.executor, name, value)
+            if results is not None:
+                kept.round.results = results
         if isinstance(kept, SearchState) or "request" in kept:
             self.last = kept
         return kept

@@ -37,6 +37,8 @@ class ShardFiles:
     def __init__(self, settings: Settings, root: Path | None = None) -> None:
         self.settings = settings
         self.root = root or settings.resolved_edge_path
+        #: sidecar path -> (its stat stamp, the identity read from it)
+        self._identities: dict[Path, tuple[tuple[int, int, int], EmbedderIdentity]] = {}
 
     def collection(self, schema: DomainSchema) -> str:
         """Collection (shard directory) name of a domain."""
@@ -65,7 +67,17 @@ class ShardFiles:
         """
         path = self._identity_file(schema)
         try:
-            return EmbedderIdentity.model_validate_json(path.read_bytes())
+            # read again only when the file changed (every search checks it, twice in this
+            # process: before the walk and before its query embedding); a rewrite is an
+            # os.replace, a new inode
+            st = path.stat()
+            stamp = (st.st_ino, st.st_mtime_ns, st.st_size)
+            known = self._identities.get(path)
+            if known is not None and known[0] == stamp:
+                return known[1]
+            identity = EmbedderIdentity.model_validate_json(path.read_bytes())
+            self._identities[path] = (stamp, identity)
+            return identity
         except FileNotFoundError:
             return None
         except (OSError, ValueError) as exc:
