@@ -6,6 +6,7 @@ import pytest
 from support.builders import LOCAL, QUERY, ev, intent_for
 
 from agentic_search.logic.coverage import (
+    MATCHER_CACHE_ENTRIES,
     MAX_TERM_TARGETS,
     DeterministicGrader,
     EvidenceMatcher,
@@ -169,6 +170,28 @@ def test_supports_term_by_stem(matcher: EvidenceMatcher) -> None:
     assert matcher.supports(run, ev("e1", text="running offline"))
     assert matcher.supports(vim, ev("e2", title="Works inside Vim", text=""))
     assert not matcher.supports(vim, ev("e3", text="a Neovim plugin"))
+
+
+def test_a_record_rewritten_under_the_same_id_is_read_anew(matcher: EvidenceMatcher) -> None:
+    """GIVEN a matcher that has read evidence e1 (it lives as long as the process) WHEN the
+    record is re-written under the same id THEN its new text decides, not the cached terms."""
+    run = CoverageTarget(kind="term", label="run", text="run")
+    assert matcher.supports(run, ev("e1", text="running offline"))
+    assert not matcher.supports(run, ev("e1", text="a hosted editor"))
+    assert matcher.supports(run, ev("e1", title="Run anywhere", text="a hosted editor"))
+
+
+def test_the_matcher_keeps_a_bounded_number_of_evidences(tools_schema: DomainSchema) -> None:
+    """GIVEN a long-running process WHEN more distinct evidences than the bound are matched
+    THEN the matcher keeps at most MATCHER_CACHE_ENTRIES of them, and a dropped one still
+    matches (read again)."""
+    matcher = EvidenceMatcher(tools_schema, default_analyzer())
+    run = CoverageTarget(kind="term", label="run", text="run")
+    for i in range(MATCHER_CACHE_ENTRIES + 50):
+        matcher.supports(run, ev(f"e{i}", text=f"running item {i}"))
+    assert len(matcher._terms) == MATCHER_CACHE_ENTRIES
+    assert "e0" not in matcher._terms
+    assert matcher.supports(run, ev("e0", text="running item 0"))
 
 
 def _targets_for_grading() -> list[CoverageTarget]:

@@ -8,7 +8,7 @@ An LLM grader can replace :func:`grade_coverage` behind the :class:`CoverageGrad
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import Counter, OrderedDict, defaultdict
 from collections.abc import Sequence
 from typing import Protocol
 
@@ -121,21 +121,37 @@ def coverage_targets(
     return targets
 
 
+#: Evidences whose analysed terms one :class:`EvidenceMatcher` keeps (least recently used out).
+MATCHER_CACHE_ENTRIES = 4096
+
+
 class EvidenceMatcher:
-    """Decides whether one evidence supports one target (stems cached per evidence id)."""
+    """Decides whether one evidence supports one target.
+
+    The analysed terms of an evidence's title and text are cached per evidence id together
+    with the title and text they came from, and used only while those are unchanged: the
+    matcher lives as long as the process (a warm Lambda, ``serve``), and a record re-written
+    under the same id must be read anew. At most :data:`MATCHER_CACHE_ENTRIES` evidences are
+    kept (least recently used out), so a long-running server's memory stays bounded.
+    """
 
     def __init__(self, schema: DomainSchema, analyzer: Analyzer) -> None:
         self.schema = schema
         self.analyzer = analyzer
-        self._terms: dict[str, frozenset[str]] = {}
+        self._terms: OrderedDict[str, tuple[str | None, str, frozenset[str]]] = OrderedDict()
 
     def terms(self, ev: Evidence) -> frozenset[str]:
         """Analysed terms of the evidence's title and text."""
         got = self._terms.get(ev.id)
-        if got is None:
-            got = frozenset(self.analyzer.terms(f"{ev.title or ''} {ev.text}"))
-            self._terms[ev.id] = got
-        return got
+        if got is not None and got[0] == ev.title and got[1] == ev.text:
+            self._terms.move_to_end(ev.id)
+            return got[2]
+        terms = frozenset(self.analyzer.terms(f"{ev.title or ''} {ev.text}"))
+        self._terms[ev.id] = (ev.title, ev.text, terms)
+        self._terms.move_to_end(ev.id)
+        if len(self._terms) > MATCHER_CACHE_ENTRIES:
+            self._terms.popitem(last=False)
+        return terms
 
     def supports(self, target: CoverageTarget, ev: Evidence) -> bool:
         """Whether ``ev`` explicitly supports ``target``."""
