@@ -163,3 +163,18 @@ def test_the_settings_name_the_model_the_embedder_records(env: dict[str, str]) -
     settings = Settings(**env)
     # construction does no I/O (files, sessions and clients on first use)
     assert settings.embedder_model == identity_of(build_embedder(settings)).model
+
+
+def test_the_bundled_documents_schema_has_an_e5_floor_of_its_own() -> None:
+    """GIVEN the documents domain WHEN its thresholds are read for e5-small THEN the no-match
+    floor sits on e5's scale (SciFact train's lowest first-hit cosine is 0.812 there, 0.296
+    under MiniLM): above an unrelated pair's cosine, so an e5 answer to nothing in the corpus
+    can get "no good match"; MiniLM's own stay the schema's."""
+    from agentic_search.logic.schema import load_schema
+
+    documents = load_schema("documents")
+    e5 = documents.quality_for(E5_MODEL_NAME)
+    assert documents.quality_for(MINILM_MODEL_NAME) == documents.quality
+    assert e5.min_relevance > E5_UNRELATED and e5.candidate_relevance > E5_UNRELATED
+    assert e5.min_relevance < 0.812  # under every answerable SciFact train query
+    assert e5.min_coverage == documents.quality.min_coverage  # coverage is not a cosine
