@@ -402,3 +402,42 @@ def test_explain_says_where_the_exclusions_came_from() -> None:
     assert merge_intents(only_llm, llm)[1]["excluded_tools"] == "llm"
     assert merge_intents(rules, rules)[1]["excluded_tools"] == "rules"
     assert "excluded_tools" not in merge_intents(only_llm, only_llm)[1]
+
+
+#: First words of the recorded English task-phrased needs (tuning split of tools_queries).
+NEED_VERBS = {"turn", "write", "put", "add", "i", "figure", "let", "find", "repair", "track"}
+
+
+def test_recorded_english_needs_keep_the_rules_reading_and_add_only_llm_capability_words(
+    tools_schema, catalog_lookup
+) -> None:
+    """On the 1.5B's recorded answers to English task-phrased needs (tuning split), the merged
+    intent keeps the rules' query, keywords, semantic variants and matches exactly; no
+    rendering is taken as a translation (each query holds an English-only function word or
+    shares half its terms with it); and any capability reading is made of values the LLM chose
+    for a capability vocabulary, confirmed by the ``plausible`` set when one is given."""
+    needs = [
+        r
+        for r in REPLIES
+        if r["model"].startswith("qwen2.5-coder-1.5b")
+        and r["query"].split()[0].lower() in NEED_VERBS
+    ]
+    assert len(needs) >= 8
+    readings = 0
+    for row in needs:
+        llm = _llm_intent(tools_schema, catalog_lookup, row)
+        if llm is None:
+            continue
+        rules = RuleBasedIntentExtractor(tools_schema, catalog_lookup).extract(row["query"])
+        merged, fields, _ = merge_intents(rules, llm, CAPABILITY)
+        for same in ("query", "keywords", "semantic_variants", "matches", "constraints"):
+            assert getattr(merged, same) == getattr(rules, same), (row["query"], same)
+        assert merged.translation is None, row["query"]
+        if merged.capability_reading:
+            readings += 1
+            chosen = {v for k in CAPABILITY for v in llm.matches.get(k, [])}
+            assert set(merged.capability_reading.split(", ")) <= chosen
+            assert fields["capability_reading"] == "llm"
+        # an empty plausible set (the embedder confirms none of its values): no reading
+        assert merge_intents(rules, llm, CAPABILITY, plausible=set())[0].capability_reading is None
+    assert readings >= 3
