@@ -290,7 +290,8 @@ def write(args, argv, queries, load_before, results) -> None:
 
     s = Settings(agentic_search_home=args.home)
     summary = {
-        "command": "python benchmarks/llm/compare_local.py " + " ".join(argv or sys.argv[1:]),
+        "command": f"python benchmarks/llm/{Path(sys.argv[0]).name} "
+        + " ".join(argv or sys.argv[1:]),
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, "
         f"Python {platform.python_version()}",
         "measuredAt": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
