@@ -78,18 +78,75 @@ def _probe_tokens_per_s(base_url: str, model: str, queries: list[str]) -> float 
     return round(statistics.median(speeds), 1) if speeds else None
 
 
-def run_system(name: str, settings, queries, qrels, rules_rows=None, keep_ranking=False) -> dict:
+class RecordingClient:
+    """A :class:`~agentic_search.ports.ChatJSONClient` passing each call to ``inner`` and
+    appending the raw reply to ``path`` in ``record_replies.py``'s format (model file sha256,
+    system prompt and response schema sha256, query, reply, seconds)."""
+
+    def __init__(self, inner, path: Path, settings) -> None:
+        sys.path.insert(0, str(ROOT / "scripts"))
+        from assemble_llm import sha256_of
+
+        self.inner = inner
+        self.model = inner.model
+        self.path = path
+        gguf = settings.resolved_gguf_path if settings.llm_provider == "local" else None
+        self.model_sha = sha256_of(gguf) if gguf else None
+
+    def complete_json(self, system: str, user: str, **kw):
+        """The inner client's reply, recorded (failures are not)."""
+        import hashlib
+        import html
+
+        t = time.perf_counter()
+        reply = self.inner.complete_json(system, user, **kw)
+        sha = lambda text: hashlib.sha256(text.encode()).hexdigest()  # noqa: E731
+        row = {
+            "model": self.model,
+            "model_sha256": self.model_sha,
+            "prompt_sha256": sha(system),
+            "schema_sha256": sha(json.dumps(kw.get("json_schema"), sort_keys=True)),
+            "query": html.unescape(user.removeprefix("<query>").removesuffix("</query>")),
+            "user": user,
+            "reply": reply,
+            "seconds": round(time.perf_counter() - t, 2),
+            "recorded": time.strftime("%Y-%m-%d", time.gmtime()),
+        }
+        with self.path.open("a") as out:
+            out.write(json.dumps(row, ensure_ascii=False) + "\n")
+        return reply
+
+
+def run_system(
+    name: str,
+    settings,
+    queries,
+    qrels,
+    rules_rows=None,
+    keep_ranking=False,
+    adapters=None,
+    on_engine=None,
+    record=None,
+) -> dict:
     """Search every query with ``settings``; metrics by kind, abstention and the LLM's paths.
     ``rules_rows`` (the rules system's rows) is the reference of the lost constraints;
-    ``keep_ranking`` keeps each row's top 10 ids (``top10``)."""
+    ``keep_ranking`` keeps each row's top 10 ids (``top10``); ``adapters`` (port name ->
+    adapter, e.g. a replaying ``llm``) are given to the engine as they are, and
+    ``on_engine(engine)`` is called once it exists; with ``record`` (a path) every raw LLM
+    reply is appended there as ``record_replies.py`` writes it (``replay_merge.py`` replays
+    them)."""
     from agentic_search.service import SearchService
     from agentic_search_cli.evaluation.metrics import evaluate_rankings, mean_metrics
 
-    engine = SearchService.create(settings, "tools")
+    engine = SearchService.create(settings, "tools", **(adapters or {}))
+    if on_engine is not None:
+        on_engine(engine)
     engine.ensure_bundled_catalog()
     t0 = time.perf_counter()
     llm = engine.deps.llm  # starts the local server (load time, not counted per query)
     load_s = round(time.perf_counter() - t0, 1)
+    if record is not None and hasattr(llm, "client"):
+        llm.client = RecordingClient(llm.client, record, settings)
     rankings, latency, rows = {}, [], []
     for q in queries:
         t = time.perf_counter()
@@ -189,6 +246,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--per-kind", type=int, default=0, help="only the first N of each kind")
     ap.add_argument("--home", type=Path, default=Path(".agentic-search"))
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "llm")
+    ap.add_argument("--record", type=Path, help="append each raw LLM reply here")
     args = ap.parse_args(argv)
     from agentic_search.config import Settings
 
@@ -219,7 +277,9 @@ def main(argv: list[str] | None = None) -> int:
     ref = results[0]["rows"] if results else None
     for model in args.model:
         settings = Settings(llm="on", llm_provider="local", llm_gguf_path=model, **base)
-        results.append(run_system(f"local:{model.stem}", settings, queries, qrels, ref))
+        results.append(
+            run_system(f"local:{model.stem}", settings, queries, qrels, ref, record=args.record)
+        )
         write(args, argv, queries, load_before, results)
     return 0
 
@@ -230,7 +290,8 @@ def write(args, argv, queries, load_before, results) -> None:
 
     s = Settings(agentic_search_home=args.home)
     summary = {
-        "command": "python benchmarks/llm/compare_local.py " + " ".join(argv or sys.argv[1:]),
+        "command": f"python benchmarks/llm/{Path(sys.argv[0]).name} "
+        + " ".join(argv or sys.argv[1:]),
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, "
         f"Python {platform.python_version()}",
         "measuredAt": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),

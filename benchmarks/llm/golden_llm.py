@@ -14,7 +14,10 @@ out (``must_not``) that reach a top 5, the golden set's own constraint check.
     python benchmarks/llm/golden_llm.py --home HOME \\
         --model HOME/models/qwen2.5-coder-1.5b-instruct.gguf
 
-Writes ``golden_llm.json`` and ``golden_llm.md`` to ``--out``.
+Writes ``golden_llm.json`` and ``golden_llm.md`` to ``--out``. ``--record R.jsonl`` appends
+every raw LLM reply of the run to R.jsonl; ``--replay R.jsonl`` runs the LLM path on those
+recorded replies instead of a model (the same parsing, validation and merge: a merge change
+measured on the answers the model gave, see ``replay_merge.py``).
 """
 
 from __future__ import annotations
@@ -55,6 +58,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "llm")
     ap.add_argument("--name", default="golden_llm")
     ap.add_argument("--per-kind", type=int, default=0, help="only the first N of each kind")
+    ap.add_argument("--record", type=Path, help="append each raw LLM reply here")
+    ap.add_argument("--replay", type=Path, help="replay these recorded replies (no model)")
     args = ap.parse_args(argv)
     from agentic_search.config import Settings
 
@@ -77,9 +82,28 @@ def main(argv: list[str] | None = None) -> int:
         for m in args.model
     ]
     results: list[dict] = []
-    for name, settings in systems:
+    runs = [(name, settings, {}) for name, settings in systems]
+    if args.replay:
+        from replay_merge import replay_adapters
+
+        rows = [json.loads(x) for x in args.replay.read_text().splitlines() if x.strip()]
+        model = rows[0]["model"] if rows else "none"
+        settings = Settings(
+            llm="on", llm_provider="openai", llm_model=f"replay:{model}", llm_plan="off", **base
+        )
+        adapters = replay_adapters(settings, rows, model)
+        holder = adapters.pop("_holder")
+        runs.append(
+            (
+                f"replay:{model}",
+                settings,
+                {"adapters": adapters, "on_engine": lambda e: holder.update(deps=e.deps)},
+            )
+        )
+    for name, settings, extra in runs:
         ref = results[0]["rows"] if results else None
-        r = run_system(name, settings, queries, qrels, ref, keep_ranking=True)
+        record = None if extra else args.record  # a replay records nothing
+        r = run_system(name, settings, queries, qrels, ref, True, record=record, **extra)
         r["mustNotTop5"] = sum(
             len(must_not[row["id"]] & set(row["top10"][:5])) for row in r["rows"]
         )

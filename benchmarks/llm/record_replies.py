@@ -9,6 +9,11 @@ query, the raw reply text and the call's time. Nothing is edited by hand; the te
 prompt hash against today's prompt so a changed prompt shows up as stale recordings.
 
     python benchmarks/llm/record_replies.py MODEL.gguf --out tests/unit/data/llm_replies.jsonl
+    # every tuning-split query of some kinds (for benchmarks/llm/replay_merge.py):
+    python benchmarks/llm/record_replies.py MODEL.gguf --tuning task,non-english --out R.jsonl
+
+Only the tuning split can be recorded (``--tuning``): prompts and merge are tuned on it, the
+held-out split is only ever measured.
 """
 
 from __future__ import annotations
@@ -42,12 +47,29 @@ def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def tuning_queries(kinds: str) -> list[str]:
+    """The texts of the tuning-split queries of benchmarks/tools_queries of ``kinds``
+    (comma-separated ``type`` values, or ``all``), in file order."""
+    data = Path(__file__).resolve().parents[1] / "tools_queries" / "queries.jsonl"
+    rows = [json.loads(line) for line in data.read_text().splitlines() if line.strip()]
+    wanted = set(kinds.split(","))
+    return [
+        q["text"]
+        for q in rows
+        if q["split"] == "tuning" and ("all" in wanted or q["type"] in wanted)
+    ]
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point (see module docstring)."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("model", type=Path)
     ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument(
+        "--tuning", default="", help="record these kinds of the tuning split instead (a,b or all)"
+    )
     args = ap.parse_args(argv)
+    queries = tuning_queries(args.tuning) if args.tuning else QUERIES
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
     from assemble_llm import sha256_of
     from openai import OpenAI
@@ -71,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"loaded {args.model.name} in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
     client = OpenAI(base_url=server.base_url, api_key="none", timeout=300, max_retries=0)
     with args.out.open("a") as out:
-        for query in QUERIES:
+        for query in queries:
             t = time.perf_counter()
             resp = client.chat.completions.create(
                 model=args.model.stem,
