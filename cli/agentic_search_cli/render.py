@@ -129,10 +129,6 @@ def explain_panel(resp: SearchResponse) -> Panel:
         lines.append(f"semantic variant: {it.semantic_variants[0]!r}")
     if it.translation:
         lines.append(f"translation (searched beside the query): {it.translation!r}")
-    if it.capability_reading:
-        lines.append(
-            f"LLM capability reading (searched beside the query): {it.capability_reading!r}"
-        )
     lines.append("")
     lines.append(
         f"strategy: {plan.strategy}   fusion: {plan.fusion} (k={plan.rrf_k})   "

@@ -17,7 +17,6 @@ import pytest
 from agentic_search.logic.intent_merge import (
     MAX_LLM_MATCHES,
     already_in_catalog_language,
-    capability_reading,
     merge_intents,
 )
 from agentic_search.logic.intent_rules import RuleBasedIntentExtractor
@@ -29,7 +28,6 @@ from agentic_search.logic.llm_prompts import (
     intent_prompt,
     strict_json_schema,
 )
-from agentic_search.logic.planner import RuleBasedPlanner
 from agentic_search.wire import Filter, IntentState
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -300,144 +298,3 @@ def test_a_comparison_the_rules_read_keeps_its_goal_and_takes_no_llm_reference()
     find = _state(primary_goal="find")
     merged, _, _ = merge_intents(find, _state(primary_goal="explain"))
     assert merged.primary_goal == "find"
-
-
-CAPABILITY = ("functionality", "categories")
-
-
-def test_a_need_in_english_gets_the_llm_capability_words_beside_the_query() -> None:
-    """Task-phrased queries scored below the rules with the 1.5B (held-out 0.608 -> 0.585): its
-    capability mapping of an English need was either dropped or, as a "translation", put in
-    place of the query. Now the LLM's new capability values of an English need are kept apart
-    as ``capability_reading``; the query, its keywords, semantic variants and the rules'
-    matches stay exactly the rules' (nothing of the query's own reading is lost)."""
-    q = "turn my slide deck into a narrated explainer video"
-    rules = IntentState(
-        query=q,
-        normalized_query=q,
-        keywords=["turn", "slide", "deck", "narrat", "explain", "video"],
-        semantic_variants=["turn my slide deck into narrated explainer video"],
-        matches={"categories": ["Video Generation"]},
-    )
-    llm = rules.model_copy(
-        update={
-            "matches": {
-                "functionality": ["Video Generation", "Text-to-Speech"],
-                "categories": ["Video Generation", "Presentation"],
-                "pricing_models": ["Free"],
-            },
-            "semantic_variants": ["Convert slide deck into narrated explainer video"],
-        }
-    )
-    merged, fields, _ = merge_intents(rules, llm, CAPABILITY)
-    assert merged.capability_reading == "Video Generation, Text-to-Speech, Presentation"
-    assert fields["capability_reading"] == "llm"
-    for same in ("query", "normalized_query", "keywords", "semantic_variants", "matches"):
-        assert getattr(merged, same) == getattr(rules, same), same
-    assert merged.translation is None
-    # without the schema's capability vocabularies (or nothing new) there is no reading
-    assert merge_intents(rules, llm)[0].capability_reading is None
-    assert capability_reading(rules, rules, CAPABILITY) is None
-
-
-def test_no_capability_reading_for_a_named_tool_a_comparison_or_a_flooded_field() -> None:
-    """A query anchored on named tools is the rules' (golden comparisons fell 1.0 -> 0.61 with
-    an LLM reading taken), and a vocabulary where the LLM listed more than MAX_LLM_MATCHES
-    values has not been chosen."""
-    base = IntentState(query="q", normalized_query="q")
-    llm = base.model_copy(update={"matches": {"functionality": ["Code Completion"]}})
-    assert capability_reading(base, llm, CAPABILITY) == "Code Completion"
-    ref = base.model_copy(update={"reference_tool": "cursor", "reference_tool_name": "Cursor"})
-    assert capability_reading(ref, llm, CAPABILITY) is None
-    assert (
-        capability_reading(base.model_copy(update={"primary_goal": "compare"}), llm, CAPABILITY)
-        is None
-    )
-    flood = [f"v{i}" for i in range(MAX_LLM_MATCHES + 1)]
-    flooded = llm.model_copy(
-        update={"matches": {"functionality": flood, "categories": ["Testing"]}}
-    )
-    assert capability_reading(base, flooded, CAPABILITY) == "Testing"
-
-
-def test_the_capability_reading_is_one_more_dense_query_fused_beside_the_query(
-    tools_schema,
-) -> None:
-    """The plan of a merged intent with a capability reading keeps every source the rules'
-    plan has, with the same texts (the query's words searched as before), and adds one dense
-    source on the capability aspect whose text is the reading (purpose ``llm``)."""
-    q = "write unit tests for my Python module automatically"
-    rules = IntentState(query=q, normalized_query=q, keywords=["write", "unit", "test", "python"])
-    planner = RuleBasedPlanner(tools_schema)
-    before = planner.plan(rules, limit=10)
-    reading = rules.model_copy(update={"capability_reading": "Test Automation, Testing"})
-    after = planner.plan(reading, limit=10)
-    assert [s for s in after.vector_sources if s.query_vector_source != "llm"] == list(
-        before.vector_sources
-    )
-    added = [s for s in after.vector_sources if s.query_vector_source == "llm"]
-    assert [(s.aspect, s.text) for s in added] == [("functionality", "Test Automation, Testing")]
-    assert after.sparse_source == before.sparse_source
-    assert after.filters == before.filters
-
-
-def test_explain_says_where_the_exclusions_came_from() -> None:
-    """``--explain`` prints a merged field's origin; the exclusions had none, so an LLM
-    exclusion that emptied a comparison ("Cursor vs Windsurf") showed no LLM field at all."""
-    rules = IntentState(
-        query="hoja de cálculo con IA, no Excel",
-        normalized_query="hoja de cálculo con ia, no excel",
-        excluded_tools=["excel"],
-    )
-    llm = rules.model_copy(
-        update={
-            "excluded_tools": ["excel", "google-sheets"],
-            "semantic_variants": ["AI spreadsheet, not Excel"],
-        }
-    )
-    merged, fields, _ = merge_intents(rules, llm)
-    assert merged.excluded_tools == ["excel", "google-sheets"]
-    assert fields["excluded_tools"] == "both"
-    only_llm = rules.model_copy(update={"excluded_tools": []})
-    assert merge_intents(only_llm, llm)[1]["excluded_tools"] == "llm"
-    assert merge_intents(rules, rules)[1]["excluded_tools"] == "rules"
-    assert "excluded_tools" not in merge_intents(only_llm, only_llm)[1]
-
-
-#: First words of the recorded English task-phrased needs (tuning split of tools_queries).
-NEED_VERBS = {"turn", "write", "put", "add", "i", "figure", "let", "find", "repair", "track"}
-
-
-def test_recorded_english_needs_keep_the_rules_reading_and_add_only_llm_capability_words(
-    tools_schema, catalog_lookup
-) -> None:
-    """On the 1.5B's recorded answers to English task-phrased needs (tuning split), the merged
-    intent keeps the rules' query, keywords, semantic variants and matches exactly; no
-    rendering is taken as a translation (each query holds an English-only function word or
-    shares half its terms with it); and any capability reading is made of values the LLM chose
-    for a capability vocabulary, confirmed by the ``plausible`` set when one is given."""
-    needs = [
-        r
-        for r in REPLIES
-        if r["model"].startswith("qwen2.5-coder-1.5b")
-        and r["query"].split()[0].lower() in NEED_VERBS
-    ]
-    assert len(needs) >= 8
-    readings = 0
-    for row in needs:
-        llm = _llm_intent(tools_schema, catalog_lookup, row)
-        if llm is None:
-            continue
-        rules = RuleBasedIntentExtractor(tools_schema, catalog_lookup).extract(row["query"])
-        merged, fields, _ = merge_intents(rules, llm, CAPABILITY)
-        for same in ("query", "keywords", "semantic_variants", "matches", "constraints"):
-            assert getattr(merged, same) == getattr(rules, same), (row["query"], same)
-        assert merged.translation is None, row["query"]
-        if merged.capability_reading:
-            readings += 1
-            chosen = {v for k in CAPABILITY for v in llm.matches.get(k, [])}
-            assert set(merged.capability_reading.split(", ")) <= chosen
-            assert fields["capability_reading"] == "llm"
-        # an empty plausible set (the embedder confirms none of its values): no reading
-        assert merge_intents(rules, llm, CAPABILITY, plausible=set())[0].capability_reading is None
-    assert readings >= 3

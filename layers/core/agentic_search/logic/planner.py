@@ -235,11 +235,6 @@ class RuleBasedPlanner:
             add("usecases", qvs, dense_text)
         if m.get("interface") or m.get("platforms"):
             add("interface", qvs, dense_text)
-        if intent.capability_reading and not reference:
-            # an LLM's capability words for a need: one more list to fuse, beside the query's
-            capability_aspect = "functionality" if "functionality" in aspects else first_aspect
-            add(capability_aspect, "llm", intent.capability_reading)
-            rationale.append(f"LLM capability reading: {intent.capability_reading!r}")
 
         profile_terms = [v for values in intent.reference_profile.values() for v in values]
         if reference:

@@ -11,11 +11,11 @@ from typing import Any
 from agentic_search.dependencies import Dependencies
 from agentic_search.logic.cache_keys import plan_cache_key
 from agentic_search.logic.complexity import with_complexity
-from agentic_search.logic.intent_merge import PLAUSIBLE_CAPABILITIES, merge_intents
+from agentic_search.logic.intent_merge import merge_intents
 from agentic_search.logic.intent_overrides import without
 from agentic_search.logic.llm_budget import Budget, LLMFallback
 from agentic_search.logic.plan_rules import validate_plan
-from agentic_search.pipeline.catalog import capability_matcher, extract_by_rules
+from agentic_search.pipeline.catalog import extract_by_rules
 from agentic_search.ports import CacheError, IntentPlanner
 from agentic_search.wire import (
     CacheInfo,
@@ -79,17 +79,7 @@ def _intent_by_llm(state: SearchState, c: Dependencies, llm: IntentPlanner) -> E
     )
     if intent is not None:
         # The LLM adds what the rules cannot read; a hard constraint the rules found stays.
-        capability = c.schema.capabilities.vocabularies if c.schema.capabilities else []
-        # the LLM proposes capability values, the embedder confirms them: only values among
-        # the query's nearest entries count (the 1.5B adds Agent Framework, LLM Framework to
-        # needs that have nothing to do with them)
-        plausible = None
-        if capability and (matcher := capability_matcher(c)) is not None:
-            nearest = matcher.scores(req.query)[:PLAUSIBLE_CAPABILITIES]
-            plausible = {m.value for m in nearest}
-        merged, fields, overruled = merge_intents(
-            extract_by_rules(c, req.query), intent, capability, plausible
-        )
+        merged, fields, overruled = merge_intents(extract_by_rules(c, req.query), intent)
         state.intent = merged
         info.reason = f"{info.reason}, merged with the rules"
         info.fields = fields

@@ -122,13 +122,6 @@ class IntentState(WireModel):
         description="the LLM's catalog-language rendering of the query, searched by keyword "
         "beside the original (set only on the merged LLM + rules intent)",
     )
-    capability_reading: str | None = Field(
-        default=None,
-        description="the LLM's mapping of a need in the catalog's language to capability "
-        'vocabulary values ("Video Generation, Video Editing" for "turn my slides into an '
-        'explainer video"), searched as one more dense query on the capability aspect beside '
-        "the query's own (set only on the merged LLM + rules intent)",
-    )
     must_match_exactly: bool = Field(
         default=False, description="literal constraints (quoted phrases): no HyDE"
     )
