@@ -298,3 +298,26 @@ def test_a_comparison_the_rules_read_keeps_its_goal_and_takes_no_llm_reference()
     find = _state(primary_goal="find")
     merged, _, _ = merge_intents(find, _state(primary_goal="explain"))
     assert merged.primary_goal == "find"
+
+
+def test_explain_says_where_the_exclusions_came_from() -> None:
+    """``--explain`` prints a merged field's origin; the exclusions had none, so an LLM
+    exclusion (one that emptied a comparison, "Cursor vs Windsurf") showed no LLM field."""
+    rules = IntentState(
+        query="hoja de cálculo con IA, no Excel",
+        normalized_query="hoja de cálculo con ia, no excel",
+        excluded_tools=["excel"],
+    )
+    llm = rules.model_copy(
+        update={
+            "excluded_tools": ["excel", "google-sheets"],
+            "semantic_variants": ["AI spreadsheet, not Excel"],
+        }
+    )
+    merged, fields, _ = merge_intents(rules, llm)
+    assert merged.excluded_tools == ["excel", "google-sheets"]
+    assert fields["excluded_tools"] == "both"
+    only_llm = rules.model_copy(update={"excluded_tools": []})
+    assert merge_intents(only_llm, llm)[1]["excluded_tools"] == "llm"
+    assert merge_intents(rules, rules)[1]["excluded_tools"] == "rules"
+    assert "excluded_tools" not in merge_intents(only_llm, only_llm)[1]

@@ -34,7 +34,14 @@ from agentic_search.wire import Filter, IntentState
 MAX_LLM_MATCHES = MAX_MATCHES
 
 #: The per-field origins reported by :func:`merge_intents`.
-FIELDS = ("constraints", "matches", "reference_tool", "semantic_variants", "translation")
+FIELDS = (
+    "constraints",
+    "matches",
+    "reference_tool",
+    "semantic_variants",
+    "translation",
+    "excluded_tools",
+)
 
 
 def _origin(rules: bool, llm: bool) -> str | None:
@@ -140,6 +147,15 @@ def merge_intents(
     if o := _origin(bool(rules.semantic_variants), translation is not None):
         origins["semantic_variants"] = o
 
+    # only where the rules could not read the query ("Cursor vs Windsurf" with an LLM
+    # exclusion of a named tool lost it)
+    llm_excluded = [
+        t for t in (llm.excluded_tools if foreign else []) if t not in rules.excluded_tools
+    ]
+    agreed = foreign and bool(set(llm.excluded_tools) & set(rules.excluded_tools))
+    if o := _origin(bool(rules.excluded_tools), bool(llm_excluded) or agreed):
+        origins["excluded_tools"] = o
+
     keywords = list(rules.keywords)
     if translation:
         keywords += [t for t in default_analyzer().terms(translation) if t not in keywords]
@@ -149,11 +165,7 @@ def merge_intents(
             "reference_tool": reference.reference_tool,
             "reference_tool_name": reference.reference_tool_name,
             "reference_profile": reference.reference_profile,
-            # only where the rules could not read the query ("Cursor vs Windsurf" with an LLM
-            # exclusion of a named tool lost it)
-            "excluded_tools": list(
-                dict.fromkeys([*rules.excluded_tools, *(llm.excluded_tools if foreign else [])])
-            ),
+            "excluded_tools": list(dict.fromkeys([*rules.excluded_tools, *llm_excluded])),
             "matches": matches,
             "constraints": constraints,
             "must_preserve_terms": list(
