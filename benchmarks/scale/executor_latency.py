@@ -12,7 +12,7 @@ query vector, record or token count left by an earlier search), the executor as 
 runs it (``limit=100``, ``max(2, MAX_ROUNDS)`` rounds). Prints one JSON object.
 
     AGENTIC_SEARCH_HOME=... python benchmarks/scale/executor_latency.py \\
-        --home /tmp/home --prefix eval-scifact- --dataset /work/shared/datasets/scifact
+        --home /tmp/home --prefix eval-scifact- --dataset datasets/scifact
 """
 
 from __future__ import annotations

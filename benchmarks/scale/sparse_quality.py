@@ -9,7 +9,7 @@ domain: nDCG@10 and Recall@100 (pytrec_eval) of
   with the corpus' true average length (what ingest and sync do);
 
 plus each one's mean top-10 overlap with bm25s. Usage:
-``python benchmarks/scale/sparse_quality.py /work/shared/datasets/scifact [--split test]``.
+``python benchmarks/scale/sparse_quality.py datasets/scifact [--split test]``.
 """
 
 from __future__ import annotations
