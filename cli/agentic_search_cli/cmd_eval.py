@@ -193,6 +193,15 @@ def run(args: argparse.Namespace) -> int:
         err.print(f"kept as the last evaluation (serve's page shows it): {kept[0].parent}")
         if args.json:
             sys.stdout.write(json.dumps(result.summary(), ensure_ascii=False) + "\n")
+            for name, s in result.systems.items():  # the table says it; a JSON run too
+                if s.errors:
+                    qid, error = next(iter(s.errors.items()))
+                    err.print(
+                        f"[yellow]{name}: {len(s.errors)} query(ies) with errors, "
+                        f"e.g. {qid}: {error}[/yellow]",
+                        markup=True,
+                        highlight=False,
+                    )
         else:
             print_evaluation(console(), result)
     finally:

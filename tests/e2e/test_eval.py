@@ -256,6 +256,9 @@ def test_a_system_that_errors_is_counted_and_fails_the_run_unless_allowed(
     assert q1["per_query"]["q1"]["error"] == "ValueError: query refused"
     err = captured.err.strip().splitlines()[-1]
     assert "queries failed (bm25 1;" in err and "--allow-errors" in err
+    # a --json run names the failing query too (on stderr; stdout stays one JSON object)
+    assert "bm25: 1 query(ies) with errors, e.g. q1: ValueError: query refused" in captured.err
+    assert "dense:" not in captured.err
     # the table: an "err" column, and the failing query named
     assert main([*args, "--allow-errors"]) == 0
     out = capsys.readouterr().out
