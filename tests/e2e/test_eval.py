@@ -266,6 +266,33 @@ def test_a_system_that_errors_is_counted_and_fails_the_run_unless_allowed(
     assert "bm25: 1 query(ies) with errors, e.g. q1: ValueError: query refused" in out
 
 
+def test_an_executor_source_failure_is_reported_with_its_reason(
+    dataset_dir, tmp_path, monkeypatch, capsys
+):
+    """GIVEN the keyword source failing with a reason on every search WHEN eval runs the
+    executor THEN each query counts as an error whose note names the source, the error type
+    and its message (the note once said only "hyde: HydeError", which told nobody why)."""
+    from agentic_search.adapters.sparse_bm25 import SparseBm25Index
+
+    def broken(self, *args, **kwargs):
+        raise RuntimeError("the keyword index file is unreadable")
+
+    monkeypatch.setattr(SparseBm25Index, "search", broken)
+    monkeypatch.setenv("AGENTIC_SEARCH_HOME", str(tmp_path / "home"))
+    args = ["eval", "--dataset", str(dataset_dir), "--systems", "executor", "--max-queries", "2"]
+    assert main([*args, "--json", "--allow-errors", "--out", str(tmp_path / "figures")]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["systems"]["executor"]["errors"] == 2
+    per_query = json.loads((tmp_path / "figures" / "results.json").read_text())["systems"][
+        "executor"
+    ]["per_query"]
+    notes = [row["error"] for row in per_query.values()]
+    assert notes and all(
+        "RuntimeError: the keyword index file is unreadable" in n and n.startswith("sparse:")
+        for n in notes
+    ), notes
+
+
 def test_cli_eval_table_with_a_subset_of_systems(dataset_dir, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("AGENTIC_SEARCH_HOME", str(tmp_path / "home"))
     code = main(

@@ -124,7 +124,8 @@ def _run_executor(engine: SearchService, text: str, rounds: int) -> Answer:
     # An empty or over-long query raises ValueError: evaluate() counts it as the system's error.
     resp = engine.search(text, limit=TOP_K, rounds=rounds)
     errors = resp.output.errors
-    note = "; ".join(f"{e.source}: {e.error}" for e in errors) if errors else None
+    # each failed source with its reason: "hyde: HydeError" alone said nothing of why
+    note = "; ".join(f"{e.source}: {e.error}: {e.message}" for e in errors) if errors else None
     quality = resp.output.answer_quality
     return Answer(
         [c.id for c in resp.output.candidates], note, quality.verdict if quality else None
