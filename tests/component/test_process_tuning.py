@@ -9,7 +9,13 @@ import numpy as np
 from threadpoolctl import threadpool_info
 
 from agentic_search.config import Settings
-from agentic_search.process_tuning import freeze_long_lived, limit_blas_threads, unfreeze
+from agentic_search.process_tuning import (
+    DEFAULT_THRESHOLDS,
+    YOUNG_THRESHOLD,
+    freeze_long_lived,
+    limit_blas_threads,
+    unfreeze,
+)
 from agentic_search.service import SearchService
 
 
@@ -20,9 +26,13 @@ def test_freeze_moves_the_live_heap_out_of_collections():
         # THEN what was alive is in the permanent generation, not in the collected ones
         assert frozen == gc.get_freeze_count() > 1000
         assert sum(gc.get_count()) < frozen
+        # AND young collections come every YOUNG_THRESHOLD allocations, not CPython's 700
+        # (the older generations keep theirs)
+        assert gc.get_threshold() == (YOUNG_THRESHOLD, *DEFAULT_THRESHOLDS[1:])
     finally:
         unfreeze()
     assert gc.get_freeze_count() == 0
+    assert gc.get_threshold() == DEFAULT_THRESHOLDS
 
 
 def test_an_engine_caps_blas_at_its_setting(tmp_path, embedder):
