@@ -146,6 +146,28 @@ def test_a_search_that_stops_after_round_one_ranks_exactly_like_the_one_shot_exe
     assert [(c.id, c.score) for c in one_round.output.candidates] == expected
 
 
+def test_evidence_provenance_is_the_candidates_provenance_without_building_candidates(
+    tools_engine: SearchService,
+):
+    """A round's evidence takes its provenance from :func:`provenances`, which builds no
+    candidate: it must give each record exactly the provenance :func:`hydrate` gives that
+    record's candidate, from the same inputs (hits, min-max scores, matched terms and values)."""
+    from agentic_search.pipeline.hydrate import hydrate, provenances
+
+    c = tools_engine.deps
+    query = "open source vector database I can self-host"
+    intent = extract_by_rules(c, query)
+    plan = c.planner.plan(intent, limit=20)
+    results, _ = run_sources(c, plan)
+    fused, _ = merge(results, plan.fusion, plan.rrf_k)
+    assert len([r for r in results if r.hits]) >= 2 and len(fused) >= 20
+    candidates = hydrate(c, plan, intent, results, fused[:20], query_text=query)
+    provs = provenances(c, plan, intent, results, fused[:20], query_text=query)
+    assert list(provs) == [cand.id for cand in candidates]
+    assert provs == {cand.id: cand.provenance for cand in candidates}
+    assert any(len(p.hits) >= 2 and p.matched_terms for p in provs.values())
+
+
 def test_evidence_pack_respects_caps_and_counts_tokens_with_the_embedder(
     tools_engine: SearchService,
 ):

@@ -14,7 +14,7 @@ from agentic_search.logic.fusion import minmax
 from agentic_search.logic.snippets import evidence_text, stored_snippet_tokens
 from agentic_search.logic.text import field_text
 from agentic_search.logic.tokens import token_counter, token_counter_name
-from agentic_search.pipeline.hydrate import hydrate
+from agentic_search.pipeline.hydrate import provenances
 from agentic_search.wire import (
     INTERNAL_KEYS,
     Evidence,
@@ -84,18 +84,15 @@ def build_evidence(
     schema = c.schema
     aspect = dense_aspect(plan, schema)
     records = c.store.hydrate_records(schema, [f.id for f in fused], with_vectors=True)
-    cands = {
-        cand.id: cand
-        for cand in hydrate(
-            c,
-            plan,
-            intent,
-            results,
-            fused,
-            query_text=intent.query,
-            known_payloads={rid: rec.payload or {} for rid, rec in records.items()},
-        )
-    }
+    provs = provenances(
+        c,
+        plan,
+        intent,
+        results,
+        fused,
+        query_text=intent.query,
+        known_payloads={rid: rec.payload or {} for rid, rec in records.items()},
+    )
     rel = minmax([f.fused for f in fused])
     texts: list[str] = []
     rows: list[tuple[Fused, dict[str, Any], float, int]] = []
@@ -120,11 +117,8 @@ def build_evidence(
     out: list[Evidence] = []
     queries = sorted({r.query for r in results if r.query})
     for (f, payload, r, tokens), text in zip(rows, texts, strict=True):
-        cand = cands.get(f.id)
-        found_by = (
-            sorted({h.query for h in (cand.provenance.hits if cand else []) if h.query})
-            or queries[:1]
-        )
+        prov = provs.get(f.id)
+        found_by = sorted({h.query for h in (prov.hits if prov else []) if h.query}) or queries[:1]
         out.append(
             Evidence(
                 id=f.id,
@@ -139,7 +133,7 @@ def build_evidence(
                 round=rnd,
                 rounds=[rnd],
                 queries=found_by,
-                provenance=cand.provenance if cand else None,
+                provenance=prov,
             )
         )
     return out, vectors

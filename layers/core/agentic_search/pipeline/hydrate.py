@@ -12,7 +12,6 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from agentic_search.dependencies import Dependencies
-from agentic_search.logic.fusion import minmax
 from agentic_search.logic.schema import DomainSchema
 from agentic_search.logic.text import keyword_text
 from agentic_search.wire import (
@@ -21,6 +20,7 @@ from agentic_search.wire import (
     ExecutionStats,
     Fused,
     IntentState,
+    Provenance,
     QueryPlan,
     RetrievedList,
     value_text,
@@ -28,6 +28,8 @@ from agentic_search.wire import (
 
 #: Hydrated candidates validated in one call (see :func:`hydrate`).
 CANDIDATES = TypeAdapter(list[Candidate])
+#: Provenances validated in one call (see :func:`provenances`).
+PROVENANCES = TypeAdapter(list[Provenance])
 
 
 def hydrate(
@@ -46,16 +48,70 @@ def hydrate(
     again.
     """
     schema = c.schema
+    rows = _provenance_rows(c, plan, intent, results, fused, query_text, known_payloads)
+    out = [
+        {
+            "id": f.id,
+            "source": best["system"] if (best := _best(prov)) else "qdrant",
+            "score": round(f.score, 6),
+            "fused_score": round(f.fused, 6),
+            "metadata": metadata(schema, payload),
+            "provenance": prov,
+        }
+        for f, payload, prov in rows
+    ]
+    return CANDIDATES.validate_python(out)
+
+
+def provenances(
+    c: Dependencies,
+    plan: QueryPlan,
+    intent: IntentState | None,
+    results: list[RetrievedList],
+    fused: list[Fused],
+    query_text: str | None = None,
+    known_payloads: dict[str, dict[str, Any]] | None = None,
+) -> dict[str, Provenance]:
+    """Record id -> the :class:`~agentic_search.wire.Provenance` :func:`hydrate` gives its
+    candidate, for each of ``fused`` (same arguments), without building the candidates:
+    what evidence carries (a round's evidence needs no candidate metadata)."""
+    rows = _provenance_rows(c, plan, intent, results, fused, query_text, known_payloads)
+    validated = PROVENANCES.validate_python([prov for _, _, prov in rows])
+    return {f.id: prov for (f, _, _), prov in zip(rows, validated, strict=True)}
+
+
+def _best(prov: dict[str, Any]) -> dict[str, Any] | None:
+    hits = prov["hits"]
+    return hits[0] if hits else None
+
+
+def _provenance_rows(
+    c: Dependencies,
+    plan: QueryPlan,
+    intent: IntentState | None,
+    results: list[RetrievedList],
+    fused: list[Fused],
+    query_text: str | None,
+    known_payloads: dict[str, dict[str, Any]] | None,
+) -> list[tuple[Fused, dict[str, Any], dict[str, Any]]]:
+    """``(fused entry, payload without internal keys, provenance as a plain dict)`` for each
+    of ``fused``: plain dicts, validated once per call by the caller (hundreds of
+    SourceHit/Provenance constructions one by one were a large share of hydration)."""
+    schema = c.schema
     payloads: dict[str, dict[str, Any]] = dict(known_payloads or {})
-    # Plain dicts, validated once per call as a list of candidates (below): hundreds of
-    # SourceHit/Provenance/Candidate constructions one by one were a large share of it.
     hits: dict[str, list[dict[str, Any]]] = {}
     wanted = {f.id for f in fused}  # hits of other ids would be built and never read
     for r in results:
-        norm = minmax([h.score for h in r.hits])
-        for rank, (h, n) in enumerate(zip(r.hits, norm, strict=True), start=1):
+        if not r.hits:
+            continue
+        # the list's min-max normalization (logic.fusion.minmax), computed for wanted hits only
+        scores = [h.score for h in r.hits]
+        lo, hi = min(scores), max(scores)
+        span = hi - lo
+        for rank, h in enumerate(r.hits, start=1):
             if h.id not in wanted:
                 continue
+            n = 1.0 if span <= 1e-12 else (h.score - lo) / span
             via = h.via
             hits.setdefault(h.id, []).append(
                 {
@@ -86,14 +142,13 @@ def hydrate(
     if query_terms:
         presence = c.keyword.term_presence(schema, sorted(query_terms), [f.id for f in fused])
     collection = c.store.collection(schema)
-    out: list[dict[str, Any]] = []
+    out: list[tuple[Fused, dict[str, Any], dict[str, Any]]] = []
     for f in fused:
         payload = {k: v for k, v in payloads.get(f.id, {}).items() if k not in INTERNAL_KEYS}
         own = sorted(
             hits.get(f.id, []),
             key=lambda h: (-f.contributions.get(h["source"], 0.0), h["round"] or 1, h["rank"]),
         )
-        best = own[0] if own else None
         dense = next((h for h in own if h["aspect"]), None)
         if not query_terms:
             matched_terms: list[str] = []
@@ -103,25 +158,17 @@ def hydrate(
             matched_terms = sorted(
                 query_terms & set(c.analyzer.terms(keyword_text(schema, payload)))
             )
-        out.append(
-            {
-                "id": f.id,
-                "source": best["system"] if best else "qdrant",
-                "score": round(f.score, 6),
-                "fused_score": round(f.fused, 6),
-                "metadata": metadata(schema, payload),
-                "provenance": {
-                    "collection": collection,
-                    "aspect": dense["aspect"] if dense else None,
-                    "query_vector_source": dense["query_vector_source"] if dense else None,
-                    "filters_applied": filters_applied,
-                    "hits": own,
-                    "matched_terms": matched_terms,
-                    "matched_values": matched_values(schema, intent, payload),
-                },
-            }
-        )
-    return CANDIDATES.validate_python(out)
+        prov = {
+            "collection": collection,
+            "aspect": dense["aspect"] if dense else None,
+            "query_vector_source": dense["query_vector_source"] if dense else None,
+            "filters_applied": filters_applied,
+            "hits": own,
+            "matched_terms": matched_terms,
+            "matched_values": matched_values(schema, intent, payload),
+        }
+        out.append((f, payload, prov))
+    return out
 
 
 def metadata(schema: DomainSchema, payload: dict[str, Any]) -> dict[str, Any]:
@@ -200,9 +247,11 @@ def one_round_confidence(candidates: list[Candidate], intent: IntentState | None
 
 __all__ = [
     "CANDIDATES",
+    "PROVENANCES",
     "execution_stats",
     "hydrate",
     "matched_values",
     "metadata",
     "one_round_confidence",
+    "provenances",
 ]
