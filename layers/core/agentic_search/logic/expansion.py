@@ -37,32 +37,40 @@ def rm3_terms(
     skip = set(query_terms)
     weight_sum = sum(w for _, w in feedback if w > 0) or 1.0
     scores: Counter[str] = Counter()
-    surface: dict[str, Counter[str]] = {}
+    surface: dict[str, dict[str, int]] = {}  # stem -> its words and their counts, in order
     order: dict[str, int] = {}
     word_stems: dict[str, list[str]] = {}  # each distinct word analysed once
     for text, weight in feedback:
         if weight <= 0:
             continue
-        stems: list[str] = []
-        for word in _WORD.findall(text.lower()):
+        counts: dict[str, int] = {}  # the text's stems and their counts
+        size = 0  # the text's length in stems
+        # each distinct word once, in order of first appearance, with its count: the same
+        # counts, surface forms and first appearances as word by word, in fewer steps
+        for word, n in Counter(_WORD.findall(text.lower())).items():
             got = word_stems.get(word)
             if got is None:
                 got = word_stems[word] = analyzer.terms(word)
             for stem in got:
-                stems.append(stem)
-                surface.setdefault(stem, Counter())[word] += 1
-                order.setdefault(stem, len(order))
-        if not stems:
+                counts[stem] = counts.get(stem, 0) + n
+                forms = surface.get(stem)
+                if forms is None:
+                    forms = surface[stem] = {}
+                    order[stem] = len(order)
+                forms[word] = forms.get(word, 0) + n
+            size += n * len(got)
+        if not size:
             continue
-        for stem, count in Counter(stems).items():
-            scores[stem] += (count / len(stems)) * (weight / weight_sum)
+        for stem, count in counts.items():
+            scores[stem] += (count / size) * (weight / weight_sum)
     ranked = sorted(
         (s for s in scores if s not in skip and len(s) >= 3),
         key=lambda s: (-scores[s], order.get(s, 0)),
     )
     words: list[str] = []
     for stem in ranked:
-        word = surface[stem].most_common(1)[0][0]
+        forms = surface[stem]
+        word = max(forms, key=forms.__getitem__)  # the first of the most frequent
         if word not in words:  # "self-hosted" gives two stems but is one word
             words.append(word)
         if len(words) == n_terms:
