@@ -14,7 +14,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
-from agentic_search.logic.text import Analyzer
+from agentic_search.logic.text import ENGLISH_STOPWORDS, Analyzer
 
 _WORD = re.compile(r"(?u)\b[^\W\d_][\w-]{2,}\b")
 
@@ -39,18 +39,15 @@ def rm3_terms(
     scores: Counter[str] = Counter()
     surface: dict[str, dict[str, int]] = {}  # stem -> its words and their counts, in order
     order: dict[str, int] = {}
-    word_stems: dict[str, list[str]] = {}  # each distinct word analysed once
-    for text, weight in feedback:
-        if weight <= 0:
-            continue
+    texts = [(Counter(_WORD.findall(text.lower())), w) for text, w in feedback if w > 0]
+    word_stems = _word_terms({word for words, _ in texts for word in words}, analyzer)
+    for words, weight in texts:
         counts: dict[str, int] = {}  # the text's stems and their counts
         size = 0  # the text's length in stems
         # each distinct word once, in order of first appearance, with its count: the same
         # counts, surface forms and first appearances as word by word, in fewer steps
-        for word, n in Counter(_WORD.findall(text.lower())).items():
-            got = word_stems.get(word)
-            if got is None:
-                got = word_stems[word] = analyzer.terms(word)
+        for word, n in words.items():
+            got = word_stems[word]
             for stem in got:
                 counts[stem] = counts.get(stem, 0) + n
                 forms = surface.get(stem)
@@ -76,3 +73,20 @@ def rm3_terms(
         if len(words) == n_terms:
             break
     return words
+
+
+def _word_terms(words: Iterable[str], analyzer: Analyzer) -> dict[str, list[str]]:
+    """Each of ``words`` (lowercase ``_WORD`` matches) -> its analysed terms. A word of word
+    characters only that is no stopword is one token with one term, so all of those are
+    analysed in one call (one stemmer call for a few hundred words); the rest (hyphenated
+    words, stopwords) one by one. Should the one call not give one term per word (an
+    analyzer dropping other words), every word is analysed alone."""
+    out: dict[str, list[str]] = {}
+    plain = [w for w in words if "-" not in w and w not in ENGLISH_STOPWORDS]
+    terms = analyzer.terms(" ".join(plain))
+    if len(terms) == len(plain):
+        out.update((w, [t]) for w, t in zip(plain, terms, strict=True))
+    for w in words:
+        if w not in out:
+            out[w] = analyzer.terms(w)
+    return out
