@@ -67,12 +67,13 @@ def _finish(acc: dict[str, list], scale: float) -> list[Fused]:
         (-round(total, 12), best, doc, total, parts) for doc, (total, parts, best) in acc.items()
     ]
     rows.sort()
-    if scale > 0:
-        return [
-            Fused(doc, -neg, min(1.0, max(0.0, total / scale)), best, parts)
-            for neg, best, doc, total, parts in rows
-        ]
-    return [Fused(doc, -neg, 0.0, best, parts) for neg, best, doc, total, parts in rows]
+    if scale <= 0:
+        return [Fused(doc, -neg, 0.0, best, parts) for neg, best, doc, _, parts in rows]
+    out: list[Fused] = []
+    for neg, best, doc, total, parts in rows:
+        s = total / scale  # clamped to [0, 1] as min(1.0, max(0.0, s)) would, without calls
+        out.append(Fused(doc, -neg, 1.0 if s > 1.0 else (s if s > 0.0 else 0.0), best, parts))
+    return out
 
 
 def _accumulate(lists: Sequence[RankedList], per_item) -> dict[str, list]:
