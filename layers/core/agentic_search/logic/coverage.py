@@ -222,6 +222,8 @@ class EvidenceMatcher:
         if not prefix:
             return stem in self.terms(ev)
         low = read.lowered
+        if prefix not in low:  # no word starts with it (one substring search)
+            return False
         for m in _starting(prefix).finditer(low):
             at = m.start()
             if at and _WORD_CHAR.match(low, at - 1):
