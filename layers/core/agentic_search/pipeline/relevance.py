@@ -31,11 +31,13 @@ def query_relevance(
     if not text or not ids:
         return {}
     name_prefix = f"dense:{aspect}:"
+    wanted = set(ids)
     out: dict[str, float] = {}
     for r in results:
         if r.error is None and r.name.startswith(name_prefix) and r.query == text:
-            for h in r.hits:
-                out.setdefault(h.id, round(float(h.score), 4))
+            for h in r.hits:  # its first hit of an id decides, as in the source's list
+                if h.id in wanted and h.id not in out:
+                    out[h.id] = round(float(h.score), 4)
     missing = [rid for rid in dict.fromkeys(ids) if rid not in out]
     if missing:
         probe = QueryPlan(
@@ -50,8 +52,7 @@ def query_relevance(
             q = q / (float(np.linalg.norm(q)) or 1.0)
             for rid, vec in c.store.vectors_of(c.schema, missing, aspect).items():
                 out[rid] = round(float(np.dot(q, np.asarray(vec, dtype=np.float32))), 4)
-    wanted = set(ids)
-    return {rid: v for rid, v in out.items() if rid in wanted}
+    return out
 
 
 def word_relevance(c: Dependencies, plan: QueryPlan, intent: IntentState) -> dict[str, float]:
