@@ -12,7 +12,6 @@ import re
 from collections import Counter, OrderedDict, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Protocol
 
 from agentic_search.logic.filters import matches
@@ -140,12 +139,7 @@ MATCHER_CACHE_ENTRIES = 4096
 STEM_SLACK = 2
 
 _WORD_CHAR = re.compile(r"\w")  # the analyzer's word characters (its tokens are \w runs)
-
-
-@lru_cache(maxsize=1024)
-def _starting(prefix: str) -> re.Pattern[str]:
-    """``prefix`` and the word characters after it (a literal start: re's fast search)."""
-    return re.compile(re.escape(prefix) + r"\w*")
+_WORD_RUN = re.compile(r"\w*")
 
 
 @dataclass(slots=True)
@@ -222,14 +216,15 @@ class EvidenceMatcher:
         if not prefix:
             return stem in self.terms(ev)
         low = read.lowered
-        if prefix not in low:  # no word starts with it (one substring search)
-            return False
-        for m in _starting(prefix).finditer(low):
-            at = m.start()
-            if at and _WORD_CHAR.match(low, at - 1):
-                continue  # inside a word, not at its start (a match runs to the word's end)
-            if stem in self.analyzer.terms(m.group()):  # the word's own analysis
+        at = low.find(prefix)
+        while at != -1:
+            if at and _WORD_CHAR.match(low, at - 1):  # inside a word, not at its start
+                at = low.find(prefix, at + 1)
+                continue
+            end = _WORD_RUN.match(low, at).end()  # type: ignore[union-attr]  # \w* always matches
+            if stem in self.analyzer.terms(low[at:end]):  # the word's own analysis
                 return True
+            at = low.find(prefix, end)
         return False
 
     def supports(self, target: CoverageTarget, ev: Evidence) -> bool:
