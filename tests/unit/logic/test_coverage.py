@@ -359,6 +359,34 @@ def test_a_missing_term_does_not_analyse_the_whole_text(tools_schema: DomainSche
     assert analyzer.chars == len("mitochondrial")
 
 
+def test_grading_looks_each_evidence_up_once(tools_schema: DomainSchema) -> None:
+    """GIVEN 5 targets (a constraint, a phrase, a preference, two terms) and three pieces of
+    evidence WHEN graded THEN the matcher looks each evidence up once (not once per target
+    and evidence: 3, not 9 for the phrase and terms), and the coverage is what supports()
+    says pair by pair."""
+    looked: list[str] = []
+
+    class Counting(EvidenceMatcher):
+        def _read(self, ev):  # type: ignore[no-untyped-def]
+            looked.append(ev.id)
+            return super()._read(ev)
+
+    matcher = Counting(tools_schema, default_analyzer())
+    evidence = [
+        ev("e1", text="An AI pair programmer", fields={"deployment": ["Local"]}),
+        ev("e2", title="Vim", text="running in the terminal"),
+        ev("e3", text="chat about code", fields={"functionality": ["Code Completion"]}),
+    ]
+    targets = _targets_for_grading()
+    cov = DeterministicGrader(tools_schema, matcher).grade(targets, evidence)
+    assert looked == ["e1", "e2", "e3"]
+    plain = EvidenceMatcher(tools_schema, default_analyzer())
+    assert [i.evidence for i in cov.items] == [
+        [e.id for e in evidence if plain.supports(t, e)] for t in targets
+    ]
+    assert [i.evidence for i in cov.items] == [["e1"], ["e1"], ["e3"], ["e2"], ["e2"]]
+
+
 def _targets_for_grading() -> list[CoverageTarget]:
     return [
         CoverageTarget(kind="constraint", label=LOCAL.label(), filter=LOCAL),  # weight 3

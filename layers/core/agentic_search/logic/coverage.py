@@ -203,7 +203,9 @@ class EvidenceMatcher:
         """Whether ``stem`` is among the analysed terms of ``ev``'s title and text
         (``stem in terms(ev)``), analysing only the words that can have it: those that start
         with ``stem[:-stem_slack]`` (all of them when that is empty)."""
-        read = self._read(ev)
+        return self._term(self._read(ev), ev, stem)
+
+    def _term(self, read: _Read, ev: Evidence, stem: str) -> bool:
         got = read.has_term.get(stem)
         if got is None:
             got = read.has_term[stem] = self._has_term(read, ev, stem)
@@ -229,6 +231,15 @@ class EvidenceMatcher:
 
     def supports(self, target: CoverageTarget, ev: Evidence) -> bool:
         """Whether ``ev`` explicitly supports ``target``."""
+        return self._supports(target, ev, None)
+
+    def supported(self, targets: Sequence[CoverageTarget], ev: Evidence) -> list[bool]:
+        """``[supports(t, ev) for t in targets]``, with what was read of ``ev`` looked up
+        once (a grading asks every target of every piece of evidence)."""
+        read = self._read(ev) if any(t.kind in ("term", "phrase") for t in targets) else None
+        return [self._supports(t, ev, read) for t in targets]
+
+    def _supports(self, target: CoverageTarget, ev: Evidence, read: _Read | None) -> bool:
         if target.kind == "constraint" and target.filter is not None:
             return target.filter.field in ev.fields and matches(
                 self.schema, target.filter, ev.fields
@@ -238,7 +249,7 @@ class EvidenceMatcher:
             items = have if isinstance(have, list) else [have]
             return any(v in items for v in target.values)
         if target.kind == "phrase" and target.text:
-            read = self._read(ev)
+            read = read or self._read(ev)
             got = read.has_phrase.get(target.text)
             if got is None:
                 got = read.has_phrase[target.text] = contains_phrase(
@@ -246,7 +257,7 @@ class EvidenceMatcher:
                 )
             return got
         if target.kind == "term" and target.text:
-            return self.has_term(ev, target.text)
+            return self._term(read or self._read(ev), ev, target.text)
         if target.kind == "entity":
             return ev.doc_id in target.values or ev.id in target.values
         return False
@@ -307,8 +318,9 @@ class DeterministicGrader:
     def grade(self, targets: Sequence[CoverageTarget], evidence: Sequence[Evidence]) -> Coverage:
         """The coverage map of ``evidence`` for ``targets``."""
         items = []
-        for t in targets:
-            ids = [e.id for e in evidence if self.matcher.supports(t, e)]
+        rows = [self.matcher.supported(targets, e) for e in evidence]  # each evidence read once
+        for j, t in enumerate(targets):
+            ids = [e.id for e, row in zip(evidence, rows, strict=True) if row[j]]
             items.append(
                 CoverageItem(
                     kind=t.kind, label=t.label, covered=bool(ids), evidence=ids, must=t.must
