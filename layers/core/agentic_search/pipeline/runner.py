@@ -22,9 +22,9 @@ restore when it fails (the response, which no step changes but for its top-level
 note, the executor state's :data:`SHARED` collections and the round's sub-queries and Map's
 results, whose items no step changes in place, by shallow copies). ``wire=True`` makes every
 Task's input and output cross JSON, exactly what the Lambda functions receive and return.
-:class:`RunOptions` start
-the walk at a given state (what warm-up and tests do with a plan in hand: :func:`from_plan`) or
-switch the result cache off (its functions pass their input through).
+:class:`RunOptions` start the walk at a given state (what warm-up and tests do with a plan in
+hand: :func:`from_plan`) or switch the result cache off (its functions pass their input
+through).
 
 The Map runs the round's sub-queries in a thread pool of ``map_max_concurrency`` workers, or one
 after the other when every adapter runs in this process (the embedded defaults: see
