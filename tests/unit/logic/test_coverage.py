@@ -339,6 +339,20 @@ def test_has_term_is_the_analysis_answer(
         assert matcher.has_term(e, stem) is (stem in full), stem
 
 
+@pytest.mark.parametrize("stem", ["-mail", "--ab", "c++", "e-mail", "x y", ".net", "ab"])
+def test_a_term_that_is_no_analysed_word_ends_and_answers_no(
+    tools_schema: DomainSchema, stem: str
+) -> None:
+    """GIVEN a term target that no analysis makes (an LLM's keyword with a hyphen, a plus, a
+    space or a leading dot) WHEN matched against a text that holds it verbatim THEN the
+    search ends and answers what the whole text's analysis says: no (its terms are word
+    characters only)."""
+    text = "Send e-mail -mail --ab c++ x y .net to ab ab-cd"
+    matcher = EvidenceMatcher(tools_schema, default_analyzer())
+    want = stem in set(default_analyzer().terms(text))
+    assert matcher.has_term(ev("e1", text=text), stem) is want
+
+
 def test_a_missing_term_does_not_analyse_the_whole_text(tools_schema: DomainSchema) -> None:
     """GIVEN a long evidence text and a term whose stem (less its last 2 characters) starts
     no word of it WHEN the matcher is asked THEN it answers no without analysing the text:

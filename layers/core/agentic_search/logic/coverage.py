@@ -226,7 +226,7 @@ class EvidenceMatcher:
             end = _WORD_RUN.match(low, at).end()  # type: ignore[union-attr]  # \w* always matches
             if stem in self.analyzer.terms(low[at:end]):  # the word's own analysis
                 return True
-            at = low.find(prefix, end)
+            at = low.find(prefix, max(end, at + 1))  # past the word (a target not of \w: on)
         return False
 
     def supports(self, target: CoverageTarget, ev: Evidence) -> bool:
