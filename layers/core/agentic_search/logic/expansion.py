@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 
 from agentic_search.logic.text import ENGLISH_STOPWORDS, Analyzer
 
@@ -75,7 +75,7 @@ def rm3_terms(
     return words
 
 
-def _word_terms(words: Iterable[str], analyzer: Analyzer) -> dict[str, list[str]]:
+def _word_terms(words: Collection[str], analyzer: Analyzer) -> dict[str, list[str]]:
     """Each of ``words`` (lowercase ``_WORD`` matches) -> its analysed terms. A word of word
     characters only that is no stopword is one token with one term, so all of those are
     analysed in one call (one stemmer call for a few hundred words); the rest (hyphenated
