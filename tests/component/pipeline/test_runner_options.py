@@ -100,8 +100,9 @@ def test_a_kept_input_holds_the_executor_collections_by_copy_not_as_json(
     tools_engine: SearchService, monkeypatch
 ):
     """GIVEN the in-process walk of a two-round query WHEN a Catch-protected step's input is
-    kept THEN the evidence pool, the pruned source hits and the fused lists (85% of the
-    state's JSON after a round) and, for FuseRerank, the Map's results are not serialized;
+    kept THEN the evidence pool, the pruned source hits, the fused lists (85% of the state's
+    JSON after a round) and the coverage targets and, for FuseRerank, the Map's results and
+    the round's sub-queries are not serialized;
     AND a FuseRerank that empties or extends them in round 2 and then fails hands on the
     collections as they were: the answer is the one of a FuseRerank that fails without
     touching them."""
@@ -128,7 +129,8 @@ def test_a_kept_input_holds_the_executor_collections_by_copy_not_as_json(
     assert kept  # a round's evidence was kept for a later step
     for texts, names, text in kept:
         assert names and all(t not in text for t in texts if t)
-        assert not any(f'"{key}"' in text for key in ("pool", "retrieved", "firstFused"))
+        keys = ("pool", "retrieved", "firstFused", "targets", "subQueries")
+        assert not any(f'"{key}"' in text for key in keys)
     assert len(mapped) == 2 and not any('"results"' in text for text in mapped)
 
     fuse = steps.FUNCTIONS["FuseRerankFunction"]
@@ -146,6 +148,8 @@ def test_a_kept_input_holds_the_executor_collections_by_copy_not_as_json(
                     ex.first_fused.clear()
                     ex.round_rankings.append(["nothing"])
                     ex.relevance.clear()
+                    ex.targets.clear()
+                    state.need_round().sub_queries.clear()
                 raise RuntimeError("fuse broke")
             return fuse(state, comps)
 

@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from support.builders import LOCAL, QUERY, ev, intent_for
 
 from agentic_search.logic.coverage import (
     MATCHER_CACHE_ENTRIES,
     MAX_TERM_TARGETS,
+    STEM_SLACK,
     DeterministicGrader,
     EvidenceMatcher,
     coverage_targets,
     find_contradictions,
 )
 from agentic_search.logic.schema import DomainSchema
-from agentic_search.logic.text import default_analyzer
+from agentic_search.logic.text import Analyzer, default_analyzer
 from agentic_search.wire import (
     CoverageTarget,
     Filter,
@@ -192,6 +195,210 @@ def test_the_matcher_keeps_a_bounded_number_of_evidences(tools_schema: DomainSch
     assert len(matcher._terms) == MATCHER_CACHE_ENTRIES
     assert "e0" not in matcher._terms
     assert matcher.supports(run, ev("e0", text="running item 0"))
+
+
+class CountingAnalyzer(Analyzer):
+    """The analyzer, counting the characters it is given (the work of an analysis)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.chars = 0
+
+    def terms(self, text: str) -> list[str]:
+        self.chars += len(text)
+        return super().terms(text)
+
+
+#: Words whose stems differ most from them (two characters, the most Porter2 changes) and the
+#: rules behind it: exceptions, step 1b's added "e", step 1c's "i", step 2 and 3 replacements.
+HARD_WORDS = [
+    "dying",
+    "lying",
+    "tying",
+    "bying",
+    "skies",
+    "skis",
+    "idly",
+    "gently",
+    "ugly",
+    "early",
+    "only",
+    "singly",
+    "news",
+    "hoping",
+    "hopping",
+    "filing",
+    "academy",
+    "ability",
+    "sensibility",
+    "conditional",
+    "relational",
+    "valency",
+    "reasonably",
+    "organizing",
+    "organization",
+    "generously",
+    "hopefulness",
+    "effectiveness",
+    "activity",
+    "fluently",
+    "hesitancy",
+    "analogy",
+    "electrical",
+    "electricity",
+    "formalize",
+    "formalism",
+    "goodness",
+    "agreed",
+    "agreedly",
+    "feed",
+    "proceeded",
+    "exceeding",
+    "succeeded",
+    "inning",
+    "outing",
+    "herring",
+    "earring",
+]
+
+#: A vocabulary for generated texts: mixed case, digits, underscores, hyphens, non-ASCII,
+#: stopwords and suffixed forms, so words start inside others ("cell" in "excellent").
+VOCAB = [
+    *HARD_WORDS,
+    *[
+        "cell",
+        "cells",
+        "cellular",
+        "excellent",
+        "excel",
+        "Cancer",
+        "cancers",
+        "the",
+        "a",
+        "of",
+        "in",
+        "to",
+        "is",
+    ],
+    *[
+        "Running",
+        "runs",
+        "ran",
+        "run",
+        "re-run",
+        "self-hosted",
+        "x_ray",
+        "2019",
+        "covid-19",
+        "naïve",
+        "café",
+        "ÜBER",
+    ],
+    *[
+        "Vim",
+        "Neovim",
+        "vimrc",
+        "mitochondria",
+        "mitochondrial",
+        "Mitochondrion",
+        "protein",
+        "proteins",
+    ],
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(HARD_WORDS) | st.text("abcdeilnorstuy", min_size=2, max_size=12))
+def test_a_stem_differs_from_its_word_in_its_last_stem_slack_characters(word: str) -> None:
+    """GIVEN a word (the hard cases, or generated letters) THEN every term the analyzer makes
+    of it starts the word but for its last STEM_SLACK characters: what the matcher's search
+    for a term relies on (a stemmer that broke it fails here)."""
+    for stem in default_analyzer().terms(word):
+        assert word.startswith(stem[: len(stem) - STEM_SLACK]), (word, stem)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.sampled_from(VOCAB), max_size=30),
+    st.sampled_from(["", " ", ", ", "-", "; ", "_", "."]),
+    st.lists(st.sampled_from(VOCAB), min_size=1, max_size=5),
+)
+def test_has_term_is_the_analysis_answer(
+    tools_schema: DomainSchema, words: list[str], sep: str, asked: list[str]
+) -> None:
+    """GIVEN a text of vocabulary words and terms of its own and of other words WHEN the
+    matcher is asked for each term THEN it answers what the whole text's analysis says
+    (``stem in terms``), whether it searched or analysed (a 3-letter stem is analysed)."""
+    text = sep.join(words)
+    stems = default_analyzer().terms(text)
+    wanted = [*stems, *default_analyzer().terms(" ".join(asked)), "cel", "vim", "runn"]
+    matcher = EvidenceMatcher(tools_schema, default_analyzer())
+    e = ev("e1", title=words[0] if words else None, text=text)
+    full = set(default_analyzer().terms(f"{e.title or ''} {e.text}"))
+    for stem in wanted:
+        assert matcher.has_term(e, stem) is (stem in full), stem
+
+
+@pytest.mark.parametrize("stem", ["-mail", "--ab", "c++", "e-mail", "x y", ".net", "ab"])
+def test_a_term_that_is_no_analysed_word_ends_and_answers_no(
+    tools_schema: DomainSchema, stem: str
+) -> None:
+    """GIVEN a term target that no analysis makes (an LLM's keyword with a hyphen, a plus, a
+    space or a leading dot) WHEN matched against a text that holds it verbatim THEN the
+    search ends and answers what the whole text's analysis says: no (its terms are word
+    characters only)."""
+    text = "Send e-mail -mail --ab c++ x y .net to ab ab-cd"
+    matcher = EvidenceMatcher(tools_schema, default_analyzer())
+    want = stem in set(default_analyzer().terms(text))
+    assert matcher.has_term(ev("e1", text=text), stem) is want
+
+
+def test_a_missing_term_does_not_analyse_the_whole_text(tools_schema: DomainSchema) -> None:
+    """GIVEN a long evidence text and a term whose stem (less its last 2 characters) starts
+    no word of it WHEN the matcher is asked THEN it answers no without analysing the text:
+    the analyzer is given nothing; a term that is there is found by analysing its word alone
+    ('mitochondrial', 13 characters, not the 2,000-character text); asked again, nothing more
+    is analysed."""
+    analyzer = CountingAnalyzer()
+    matcher = EvidenceMatcher(tools_schema, analyzer)
+    text = "A study of mitochondrial function in cells. " * 45
+    e = ev("e1", text=text)
+    absent = CoverageTarget(kind="term", label="autophagi", text="autophagi")
+    present = CoverageTarget(kind="term", label="mitochondri", text="mitochondri")
+    assert not matcher.supports(absent, e)
+    assert analyzer.chars == 0
+    assert matcher.supports(present, e)
+    assert analyzer.chars == len("mitochondrial")
+    assert matcher.supports(present, e) and not matcher.supports(absent, e)
+    assert analyzer.chars == len("mitochondrial")
+
+
+def test_grading_looks_each_evidence_up_once(tools_schema: DomainSchema) -> None:
+    """GIVEN 5 targets (a constraint, a phrase, a preference, two terms) and three pieces of
+    evidence WHEN graded THEN the matcher looks each evidence up once (not once per target
+    and evidence: 3, not 9 for the phrase and terms), and the coverage is what supports()
+    says pair by pair."""
+    looked: list[str] = []
+
+    class Counting(EvidenceMatcher):
+        def _read(self, ev):  # type: ignore[no-untyped-def]
+            looked.append(ev.id)
+            return super()._read(ev)
+
+    matcher = Counting(tools_schema, default_analyzer())
+    evidence = [
+        ev("e1", text="An AI pair programmer", fields={"deployment": ["Local"]}),
+        ev("e2", title="Vim", text="running in the terminal"),
+        ev("e3", text="chat about code", fields={"functionality": ["Code Completion"]}),
+    ]
+    targets = _targets_for_grading()
+    cov = DeterministicGrader(tools_schema, matcher).grade(targets, evidence)
+    assert looked == ["e1", "e2", "e3"]
+    plain = EvidenceMatcher(tools_schema, default_analyzer())
+    assert [i.evidence for i in cov.items] == [
+        [e.id for e in evidence if plain.supports(t, e)] for t in targets
+    ]
+    assert [i.evidence for i in cov.items] == [["e1"], ["e1"], ["e3"], ["e2"], ["e2"]]
 
 
 def _targets_for_grading() -> list[CoverageTarget]:

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 
-from agentic_search.logic.text import Analyzer
+from agentic_search.logic.text import ENGLISH_STOPWORDS, Analyzer
 
 _WORD = re.compile(r"(?u)\b[^\W\d_][\w-]{2,}\b")
 
@@ -37,34 +37,56 @@ def rm3_terms(
     skip = set(query_terms)
     weight_sum = sum(w for _, w in feedback if w > 0) or 1.0
     scores: Counter[str] = Counter()
-    surface: dict[str, Counter[str]] = {}
+    surface: dict[str, dict[str, int]] = {}  # stem -> its words and their counts, in order
     order: dict[str, int] = {}
-    word_stems: dict[str, list[str]] = {}  # each distinct word analysed once
-    for text, weight in feedback:
-        if weight <= 0:
-            continue
-        stems: list[str] = []
-        for word in _WORD.findall(text.lower()):
-            got = word_stems.get(word)
-            if got is None:
-                got = word_stems[word] = analyzer.terms(word)
+    texts = [(Counter(_WORD.findall(text.lower())), w) for text, w in feedback if w > 0]
+    word_stems = _word_terms({word for words, _ in texts for word in words}, analyzer)
+    for words, weight in texts:
+        counts: dict[str, int] = {}  # the text's stems and their counts
+        size = 0  # the text's length in stems
+        # each distinct word once, in order of first appearance, with its count: the same
+        # counts, surface forms and first appearances as word by word, in fewer steps
+        for word, n in words.items():
+            got = word_stems[word]
             for stem in got:
-                stems.append(stem)
-                surface.setdefault(stem, Counter())[word] += 1
-                order.setdefault(stem, len(order))
-        if not stems:
+                counts[stem] = counts.get(stem, 0) + n
+                forms = surface.get(stem)
+                if forms is None:
+                    forms = surface[stem] = {}
+                    order[stem] = len(order)
+                forms[word] = forms.get(word, 0) + n
+            size += n * len(got)
+        if not size:
             continue
-        for stem, count in Counter(stems).items():
-            scores[stem] += (count / len(stems)) * (weight / weight_sum)
+        for stem, count in counts.items():
+            scores[stem] += (count / size) * (weight / weight_sum)
     ranked = sorted(
         (s for s in scores if s not in skip and len(s) >= 3),
         key=lambda s: (-scores[s], order.get(s, 0)),
     )
     words: list[str] = []
     for stem in ranked:
-        word = surface[stem].most_common(1)[0][0]
+        forms = surface[stem]
+        word = max(forms, key=forms.__getitem__)  # the first of the most frequent
         if word not in words:  # "self-hosted" gives two stems but is one word
             words.append(word)
         if len(words) == n_terms:
             break
     return words
+
+
+def _word_terms(words: Collection[str], analyzer: Analyzer) -> dict[str, list[str]]:
+    """Each of ``words`` (lowercase ``_WORD`` matches) -> its analysed terms. A word of word
+    characters only that is no stopword is one token with one term, so all of those are
+    analysed in one call (one stemmer call for a few hundred words); the rest (hyphenated
+    words, stopwords) one by one. Should the one call not give one term per word (an
+    analyzer dropping other words), every word is analysed alone."""
+    out: dict[str, list[str]] = {}
+    plain = [w for w in words if "-" not in w and w not in ENGLISH_STOPWORDS]
+    terms = analyzer.terms(" ".join(plain))
+    if len(terms) == len(plain):
+        out.update((w, [t]) for w, t in zip(plain, terms, strict=True))
+    for w in words:
+        if w not in out:
+            out[w] = analyzer.terms(w)
+    return out

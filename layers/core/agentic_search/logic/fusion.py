@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from itertools import count
 
 from agentic_search.wire import Fused, RankedList
 
@@ -54,39 +55,50 @@ def dbsf_normalize(scores: Sequence[float]) -> list[float]:
     return [(s - lo) / (6 * sigma) for s in scores]
 
 
-def _finish(
-    totals: dict[str, float],
-    contributions: dict[str, dict[str, float]],
-    best_rank: dict[str, int],
-    scale: float,
-) -> list[Fused]:
-    out = [
-        Fused(
-            id=doc,
-            fused=round(total, 12),
-            score=min(1.0, max(0.0, total / scale)) if scale > 0 else 0.0,
-            best_rank=best_rank[doc],
-            contributions=contributions[doc],
-        )
-        for doc, total in totals.items()
+def _finish(acc: dict[str, list], scale: float) -> list[Fused]:
+    """The fused entries of ``acc`` (``_accumulate``'s), best first.
+
+    Fused values are rounded to 12 decimals (stored and compared alike) so that mathematically
+    equal sums that differ in the last float bit (summation order) fall to the tie-break. The
+    rows are sorted as tuples ``(-fused, best_rank, id)`` before any entry is built: ids are
+    unique, so no two rows tie.
+    """
+    rows = [
+        (-round(total, 12), best, doc, total, parts) for doc, (total, parts, best) in acc.items()
     ]
-    # Fused values are rounded to 12 decimals (stored and compared alike) so that mathematically
-    # equal sums that differ in the last float bit (summation order) fall to the tie-break.
-    out.sort(key=lambda f: (-f.fused, f.best_rank, f.id))
+    rows.sort()
+    if scale <= 0:
+        return [Fused(doc, -neg, 0.0, best, parts) for neg, best, doc, _, parts in rows]
+    out: list[Fused] = []
+    for neg, best, doc, total, parts in rows:
+        s = total / scale  # clamped to [0, 1] as min(1.0, max(0.0, s)) would, without calls
+        out.append(Fused(doc, -neg, 1.0 if s > 1.0 else (s if s > 0.0 else 0.0), best, parts))
     return out
 
 
-def _accumulate(lists: Sequence[RankedList], per_item) -> list[Fused]:
-    totals: dict[str, float] = {}
-    contributions: dict[str, dict[str, float]] = {}
-    best_rank: dict[str, int] = {}
+def _accumulate(lists: Sequence[RankedList], per_item) -> dict[str, list]:
+    """doc -> ``[total, contributions, best rank]`` over ``lists``: one dict lookup per item
+    (the fused lists of a round are hundreds of ids each); each total is summed in list order.
+
+    Raises:
+        ValueError: when ``per_item`` gives a list more or fewer values than it has ids.
+    """
+    acc: dict[str, list] = {}
     for lst in lists:
         values = per_item(lst)
-        for rank, (doc, value) in enumerate(zip(lst.ids, values, strict=True), start=1):
-            totals[doc] = totals.get(doc, 0.0) + value
-            contributions.setdefault(doc, {})[lst.name] = value
-            best_rank[doc] = min(best_rank.get(doc, rank), rank)
-    return totals, contributions, best_rank  # type: ignore[return-value]
+        if len(values) != len(lst.ids):
+            raise ValueError(f"list {lst.name!r}: {len(lst.ids)} ids but {len(values)} values")
+        name = lst.name
+        for rank, doc, value in zip(count(1), lst.ids, values):
+            entry = acc.get(doc)
+            if entry is None:
+                acc[doc] = [0.0 + value, {name: value}, rank]
+            else:
+                entry[0] += value
+                entry[1][name] = value
+                if rank < entry[2]:
+                    entry[2] = rank
+    return acc
 
 
 def rrf(lists: Sequence[RankedList], k: int = DEFAULT_RRF_K) -> list[Fused]:
@@ -97,11 +109,9 @@ def rrf(lists: Sequence[RankedList], k: int = DEFAULT_RRF_K) -> list[Fused]:
     """
     if k < 1:
         raise ValueError("RRF k must be >= 1")
-    totals, contributions, best = _accumulate(
-        lists, lambda lst: [lst.weight / (k + r) for r in range(1, len(lst.ids) + 1)]
-    )
+    acc = _accumulate(lists, lambda lst: [lst.weight / (k + r) for r in range(1, len(lst.ids) + 1)])
     scale = sum(lst.weight for lst in lists if lst.ids) / (k + 1)
-    return _finish(totals, contributions, best, scale)
+    return _finish(acc, scale)
 
 
 def weighted_sum(lists: Sequence[RankedList]) -> list[Fused]:
@@ -113,11 +123,9 @@ def weighted_sum(lists: Sequence[RankedList]) -> list[Fused]:
     for lst in lists:
         if lst.ids and not lst.scores:
             raise ValueError(f"weighted_sum needs scores; list {lst.name!r} has none")
-    totals, contributions, best = _accumulate(
-        lists, lambda lst: [lst.weight * s for s in minmax(lst.scores)]
-    )
+    acc = _accumulate(lists, lambda lst: [lst.weight * s for s in minmax(lst.scores)])
     scale = sum(lst.weight for lst in lists if lst.ids)
-    return _finish(totals, contributions, best, scale)
+    return _finish(acc, scale)
 
 
 def dbsf(lists: Sequence[RankedList]) -> list[Fused]:
@@ -129,11 +137,9 @@ def dbsf(lists: Sequence[RankedList]) -> list[Fused]:
     for lst in lists:
         if lst.ids and not lst.scores:
             raise ValueError(f"dbsf needs scores; list {lst.name!r} has none")
-    totals, contributions, best = _accumulate(
-        lists, lambda lst: [lst.weight * s for s in dbsf_normalize(lst.scores)]
-    )
+    acc = _accumulate(lists, lambda lst: [lst.weight * s for s in dbsf_normalize(lst.scores)])
     scale = sum(lst.weight for lst in lists if lst.ids)
-    return _finish(totals, contributions, best, scale)
+    return _finish(acc, scale)
 
 
 def no_fusion(lists: Sequence[RankedList]) -> list[Fused]:

@@ -19,11 +19,12 @@ the ASL says, so the same states run in the same order with the same Catch route
 By default the states pass the steps' own objects (a :class:`SearchState`, no JSON between
 states, for speed); a Task whose Catch hands its input on keeps a JSON copy of that input to
 restore when it fails (the response, which no step changes but for its top-level cache
-note, the executor state's :data:`SHARED` collections and the Map's results, whose items no
-step changes in place, by shallow copies). ``wire=True`` makes every Task's input and output
-cross JSON, exactly what the Lambda functions receive and return. :class:`RunOptions` start
-the walk at a given state (what warm-up and tests do with a plan in hand: :func:`from_plan`) or
-switch the result cache off (its functions pass their input through).
+note, the executor state's :data:`SHARED` collections and the round's sub-queries and Map's
+results, whose items no step changes in place, by shallow copies). ``wire=True`` makes every
+Task's input and output cross JSON, exactly what the Lambda functions receive and return.
+:class:`RunOptions` start the walk at a given state (what warm-up and tests do with a plan in
+hand: :func:`from_plan`) or switch the result cache off (its functions pass their input
+through).
 
 The Map runs the round's sub-queries in a thread pool of ``map_max_concurrency`` workers, or one
 after the other when every adapter runs in this process (the embedded defaults: see
@@ -68,9 +69,18 @@ CACHE_FUNCTIONS = frozenset({"CacheCheckFunction", "CacheStoreFunction"})
 #: The executor state's collections a Task's kept input holds by shallow copies, not as JSON:
 #: no step changes their items in place, only the collections (the evidence pool is replaced,
 #: a round's pruned results, rankings and relevances are appended or added; an evidence taken
-#: again is a ``model_copy``; a fused entry is never changed), so a copy of the collection is
-#: the collection as it was.
-SHARED = ("pool", "first_fused", "retrieved", "round_rankings", "relevance", "word_relevance")
+#: again is a ``model_copy``; a fused entry is never changed; the coverage targets are set
+#: when the executor starts and only read after), so a copy of the collection is the
+#: collection as it was.
+SHARED = (
+    "pool",
+    "first_fused",
+    "retrieved",
+    "round_rankings",
+    "relevance",
+    "word_relevance",
+    "targets",
+)
 
 
 @dataclass(frozen=True)
@@ -220,17 +230,19 @@ class _Tasks:
                 exclude["executor"] = set(SHARED)
             # FuseRerank's input: the Map's results (every hit of every source, 60% of what
             # was still serialized), each kept by a shallow copy (a step replaces a result's
-            # fields, never changes its hits)
+            # fields, never changes its hits); the round's sub-queries (what PrepareRound
+            # made for the Map, never changed after) by a copy of the list
             results = [r.model_copy() for r in rnd.results] if rnd is not None else None
+            subs = list(rnd.sub_queries) if rnd is not None else None
             if rnd is not None:
-                exclude["round"] = {"results"}
+                exclude["round"] = {"results", "sub_queries"}
             text = data.model_dump_json(by_alias=True, exclude=exclude)
-            return text, response, data._built, shared, results
+            return text, response, data._built, shared, results, subs
         return dict(data) if isinstance(data, dict) and not self.runner.wire else data
 
     def restore(self, kept: Any) -> Any:
         if isinstance(kept, tuple):
-            text, response, built, shared, results = kept
+            text, response, built, shared, results, subs = kept
             kept = SearchState.model_validate_json(text)
             kept.response = response
             kept._built = built
@@ -238,6 +250,7 @@ class _Tasks:
                 setattr(kept.executor, name, value)
             if results is not None:
                 kept.round.results = results
+                kept.round.sub_queries = subs
         if isinstance(kept, SearchState) or "request" in kept:
             self.last = kept
         return kept

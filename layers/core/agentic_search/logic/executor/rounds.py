@@ -221,6 +221,7 @@ def finalize_evidence_pack(
         pool.sort(key=lambda e: (pos.get(e.id, len(pos)), -e.relevance))
     caps = state.caps
     kept: list[Evidence] = []
+    kept_ids: set[str] = set()  # the pool holds each id once: an id is its evidence
     used = 0
 
     def keep(ev: Evidence) -> bool:
@@ -228,6 +229,7 @@ def finalize_evidence_pack(
         if len(kept) >= caps.max_total_docs or used + ev.tokens > caps.max_total_tokens:
             return False
         kept.append(ev)
+        kept_ids.add(ev.id)
         used += ev.tokens
         return True
 
@@ -236,11 +238,12 @@ def finalize_evidence_pack(
             if any(supports(target, e) for e in kept):
                 continue
             for ev in pool:
-                if ev not in kept and supports(target, ev) and keep(ev):
+                if ev.id not in kept_ids and supports(target, ev) and keep(ev):
                     break
     for ev in pool:
-        if ev not in kept:
+        if ev.id not in kept_ids:
             keep(ev)
-    kept.sort(key=lambda e: pool.index(e))
+    at = {e.id: i for i, e in enumerate(pool)}
+    kept.sort(key=lambda e: at[e.id])
     coverage = grader.grade(state.targets, kept)
     return EvidencePack(evidence=kept, coverage=coverage, report=state.report, tokens=used)
