@@ -12,7 +12,8 @@ code").
 Garbage Collection at Instagram", 2017), so later collections only walk what searches
 allocate. Frozen objects are still freed by reference counting; only reference cycles among
 them are never collected, which is why this is for a process's long-lived state after
-warm-up (``serve``, a Lambda container, ``eval`` and ``bench``), never called per search.
+warm-up (``serve``, ``eval`` and ``bench``; the Lambda functions do not call it), never called
+per search.
 It also raises the young generation's threshold from CPython's 700 allocations to
 ``YOUNG_THRESHOLD``: a SciFact search allocates enough container objects for ~7 young
 collections, and the middle and full ones they cascade into landed on the slowest searches
