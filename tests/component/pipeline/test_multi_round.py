@@ -168,6 +168,40 @@ def test_evidence_provenance_is_the_candidates_provenance_without_building_candi
     assert any(len(p.hits) >= 2 and p.matched_terms for p in provs.values())
 
 
+def test_provenance_gives_each_hit_its_rank_and_score_in_the_list_the_source_answered(
+    tools_engine: SearchService,
+):
+    """Finalize reads the lists kept in the executor state, which are pruned to the hits that
+    can still be returned (about the top 30 of a limit-5 search): a candidate's provenance must
+    still give each source hit its rank in the list the source answered and its min-max score
+    against that whole list, not its position among the kept hits (once 21% of the hits of a
+    limit-10 SciFact search were misranked this way)."""
+    c = tools_engine.deps
+    query = "open source vector database I can self-host"
+    intent = extract_by_rules(c, query)
+    plan = c.planner.plan(intent, limit=5)
+    results, _ = run_sources(c, plan)
+    fused, _ = merge(results, plan.fusion, plan.rrf_k)
+    expected: dict[tuple[str, str], tuple[int, float]] = {}
+    for r in results:
+        scores = [h.score for h in r.hits]
+        lo, hi = min(scores), max(scores)
+        for h in r.hits:
+            norm = round((h.score - lo) / (hi - lo), 6) if hi > lo else 1.0
+            expected[(r.name, h.id)] = (h.rank, norm)
+    # the lists are pruned: some hit below the top of its list is not kept
+    assert len(fused) > 30
+    resp = tools_engine.search(query, limit=5, rounds=1)
+    seen = [
+        (h.source, cand.id, h.rank, h.normalized_score)
+        for cand in resp.output.candidates
+        for h in cand.provenance.hits
+    ]
+    assert seen and any(rank > 5 for _, _, rank, _ in seen)
+    for source, rid, rank, norm in seen:
+        assert (rank, norm) == expected[(source, rid)], (source, rid)
+
+
 def test_evidence_pack_respects_caps_and_counts_tokens_with_the_embedder(
     tools_engine: SearchService,
 ):

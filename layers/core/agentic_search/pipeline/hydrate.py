@@ -104,11 +104,17 @@ def _provenance_rows(
     for r in results:
         if not r.hits:
             continue
-        # the list's min-max normalization (logic.fusion.minmax), computed for wanted hits only
-        scores = [h.score for h in r.hits]
-        lo, hi = min(scores), max(scores)
+        # the list's min-max normalization (logic.fusion.minmax), computed for wanted hits
+        # only and against the whole list's scores: a list kept in the executor state is
+        # pruned to the hits that can still be returned (RetrievedList.pruned), and so are
+        # its positions: each hit carries its rank in the list the source answered
+        if r.score_range is not None:
+            lo, hi = r.score_range
+        else:
+            scores = [h.score for h in r.hits]
+            lo, hi = min(scores), max(scores)
         span = hi - lo
-        for rank, h in enumerate(r.hits, start=1):
+        for h in r.hits:
             if h.id not in wanted:
                 continue
             n = 1.0 if span <= 1e-12 else (h.score - lo) / span
@@ -119,7 +125,7 @@ def _provenance_rows(
                     "system": r.system,
                     "aspect": r.aspect,
                     "query_vector_source": r.query_vector_source,
-                    "rank": rank,
+                    "rank": h.rank,
                     "raw_score": round(float(h.score), 6),
                     "normalized_score": round(n, 6),
                     "round": r.round,

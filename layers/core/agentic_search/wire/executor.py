@@ -55,7 +55,8 @@ class RetrievedList(WireModel):
     returns, and every round's lists kept in the executor state). :meth:`add_hits` makes hits
     of what a store port returned (the one conversion in); :meth:`pruned` keeps only the hits
     of candidates that can still be returned (``rank`` keeps each hit's original position,
-    ``total`` the number before pruning).
+    ``total`` the number before pruning, ``score_range`` the lowest and highest score before
+    pruning: what a hit's min-max normalized score in provenance is taken against).
     """
 
     name: str
@@ -67,6 +68,10 @@ class RetrievedList(WireModel):
     query: str | None = None
     hits: list[Hit] = Field(default_factory=list)
     total: int = Field(default=0, ge=0, description="hits before pruning")
+    score_range: tuple[float, float] | None = Field(
+        default=None,
+        description="lowest and highest hit score before pruning (None: not pruned)",
+    )
     error: SourceError | None = None
     ms: float = 0.0
     setup_ms: float = Field(
@@ -84,9 +89,13 @@ class RetrievedList(WireModel):
         self.total = len(self.hits)
 
     def pruned(self, keep: set[str]) -> RetrievedList:
-        """A copy with only the hits whose id is in ``keep`` (ranks and ``total`` unchanged;
-        the hits themselves are shared)."""
-        return self.model_copy(update={"hits": [h for h in self.hits if h.id in keep]})
+        """A copy with only the hits whose id is in ``keep`` (ranks, ``total`` and
+        ``score_range`` those of the whole list; the hits themselves are shared)."""
+        update: dict[str, object] = {"hits": [h for h in self.hits if h.id in keep]}
+        if self.score_range is None and self.hits:
+            scores = [h.score for h in self.hits]
+            update["score_range"] = (min(scores), max(scores))
+        return self.model_copy(update=update)
 
 
 class SubQuery(WireModel):
