@@ -146,6 +146,17 @@ def test_a_search_that_stops_after_round_one_ranks_exactly_like_the_one_shot_exe
     assert [(c.id, c.score) for c in one_round.output.candidates] == expected
 
 
+def _round_one(
+    c: Dependencies, query: str, limit: int
+) -> tuple[IntentState, QueryPlan, list, list]:
+    """The rules' intent and plan of ``query``, its round-1 source lists and their fusion."""
+    intent = extract_by_rules(c, query)
+    plan = c.planner.plan(intent, limit=limit)
+    results, _ = run_sources(c, plan)
+    fused, _ = merge(results, plan.fusion, plan.rrf_k)
+    return intent, plan, results, fused
+
+
 def test_evidence_provenance_is_the_candidates_provenance_without_building_candidates(
     tools_engine: SearchService,
 ):
@@ -156,10 +167,7 @@ def test_evidence_provenance_is_the_candidates_provenance_without_building_candi
 
     c = tools_engine.deps
     query = "open source vector database I can self-host"
-    intent = extract_by_rules(c, query)
-    plan = c.planner.plan(intent, limit=20)
-    results, _ = run_sources(c, plan)
-    fused, _ = merge(results, plan.fusion, plan.rrf_k)
+    intent, plan, results, fused = _round_one(c, query, limit=20)
     assert len([r for r in results if r.hits]) >= 2 and len(fused) >= 20
     candidates = hydrate(c, plan, intent, results, fused[:20], query_text=query)
     provs = provenances(c, plan, intent, results, fused[:20], query_text=query)
@@ -176,12 +184,8 @@ def test_provenance_gives_each_hit_its_rank_and_score_in_the_list_the_source_ans
     still give each source hit its rank in the list the source answered and its min-max score
     against that whole list, not its position among the kept hits (once 21% of the hits of a
     limit-10 SciFact search were misranked this way)."""
-    c = tools_engine.deps
     query = "open source vector database I can self-host"
-    intent = extract_by_rules(c, query)
-    plan = c.planner.plan(intent, limit=5)
-    results, _ = run_sources(c, plan)
-    fused, _ = merge(results, plan.fusion, plan.rrf_k)
+    _, _, results, fused = _round_one(tools_engine.deps, query, limit=5)
     expected: dict[tuple[str, str], tuple[int, float]] = {}
     for r in results:
         scores = [h.score for h in r.hits]
