@@ -31,11 +31,13 @@ from agentic_search.wire import Fused, RankedList
 DEFAULT_RRF_K = 60
 
 
-def minmax(scores: Sequence[float]) -> list[float]:
-    """Min-max normalize to [0, 1]; all-equal (or a single score) gives 1.0 for each."""
+def minmax(scores: Sequence[float], bounds: tuple[float, float] | None = None) -> list[float]:
+    """Min-max normalize to [0, 1]; all-equal (or a single score) gives 1.0 for each.
+    ``bounds`` (lowest, highest) normalizes against a wider list the scores were taken from
+    (a source's list before it was pruned) instead of the scores' own extremes."""
     if not scores:
         return []
-    lo, hi = min(scores), max(scores)
+    lo, hi = bounds if bounds is not None else (min(scores), max(scores))
     if hi - lo <= 1e-12:
         return [1.0] * len(scores)
     return [(s - lo) / (hi - lo) for s in scores]

@@ -12,6 +12,7 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from agentic_search.dependencies import Dependencies
+from agentic_search.logic.fusion import minmax
 from agentic_search.logic.schema import DomainSchema
 from agentic_search.logic.text import keyword_text
 from agentic_search.wire import (
@@ -102,22 +103,13 @@ def _provenance_rows(
     hits: dict[str, list[dict[str, Any]]] = {}
     wanted = {f.id for f in fused}  # hits of other ids would be built and never read
     for r in results:
-        if not r.hits:
-            continue
-        # the list's min-max normalization (logic.fusion.minmax), computed for wanted hits
-        # only and against the whole list's scores: a list kept in the executor state is
+        # against the whole list's scores and ranks: a list kept in the executor state is
         # pruned to the hits that can still be returned (RetrievedList.pruned), and so are
         # its positions: each hit carries its rank in the list the source answered
-        if r.score_range is not None:
-            lo, hi = r.score_range
-        else:
-            scores = [h.score for h in r.hits]
-            lo, hi = min(scores), max(scores)
-        span = hi - lo
-        for h in r.hits:
+        norm = minmax([h.score for h in r.hits], r.score_range)
+        for h, n in zip(r.hits, norm, strict=True):
             if h.id not in wanted:
                 continue
-            n = 1.0 if span <= 1e-12 else (h.score - lo) / span
             via = h.via
             hits.setdefault(h.id, []).append(
                 {
