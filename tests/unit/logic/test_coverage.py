@@ -10,14 +10,13 @@ from support.builders import LOCAL, QUERY, ev, intent_for
 from agentic_search.logic.coverage import (
     MATCHER_CACHE_ENTRIES,
     MAX_TERM_TARGETS,
-    STEM_SLACK,
     DeterministicGrader,
     EvidenceMatcher,
     coverage_targets,
     find_contradictions,
 )
 from agentic_search.logic.schema import DomainSchema
-from agentic_search.logic.text import Analyzer, default_analyzer
+from agentic_search.logic.text import STEM_SLACK, Analyzer, default_analyzer
 from agentic_search.wire import (
     CoverageTarget,
     Filter,

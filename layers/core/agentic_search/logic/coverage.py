@@ -126,17 +126,6 @@ def coverage_targets(
 #: Evidences one :class:`EvidenceMatcher` keeps what it read of (least recently used out).
 MATCHER_CACHE_ENTRIES = 4096
 
-#: A Snowball English (Porter2) stem is its word with at most its last two characters changed
-#: or added ("dying" -> "die", "academy" -> "academi", "hoping" -> "hope"), so a word whose
-#: stem is ``s`` starts with ``s[:-STEM_SLACK]``. The algorithm only rewrites a word's end,
-#: and each rewrite replaces a suffix that covers what earlier steps changed: step 1b adds
-#: one "e", step 1c turns a final "y" into "i", a step 2 or 3 replacement differs from the
-#: word in at most two characters ("-bility" -> "-ble"), step 4 and 5 only delete, and the
-#: exceptions differ by two at most ("dying" -> "die"). Checked on every word of the SciFact,
-#: HotpotQA and CACM corpora (65k words) and on 2.3 million words made of corpus words and
-#: English suffixes (none differs by more than 2), and by ``tests/unit/logic/test_coverage.py``
-#: (a stemmer that broke it would fail there).
-STEM_SLACK = 2
 
 _WORD_CHAR = re.compile(r"\w")  # the analyzer's word characters (its tokens are \w runs)
 _WORD_RUN = re.compile(r"\w*")
@@ -167,19 +156,18 @@ class EvidenceMatcher:
     so a long-running server's memory stays bounded.
 
     A term target (a stem) is looked for in the words that start with the stem less its last
-    :data:`STEM_SLACK` characters (:func:`has_term`): a missing term costs one substring
-    search and the analysis of the few words found, not the analysis of the whole text (a
-    1,500-character abstract: a few us instead of ~100 us); the answer is the analysis's
-    (``stem in terms(ev)``). ``stem_slack=None`` analyses every text whole (an analyzer
-    that is not Snowball English).
+    ``analyzer.stem_slack`` characters (:data:`~agentic_search.logic.text.STEM_SLACK`,
+    :func:`has_term`): a missing term costs one substring search and the analysis of the
+    few words found, not the analysis of the whole text (a 1,500-character abstract: a few
+    us instead of ~100 us); the answer is the analysis's
+    (``stem in terms(ev)``). An analyzer whose ``stem_slack`` is None (not Snowball English)
+    has every text analysed whole.
     """
 
-    def __init__(
-        self, schema: DomainSchema, analyzer: Analyzer, stem_slack: int | None = STEM_SLACK
-    ) -> None:
+    def __init__(self, schema: DomainSchema, analyzer: Analyzer) -> None:
         self.schema = schema
         self.analyzer = analyzer
-        self.stem_slack = stem_slack
+        self.stem_slack = analyzer.stem_slack
         self._terms: OrderedDict[str, _Read] = OrderedDict()
 
     def _read(self, ev: Evidence) -> _Read:
