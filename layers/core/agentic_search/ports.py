@@ -269,6 +269,12 @@ class VectorStore(Protocol):
         payload that callers may rely on."""
         ...
 
+    def sparse_counts(self, schema: DomainSchema, indices: Sequence[int], cap: int) -> list[int]:
+        """How many points hold each of ``indices`` in the sparse ``bm25`` vector, counted up
+        to ``cap`` (one batched engine request; 0 for an index no point holds), in the order
+        of ``indices``: a term's document frequency, capped."""
+        ...
+
     def query_hybrid_rrf(
         self,
         schema: DomainSchema,

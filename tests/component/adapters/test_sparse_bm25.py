@@ -107,6 +107,29 @@ def test_term_presence_equals_analysing_each_text(engine: tuple) -> None:
             assert present == want, (query, rid)
 
 
+def test_document_counts_and_known_terms_equal_analysing_each_text(engine: tuple) -> None:
+    """GIVEN 80 random records with their sparse vectors
+    WHEN the store counts the points holding each of some term indices (capped) in one batch,
+    and the keyword index is asked which terms some record holds
+    THEN each count is min(cap, the records whose analysed text holds the term), 0 for a term
+    no record holds, in the order asked; the known terms are those with a count."""
+    from agentic_search.logic.bm25 import term_index
+
+    store, kw = engine
+    records = _records()
+    _fill(store, kw, records)
+    analyzer = default_analyzer()
+    texts = [set(analyzer.terms(keyword_text(SCHEMA, r))) for r in records.values()]
+    terms = ["vitamin", "bone", "coral", "insulin", "absent", "zebra", "run"]
+    df = [sum(t in text for text in texts) for t in terms]
+    assert min(d for d in df if d) > 3 and df.count(0) == 2  # the data has both kinds
+    for cap in (1, 3, 100):
+        got = store.sparse_counts(SCHEMA, [term_index(t) for t in terms], cap)
+        assert got == [min(cap, d) for d in df]
+    assert store.sparse_counts(SCHEMA, [], 5) == []
+    assert kw.known_terms(SCHEMA, [*terms, "coral"]) == {t for t, d in zip(terms, df) if d}
+
+
 def test_refresh_weights_every_engine_with_the_corpus_average(engine: tuple) -> None:
     """GIVEN documents written with the guessed average length (256) WHEN the index refreshes
     THEN the recorded average is the corpus' own, every score is (k1 + 1) x Lucene BM25's

@@ -179,16 +179,13 @@ class SparseBm25Index(ABC):
         return out
 
     def known_terms(self, schema: DomainSchema, terms: Sequence[str]) -> set[str] | None:
-        """The ``terms`` some point's sparse vector holds: one single-term sparse query each
-        (top 1)."""
+        """The ``terms`` some point's sparse vector holds (one batched request:
+        :meth:`~agentic_search.ports.VectorStore.sparse_counts` up to 1)."""
         if not self.store.exists(schema):
             return set()
-        out: set[str] = set()
-        for term in dict.fromkeys(terms):
-            vec = SparseVector(indices=[term_index(term)], values=[1.0])
-            if self.store.query_sparse(schema, vec, 1, None):
-                out.add(term)
-        return out
+        asked = list(dict.fromkeys(terms))
+        counts = self.store.sparse_counts(schema, [term_index(t) for t in asked], 1)
+        return {t for t, n in zip(asked, counts, strict=True) if n}
 
 
 __all__ = ["DRIFT_SHARE", "RECHECK_SHARE", "SAMPLE", "SparseBm25Index"]

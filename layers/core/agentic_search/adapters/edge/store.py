@@ -581,6 +581,29 @@ class EdgeStore(ShardFiles):
         )
         return self._query(schema, request)
 
+    def sparse_counts(self, schema: DomainSchema, indices: Sequence[int], cap: int) -> list[int]:
+        """Points holding each sparse index, up to ``cap``: one single-index query each, sent
+        as one ``query_batch`` (a few hundred indices cost ~2 ms, against ~50 us a query sent
+        alone)."""
+        if not indices:
+            return []
+        requests = [
+            qe.QueryRequest(
+                limit=cap,
+                query=qe.Query.Nearest(qe.SparseVector([i], [1.0]), using=SPARSE_VECTOR),
+                with_payload=False,
+            )
+            for i in indices
+        ]
+        try:
+            found = self._shard(schema).query_batch(qe.QueryBatchRequest(requests))
+        except BaseException as exc:  # see _query
+            if not is_engine_failure(exc):
+                raise
+            reason = " ".join(str(exc).split())[:300]
+            raise VectorStoreError(f"Qdrant Edge query failed: {reason}") from exc
+        return [len(points) for points in found]
+
     def has_sparse(self, schema: DomainSchema) -> bool:
         """Whether the domain's shard exists (every Edge shard carries the ``bm25`` vector)."""
         return self.exists(schema)

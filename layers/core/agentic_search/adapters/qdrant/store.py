@@ -400,6 +400,24 @@ class QdrantStore:
             ScoredRecord(str(p.payload[schema.id_field]), p.score, p.payload) for p in resp.points
         ]
 
+    def sparse_counts(self, schema: DomainSchema, indices: Sequence[int], cap: int) -> list[int]:
+        """Points holding each sparse index, up to ``cap``: one ``query_batch_points`` call of
+        single-index queries."""
+        if not indices:
+            return []
+        requests = [
+            qm.QueryRequest(
+                query=qm.SparseVector(indices=[i], values=[1.0]),
+                using=SPARSE_VECTOR,
+                limit=cap,
+                with_payload=False,
+            )
+            for i in indices
+        ]
+        with self._lock:
+            found = self._c(schema).query_batch_points(self.collection(schema), requests)
+        return [len(resp.points) for resp in found]
+
     def has_sparse(self, schema: DomainSchema) -> bool:
         """Whether the domain's collection carries the sparse ``bm25`` vector (every one this
         version creates does; local-mode ones written before it kept BM25 in bm25s)."""
