@@ -127,7 +127,9 @@ def test_document_counts_and_known_terms_equal_analysing_each_text(engine: tuple
         got = store.sparse_counts(SCHEMA, [term_index(t) for t in terms], cap)
         assert got == [min(cap, d) for d in df]
     assert store.sparse_counts(SCHEMA, [], 5) == []
-    assert kw.known_terms(SCHEMA, [*terms, "coral"]) == {t for t, d in zip(terms, df) if d}
+    assert kw.known_terms(SCHEMA, [*terms, "coral"]) == {
+        t for t, d in zip(terms, df, strict=True) if d
+    }
 
 
 def test_refresh_weights_every_engine_with_the_corpus_average(engine: tuple) -> None:
