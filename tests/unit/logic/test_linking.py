@@ -36,6 +36,9 @@ def links(lookup: CatalogLookup, query: str) -> list[tuple[str, str, str]]:
         ("I need a code editor I can continue using offline", []),  # a verb, not the tool
         ("i want to make a video", []),
         ("continue vs cursor", [("continue", "continue", "exact"), ("cursor", "cursor", "exact")]),
+        # a swapped pair of letters is one edit (OSA), not two: two typos, two edits
+        ("stabel difusion web ui", [("stable-diffusion", "stabel difusion", "fuzzy")]),
+        ("langchian agents", [("langchain", "langchian", "fuzzy")]),
     ],
 )
 def test_query_links(catalog_lookup: CatalogLookup, query: str, want: list) -> None:

@@ -38,6 +38,34 @@ def test_typo_fix_reaches_dense_and_keyword_sources(
     assert "vectr databse" in sparse  # and the text as written is kept (keyword OR)
 
 
+@pytest.mark.parametrize(
+    ("query", "dense", "kept"),
+    [
+        # a misspelt name (two edits over fifteen letters): every source asks for the name
+        ("stabel difusion web ui", "Stable Diffusion web ui", "stabel difusion"),
+        ("langchian agents", "LangChain agents", "langchian"),
+        # one edit in a four-letter word is pinned, but too weak to rewrite what is embedded
+        ("tests de bout en bout pour une application web", None, None),
+    ],
+)
+def test_a_misspelt_name_reaches_every_source(
+    extractor: RuleBasedIntentExtractor,
+    planner: RuleBasedPlanner,
+    query: str,
+    dense: str | None,
+    kept: str | None,
+) -> None:
+    intent = extractor.extract(query)
+    assert any(lk.method == "fuzzy" for lk in intent.linked)
+    plan = planner.plan(intent)
+    texts = {vs.text for vs in plan.vector_sources if vs.query_vector_source == "query_text"}
+    assert texts == {dense or query}
+    sparse = plan.sparse_source.text
+    if kept is not None:
+        assert kept in sparse  # the text as written stays a keyword (OR)
+        assert dense.split()[0] in sparse
+
+
 def test_uncorrected_query_is_asked_as_written(
     extractor: RuleBasedIntentExtractor, planner: RuleBasedPlanner
 ) -> None:

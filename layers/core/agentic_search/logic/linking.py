@@ -8,11 +8,13 @@ phrases it misspells.
    between names, or before "vs" / "alternatives" (score 0.9). Any plain one-word name right
    after a pronoun, modal or "to" ("I can continue using", "want to make a video") is read as
    the ordinary word unless capitalized or in a naming context. Score 1.0 otherwise.
-2. **Fuzzy** (rapidfuzz's Levenshtein distance over the names and the schema's vocabulary
-   phrases): only for query words the corpus does not know (no analysed term in the keyword
-   index, no word of a name or phrase), 4+ letters, not stopwords; the n-gram of one to three
-   words around such a word whose distance to a name or phrase is at most 1 (names up to 7
-   characters) or 2 (longer) wins. Score ``1 - distance / length`` (0.71..0.94). A fuzzy
+2. **Fuzzy** (rapidfuzz's optimal string alignment distance over the names and the schema's
+   vocabulary phrases: Levenshtein with an adjacent transposition counted as one edit,
+   Damerau 1964, so "stabel difusion" is two edits from "stable diffusion", not three): only
+   for query words the corpus does not know (no analysed term in the keyword index, no word
+   of a name or phrase), 4+ letters, not stopwords; the n-gram of one to three words around
+   such a word whose distance to a name or phrase is at most 1 (names up to 7 characters) or
+   2 (longer) wins. Score ``1 - distance / length`` (0.71..0.94). A fuzzy
    vocabulary match is returned as a correction the extractor reads instead of the typo
    ("vectr databse" -> "vector database").
 
@@ -153,7 +155,7 @@ class QueryLinker:
 
     def _fuzzy(self, query: str, toks: Sequence[Token], taken: list[bool], out: Linking) -> None:
         from rapidfuzz import process
-        from rapidfuzz.distance import Levenshtein
+        from rapidfuzz.distance import OSA
 
         for i in self._unknown(toks, taken):
             if taken[i]:
@@ -168,7 +170,7 @@ class QueryLinker:
                     hit = process.extractOne(
                         text,
                         self._choices,
-                        scorer=Levenshtein.distance,
+                        scorer=OSA.distance,
                         score_cutoff=_max_edits(len(text)),
                     )
                     if hit is None:
