@@ -194,7 +194,7 @@ class EdgeStore(ShardFiles):
         self.records = RecordCache(RECORD_CACHE)
         #: collection -> {point id: record id}: fixed pairs (the id is the UUIDv5 of the
         #: record id), never stale, so queries need not read the payload (see _query)
-        self._rids: dict[str, dict[Any, str]] = {}
+        self._rids: dict[str, dict[int, str]] = {}
         #: False: queries read the record id from each hit's payload, as before the map
         self.map_ids = True
 
@@ -531,20 +531,29 @@ class EdgeStore(ShardFiles):
         if not self.map_ids:
             return [ScoredRecord(str(p.payload[schema.id_field]), p.score, {}) for p in points]
         rids = self._rids.setdefault(self.collection(schema), {})
-        # each read of a point's id builds a new uuid.UUID: read it once
-        hits = [(p.id, p.score) for p in points]
-        got = {pid: rids.get(pid) for pid, _ in hits}
-        missing = [pid for pid, rid in got.items() if rid is None]
-        if missing:
+        # each read of a point's id builds a new uuid.UUID: read it once, and key the map by
+        # its 128-bit integer (an int hashes and compares in C, a UUID in Python)
+        ids = [p.id for p in points]
+        keys = [pid.int for pid in ids]
+        got = [rids.get(k) for k in keys]
+        if None in got:
+            missing = list(
+                {k: pid for k, pid, rid in zip(keys, ids, got, strict=True) if rid is None}.values()
+            )
             found = shard.retrieve(missing, with_payload=[schema.id_field], with_vector=False)
             if len(rids) + len(found) > ID_MAP:
                 rids.clear()
             for p in found:
                 payload = p.payload
                 if payload and schema.id_field in payload:
-                    got[p.id] = rids[p.id] = str(payload[schema.id_field])
+                    rids[p.id.int] = str(payload[schema.id_field])
+            got = [
+                rid if rid is not None else rids.get(k) for k, rid in zip(keys, got, strict=True)
+            ]
         return [
-            ScoredRecord(rid, score, {}) for pid, score in hits if (rid := got[pid]) is not None
+            ScoredRecord(rid, p.score, {})
+            for p, rid in zip(points, got, strict=True)
+            if rid is not None
         ]
 
     def query_dense(
