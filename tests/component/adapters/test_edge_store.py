@@ -248,6 +248,30 @@ def test_dense_search_is_exact(tmp_path: Path) -> None:
     store.close()
 
 
+def test_a_collection_built_twice_breaks_ties_the_same_way(tmp_path: Path) -> None:
+    """GIVEN 64 records whose vectors are all the same, written in one batch, into three new
+    shards (a fresh index of one catalog, three times)
+    WHEN the same query is asked of each (every score ties)
+    THEN the three answer the same top 20 in the same order, and writing the batch again (the
+    records replaced) changes nothing: the engine breaks ties by where a point was placed, and
+    a batch is placed in the order written, not in an order of the engine's own."""
+    aspect = DOCS.aspect_names[0]
+    points = [
+        PointWrite(f"d{i:02d}", {a: [1.0, 0.5] for a in DOCS.aspect_names}, {"id": f"d{i:02d}"})
+        for i in range(64)
+    ]
+    answers = []
+    for n in range(3):
+        store = EdgeStore(Settings(), root=tmp_path / str(n))
+        store.ensure_collection(DOCS, dim=2)
+        store.upsert(DOCS, points)
+        answers.append([h.id for h in store.query_dense(DOCS, aspect, [1.0, 0.5], 20)])
+        store.upsert(DOCS, points[::-1])
+        assert [h.id for h in store.query_dense(DOCS, aspect, [1.0, 0.5], 20)] == answers[-1]
+        store.close()
+    assert len(set(answers[0])) == 20 and answers[0] == answers[1] == answers[2]
+
+
 def test_an_on_disk_shard_keeps_an_int8_copy_and_ranks_as_brute_force(tmp_path: Path) -> None:
     """GIVEN QDRANT_EDGE_ON_DISK (vectors memory-mapped, an int8 scalar-quantized copy in RAM)
     WHEN 3,000 points are optimized (HNSW over the quantized copy) THEN the top 10 rescored

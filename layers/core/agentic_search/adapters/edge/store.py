@@ -366,19 +366,17 @@ class EdgeStore(ShardFiles):
                 raise VectorStoreError(f"Qdrant Edge update failed: {exc}") from exc
 
     def upsert(self, schema: DomainSchema, points: Sequence[PointWrite]) -> None:
-        """Insert or replace whole points."""
-        if points:
-            self._update(
-                schema,
-                qe.UpdateOperation.upsert_points(
-                    [
-                        qe.Point(
-                            point_id(schema.name, p.id), _vector(p.vectors, p.sparse), p.payload
-                        )
-                        for p in points
-                    ]
-                ),
-            )
+        """Insert or replace whole points, one engine operation per point, in the order given.
+
+        The engine places the new points of one batch in an order of its own (a hash map's,
+        different in every process), and that order breaks ties between equal scores (records
+        whose aspect texts are the same have the same vector): a catalog indexed twice answered
+        the same query differently. One point at a time, it is placed in the order written
+        (a replaced point keeps its place), at the same cost: 0.044 ms a point either way
+        (1,024 points of four 384-float vectors, batches of 64)."""
+        for p in points:
+            point = qe.Point(point_id(schema.name, p.id), _vector(p.vectors, p.sparse), p.payload)
+            self._update(schema, qe.UpdateOperation.upsert_points([point]))
 
     def update_points(
         self,
