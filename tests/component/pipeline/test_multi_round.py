@@ -407,3 +407,34 @@ def test_feedback_round_dense_query_rocchio_reuses_round_one_vector_and_none_has
     _, pack = run_rounds(c, plan, intent, ExecutorCaps())
     feedback = [q for q in pack.report.rounds[1].queries if q.purpose == "feedback"]
     assert feedback and all(q.modes == ["sparse"] for q in feedback)
+
+
+def test_a_round_builds_provenance_only_for_the_evidence_it_selects(
+    tools_engine: SearchService, monkeypatch: pytest.MonkeyPatch
+):
+    """Selection, reranking and grading never read an evidence's provenance: a round builds
+    it for the pieces it selects into the pool, not for its whole selection pool (30 reads
+    of every hit of the round's lists per round, ~8 kept in round 1, fewer later)."""
+    from agentic_search.pipeline import evidence as evidence_module
+
+    asked: list[list[str]] = []
+    real = evidence_module.provenances
+
+    def counting(c, plan, intent, results, fused, **kw):  # type: ignore[no-untyped-def]
+        asked.append([f.id for f in fused])
+        return real(c, plan, intent, results, fused, **kw)
+
+    monkeypatch.setattr(evidence_module, "provenances", counting)
+    # GIVEN a query that runs two rounds (a preference round 1 misses)
+    resp = tools_engine.search("chatbot for healthcare", limit=10)
+    rounds = resp.evidence.report.rounds
+    assert len(rounds) >= 2
+    # THEN each round built provenance for exactly what it selected, in selection order
+    selected = [[s.id for s in r.selected] for r in rounds if r.selected]
+    assert asked == selected
+    pool_n = max(ExecutorCaps().selection_pool, 1)
+    assert sum(map(len, asked)) < pool_n * len(rounds)
+    # AND every piece of evidence returned carries it (the hits that found it)
+    assert resp.evidence.evidence
+    assert all(e.provenance is not None and e.provenance.hits for e in resp.evidence.evidence)
+    assert all(e.queries for e in resp.evidence.evidence)

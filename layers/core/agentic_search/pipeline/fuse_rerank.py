@@ -96,9 +96,8 @@ def fuse_round(c: Dependencies, state: ExecutorState, work: RoundWork) -> RoundW
     t = time.perf_counter()
     reranker = c.reranker
     pool_n = max(state.caps.selection_pool, state.caps.rerank_top_n if reranker else 0)
-    evidence, vectors = build_evidence(
-        c, work.plan, intent, ok, ranking[:pool_n], rnd, state.caps.snippet_chars
-    )
+    read = build_evidence(c, work.plan, intent, ok, ranking[:pool_n], rnd, state.caps.snippet_chars)
+    evidence, vectors = read.evidence, read.vectors
     stage["evidence"] = elapsed_ms(t)
     # After the evidence: the head's stored vectors it read (with every aspect) are in the
     # store's record cache, so only the rest of the head is read here.
@@ -153,6 +152,7 @@ def fuse_round(c: Dependencies, state: ExecutorState, work: RoundWork) -> RoundW
     chosen = {e.id for e in selected}
     placed_ids = set(work.report.pinned) | {b.id for b in work.report.bridges}
     selected += [e for e in evidence if e.id in placed_ids and e.id not in chosen]
+    selected = read.with_provenance(c, selected)  # what the pool keeps, and nothing else
     stage["select"] = elapsed_ms(t)
     pooled = {e.id: e for e in state.pool}
     work.new_ids = [e.id for e in selected if e.id not in pooled]
