@@ -438,3 +438,35 @@ def test_a_round_builds_provenance_only_for_the_evidence_it_selects(
     assert resp.evidence.evidence
     assert all(e.provenance is not None and e.provenance.hits for e in resp.evidence.evidence)
     assert all(e.queries for e in resp.evidence.evidence)
+
+
+def test_a_later_rounds_relevance_is_measured_only_for_what_is_returned(
+    tools_engine: SearchService, monkeypatch: pytest.MonkeyPatch
+):
+    """A later round's new head needs its query relevance only if Finalize returns it (answer
+    quality and ``relevance`` read it): it is noted as due and measured then, from that
+    round's lists, for the returned ids alone."""
+    from agentic_search.pipeline import fuse_rerank, relevance
+
+    asked: list[list[str]] = []
+    real = relevance.query_relevance
+
+    def counting(c, plan, results, ids):  # type: ignore[no-untyped-def]
+        asked.append(list(ids))
+        return real(c, plan, results, ids)
+
+    monkeypatch.setattr(relevance, "query_relevance", counting)
+    monkeypatch.setattr(fuse_rerank, "query_relevance", counting)
+    # GIVEN a two-round search (a preference round 1 misses)
+    resp = tools_engine.search("chatbot for healthcare", limit=10)
+    rounds = resp.evidence.report.rounds
+    assert len(rounds) >= 2 and asked
+    quality = resp.output.answer_quality
+    assert quality is not None and quality.withheld == 0  # every head candidate is returned
+    # THEN after round 1's head, only returned candidates were measured, each once
+    returned = [c.id for c in resp.output.candidates]
+    later = [rid for ids in asked[1:] for rid in ids]
+    assert set(later) <= set(returned)
+    assert len(later) == len(set(later)) and set(later).isdisjoint(asked[0])
+    # AND every returned candidate has its relevance
+    assert all(c.relevance is not None for c in resp.output.candidates)

@@ -27,6 +27,7 @@ from agentic_search.logic.quality import (
     read_query,
 )
 from agentic_search.pipeline.hydrate import execution_stats, hydrate
+from agentic_search.pipeline.relevance import settle_relevance
 from agentic_search.wire import (
     AnswerQuality,
     CacheInfo,
@@ -114,7 +115,9 @@ def finish(
         ranking = best_chunks(ranking, lambda f: f.id)
     results = state.retrieved
     ok_all = [r for r in results if r.error is None]
-    candidates = hydrate(c, plan, intent, ok_all, ranking[: plan.limit])
+    head = ranking[: plan.limit]
+    settle_relevance(c, state, [f.id for f in head])
+    candidates = hydrate(c, plan, intent, ok_all, head)
     for cand in candidates:
         cand.relevance = state.relevance.get(cand.id)
     mark_relaxed(state, candidates)

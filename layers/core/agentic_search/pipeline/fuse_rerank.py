@@ -10,8 +10,9 @@ state machine and the recorded events in ``events/`` name it:
   step is needed is known only after fusing, and a ladder through the Map would cost a
   PrepareRound -> Map -> FuseRerank pass per step;
 * **it embeds and reads the store**: the evidence's snippets and stored vectors (hydration,
-  :mod:`~agentic_search.pipeline.evidence`) and the query relevance of the head
-  (:mod:`~agentic_search.pipeline.relevance`), which answer quality reads in Finalize;
+  :mod:`~agentic_search.pipeline.evidence`) and round 1's query relevance of the head
+  (:mod:`~agentic_search.pipeline.relevance`), which answer quality reads in Finalize (a
+  later round only notes what it brings into its head: ``relevance_due``);
 * **it places** the entity fetch's pins and the bridge walk's best record
   (:func:`pin_and_bridge`).
 """
@@ -105,10 +106,12 @@ def fuse_round(c: Dependencies, state: ExecutorState, work: RoundWork) -> RoundW
         head = [f.id for f in ranking[: state.plan.limit]]
         state.relevance = query_relevance(c, work.plan, results, head)
         state.word_relevance = word_relevance(c, work.plan, intent)
-    elif state.relevance:  # what a later round brings into its head, to the same query
-        new = [f.id for f in ranking[: state.plan.limit] if f.id not in state.relevance]
-        if new:
-            state.relevance.update(query_relevance(c, state.plan, results, new))
+    elif state.relevance:  # what a later round brings into its head, to the same query:
+        # measured in Finalize, for those returned (most never are), from this round's lists
+        due = state.relevance_due
+        for f in ranking[: state.plan.limit]:
+            if f.id not in state.relevance and f.id not in due:
+                due[f.id] = rnd
     t = time.perf_counter()
     evidence, err = rerank_candidates(reranker, intent.query, evidence, state.caps.rerank_top_n)
     if reranker is not None:
