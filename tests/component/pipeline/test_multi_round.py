@@ -470,3 +470,38 @@ def test_a_later_rounds_relevance_is_measured_only_for_what_is_returned(
     assert len(later) == len(set(later)) and set(later).isdisjoint(asked[0])
     # AND every returned candidate has its relevance
     assert all(c.relevance is not None for c in resp.output.candidates)
+
+
+def test_a_later_round_reads_dense_vectors_only_for_its_picks_and_the_pool(
+    tools_engine: SearchService, monkeypatch: pytest.MonkeyPatch
+):
+    """A later round selects without the MMR fill: what it picks does not depend on the
+    vectors, and the picks' MMR scores read only the vectors of the picks and of the pool's
+    pieces. Its evidence is read without dense vectors (round 1's, which fills, with them),
+    and only those vectors are read after."""
+    store = tools_engine.deps.store
+    reads: list[tuple[list[str], bool]] = []
+    vector_reads: list[list[str]] = []
+    hydrate_records, vectors_of = store.hydrate_records, store.vectors_of
+
+    def hydrating(schema, ids, with_vectors=False):  # type: ignore[no-untyped-def]
+        reads.append((list(ids), with_vectors))
+        return hydrate_records(schema, ids, with_vectors)
+
+    def vectors(schema, ids, aspect):  # type: ignore[no-untyped-def]
+        if aspect != "bm25":
+            vector_reads.append(list(ids))
+        return vectors_of(schema, ids, aspect)
+
+    monkeypatch.setattr(store, "hydrate_records", hydrating)
+    monkeypatch.setattr(store, "vectors_of", vectors)
+    resp = tools_engine.search("chatbot for healthcare", limit=10)
+    rounds = resp.evidence.report.rounds
+    assert len(rounds) >= 2
+    # THEN only round 1's evidence was read with every vector
+    assert [with_vectors for _, with_vectors in reads].count(True) == 1
+    assert reads[0][1] and len(reads[0][0]) == ExecutorCaps().selection_pool
+    # AND a later round's picks had their dense vectors read on their own (MMR scores)
+    later_picks = {s.id for r in rounds[1:] for s in r.selected}
+    assert later_picks and later_picks <= {rid for ids in vector_reads for rid in ids}
+    assert all(s.mmr_score is not None for r in rounds[1:] for s in r.selected)

@@ -91,6 +91,18 @@ class RoundEvidence:
     fused: dict[str, Fused]
     #: record id -> the stored payload read (internal keys included)
     payloads: dict[str, dict[str, Any]]
+    #: the main aspect (whose vectors :attr:`vectors` holds)
+    aspect: str = ""
+
+    def read_vectors(self, c: Dependencies, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """:attr:`vectors` with the unit vectors of those of ``ids`` (candidates' ids) it
+        lacks, read from the store (:meth:`~agentic_search.ports.VectorStore.vectors_of`),
+        each normalized as :func:`build_evidence` does: for evidence read without vectors."""
+        todo = [rid for rid in dict.fromkeys(ids) if rid in self.fused and rid not in self.vectors]
+        if todo:
+            for rid, vec in c.store.vectors_of(c.schema, todo, self.aspect).items():
+                self.vectors[rid] = unit(vec)
+        return self.vectors
 
     def with_provenance(self, c: Dependencies, pieces: Sequence[Evidence]) -> list[Evidence]:
         """Copies of ``pieces`` (some of :attr:`evidence`, in any order) with the provenance
@@ -129,18 +141,21 @@ def build_evidence(
     fused: list[Fused],
     rnd: int,
     snippet_chars: int,
+    with_vectors: bool = True,
 ) -> RoundEvidence:
     """Evidence for the round's top fused candidates (in fused order, those the store holds)
     and the unit vectors of the main aspect by id, in one store read (payloads and vectors).
     ``tokens`` is the snippet's count stored at ingest (:mod:`agentic_search.logic.snippets`),
     or 0 when there is none: selection then counts the candidates it needs
     (``select_evidence(count_tokens=...)``). The pieces carry no provenance yet:
-    :meth:`RoundEvidence.with_provenance` attaches it to those the round keeps."""
+    :meth:`RoundEvidence.with_provenance` attaches it to those the round keeps.
+    ``with_vectors`` False reads no dense vector (payloads and the sparse vector only):
+    :meth:`RoundEvidence.read_vectors` reads those needed after."""
     schema = c.schema
-    if not fused:
-        return RoundEvidence([], {}, plan, intent, results, {}, {})
     aspect = dense_aspect(plan, schema)
-    records = c.store.hydrate_records(schema, [f.id for f in fused], with_vectors=True)
+    if not fused:
+        return RoundEvidence([], {}, plan, intent, results, {}, {}, aspect)
+    records = c.store.hydrate_records(schema, [f.id for f in fused], with_vectors=with_vectors)
     rel = minmax([f.fused for f in fused])
     vectors: dict[str, np.ndarray] = {}
     counter = token_counter_name(c.embedder)
@@ -155,11 +170,9 @@ def build_evidence(
         text = evidence_text(schema, payload)
         # the count the indexer stored, else 0: counted on demand by select_evidence
         tokens = stored_snippet_tokens(stored, snippet_chars, counter) or 0
-        vec = rec.vectors.get(aspect) if rec.vectors is not None else None
+        vec = rec.vectors.get(aspect) if with_vectors and rec.vectors is not None else None
         if vec is not None:
-            arr = float32(vec)  # the values np.asarray(vec, dtype=np.float32) gives, faster
-            norm = float(np.linalg.norm(arr))
-            vectors[f.id] = arr / norm if norm > 0 else arr
+            vectors[f.id] = unit(vec)
         out.append(
             Evidence(
                 id=f.id,
@@ -176,7 +189,15 @@ def build_evidence(
             )
         )
     payloads = {rid: rec.payload or {} for rid, rec in records.items()}
-    return RoundEvidence(out, vectors, plan, intent, results, {f.id: f for f in fused}, payloads)
+    fused_by_id = {f.id: f for f in fused}
+    return RoundEvidence(out, vectors, plan, intent, results, fused_by_id, payloads, aspect)
+
+
+def unit(vec: Sequence[float]) -> np.ndarray:
+    """A stored vector as a float32 unit vector (a zero vector as it is)."""
+    arr = float32(vec)  # the values np.asarray(vec, dtype=np.float32) gives, faster
+    norm = float(np.linalg.norm(arr))
+    return arr / norm if norm > 0 else arr
 
 
 __all__ = [

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
+
 from agentic_search.dependencies import Dependencies
 from agentic_search.logic.executor import bridges_from, relax_step, with_pins_and_bridges
 from agentic_search.logic.fusion import rrf
@@ -31,6 +33,7 @@ from agentic_search.pipeline.rerank import rerank_candidates
 from agentic_search.pipeline.sources import merge, run_sources
 from agentic_search.wire import (
     Bridge,
+    Evidence,
     ExecutorState,
     Fused,
     QueryPlan,
@@ -97,8 +100,11 @@ def fuse_round(c: Dependencies, state: ExecutorState, work: RoundWork) -> RoundW
     t = time.perf_counter()
     reranker = c.reranker
     pool_n = max(state.caps.selection_pool, state.caps.rerank_top_n if reranker else 0)
-    read = build_evidence(c, work.plan, intent, ok, ranking[:pool_n], rnd, state.caps.snippet_chars)
-    evidence, vectors = read.evidence, read.vectors
+    fill = rnd == 1  # a later round selects only what covers something missing (no MMR fill)
+    read = build_evidence(
+        c, work.plan, intent, ok, ranking[:pool_n], rnd, state.caps.snippet_chars, fill
+    )
+    evidence = read.evidence
     stage["evidence"] = elapsed_ms(t)
     # After the evidence: the head's stored vectors it read (with every aspect) are in the
     # store's record cache, so only the rest of the head is read here.
@@ -135,21 +141,34 @@ def fuse_round(c: Dependencies, state: ExecutorState, work: RoundWork) -> RoundW
         else list(state.targets)
     )
     seeds = [t_ for t_ in missing_targets if rnd > 1 or t_.kind in ("preference", "constraint")]
-    selected = select_evidence(
-        evidence,
-        vectors,
-        max_docs=state.caps.max_docs,
-        fill=rnd == 1,
-        max_tokens=state.caps.max_total_tokens,
-        max_chunks_per_doc=state.caps.max_chunks_per_doc,
-        mmr_lambda=state.caps.mmr_lambda,
-        must_phrases=intent.must_preserve_terms,
-        seed_targets=[(lambda e, t_=t_: c.matcher.supports(t_, e)) for t_ in seeds],
-        already=state.pool,
-        # Stored counts first; only candidates without one whose budget check matters
-        # get tokenized.
-        count_tokens=lambda e: e.tokens or count_tokens(c, [e.text])[0],
-    )
+
+    def select(vectors: dict[str, np.ndarray]) -> list[Evidence]:
+        return select_evidence(
+            evidence,
+            vectors,
+            max_docs=state.caps.max_docs,
+            fill=fill,
+            max_tokens=state.caps.max_total_tokens,
+            max_chunks_per_doc=state.caps.max_chunks_per_doc,
+            mmr_lambda=state.caps.mmr_lambda,
+            must_phrases=intent.must_preserve_terms,
+            seed_targets=[(lambda e, t_=t_: c.matcher.supports(t_, e)) for t_ in seeds],
+            already=state.pool,
+            # Stored counts first; only candidates without one whose budget check matters
+            # get tokenized.
+            count_tokens=lambda e: e.tokens or count_tokens(c, [e.text])[0],
+        )
+
+    if fill:
+        selected = select(read.vectors)
+    else:
+        # Without the fill, what is picked does not depend on the vectors (seeds only);
+        # their MMR scores read the vectors of the picks and of the pool's pieces among
+        # the candidates, each row of the similarity product its own: those alone are read.
+        selected = select({})
+        if selected:
+            needed = [e.id for e in state.pool] + [e.id for e in selected]
+            selected = select(read.read_vectors(c, needed))
     # a record the round placed (a pin, a bridge) is evidence whatever MMR chose: it is why
     # the round ran, and what an answer step must read
     chosen = {e.id for e in selected}
