@@ -12,7 +12,8 @@ state machine and the recorded events in ``events/`` name it:
 * **it embeds and reads the store**: the evidence's snippets and stored vectors (hydration,
   :mod:`~agentic_search.pipeline.evidence`) and round 1's query relevance of the head
   (:mod:`~agentic_search.pipeline.relevance`), which answer quality reads in Finalize (a
-  later round only notes what it brings into its head: ``relevance_due``);
+  later round notes what it brings into its head, ``relevance_due``, and measures it only
+  for the head Finalize would return, :func:`~agentic_search.logic.executor.final_order`);
 * **it places** the entity fetch's pins and the bridge walk's best record
   (:func:`pin_and_bridge`).
 """
@@ -24,11 +25,16 @@ import time
 import numpy as np
 
 from agentic_search.dependencies import Dependencies
-from agentic_search.logic.executor import bridges_from, relax_step, with_pins_and_bridges
+from agentic_search.logic.executor import (
+    bridges_from,
+    final_order,
+    relax_step,
+    with_pins_and_bridges,
+)
 from agentic_search.logic.fusion import rrf
 from agentic_search.logic.selection import select_evidence
 from agentic_search.pipeline.evidence import build_evidence, count_tokens
-from agentic_search.pipeline.relevance import query_relevance, word_relevance
+from agentic_search.pipeline.relevance import query_relevance, settle_relevance, word_relevance
 from agentic_search.pipeline.rerank import rerank_candidates
 from agentic_search.pipeline.sources import merge, run_sources
 from agentic_search.wire import (
@@ -113,7 +119,7 @@ def fuse_round(c: Dependencies, state: ExecutorState, work: RoundWork) -> RoundW
         state.relevance = query_relevance(c, work.plan, results, head)
         state.word_relevance = word_relevance(c, work.plan, intent)
     elif state.relevance:  # what a later round brings into its head, to the same query:
-        # measured in Finalize, for those returned (most never are), from this round's lists
+        # measured at the round's end for those Finalize would return (most never are)
         due = state.relevance_due
         for f in ranking[: state.plan.limit]:
             if f.id not in state.relevance and f.id not in due:
@@ -207,6 +213,12 @@ def fuse_round(c: Dependencies, state: ExecutorState, work: RoundWork) -> RoundW
         | {b.id for b in state.bridges}
     )
     state.retrieved += [r.pruned(keep) for r in results]
+    if rnd > 1 and state.relevance_due:
+        # what Finalize would return were this the last round: the relevance of those a
+        # later round brought into a head, from that round's lists (a later round may
+        # measure a few more ids, never those outside a head)
+        head = final_order(state, c.schema.chunking is not None)[: state.plan.limit]
+        settle_relevance(c, state, [f.id for f in head])
     work.results = []
     return work
 

@@ -66,9 +66,11 @@ def settle_relevance(c: Dependencies, state: ExecutorState, ids: Sequence[str]) 
     """Measure, into ``state.relevance``, the relevance of those of ``ids`` a later round
     left due (``state.relevance_due``: the round whose head an id entered first), each as
     :func:`query_relevance` of that round's lists (kept in ``state.retrieved``, pruned to
-    hits of ids that can be returned, which these are) would have measured it then. Finalize
-    asks it for what it returns: most of a later round's head never is (about 6 in 7 on
-    SciFact), and reading their stored vectors in every later round cost ~1.7 ms a round."""
+    hits of ids that can be returned, which these are) would have measured it then.
+    FuseRerank asks it at a later round's end for the head Finalize would return (Finalize
+    has no embedder: the Lambda function runs without it): most of a later round's head never
+    is returned (about 6 in 7 on SciFact), and reading all their stored vectors cost ~1.7 ms
+    a round."""
     due = state.relevance_due
     wanted: dict[int, list[str]] = {}
     for rid in dict.fromkeys(ids):

@@ -153,7 +153,8 @@ class ExecutorState(WireModel):
     relevance_due: dict[str, int] = Field(
         default_factory=dict,
         description="record id -> the later round whose first candidates it entered: its "
-        "relevance, read from that round's lists, is measured in Finalize if returned",
+        "relevance, read from that round's lists, is measured once it is in the head "
+        "Finalize would return",
     )
     word_relevance: dict[str, float] = Field(
         default_factory=dict,
