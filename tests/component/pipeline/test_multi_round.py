@@ -407,3 +407,101 @@ def test_feedback_round_dense_query_rocchio_reuses_round_one_vector_and_none_has
     _, pack = run_rounds(c, plan, intent, ExecutorCaps())
     feedback = [q for q in pack.report.rounds[1].queries if q.purpose == "feedback"]
     assert feedback and all(q.modes == ["sparse"] for q in feedback)
+
+
+def test_a_round_builds_provenance_only_for_the_evidence_it_selects(
+    tools_engine: SearchService, monkeypatch: pytest.MonkeyPatch
+):
+    """Selection, reranking and grading never read an evidence's provenance: a round builds
+    it for the pieces it selects into the pool, not for its whole selection pool (30 reads
+    of every hit of the round's lists per round, ~8 kept in round 1, fewer later)."""
+    from agentic_search.pipeline import evidence as evidence_module
+
+    asked: list[list[str]] = []
+    real = evidence_module.provenances
+
+    def counting(c, plan, intent, results, fused, **kw):  # type: ignore[no-untyped-def]
+        asked.append([f.id for f in fused])
+        return real(c, plan, intent, results, fused, **kw)
+
+    monkeypatch.setattr(evidence_module, "provenances", counting)
+    # GIVEN a query that runs two rounds (a preference round 1 misses)
+    resp = tools_engine.search("chatbot for healthcare", limit=10)
+    rounds = resp.evidence.report.rounds
+    assert len(rounds) >= 2
+    # THEN each round built provenance for exactly what it selected, in selection order
+    selected = [[s.id for s in r.selected] for r in rounds if r.selected]
+    assert asked == selected
+    pool_n = max(ExecutorCaps().selection_pool, 1)
+    assert sum(map(len, asked)) < pool_n * len(rounds)
+    # AND every piece of evidence returned carries it (the hits that found it)
+    assert resp.evidence.evidence
+    assert all(e.provenance is not None and e.provenance.hits for e in resp.evidence.evidence)
+    assert all(e.queries for e in resp.evidence.evidence)
+
+
+def test_a_later_rounds_relevance_is_measured_only_for_what_is_returned(
+    tools_engine: SearchService, monkeypatch: pytest.MonkeyPatch
+):
+    """A later round's new head needs its query relevance only if Finalize returns it (answer
+    quality and ``relevance`` read it): it is noted as due, and measured at the round's end,
+    from that round's lists, for the head Finalize would return (``final_order``) alone."""
+    from agentic_search.pipeline import fuse_rerank, relevance
+
+    asked: list[list[str]] = []
+    real = relevance.query_relevance
+
+    def counting(c, plan, results, ids):  # type: ignore[no-untyped-def]
+        asked.append(list(ids))
+        return real(c, plan, results, ids)
+
+    monkeypatch.setattr(relevance, "query_relevance", counting)
+    monkeypatch.setattr(fuse_rerank, "query_relevance", counting)
+    # GIVEN a two-round search (a preference round 1 misses)
+    resp = tools_engine.search("chatbot for healthcare", limit=10)
+    rounds = resp.evidence.report.rounds
+    assert len(rounds) == 2 and asked
+    quality = resp.output.answer_quality
+    assert quality is not None and quality.withheld == 0  # every head candidate is returned
+    # THEN after round 1's head, only returned candidates were measured, each once
+    returned = [c.id for c in resp.output.candidates]
+    later = [rid for ids in asked[1:] for rid in ids]
+    assert set(later) <= set(returned)
+    assert len(later) == len(set(later)) and set(later).isdisjoint(asked[0])
+    # AND every returned candidate has its relevance
+    assert all(c.relevance is not None for c in resp.output.candidates)
+
+
+def test_a_later_round_reads_dense_vectors_only_for_its_picks_and_the_pool(
+    tools_engine: SearchService, monkeypatch: pytest.MonkeyPatch
+):
+    """A later round selects without the MMR fill: what it picks does not depend on the
+    vectors, and the picks' MMR scores read only the vectors of the picks and of the pool's
+    pieces. Its evidence is read without dense vectors (round 1's, which fills, with them),
+    and only those vectors are read after."""
+    store = tools_engine.deps.store
+    reads: list[tuple[list[str], bool]] = []
+    vector_reads: list[list[str]] = []
+    hydrate_records, vectors_of = store.hydrate_records, store.vectors_of
+
+    def hydrating(schema, ids, with_vectors=False):  # type: ignore[no-untyped-def]
+        reads.append((list(ids), with_vectors))
+        return hydrate_records(schema, ids, with_vectors)
+
+    def vectors(schema, ids, aspect):  # type: ignore[no-untyped-def]
+        if aspect != "bm25":
+            vector_reads.append(list(ids))
+        return vectors_of(schema, ids, aspect)
+
+    monkeypatch.setattr(store, "hydrate_records", hydrating)
+    monkeypatch.setattr(store, "vectors_of", vectors)
+    resp = tools_engine.search("chatbot for healthcare", limit=10)
+    rounds = resp.evidence.report.rounds
+    assert len(rounds) >= 2
+    # THEN only round 1's evidence was read with every vector
+    assert [with_vectors for _, with_vectors in reads].count(True) == 1
+    assert reads[0][1] and len(reads[0][0]) == ExecutorCaps().selection_pool
+    # AND a later round's picks had their dense vectors read on their own (MMR scores)
+    later_picks = {s.id for r in rounds[1:] for s in r.selected}
+    assert later_picks and later_picks <= {rid for ids in vector_reads for rid in ids}
+    assert all(s.mmr_score is not None for r in rounds[1:] for s in r.selected)

@@ -1,9 +1,11 @@
 """Evidence for a round: the top fused candidates read back as snippets with their fields,
-provenance and main-aspect unit vectors (for MMR), and token counts for the budget."""
+main-aspect unit vectors (for MMR) and token counts for the budget; provenance is attached
+only to the pieces the round selects (:meth:`RoundEvidence.with_provenance`)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -15,6 +17,7 @@ from agentic_search.logic.snippets import evidence_text, stored_snippet_tokens
 from agentic_search.logic.text import field_text
 from agentic_search.logic.tokens import token_counter, token_counter_name
 from agentic_search.pipeline.hydrate import provenances
+from agentic_search.pipeline.relevance import float32
 from agentic_search.wire import (
     INTERNAL_KEYS,
     Evidence,
@@ -66,6 +69,70 @@ def evidence_fields(c: Dependencies) -> list[str]:
     ]
 
 
+@dataclass
+class RoundEvidence:
+    """A round's evidence candidates as :func:`build_evidence` read them, without provenance,
+    and what attaching it takes (:meth:`with_provenance`).
+
+    Selection (MMR, seeds), reranking and grading never read an evidence's provenance, and a
+    round keeps ``max_docs`` of its ``selection_pool`` candidates at most (a later round only
+    those that cover something missing): the provenance of the rest would be built to be
+    thrown away (each one walks every hit of the round's lists for its id).
+    """
+
+    #: the candidates in fused order (``provenance`` None, ``queries`` empty)
+    evidence: list[Evidence]
+    #: record id -> the main aspect's unit vector (for MMR)
+    vectors: dict[str, np.ndarray]
+    plan: QueryPlan
+    intent: IntentState
+    results: list[RetrievedList]
+    #: record id -> its fused entry (the candidates')
+    fused: dict[str, Fused]
+    #: record id -> the stored payload read (internal keys included)
+    payloads: dict[str, dict[str, Any]]
+    #: the main aspect (whose vectors :attr:`vectors` holds)
+    aspect: str = ""
+
+    def read_vectors(self, c: Dependencies, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """:attr:`vectors` with the unit vectors of those of ``ids`` (candidates' ids) it
+        lacks, read from the store (:meth:`~agentic_search.ports.VectorStore.vectors_of`),
+        each normalized as :func:`build_evidence` does: for evidence read without vectors."""
+        todo = [rid for rid in dict.fromkeys(ids) if rid in self.fused and rid not in self.vectors]
+        if todo:
+            for rid, vec in c.store.vectors_of(c.schema, todo, self.aspect).items():
+                self.vectors[rid] = unit(vec)
+        return self.vectors
+
+    def with_provenance(self, c: Dependencies, pieces: Sequence[Evidence]) -> list[Evidence]:
+        """Copies of ``pieces`` (some of :attr:`evidence`, in any order) with the provenance
+        :func:`~agentic_search.pipeline.hydrate.provenances` gives their record and
+        ``queries``: the query texts of the hits that found it (sorted), or the first of
+        the round's query texts when no hit names one. Built for these pieces only, from
+        the payloads already read (no store read)."""
+        if not pieces:
+            return []
+        fused = [self.fused[rid] for rid in dict.fromkeys(e.id for e in pieces)]
+        provs = provenances(
+            c,
+            self.plan,
+            self.intent,
+            self.results,
+            fused,
+            query_text=self.intent.query,
+            known_payloads=self.payloads,
+        )
+        queries = sorted({r.query for r in self.results if r.query})
+        out: list[Evidence] = []
+        for e in pieces:
+            prov = provs.get(e.id)
+            found_by = (
+                sorted({h.query for h in (prov.hits if prov else []) if h.query}) or queries[:1]
+            )
+            out.append(e.model_copy(update={"provenance": prov, "queries": found_by}))
+        return out
+
+
 def build_evidence(
     c: Dependencies,
     plan: QueryPlan,
@@ -74,51 +141,38 @@ def build_evidence(
     fused: list[Fused],
     rnd: int,
     snippet_chars: int,
-) -> tuple[list[Evidence], dict[str, np.ndarray]]:
-    """Evidence for the round's top fused candidates (in fused order) and the unit vectors of
-    the main aspect by id. ``tokens`` is the snippet's count stored at ingest
-    (:mod:`agentic_search.logic.snippets`), or 0 when there is none: selection then counts
-    the candidates it needs (``select_evidence(count_tokens=...)``)."""
-    if not fused:
-        return [], {}
+    with_vectors: bool = True,
+) -> RoundEvidence:
+    """Evidence for the round's top fused candidates (in fused order, those the store holds)
+    and the unit vectors of the main aspect by id, in one store read (payloads and vectors).
+    ``tokens`` is the snippet's count stored at ingest (:mod:`agentic_search.logic.snippets`),
+    or 0 when there is none: selection then counts the candidates it needs
+    (``select_evidence(count_tokens=...)``). The pieces carry no provenance yet:
+    :meth:`RoundEvidence.with_provenance` attaches it to those the round keeps.
+    ``with_vectors`` False reads no dense vector (payloads and the sparse vector only):
+    :meth:`RoundEvidence.read_vectors` reads those needed after."""
     schema = c.schema
     aspect = dense_aspect(plan, schema)
-    records = c.store.hydrate_records(schema, [f.id for f in fused], with_vectors=True)
-    provs = provenances(
-        c,
-        plan,
-        intent,
-        results,
-        fused,
-        query_text=intent.query,
-        known_payloads={rid: rec.payload or {} for rid, rec in records.items()},
-    )
+    if not fused:
+        return RoundEvidence([], {}, plan, intent, results, {}, {}, aspect)
+    records = c.store.hydrate_records(schema, [f.id for f in fused], with_vectors=with_vectors)
     rel = minmax([f.fused for f in fused])
-    texts: list[str] = []
-    rows: list[tuple[Fused, dict[str, Any], float, int]] = []
     vectors: dict[str, np.ndarray] = {}
     counter = token_counter_name(c.embedder)
+    fields = evidence_fields(c)
+    out: list[Evidence] = []
     for f, r in zip(fused, rel, strict=True):
         rec = records.get(f.id)
         if rec is None:
             continue
         stored = rec.payload or {}
         payload = {k: v for k, v in stored.items() if k not in INTERNAL_KEYS}
-        texts.append(evidence_text(schema, payload))
+        text = evidence_text(schema, payload)
         # the count the indexer stored, else 0: counted on demand by select_evidence
         tokens = stored_snippet_tokens(stored, snippet_chars, counter) or 0
-        rows.append((f, payload, r, tokens))
-        vec = rec.vectors.get(aspect) if rec.vectors is not None else None
+        vec = rec.vectors.get(aspect) if with_vectors and rec.vectors is not None else None
         if vec is not None:
-            arr = np.asarray(vec, dtype=np.float32)
-            norm = float(np.linalg.norm(arr))
-            vectors[f.id] = arr / norm if norm > 0 else arr
-    fields = evidence_fields(c)
-    out: list[Evidence] = []
-    queries = sorted({r.query for r in results if r.query})
-    for (f, payload, r, tokens), text in zip(rows, texts, strict=True):
-        prov = provs.get(f.id)
-        found_by = sorted({h.query for h in (prov.hits if prov else []) if h.query}) or queries[:1]
+            vectors[f.id] = unit(vec)
         out.append(
             Evidence(
                 id=f.id,
@@ -132,11 +186,24 @@ def build_evidence(
                 relevance=round(r, 6),
                 round=rnd,
                 rounds=[rnd],
-                queries=found_by,
-                provenance=prov,
             )
         )
-    return out, vectors
+    payloads = {rid: rec.payload or {} for rid, rec in records.items()}
+    fused_by_id = {f.id: f for f in fused}
+    return RoundEvidence(out, vectors, plan, intent, results, fused_by_id, payloads, aspect)
 
 
-__all__ = ["TOKEN_COUNT_CACHE", "build_evidence", "count_tokens", "evidence_fields"]
+def unit(vec: Sequence[float]) -> np.ndarray:
+    """A stored vector as a float32 unit vector (a zero vector as it is)."""
+    arr = float32(vec)  # the values np.asarray(vec, dtype=np.float32) gives, faster
+    norm = float(np.linalg.norm(arr))
+    return arr / norm if norm > 0 else arr
+
+
+__all__ = [
+    "TOKEN_COUNT_CACHE",
+    "RoundEvidence",
+    "build_evidence",
+    "count_tokens",
+    "evidence_fields",
+]

@@ -7,15 +7,9 @@ import time
 from collections.abc import Mapping, Sequence
 
 from agentic_search.dependencies import Dependencies
-from agentic_search.logic.chunking import best_chunks, doc_id_of
+from agentic_search.logic.chunking import doc_id_of
 from agentic_search.logic.comparison import compare
-from agentic_search.logic.executor import (
-    final_ranking,
-    finalize_evidence_pack,
-    ranked_rounds,
-    rerank_order,
-    with_pins_and_bridges,
-)
+from agentic_search.logic.executor import final_order, finalize_evidence_pack
 from agentic_search.logic.quality import (
     CandidateEvidence,
     QueryReading,
@@ -105,13 +99,8 @@ def finish(
     ``errors`` are failures outside the rounds (a failed step) to list with the rest."""
     t = time.perf_counter()
     plan, intent = state.plan, state.intent
-    if ranked_rounds(state) > 1:
-        ranking = final_ranking(state)
-    else:
-        ranking = rerank_order(state.first_fused, state.rerank_scores, state.caps.rerank_top_n)
-    ranking = with_pins_and_bridges(ranking, state.pins, state.bridges)
-    if c.schema.chunking is not None:  # each document once, at its best chunk's rank
-        ranking = best_chunks(ranking, lambda f: f.id)
+    # the relevance of what a later round brought into this head was measured by FuseRerank
+    ranking = final_order(state, c.schema.chunking is not None)
     results = state.retrieved
     ok_all = [r for r in results if r.error is None]
     candidates = hydrate(c, plan, intent, ok_all, ranking[: plan.limit])

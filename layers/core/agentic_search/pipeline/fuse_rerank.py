@@ -10,8 +10,10 @@ state machine and the recorded events in ``events/`` name it:
   step is needed is known only after fusing, and a ladder through the Map would cost a
   PrepareRound -> Map -> FuseRerank pass per step;
 * **it embeds and reads the store**: the evidence's snippets and stored vectors (hydration,
-  :mod:`~agentic_search.pipeline.evidence`) and the query relevance of the head
-  (:mod:`~agentic_search.pipeline.relevance`), which answer quality reads in Finalize;
+  :mod:`~agentic_search.pipeline.evidence`) and round 1's query relevance of the head
+  (:mod:`~agentic_search.pipeline.relevance`), which answer quality reads in Finalize (a
+  later round notes what it brings into its head, ``relevance_due``, and measures it only
+  for the head Finalize would return, :func:`~agentic_search.logic.executor.final_order`);
 * **it places** the entity fetch's pins and the bridge walk's best record
   (:func:`pin_and_bridge`).
 """
@@ -20,16 +22,24 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
+
 from agentic_search.dependencies import Dependencies
-from agentic_search.logic.executor import bridges_from, relax_step, with_pins_and_bridges
+from agentic_search.logic.executor import (
+    bridges_from,
+    final_order,
+    relax_step,
+    with_pins_and_bridges,
+)
 from agentic_search.logic.fusion import rrf
 from agentic_search.logic.selection import select_evidence
 from agentic_search.pipeline.evidence import build_evidence, count_tokens
-from agentic_search.pipeline.relevance import query_relevance, word_relevance
+from agentic_search.pipeline.relevance import query_relevance, settle_relevance, word_relevance
 from agentic_search.pipeline.rerank import rerank_candidates
 from agentic_search.pipeline.sources import merge, run_sources
 from agentic_search.wire import (
     Bridge,
+    Evidence,
     ExecutorState,
     Fused,
     QueryPlan,
@@ -96,9 +106,11 @@ def fuse_round(c: Dependencies, state: ExecutorState, work: RoundWork) -> RoundW
     t = time.perf_counter()
     reranker = c.reranker
     pool_n = max(state.caps.selection_pool, state.caps.rerank_top_n if reranker else 0)
-    evidence, vectors = build_evidence(
-        c, work.plan, intent, ok, ranking[:pool_n], rnd, state.caps.snippet_chars
+    fill = rnd == 1  # a later round selects only what covers something missing (no MMR fill)
+    read = build_evidence(
+        c, work.plan, intent, ok, ranking[:pool_n], rnd, state.caps.snippet_chars, fill
     )
+    evidence = read.evidence
     stage["evidence"] = elapsed_ms(t)
     # After the evidence: the head's stored vectors it read (with every aspect) are in the
     # store's record cache, so only the rest of the head is read here.
@@ -106,10 +118,12 @@ def fuse_round(c: Dependencies, state: ExecutorState, work: RoundWork) -> RoundW
         head = [f.id for f in ranking[: state.plan.limit]]
         state.relevance = query_relevance(c, work.plan, results, head)
         state.word_relevance = word_relevance(c, work.plan, intent)
-    elif state.relevance:  # what a later round brings into its head, to the same query
-        new = [f.id for f in ranking[: state.plan.limit] if f.id not in state.relevance]
-        if new:
-            state.relevance.update(query_relevance(c, state.plan, results, new))
+    elif state.relevance:  # what a later round brings into its head, to the same query:
+        # measured at the round's end for those Finalize would return (most never are)
+        due = state.relevance_due
+        for f in ranking[: state.plan.limit]:
+            if f.id not in state.relevance and f.id not in due:
+                due[f.id] = rnd
     t = time.perf_counter()
     evidence, err = rerank_candidates(reranker, intent.query, evidence, state.caps.rerank_top_n)
     if reranker is not None:
@@ -133,26 +147,40 @@ def fuse_round(c: Dependencies, state: ExecutorState, work: RoundWork) -> RoundW
         else list(state.targets)
     )
     seeds = [t_ for t_ in missing_targets if rnd > 1 or t_.kind in ("preference", "constraint")]
-    selected = select_evidence(
-        evidence,
-        vectors,
-        max_docs=state.caps.max_docs,
-        fill=rnd == 1,
-        max_tokens=state.caps.max_total_tokens,
-        max_chunks_per_doc=state.caps.max_chunks_per_doc,
-        mmr_lambda=state.caps.mmr_lambda,
-        must_phrases=intent.must_preserve_terms,
-        seed_targets=[(lambda e, t_=t_: c.matcher.supports(t_, e)) for t_ in seeds],
-        already=state.pool,
-        # Stored counts first; only candidates without one whose budget check matters
-        # get tokenized.
-        count_tokens=lambda e: e.tokens or count_tokens(c, [e.text])[0],
-    )
+
+    def select(vectors: dict[str, np.ndarray]) -> list[Evidence]:
+        return select_evidence(
+            evidence,
+            vectors,
+            max_docs=state.caps.max_docs,
+            fill=fill,
+            max_tokens=state.caps.max_total_tokens,
+            max_chunks_per_doc=state.caps.max_chunks_per_doc,
+            mmr_lambda=state.caps.mmr_lambda,
+            must_phrases=intent.must_preserve_terms,
+            seed_targets=[(lambda e, t_=t_: c.matcher.supports(t_, e)) for t_ in seeds],
+            already=state.pool,
+            # Stored counts first; only candidates without one whose budget check matters
+            # get tokenized.
+            count_tokens=lambda e: e.tokens or count_tokens(c, [e.text])[0],
+        )
+
+    if fill:
+        selected = select(read.vectors)
+    else:
+        # Without the fill, what is picked does not depend on the vectors (seeds only);
+        # their MMR scores read the vectors of the picks and of the pool's pieces among
+        # the candidates, each row of the similarity product its own: those alone are read.
+        selected = select({})
+        if selected:
+            needed = [e.id for e in state.pool] + [e.id for e in selected]
+            selected = select(read.read_vectors(c, needed))
     # a record the round placed (a pin, a bridge) is evidence whatever MMR chose: it is why
     # the round ran, and what an answer step must read
     chosen = {e.id for e in selected}
     placed_ids = set(work.report.pinned) | {b.id for b in work.report.bridges}
     selected += [e for e in evidence if e.id in placed_ids and e.id not in chosen]
+    selected = read.with_provenance(c, selected)  # what the pool keeps, and nothing else
     stage["select"] = elapsed_ms(t)
     pooled = {e.id: e for e in state.pool}
     work.new_ids = [e.id for e in selected if e.id not in pooled]
@@ -185,6 +213,12 @@ def fuse_round(c: Dependencies, state: ExecutorState, work: RoundWork) -> RoundW
         | {b.id for b in state.bridges}
     )
     state.retrieved += [r.pruned(keep) for r in results]
+    if rnd > 1 and state.relevance_due:
+        # what Finalize would return were this the last round: the relevance of those a
+        # later round brought into a head, from that round's lists (a later round may
+        # measure a few more ids, never those outside a head)
+        head = final_order(state, c.schema.chunking is not None)[: state.plan.limit]
+        settle_relevance(c, state, [f.id for f in head])
     work.results = []
     return work
 

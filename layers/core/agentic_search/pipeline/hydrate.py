@@ -12,7 +12,6 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from agentic_search.dependencies import Dependencies
-from agentic_search.logic.fusion import minmax
 from agentic_search.logic.schema import DomainSchema
 from agentic_search.logic.text import keyword_text
 from agentic_search.wire import (
@@ -103,13 +102,21 @@ def _provenance_rows(
     hits: dict[str, list[dict[str, Any]]] = {}
     wanted = {f.id for f in fused}  # hits of other ids would be built and never read
     for r in results:
+        mine = [h for h in r.hits if h.id in wanted]
+        if not mine:
+            continue
         # against the whole list's scores and ranks: a list kept in the executor state is
         # pruned to the hits that can still be returned (RetrievedList.pruned), and so are
-        # its positions: each hit carries its rank in the list the source answered
-        norm = minmax([h.score for h in r.hits], r.score_range)
-        for h, n in zip(r.hits, norm, strict=True):
-            if h.id not in wanted:
-                continue
+        # its positions: each hit carries its rank in the list the source answered; the
+        # min-max of :func:`~agentic_search.logic.fusion.minmax` over the list, computed
+        # for the wanted hits alone (the same expressions)
+        if r.score_range is not None:
+            lo, hi = r.score_range
+        else:
+            lo, hi = min(h.score for h in r.hits), max(h.score for h in r.hits)
+        span = hi - lo
+        for h in mine:
+            n = 1.0 if span <= 1e-12 else (h.score - lo) / span
             via = h.via
             hits.setdefault(h.id, []).append(
                 {

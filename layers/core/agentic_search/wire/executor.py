@@ -150,6 +150,12 @@ class ExecutorState(WireModel):
         default_factory=dict,
         description="cosine to the query of round 1's first candidates (pipeline/relevance.py)",
     )
+    relevance_due: dict[str, int] = Field(
+        default_factory=dict,
+        description="record id -> the later round whose first candidates it entered: its "
+        "relevance, read from that round's lists, is measured once it is in the head "
+        "Finalize would return",
+    )
     word_relevance: dict[str, float] = Field(
         default_factory=dict,
         description="cosine to the query of each content word no record holds, when the "

@@ -23,6 +23,7 @@ from agentic_search.logic.executor.later_rounds import (
 from agentic_search.logic.executor.queries import dense_aspect, hyde_status, with_written_queries
 from agentic_search.logic.executor.rounds import (
     executor_gate,
+    final_order,
     final_ranking,
     finalize_evidence_pack,
     prepare_round_queries,
@@ -38,6 +39,7 @@ __all__ = [
     "bridges_from",
     "dense_aspect",
     "executor_gate",
+    "final_order",
     "final_ranking",
     "finalize_evidence_pack",
     "hyde_status",

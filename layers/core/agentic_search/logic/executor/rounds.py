@@ -13,9 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from agentic_search.logic.chunking import best_chunks
 from agentic_search.logic.complexity import caps_for
 from agentic_search.logic.coverage import CoverageGrader, coverage_targets
-from agentic_search.logic.executor.entity_rounds import with_entity_source
+from agentic_search.logic.executor.entity_rounds import with_entity_source, with_pins_and_bridges
 from agentic_search.logic.executor.later_rounds import bridge_round_plan, later_round_plan
 from agentic_search.logic.executor.queries import round_one_plan
 from agentic_search.logic.fusion import rrf
@@ -182,6 +183,23 @@ def final_ranking(state: ExecutorState) -> list[Fused]:
         return []
     fused = rrf(lists, state.plan.rrf_k)
     return rerank_order(fused, state.rerank_scores, state.caps.rerank_top_n)
+
+
+def final_order(state: ExecutorState, chunked: bool) -> list[Fused]:
+    """The ranking Finalize returns from, its first ``plan.limit`` the candidates: round 1's
+    fused list in rerank order after one ranked round, else :func:`final_ranking`; the pins
+    and bridges placed (:func:`~.entity_rounds.with_pins_and_bridges`); for a ``chunked``
+    domain, each document once at its best chunk's rank. A function of what FuseRerank
+    leaves in the state (no later step changes it), so FuseRerank knows after each round
+    what Finalize would return were it the last."""
+    if ranked_rounds(state) > 1:
+        ranking = final_ranking(state)
+    else:
+        ranking = rerank_order(state.first_fused, state.rerank_scores, state.caps.rerank_top_n)
+    ranking = with_pins_and_bridges(ranking, state.pins, state.bridges)
+    if chunked:  # each document once, at its best chunk's rank
+        ranking = best_chunks(ranking, lambda f: f.id)
+    return ranking
 
 
 def ranked_rounds(state: ExecutorState) -> int:
