@@ -88,3 +88,19 @@ def test_intent_of_a_comparison_and_of_a_lookup(catalog_lookup: CatalogLookup, t
     assert look.primary_goal == "find" and look.complexity == "simple"
     typo = with_complexity(x.extract("copilt"), an)
     assert typo.must_preserve_terms == ["GitHub Copilot"]  # the typo is asked by its name
+
+
+def test_the_fuzzy_candidates_are_every_choice_near_in_length_in_order(
+    catalog_lookup: CatalogLookup,
+):
+    """GIVEN the catalog's linker WHEN asked for the names and phrases within k characters of
+    a length THEN it gives exactly those of the full list, in the list's order (so a tie
+    between equally distant choices still goes to the same one)."""
+    linker = catalog_lookup.linker
+    assert linker is not None
+    choices = linker._choices
+    for length in (1, 4, 9, 15, 30):
+        for k in (1, 2):
+            want = [c for c in choices if abs(len(c) - length) <= k]
+            assert linker._within_length(length, k) == want
+    assert len(linker._within_length(9, 2)) > 10

@@ -23,6 +23,7 @@ Links are reported with their surface form, method and score (``--explain`` show
 
 from __future__ import annotations
 
+import heapq
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -91,6 +92,17 @@ class QueryLinker:
         self.analyzer = analyzer
         self._choices = [*index.names, *self.phrases]
         self._words = {w for n in self._choices for w in n.split()}
+        #: length -> the positions of the choices that long, in order
+        self._by_length: dict[int, list[int]] = {}
+        for i, choice in enumerate(self._choices):
+            self._by_length.setdefault(len(choice), []).append(i)
+
+    def _within_length(self, length: int, edits: int) -> list[str]:
+        """The choices whose length is within ``edits`` of ``length`` (no other can be within
+        ``edits`` edits), in their order: rapidfuzz's OSA has no length filter of its own
+        (over SciFact's 5,183 titles it took 2.0 ms a call against Levenshtein's 0.19)."""
+        buckets = (self._by_length.get(n, []) for n in range(length - edits, length + edits + 1))
+        return [self._choices[i] for i in heapq.merge(*buckets)]
 
     def link(self, query: str) -> Linking:
         """The entity links and vocabulary corrections of ``query``."""
@@ -169,7 +181,7 @@ class QueryLinker:
                     text = " ".join(toks[j].folded for j in span)
                     hit = process.extractOne(
                         text,
-                        self._choices,
+                        self._within_length(len(text), _max_edits(len(text))),
                         scorer=OSA.distance,
                         score_cutoff=_max_edits(len(text)),
                     )
