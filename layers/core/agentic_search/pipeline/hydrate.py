@@ -12,6 +12,7 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from agentic_search.dependencies import Dependencies
+from agentic_search.logic.fusion import minmax
 from agentic_search.logic.schema import DomainSchema
 from agentic_search.logic.text import keyword_text
 from agentic_search.wire import (
@@ -107,16 +108,10 @@ def _provenance_rows(
             continue
         # against the whole list's scores and ranks: a list kept in the executor state is
         # pruned to the hits that can still be returned (RetrievedList.pruned), and so are
-        # its positions: each hit carries its rank in the list the source answered; the
-        # min-max of :func:`~agentic_search.logic.fusion.minmax` over the list, computed
-        # for the wanted hits alone (the same expressions)
-        if r.score_range is not None:
-            lo, hi = r.score_range
-        else:
-            lo, hi = min(h.score for h in r.hits), max(h.score for h in r.hits)
-        span = hi - lo
-        for h in mine:
-            n = 1.0 if span <= 1e-12 else (h.score - lo) / span
+        # its positions: each hit carries its rank in the list the source answered, and is
+        # min-max normalized against the scores of that list, for the wanted hits alone
+        normalized = minmax([h.score for h in mine], r.score_bounds)
+        for h, n in zip(mine, normalized, strict=True):
             via = h.via
             hits.setdefault(h.id, []).append(
                 {

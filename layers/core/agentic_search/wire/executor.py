@@ -88,13 +88,23 @@ class RetrievedList(WireModel):
         ]
         self.total = len(self.hits)
 
+    @property
+    def score_bounds(self) -> tuple[float, float] | None:
+        """The lowest and highest score of the list the source answered: ``score_range`` once
+        pruned, else its hits' own (None without hits)."""
+        if self.score_range is not None:
+            return self.score_range
+        if not self.hits:
+            return None
+        scores = [h.score for h in self.hits]
+        return min(scores), max(scores)
+
     def pruned(self, keep: set[str]) -> RetrievedList:
         """A copy with only the hits whose id is in ``keep`` (ranks, ``total`` and
         ``score_range`` those of the whole list; the hits themselves are shared)."""
         update: dict[str, object] = {"hits": [h for h in self.hits if h.id in keep]}
         if self.score_range is None and self.hits:
-            scores = [h.score for h in self.hits]
-            update["score_range"] = (min(scores), max(scores))
+            update["score_range"] = self.score_bounds
         return self.model_copy(update=update)
 
 
