@@ -28,6 +28,7 @@ from pathlib import Path
 
 from qdrant_client import QdrantClient
 
+from agentic_search.adapters.edge.replica import copy_dir
 from agentic_search.adapters.edge.sparse import EdgeSparseKeywordIndex
 from agentic_search.adapters.qdrant.local import LocalQdrantStore
 from agentic_search.adapters.qdrant.sparse import QdrantSparseKeywordIndex
@@ -86,7 +87,9 @@ def main() -> int:
     settings = Settings(agentic_search_home=args.home, **base)
     embedder = build_embedder(settings)
     tmp = Path(tempfile.mkdtemp(prefix="exec-latency-"))
-    shutil.copytree(args.home / "edge", tmp / "edge", ignore=shutil.ignore_patterns("*.lock"))
+    copy_dir(args.home / "edge", tmp / "edge")  # sparse: the engine preallocates 32 MiB pages
+    for lock in (tmp / "edge").rglob("*.lock"):
+        lock.unlink()
     engines = {
         "edge-cache": SearchService.create(settings, schema, embedder=embedder),
         "edge-nocache": SearchService.create(

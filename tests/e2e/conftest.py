@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+from support.homes import copy_home
 from support.lambdas import FUNCTION_IDS, load_function, runtime_over, use_runtime
 
 from agentic_search.pipeline.runner import LocalRunner
@@ -50,9 +50,4 @@ def indexed_home(tools_engine, tmp_path) -> Path:
     """A copy of the session's indexed folder (bundled catalog) for a CLI subprocess: the
     subprocess opens its own store, never the session's (which this process holds open)."""
     home = tmp_path / "home"
-    shutil.copytree(
-        Path(tools_engine.deps.settings.agentic_search_home),
-        home,
-        ignore=shutil.ignore_patterns("*.lock", ".lock"),
-    )
-    return home
+    return copy_home(Path(tools_engine.deps.settings.agentic_search_home), home)

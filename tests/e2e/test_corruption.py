@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from support.cli import run_cli
+from support.homes import copy_home
 from support.http import start_serve, wait_serving
 
 from agentic_search.config import Settings
@@ -98,7 +99,7 @@ def test_every_damaged_file_is_one_line_and_isolated(base, tmp_path, embedder):
     for mode in ("truncate", "zero"):
         for rel in files:
             copy = tmp_path / f"{mode}-{rel.replace('/', '_')}"
-            shutil.copytree(home, copy)
+            copy_home(home, copy, skip=())
             _damage(copy / rel, mode)
             owner = next((d for d in ("tools", "documents") if f"/{d}/" in f"/{rel}"), None)
             for domain, query in (("tools", "vector database"), ("documents", "glaciers")):
@@ -125,7 +126,7 @@ def test_every_damaged_file_is_one_line_and_isolated(base, tmp_path, embedder):
 def test_serve_starts_reports_the_damage_and_rebuild_restores_the_answers(base, tmp_path):
     home, docs = base
     copy = tmp_path / "home"
-    shutil.copytree(home, copy)
+    copy_home(home, copy, skip=())
     before = _ids(run_cli(copy, "search", "glaciers", "--domain", "documents", "--json"))
     damaged = next(copy.rglob("documents/storage.sqlite"))
     _damage(damaged, "truncate")

@@ -13,10 +13,10 @@ command must repair it.
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
+from support.homes import copy_home
 
 from agentic_search.config import Settings
 from agentic_search.ports import VectorStoreError
@@ -82,7 +82,7 @@ def test_a_damaged_edge_file_is_one_line_naming_the_repair(
 ) -> None:
     # GIVEN a copy of the home whose documents shard has one damaged file
     home = tmp_path / "home"
-    shutil.copytree(base, home, ignore=shutil.ignore_patterns("*.lock", "run"))
+    copy_home(base, home)
     [target] = sorted((home / "edge" / "documents").glob(pattern))[:1]
     _damage(target, mode)
     tools_before = _search(base, "tools", "vector database", embedder)
@@ -126,7 +126,7 @@ SILENT = [
 def settled(base: Path, embedder, tmp_path_factory) -> Path:
     """A copy of ``base`` whose documents shard was opened and closed once more."""
     home = tmp_path_factory.mktemp("settled") / "home"
-    shutil.copytree(base, home, ignore=shutil.ignore_patterns("*.lock", "run"))
+    copy_home(base, home)
     service = SearchService.create(_settings(home), "documents", embedder=embedder)
     try:
         assert service.deps.store.count(service.schema) == len(DOCS)
@@ -143,7 +143,7 @@ def test_damage_that_loses_records_without_an_error_is_found_at_open(
 
     # GIVEN a copy whose documents shard lost records (or their vectors) without an error
     home = tmp_path / "home"
-    shutil.copytree(settled, home, ignore=shutil.ignore_patterns("*.lock", "run"))
+    copy_home(settled, home)
     [target] = sorted((home / "edge" / "documents").glob(pattern))
     _damage(target, mode)
     # WHEN the documents domain is searched THEN the one-line damage error names the repair
@@ -178,7 +178,7 @@ def test_a_rebuild_from_a_smaller_file_is_not_taken_for_damage(
 ) -> None:
     # GIVEN the 12 notes synced, then rebuilt from a file holding 8 of them
     home = tmp_path / "home"
-    shutil.copytree(base, home, ignore=shutil.ignore_patterns("*.lock", "run"))
+    copy_home(base, home)
     smaller = tmp_path / "smaller.jsonl"
     smaller.write_text("".join(json.dumps(d) + "\n" for d in DOCS[:8]))
     service = SearchService.create(_settings(home), "documents", embedder=embedder)

@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 from conftest import make_settings
+from support.homes import copy_home
 from support.lambdas import runtime_over, use_runtime
 
 from agentic_search.pipeline.runner import LocalRunner
@@ -50,7 +51,7 @@ def _browser_paths() -> tuple[str, str]:
 @pytest.fixture(scope="module")
 def page_home(tmp_path_factory) -> Path:
     """The working folder ``page_url`` serves (its index, its last evaluation)."""
-    return tmp_path_factory.mktemp("page-home")
+    return tmp_path_factory.mktemp("page-home") / "home"
 
 
 @pytest.fixture(scope="module")
@@ -60,12 +61,7 @@ def page_url(tools_engine, embedder, catalog_by_id, page_home) -> Iterator[str]:
     from agentic_search_cli.local_server import serving
 
     home = page_home
-    shutil.copytree(
-        Path(tools_engine.deps.settings.agentic_search_home),
-        home,
-        dirs_exist_ok=True,
-        ignore=shutil.ignore_patterns("*.lock", ".lock"),
-    )
+    copy_home(Path(tools_engine.deps.settings.agentic_search_home), home)
     engine = SearchService.create(make_settings(home), "tools", embedder=embedder)
     hostile = dict(catalog_by_id["continue"])
     hostile.update(

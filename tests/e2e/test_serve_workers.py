@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -17,6 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from support.homes import copy_home
 from support.http import HalfSentSearch
 
 QUERIES = ["free code editor", "open source vector database", "text to speech", "chatbot"]
@@ -96,7 +96,7 @@ def test_workers_answer_as_one_process_and_stop_cleanly(edge_home: Path, tmp_pat
     answered, each with the candidates one process gives; AND on SIGTERM a request in flight
     is answered, serve exits 0, the workers are gone and so are their copies of the index."""
     reference = tmp_path / "reference"
-    shutil.copytree(edge_home, reference, ignore=shutil.ignore_patterns("*.lock", "run"))
+    copy_home(edge_home, reference)
     proc = subprocess.Popen(
         [sys.executable, "-m", "agentic_search_cli.main", "serve", "--port", "0", "--workers", "2"],
         env=_env(edge_home),
@@ -161,7 +161,7 @@ def test_a_killed_worker_fails_its_request_and_the_pool_is_made_anew(
 
     def make_copy() -> Path:
         dest = tmp_path / f"copy-{len(copies)}"
-        shutil.copytree(edge_home / "edge", dest, ignore=shutil.ignore_patterns("*.lock"))
+        copy_home(edge_home / "edge", dest)
         copies.append(dest)
         return dest
 

@@ -3,10 +3,10 @@ the walk, so a search the gate missed asks the cache once, not again in CacheChe
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 from conftest import make_settings
+from support.homes import copy_home
 
 from agentic_search.adapters.caches import SqliteCache
 from agentic_search.service import SearchService
@@ -32,11 +32,7 @@ def test_a_miss_at_the_gate_is_looked_up_once_and_the_next_search_is_a_hit(
     THEN the cache was asked once for both, the walk did not run CacheCheck, and the answer
     was stored: a fresh service's gate answers it, with the same candidates."""
     home = tmp_path / "home"
-    shutil.copytree(
-        Path(tools_engine.deps.settings.agentic_search_home),
-        home,
-        ignore=shutil.ignore_patterns("*.lock", ".lock"),
-    )
+    copy_home(Path(tools_engine.deps.settings.agentic_search_home), home)
     # no round stopped for a busy host's latency budget: such an answer is not stored
     settings = make_settings(home, round_budget_ms=100_000_000, source_timeout_s=600)
     cache = _CountingCache(tmp_path / "cache.sqlite")
