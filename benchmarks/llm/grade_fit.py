@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import platform
 import statistics
@@ -64,11 +63,11 @@ TOP = 5
 
 
 def ndcg10(ranked: list[str], rel: dict[str, int]) -> float:
-    """nDCG@10 with exponential gain (the eval's definition)."""
-    dcg = sum((2 ** rel.get(d, 0) - 1) / math.log2(i + 2) for i, d in enumerate(ranked[:10]))
-    ideal = sorted(rel.values(), reverse=True)[:10]
-    idcg = sum((2**g - 1) / math.log2(i + 2) for i, g in enumerate(ideal))
-    return dcg / idcg if idcg else 0.0
+    """nDCG@10 of one ranking as the eval computes it (trec_eval's ``ndcg_cut_10`` through
+    :func:`~agentic_search_cli.evaluation.metrics.evaluate_rankings`)."""
+    from agentic_search_cli.evaluation.metrics import evaluate_rankings
+
+    return evaluate_rankings({"q": rel}, {"q": ranked})["q"]["ndcg@10"] if rel else 0.0
 
 
 def entries(candidates: list[Any]) -> list[str]:
@@ -198,6 +197,7 @@ def main(argv: list[str] | None = None) -> int:
                 "answerable": q["answerable"],
                 "results": len(ids),
                 "fits": fits,
+                "top10": ids[:10],
                 "top5_gain": [rel.get(i, 0) for i in ids[:TOP]],
                 "ndcg10": round(ndcg10(ids, rel), 4),
                 "ndcg10_picked_first": round(ndcg10(reranked, rel), 4),
