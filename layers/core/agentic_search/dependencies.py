@@ -34,6 +34,7 @@ if TYPE_CHECKING:  # the helpers' modules load on first use (a light Lambda neve
     from agentic_search.logic.planner import RuleBasedPlanner
     from agentic_search.logic.schema import DomainSchema
     from agentic_search.ports import (
+        ArrayMemo,
         Embedder,
         HydeGenerator,
         IntentPlanner,
@@ -60,6 +61,7 @@ PORTS = (
     "cache",
     "sync_status",
     "journal",
+    "memo",
 )
 
 Factory = Callable[["Dependencies"], Any]
@@ -148,6 +150,7 @@ class Dependencies:
     cache: ResultCache
     sync_status: SyncStatusStore
     journal: WriteJournal
+    memo: ArrayMemo
 
     def __init__(
         self,

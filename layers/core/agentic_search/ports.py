@@ -23,7 +23,7 @@ adapter. Nothing here imports an engine or numpy at import time.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 if TYPE_CHECKING:  # numpy and the schema only for annotations: no import cost here
@@ -397,6 +397,29 @@ class Embedder(Protocol):
         ...
 
 
+class ArrayMemo(Protocol):
+    """Keeps arrays derived from the model and the domain (not from the catalog's records)
+    between processes, so a process does not compute them again: e.g. the capability
+    vocabulary's vectors (:class:`~agentic_search.logic.capabilities.CapabilityMatcher`),
+    which cost a CLI search a second model session and ~0.6 s each time it ran.
+
+    ``key`` names the array's inputs completely (a hash of the model identity and the texts):
+    a memo never checks what it holds against anything but the key and the shape.
+    """
+
+    def get_or_compute(
+        self, key: str, compute: Callable[[], np.ndarray], shape: tuple[int, ...]
+    ) -> np.ndarray:
+        """The array kept under ``key`` when one of ``shape`` is kept, else ``compute()``'s,
+        kept for the next process (a write that fails is not an error: the array is
+        returned all the same).
+
+        Raises:
+            whatever ``compute`` raises.
+        """
+        ...
+
+
 class Reranker(Protocol):
     """Scores how well each text answers the query (higher is better)."""
 
@@ -565,6 +588,7 @@ class WriteJournal(Protocol):
 
 
 __all__ = [
+    "ArrayMemo",
     "CacheError",
     "ChatJSONClient",
     "CollectionInfo",

@@ -33,6 +33,7 @@ from agentic_search.config import Settings
 from agentic_search.dependencies import Dependencies, Factory
 from agentic_search.logic.schema import DomainSchema, available_domains, load_schema
 from agentic_search.ports import (
+    ArrayMemo,
     ChatJSONClient,
     CollectionInfo,
     Embedder,
@@ -488,7 +489,16 @@ FACTORIES: dict[str, Factory] = {
     "cache": lambda c: build_cache(c.settings),
     "sync_status": lambda c: build_sync_status(c.settings),
     "journal": lambda c: build_journal(c.settings),
+    "memo": lambda c: build_memo(c.settings),
 }
+
+
+def build_memo(settings: Settings) -> ArrayMemo:
+    """Arrays derived from the model and the domain, kept in ``<home>/models/derived`` (beside
+    the model files they come from)."""
+    from agentic_search.adapters.array_memo import NpyFolderMemo
+
+    return NpyFolderMemo(settings.model_cache / "derived")
 
 
 def build_dependencies(

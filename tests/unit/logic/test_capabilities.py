@@ -107,3 +107,67 @@ def test_a_threshold_calibrated_for_another_model_matches_nothing(
         tools_schema, bow.embed_documents, bow.embed_query, model=lambda: "all-MiniLM-L6-v2-int8"
     )
     assert [m.value for m in same.match("edit a video of my slides")] == ["Video Editing"]
+
+
+class DictMemo:
+    """An :class:`~agentic_search.ports.ArrayMemo` in a dict (a folder between processes,
+    in the adapter's own test)."""
+
+    def __init__(self) -> None:
+        self.kept: dict[str, np.ndarray] = {}
+
+    def get_or_compute(self, key, compute, shape):
+        if key in self.kept and self.kept[key].shape == shape:
+            return self.kept[key]
+        self.kept[key] = compute()
+        return self.kept[key]
+
+
+IDENTITY = '{"model": "bag-of-words", "dim": 11}'
+
+
+def test_a_second_process_reads_the_entries_vectors_from_the_memo(
+    tools_schema: DomainSchema,
+) -> None:
+    """GIVEN a memo a first matcher filled WHEN a new matcher (a new process) scores a query
+    THEN it embeds no entry, and its scores equal the first one's; AND a memo keyed for
+    another embedder identity or other entry texts is not read."""
+    memo, first, second = DictMemo(), BagOfWords(), BagOfWords()
+    a = CapabilityMatcher(
+        tools_schema,
+        first.embed_documents,
+        first.embed_query,
+        memo=memo.get_or_compute,
+        identity=lambda: IDENTITY,
+    )
+    b = CapabilityMatcher(
+        tools_schema,
+        second.embed_documents,
+        second.embed_query,
+        memo=memo.get_or_compute,
+        identity=lambda: IDENTITY,
+    )
+    assert a.scores("edit a video from my slides") == b.scores("edit a video from my slides")
+    assert (first.document_calls, second.document_calls) == (1, 0)
+    assert len(memo.kept) == 1
+    other_model = a.matrix_key('{"model": "other", "dim": 11}')
+    assert other_model != a.matrix_key(IDENTITY)
+    changed = tools_schema.model_copy(deep=True)
+    changed.vocabularies["functionality"]["Video Editing"] = ["edit videos", "cut clips"]
+    c = CapabilityMatcher(changed, first.embed_documents, first.embed_query)
+    assert c.matrix_key(IDENTITY) != a.matrix_key(IDENTITY)
+
+
+def test_an_identity_without_a_dimension_is_not_memoized(tools_schema: DomainSchema) -> None:
+    """GIVEN an embedder whose dimension is learnt from its first answer WHEN entries are
+    embedded THEN the memo is not used (its shape check would have nothing to hold to)."""
+    memo, bow = DictMemo(), BagOfWords()
+    m = CapabilityMatcher(
+        tools_schema,
+        bow.embed_documents,
+        bow.embed_query,
+        memo=memo.get_or_compute,
+        identity=lambda: '{"model": "api", "dim": null}',
+    )
+    m.matrix()
+    assert memo.kept == {} and bow.document_calls == 1

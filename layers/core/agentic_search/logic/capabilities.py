@@ -15,6 +15,8 @@ stays pure.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -44,7 +46,11 @@ class CapabilityMatcher:
 
     ``embed_documents(texts) -> (n, dim)`` and ``embed_query(text) -> (dim,)`` are the
     embedder's; both must return L2-normalized float vectors. Thread-safe: the entries are
-    embedded once, under a lock, on the first :meth:`match`.
+    embedded once, under a lock, on the first :meth:`match`. With ``memo`` (an
+    :class:`~agentic_search.ports.ArrayMemo`'s ``get_or_compute``) and ``identity`` (the
+    embedder identity as JSON), the entries' vectors are kept between processes under a hash
+    of both and the entry texts (:meth:`matrix_key`): a new process reads them instead of
+    loading the document model session to embed them again.
     """
 
     def __init__(
@@ -53,6 +59,8 @@ class CapabilityMatcher:
         embed_documents: Callable[[Sequence[str]], Any],
         embed_query: Callable[[str], Any],
         model: Callable[[], str] | None = None,
+        memo: Callable[[str, Callable[[], Any], tuple[int, ...]], Any] | None = None,
+        identity: Callable[[], str] | None = None,
     ) -> None:
         spec = schema.capabilities
         self.min_score = spec.min_score if spec else 1.0
@@ -63,17 +71,42 @@ class CapabilityMatcher:
         self.entries = entry_texts(schema)
         self._embed_documents = embed_documents
         self._embed_query = embed_query
+        self._memo = memo if identity is not None else None
+        self._identity = identity
         self._matrix: np.ndarray | None = None
         self._lock = threading.Lock()
 
+    def matrix_key(self, identity: str) -> str:
+        """The memo key of the entries' vectors under the embedder ``identity`` (JSON): a
+        sha256 over it and every entry's vocabulary, value and text."""
+        digest = hashlib.sha256(identity.encode())
+        for entry in self.entries:
+            digest.update(("\x1e" + "\x1f".join(entry)).encode())
+        return f"capabilities-{digest.hexdigest()}"
+
     def matrix(self) -> np.ndarray:
-        """The entries' vectors, ``(len(entries), dim)`` float32, embedded once."""
+        """The entries' vectors, ``(len(entries), dim)`` float32, embedded once (read from
+        the memo when one is given and holds them)."""
         import numpy as np  # the ExtractIntent function has no numpy: imported on first use
 
         with self._lock:
             if self._matrix is None:
                 texts = [t for *_, t in self.entries]
-                self._matrix = np.asarray(self._embed_documents(texts), dtype=np.float32)
+
+                def embed() -> np.ndarray:
+                    return np.asarray(self._embed_documents(texts), dtype=np.float32)
+
+                if self._memo is None or self._identity is None:
+                    self._matrix = embed()
+                else:
+                    identity = self._identity()
+                    dim = json.loads(identity).get("dim")
+                    if isinstance(dim, int):
+                        key = self.matrix_key(identity)
+                        kept = self._memo(key, embed, (len(texts), dim))
+                        self._matrix = np.asarray(kept, dtype=np.float32)
+                    else:  # a dimension learnt from the first answer: nothing to check against
+                        self._matrix = embed()
             return self._matrix
 
     def scores(self, text: str) -> list[VocabularyMatch]:

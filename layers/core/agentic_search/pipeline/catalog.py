@@ -8,6 +8,7 @@ from typing import Any
 
 from agentic_search.dependencies import Dependencies
 from agentic_search.logic.capabilities import CapabilityMatcher
+from agentic_search.logic.embedder_identity import identity_of
 from agentic_search.logic.intent import CatalogLookup
 from agentic_search.logic.intent_rules import RuleBasedIntentExtractor
 from agentic_search.wire import ENTITY_KEY, IntentState
@@ -62,8 +63,19 @@ def capability_matcher(c: Dependencies) -> CapabilityMatcher | None:
                 lambda texts: c.embedder.embed_documents(list(texts)),
                 lambda text: c.embedder.embed_query(text),
                 model=lambda: c.embedder.identity.model,
+                memo=_memo(c),
+                identity=lambda: identity_of(c.embedder).model_dump_json(),
             )
         return c.caches.capabilities
+
+
+def _memo(c: Dependencies) -> Any:
+    """The dependencies' :class:`~agentic_search.ports.ArrayMemo` ``get_or_compute``, or None
+    when they have none (dependencies a test builds with its own adapters only)."""
+    try:
+        return c.memo.get_or_compute
+    except KeyError:
+        return None
 
 
 def extract_by_rules(c: Dependencies, query: str) -> IntentState:
