@@ -66,3 +66,49 @@ def test_search_embeds_the_entries_once_and_explains_the_score(
         assert "by meaning: functionality=Image Editing (cosine 0." in console.export_text()
     finally:
         engine.close()
+
+
+def test_document_vectors_of_minilm_come_from_its_query_session_bit_for_bit(
+    tools_schema: DomainSchema,
+) -> None:
+    """GIVEN a fresh MiniLM embedder (no prefixes: its two sides are one model) WHEN the
+    search-time document vectors of the capability entries and of single words are asked for
+    THEN they equal ``embed_documents``' bit for bit, and the document session was not made
+    for them (a second onnxruntime session: ~0.3 s and ~100 MB of a CLI search)."""
+    import numpy as np
+
+    from agentic_search.adapters.onnx_embedder import OnnxMiniLMEmbedder
+    from agentic_search.logic.capabilities import entry_texts
+    from agentic_search.pipeline.embedding import document_vectors
+
+    fresh = OnnxMiniLMEmbedder()
+    texts = [t for *_, t in entry_texts(tools_schema)] + ["Spotify", "backup", "figure"]
+    got = document_vectors(fresh, texts)
+    assert "documents" not in fresh._sessions
+    assert np.array_equal(got, fresh.embed_documents(texts))
+
+
+def test_an_embedder_with_prefixes_gives_its_document_side() -> None:
+    """GIVEN an embedder whose queries and passages carry different prefixes (e5) WHEN
+    search-time document vectors are asked for THEN its ``embed_documents`` answers."""
+    import numpy as np
+
+    from agentic_search.pipeline.embedding import document_vectors
+    from agentic_search.wire import EmbedderIdentity
+
+    class Prefixed:
+        name, dim = "e5-like", 2
+        identity = EmbedderIdentity(
+            model="e5-like", dim=2, query_prefix="query: ", passage_prefix="passage: "
+        )
+
+        def embed_documents(self, texts):
+            return np.ones((len(texts), 2), dtype=np.float32)
+
+        def embed_queries(self, texts):
+            raise AssertionError("the query side answered for documents")
+
+        def embed_query(self, text):
+            raise AssertionError("the query side answered for documents")
+
+    assert document_vectors(Prefixed(), ["a", "b"]).shape == (2, 2)

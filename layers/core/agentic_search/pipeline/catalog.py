@@ -11,6 +11,7 @@ from agentic_search.logic.capabilities import CapabilityMatcher
 from agentic_search.logic.embedder_identity import identity_of
 from agentic_search.logic.intent import CatalogLookup
 from agentic_search.logic.intent_rules import RuleBasedIntentExtractor
+from agentic_search.pipeline.embedding import document_vectors
 from agentic_search.wire import ENTITY_KEY, IntentState
 
 
@@ -60,7 +61,7 @@ def capability_matcher(c: Dependencies) -> CapabilityMatcher | None:
         if c.caches.capabilities is None:
             c.caches.capabilities = CapabilityMatcher(
                 c.schema,
-                lambda texts: c.embedder.embed_documents(list(texts)),
+                lambda texts: document_vectors(c.embedder, texts),
                 lambda text: c.embedder.embed_query(text),
                 model=lambda: c.embedder.identity.model,
                 memo=_memo(c),

@@ -91,6 +91,26 @@ def embed_within(
     return box["value"]
 
 
+def document_vectors(embedder: Embedder, texts: Sequence[str]) -> Any:
+    """Document-side vectors of ``texts`` (``(n, dim)``) computed at search time: the
+    capability entries, the words no record holds. When the embedder's two sides are one model
+    with no prefix (its identity names no ``query_prefix`` or ``passage_prefix``) and it has
+    ``embed_queries``, through that: the vectors are the same, and a local model's document
+    session (a second onnxruntime session: ~0.3 s to load and ~100 MB in a CLI search) is not
+    made for a few words. Otherwise ``embed_documents`` (e5's ``passage: `` side).
+
+    Raises:
+        EmbedderError: when the model fails.
+    """
+    from agentic_search.logic.embedder_identity import identity_of
+
+    identity = identity_of(embedder)
+    queries = getattr(embedder, "embed_queries", None)
+    if queries is not None and not identity.query_prefix and not identity.passage_prefix:
+        return queries(list(texts))
+    return embedder.embed_documents(list(texts))
+
+
 def embed_texts(c: Dependencies, plan: QueryPlan) -> tuple[dict[str, Any], dict[str, str]]:
     """Vectors of the plan's dense query texts (text -> vector) and the texts that failed
     (text -> "Error: message"); see the module docstring."""

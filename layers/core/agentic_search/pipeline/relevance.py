@@ -18,7 +18,7 @@ import numpy as np
 from agentic_search.dependencies import Dependencies
 from agentic_search.logic.executor import dense_aspect, planned_dense_text
 from agentic_search.logic.quality import content_words, function_word_text, read_query
-from agentic_search.pipeline.embedding import embed_texts
+from agentic_search.pipeline.embedding import document_vectors, embed_texts
 from agentic_search.wire import (
     ExecutorState,
     IntentState,
@@ -130,7 +130,7 @@ def word_relevance(c: Dependencies, plan: QueryPlan, intent: IntentState) -> dic
         if text not in vectors or text in errors:
             return {}
         q = np.asarray(vectors[text], dtype=np.float32).reshape(-1)
-        vecs = np.asarray(c.embedder.embed_documents(texts), dtype=np.float32)
+        vecs = np.asarray(document_vectors(c.embedder, texts), dtype=np.float32)
     except Exception:  # an optional signal: unmeasured, every such word counts (Finalize)
         return {}
     q = q / (float(np.linalg.norm(q)) or 1.0)
