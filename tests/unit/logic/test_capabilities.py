@@ -126,6 +126,19 @@ class DictMemo:
 IDENTITY = '{"model": "bag-of-words", "dim": 11}'
 
 
+def memoized(
+    schema: DomainSchema, bow: BagOfWords, memo: DictMemo, identity: str = IDENTITY
+) -> CapabilityMatcher:
+    """A matcher over ``bow`` that keeps its entries' vectors in ``memo`` under ``identity``."""
+    return CapabilityMatcher(
+        schema,
+        bow.embed_documents,
+        bow.embed_query,
+        memo=memo.get_or_compute,
+        identity=lambda: identity,
+    )
+
+
 def test_a_second_process_reads_the_entries_vectors_from_the_memo(
     tools_schema: DomainSchema,
 ) -> None:
@@ -133,20 +146,7 @@ def test_a_second_process_reads_the_entries_vectors_from_the_memo(
     THEN it embeds no entry, and its scores equal the first one's; AND a memo keyed for
     another embedder identity or other entry texts is not read."""
     memo, first, second = DictMemo(), BagOfWords(), BagOfWords()
-    a = CapabilityMatcher(
-        tools_schema,
-        first.embed_documents,
-        first.embed_query,
-        memo=memo.get_or_compute,
-        identity=lambda: IDENTITY,
-    )
-    b = CapabilityMatcher(
-        tools_schema,
-        second.embed_documents,
-        second.embed_query,
-        memo=memo.get_or_compute,
-        identity=lambda: IDENTITY,
-    )
+    a, b = memoized(tools_schema, first, memo), memoized(tools_schema, second, memo)
     assert a.scores("edit a video from my slides") == b.scores("edit a video from my slides")
     assert (first.document_calls, second.document_calls) == (1, 0)
     assert len(memo.kept) == 1
@@ -162,12 +162,5 @@ def test_an_identity_without_a_dimension_is_not_memoized(tools_schema: DomainSch
     """GIVEN an embedder whose dimension is learnt from its first answer WHEN entries are
     embedded THEN the memo is not used (its shape check would have nothing to hold to)."""
     memo, bow = DictMemo(), BagOfWords()
-    m = CapabilityMatcher(
-        tools_schema,
-        bow.embed_documents,
-        bow.embed_query,
-        memo=memo.get_or_compute,
-        identity=lambda: '{"model": "api", "dim": null}',
-    )
-    m.matrix()
+    memoized(tools_schema, bow, memo, '{"model": "api", "dim": null}').matrix()
     assert memo.kept == {} and bow.document_calls == 1
