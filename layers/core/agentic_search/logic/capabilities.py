@@ -50,7 +50,7 @@ class CapabilityMatcher:
     :class:`~agentic_search.ports.ArrayMemo`'s ``get_or_compute``) and ``identity`` (the
     embedder identity as JSON), the entries' vectors are kept between processes under a hash
     of both and the entry texts (:meth:`matrix_key`): a new process reads them instead of
-    loading the document model session to embed them again.
+    embedding them again.
     """
 
     def __init__(
@@ -71,7 +71,7 @@ class CapabilityMatcher:
         self.entries = entry_texts(schema)
         self._embed_documents = embed_documents
         self._embed_query = embed_query
-        self._memo = memo if identity is not None else None
+        self._memo = memo
         self._identity = identity
         self._matrix: np.ndarray | None = None
         self._lock = threading.Lock()
