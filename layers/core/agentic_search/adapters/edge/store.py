@@ -156,6 +156,20 @@ def _sparse_of(vector: Any) -> SparseVector | None:
     return _engine_sparse(vec) if vec is not None else None
 
 
+@contextlib.contextmanager
+def _query_failures() -> Iterator[None]:
+    """An engine failure of a query (a plain Exception such as an unknown vector name, or a
+    Rust panic: :func:`~agentic_search.adapters.engine_failures.is_engine_failure`) becomes
+    one :class:`VectorStoreError` line; anything else passes through."""
+    try:
+        yield
+    except BaseException as exc:
+        if not is_engine_failure(exc):
+            raise
+        reason = " ".join(str(exc).split())[:300]
+        raise VectorStoreError(f"Qdrant Edge query failed: {reason}") from exc
+
+
 class EdgeStore(ShardFiles):
     """Named-vector Edge shard per domain; see the module docstring for the layout. What its
     files say without the engine (the embedder identity sidecar) is :class:`ShardFiles`'s.
@@ -519,13 +533,8 @@ class EdgeStore(ShardFiles):
         changes: the point id is derived from the record id); ids not in it yet are read in
         one ``retrieve`` of the id field and added."""
         shard = self._shard(schema)
-        try:
+        with _query_failures():
             points = shard.query(request)
-        except BaseException as exc:  # plain Exception (e.g. an unknown vector name), a panic
-            if not is_engine_failure(exc):
-                raise
-            reason = " ".join(str(exc).split())[:300]
-            raise VectorStoreError(f"Qdrant Edge query failed: {reason}") from exc
         if not self.map_ids:
             return [ScoredRecord(str(p.payload[schema.id_field]), p.score, {}) for p in points]
         rids = self._rids.setdefault(self.collection(schema), {})
@@ -602,13 +611,8 @@ class EdgeStore(ShardFiles):
             )
             for i in indices
         ]
-        try:
+        with _query_failures():
             found = self._shard(schema).query_batch(qe.QueryBatchRequest(requests))
-        except BaseException as exc:  # see _query
-            if not is_engine_failure(exc):
-                raise
-            reason = " ".join(str(exc).split())[:300]
-            raise VectorStoreError(f"Qdrant Edge query failed: {reason}") from exc
         return [len(points) for points in found]
 
     def has_sparse(self, schema: DomainSchema) -> bool:
