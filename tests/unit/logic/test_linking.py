@@ -35,6 +35,8 @@ def links(lookup: CatalogLookup, query: str) -> list[tuple[str, str, str]]:
         ("curser vs windsurf", [("cursor", "curser", "fuzzy"), ("windsurf", "windsurf", "exact")]),
         ("I need a code editor I can continue using offline", []),  # a verb, not the tool
         ("i want to make a video", []),
+        ("make a logo for my bakery", []),  # an imperative opening the query, not the tool
+        ("make alternatives", [("make", "make", "exact")]),  # a naming context
         ("continue vs cursor", [("continue", "continue", "exact"), ("cursor", "cursor", "exact")]),
         # a swapped pair of letters is one edit (OSA), not two: two typos, two edits
         ("stabel difusion web ui", [("stable-diffusion", "stabel difusion", "fuzzy")]),

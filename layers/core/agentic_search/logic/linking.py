@@ -6,8 +6,9 @@ phrases it misspells.
    ("whisper") links only when written with a capital letter or in a naming context: after a
    reference phrase ("alternative to", "like"), next to "vs", "versus", "and", "or" or a comma
    between names, or before "vs" / "alternatives" (score 0.9). Any plain one-word name right
-   after a pronoun, modal or "to" ("I can continue using", "want to make a video") is read as
-   the ordinary word unless capitalized or in a naming context. Score 1.0 otherwise.
+   after a pronoun, modal or "to" ("I can continue using", "want to make a video"), or opening
+   the query before a determiner ("make a jingle for my shop"), is read as the ordinary word
+   unless capitalized or in a naming context. Score 1.0 otherwise.
 2. **Fuzzy** (rapidfuzz's optimal string alignment distance over the names and the schema's
    vocabulary phrases: Levenshtein with an adjacent transposition counted as one edit,
    Damerau 1964, so "stabel difusion" is two edits from "stable diffusion", not three): only
@@ -45,6 +46,11 @@ _NAMING_AFTER = re.compile(
 _ORDINARY_BEFORE = re.compile(
     r"\b(?:to|can|could|will|would|should|must|may|might|i|we|you|they|please|let's|lets|"
     r"don't|dont|not|never|also)\s*$"
+)
+#: Words after a lowercase plain word opening the query that make it an imperative verb
+#: ("make a jingle for my shop", "continue the story"), not a name.
+_DETERMINER_AFTER = re.compile(
+    r"^\s+(?:a|an|the|my|our|your|his|her|their|its|this|that|these|those|some|me|us|it)\b"
 )
 #: Minimum score of a fuzzy link (1 - distance / length).
 FUZZY_MIN_SCORE = 0.7
@@ -144,6 +150,8 @@ class QueryLinker:
             return 1.0 if name not in self.index.common else 0.9
         if name in self.index.common or _ORDINARY_BEFORE.search(before):
             return None  # an ordinary word here ("I can continue using", "to make a video")
+        if not before.strip() and _DETERMINER_AFTER.match(after):
+            return None  # an imperative opening the query ("make a jingle for my shop")
         return 1.0
 
     def _unknown(self, toks: Sequence[Token], taken: Sequence[bool]) -> list[int]:

@@ -13,7 +13,9 @@ Recognised (case-insensitive; "released", "published", "launched", "from" option
 * ``before 2020``, ``until 2019`` -> ``< 2020`` (``until`` includes 2019: ``< 2020``);
 * ``between 2020 and 2022``, ``2020-2022``, ``from 2020 to 2022`` -> ``>= 2020``, ``< 2023``;
 * ``in the last 6 months``, ``in the past 2 years``, ``last year``, ``this year``, ``recent``
-  is not a range (soft).
+  is not a range (soft);
+* a phrase followed by a possessive dates something else (``last month's meetings``,
+  ``this year's conference``): not a range.
 """
 
 from __future__ import annotations
@@ -48,6 +50,11 @@ _PATTERNS: list[tuple[str, str]] = [
 ]
 
 
+#: A possessive right after a temporal phrase ("last month's meetings", "this year's
+#: conference") dates the noun that follows, not the record: no range is read.
+_POSSESSIVE = re.compile(r"['’]s\b")
+
+
 @dataclass(frozen=True)
 class YearRange:
     """A half-open range of years ``[start, end)`` (either side may be open) and the phrase
@@ -73,8 +80,8 @@ def year_ranges(query: str, today: date) -> list[YearRange]:
     out: list[YearRange] = []
     for pattern, kind in _PATTERNS:
         for m in re.finditer(pattern, q):
-            if any(taken[m.start() : m.end()]):
-                continue
+            if any(taken[m.start() : m.end()]) or _POSSESSIVE.match(q, m.end()):
+                continue  # "last month's meetings": the time of the meetings, not a release
             g = m.groups()
             start: int | None
             end: int | None

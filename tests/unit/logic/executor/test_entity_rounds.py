@@ -214,6 +214,10 @@ def test_temporal_ranges_in_whole_years():
     assert ranges("launched after 2022") == [(2023, None)]
     assert ranges("databases between 2015 and 2010") == [(2010, 2016)]
     assert ranges("runs in 512 MB") == []
+    # a possessive dates the noun after it, not the record
+    assert ranges("summarize last year's sales calls") == []
+    assert ranges("notes from this year\u2019s conference") == []
+    assert ranges("tools from last year") == [(2025, None)]
 
 
 # ----- comparison and coverage -------------------------------------------------------------------
