@@ -9,9 +9,10 @@ invent or loosen a constraint. So the merged intent:
   dropped and reported as *overruled* when it differs; an LLM constraint on a field the rules
   left open is added;
 * adds the LLM's vocabulary matches to the rules' only for a query not in the catalog's
-  language (:func:`already_in_catalog_language`; a field where it listed more than
-  :data:`MAX_LLM_MATCHES` values is ignored), its exclusions and must-preserve terms, and its
-  reference tool when the rules found none and the query names it;
+  language (:func:`already_in_catalog_language`, :func:`reads_as_english`; a field where it
+  listed more than :data:`MAX_LLM_MATCHES` values is ignored), its exclusions and
+  must-preserve terms, and its reference tool when the rules found none and the query names
+  it (on a query in the catalog's language, after a reference phrase: "like X");
 * puts the LLM's rewrite (the catalog-language rendering of a non-English query) first among
   the semantic variants and keeps it as ``translation`` beside the original query for keyword
   search, unless it is a paraphrase of a query already in the catalog's language
@@ -25,6 +26,9 @@ or both (``--explain`` prints it).
 
 from __future__ import annotations
 
+import re
+
+from agentic_search.logic.intent_patterns import REF_PATTERNS
 from agentic_search.logic.llm_prompts import MAX_MATCHES
 from agentic_search.logic.text import default_analyzer
 from agentic_search.wire import Filter, IntentState
@@ -54,6 +58,30 @@ def _same(a: Filter, b: Filter) -> bool:
     va = sorted(map(str, a.value)) if isinstance(a.value, list) else a.value
     vb = sorted(map(str, b.value)) if isinstance(b.value, list) else b.value
     return a.field == b.field and a.operator == b.operator and va == vb
+
+
+#: English function words no Spanish, German, French or Portuguese sentence uses ("a", "in",
+#: "die", "on", "so", "was", "will" are words there too, and are left out).
+ENGLISH_MARKERS = frozenset(
+    (  # noqa: SIM905 (a word list reads best as words)
+        "the of and with my our your their its is are what which that this these those for "
+        "from without into how who i we you they it can need want"
+    ).split()
+)
+
+
+#: A phrase that makes a named tool the query's reference ("like X", "alternative to X",
+#: "cheaper than X": the rules' own reference phrases).
+_REFERENCE_CUE = re.compile("|".join(p for p, goal in REF_PATTERNS if goal == "alternative-to"))
+
+
+def reads_as_english(query: str) -> bool:
+    """Whether ``query`` holds at least two distinct :data:`ENGLISH_MARKERS` (one may be a
+    product term's, "text to speech"): a need phrased in English ("figure out which
+    microservice is making our requests slow") that an LLM's paraphrase
+    ("find the microservice causing slow requests") must not replace as a translation."""
+    words = {w.strip(".,;:!?'\"()").casefold() for w in query.split()}
+    return len(words & ENGLISH_MARKERS) >= 2
 
 
 def already_in_catalog_language(query: str, rendering: str) -> bool:
@@ -102,7 +130,11 @@ def merge_intents(
     # search off the rules' exact reading (golden comparisons 1.0 -> 0.61 nDCG@10, capability
     # queries 0.84 -> 0.62, 1.5B, 3 a kind).
     llm_variant = llm.semantic_variants[0] if llm.semantic_variants else None
-    foreign = bool(llm_variant) and not already_in_catalog_language(rules.query, llm_variant or "")
+    foreign = (
+        bool(llm_variant)
+        and not reads_as_english(rules.query)
+        and not already_in_catalog_language(rules.query, llm_variant or "")
+    )
     matches = {k: list(v) for k, v in rules.matches.items()}
     llm_matches = False
     chosen = {k: v for k, v in llm.matches.items() if len(v) <= MAX_LLM_MATCHES and foreign}
@@ -120,10 +152,14 @@ def merge_intents(
     # catalog tool for a query anchored on none, and the search turns into "like that tool".
     # Nor on a comparison the rules read: "Cursor vs Windsurf" searched as "like Cursor" loses
     # the second named tool (golden comparisons fell from nDCG@10 1.0 to 0.61 with the 1.5B).
+    # On a query in the catalog's language, only after a reference phrase: the rules read
+    # every phrase they know, and a tool named as the setting ("monitoring and alerting for
+    # Kubernetes clusters") searched as "like Kubernetes" lost the monitoring tools.
     named = (
         bool(llm.reference_tool_name)
         and llm.reference_tool_name.casefold() in rules.query.casefold()  # type: ignore[union-attr]
         and rules.primary_goal != "compare"
+        and (foreign or _REFERENCE_CUE.search(rules.query.casefold()) is not None)
     )
     if not named:
         llm = llm.model_copy(
