@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import re
 
+from agentic_search.logic.entities import tokens
 from agentic_search.logic.intent_patterns import REF_PATTERNS
 from agentic_search.logic.llm_prompts import MAX_MATCHES
 from agentic_search.logic.text import default_analyzer
@@ -80,8 +81,7 @@ def reads_as_english(query: str) -> bool:
     product term's, "text to speech"): a need phrased in English ("figure out which
     microservice is making our requests slow") that an LLM's paraphrase
     ("find the microservice causing slow requests") must not replace as a translation."""
-    words = {w.strip(".,;:!?'\"()").casefold() for w in query.split()}
-    return len(words & ENGLISH_MARKERS) >= 2
+    return len({t.folded for t in tokens(query)} & ENGLISH_MARKERS) >= 2
 
 
 def already_in_catalog_language(query: str, rendering: str) -> bool:
