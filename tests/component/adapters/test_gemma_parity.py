@@ -81,13 +81,18 @@ def test_matryoshka_256_is_the_truncated_reference(reference) -> None:
 
 def test_int8_graph_stays_close_to_sentence_transformers(reference) -> None:
     """The int8 graph (onnxruntime dynamic quantization) is an approximation: its least cosine
-    to the reference is bounded, measured (benchmarks/embedders/README.md)."""
+    to the reference is bounded below what fp32 keeps, as measured (least 0.956, mean 0.985:
+    benchmarks/embedders/README.md)."""
     if not (FOLDER / "model_int8.onnx").is_file():
         pytest.skip("int8 graph not built (make embedder without --no-int8)")
     rows, ref = reference
     got = _vectors(OnnxGemmaEmbedder(FOLDER, quantization="int8", max_length=512), rows)
-    assert _cosines(got, ref).min() >= INT8_MIN_COSINE
+    cosines = _cosines(got, ref)
+    assert cosines.min() >= INT8_MIN_COSINE
+    assert cosines.mean() >= INT8_MIN_MEAN_COSINE
 
 
 #: The least cosine the int8 graph keeps to sentence-transformers on these 200 inputs.
-INT8_MIN_COSINE = 0.95
+INT8_MIN_COSINE = 0.94
+#: ... and the mean cosine it keeps over them.
+INT8_MIN_MEAN_COSINE = 0.98
