@@ -197,9 +197,14 @@ def test_embeddinggemma_never_runs_on_minilms_thresholds(tools_schema: DomainSch
     is off under it (no threshold separated right from wrong matches: tools.yaml)."""
     from agentic_search.config import gemma_model_name
 
-    for quantization, dim in [("fp32", 768)]:
+    for quantization, dim in [("fp32", 768), ("int8", 768), ("int8", 256), ("fp32", 256)]:
         model = gemma_model_name(quantization, dim)
         gemma = tools_schema.quality_for(model)
         assert gemma != tools_schema.quality
         assert gemma.candidate_relevance > tools_schema.quality.candidate_relevance
         assert tools_schema.capability_min_score_for(model) is None
+        assert tools_schema.later_dense_weight_for(model) == 1.0
+    # a dimension nobody calibrated falls back to the schema's own, with the step off
+    uncalibrated = gemma_model_name("fp32", 128)
+    assert tools_schema.quality_for(uncalibrated) == tools_schema.quality
+    assert tools_schema.capability_min_score_for(uncalibrated) is None
