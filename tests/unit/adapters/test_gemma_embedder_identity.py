@@ -100,7 +100,7 @@ def test_settings_name_the_model_the_thresholds_are_keyed_by(tmp_path) -> None:
 def test_settings_read_the_dimension_from_the_environment(monkeypatch) -> None:
     monkeypatch.setenv("LOCAL_EMBEDDING_MODEL", "embeddinggemma")
     monkeypatch.setenv("EMBEDDINGGEMMA_DIM", "256")
-    assert Settings().embedder_model == "embeddinggemma-300m-256d"
+    assert Settings().embedder_model == "embeddinggemma-300m-int8-256d"  # int8 by default
     monkeypatch.setenv("EMBEDDINGGEMMA_DIM", "300")
     with pytest.raises(ValueError, match="EMBEDDINGGEMMA_DIM must be 768, 512, 256 or 128"):
         Settings()
