@@ -69,7 +69,7 @@ lock: $(STAMP)
 # index and loads its own model (about 2.5 GB of memory each); --dist loadfile keeps a module's
 # tests on one worker, so a module's set-up (the moto stack, a served folder) is built once.
 # The real llama.cpp server test runs only where llama-cpp-python is already installed (it
-# builds from source, about 10 minutes): see the README.
+# builds from source, about 10 minutes): see docs/guides/testing.md.
 TEST_WORKERS ?= 2
 test: lint validate
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
@@ -87,8 +87,8 @@ test: lint validate
 test-unit test-component test-aws test-e2e: test-%: $(STAMP)
 	$(BIN)/python -m pytest tests/$*
 
-# A deployed stack (needs an AWS account; samconfig.toml holds the deploy settings, the README's
-# "Deploy" section the secrets): STACK names it; seed loads the bundled catalog (or JSONL=path)
+# A deployed stack (needs an AWS account; samconfig.toml holds the deploy settings,
+# docs/guides/deploy.md the secrets): STACK names it; seed loads the bundled catalog (or JSONL=path)
 # through the catalog table's stream (VIA=table) or the S3 export + reindex (VIA=export); smoke
 # sends a SigV4-signed POST /search and checks a known answer; delete empties the export bucket
 # and deletes the stack. scripts/stack.py does the work (tests/e2e/test_stack_ops.py runs it
