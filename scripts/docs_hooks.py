@@ -16,9 +16,11 @@ The same functions render the pages for ``tests/unit/test_docs_reference.py``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import typing
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,12 +28,30 @@ REPO = Path(__file__).resolve().parent.parent
 GENERATED = "Generated when the site is built,"
 
 
+@contextlib.contextmanager
+def help_width(columns: int = 100) -> Iterator[None]:
+    """argparse wraps help at the terminal's width (``COLUMNS``): one width for every page,
+    whatever terminal builds the site; the environment is put back after."""
+    before = os.environ.get("COLUMNS")
+    os.environ["COLUMNS"] = str(columns)
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("COLUMNS", None)
+        else:
+            os.environ["COLUMNS"] = before
+
+
 def cli_page() -> str:
     """The CLI reference: ``--help`` of the program and of each subcommand, in parser order."""
-    os.environ["COLUMNS"] = "100"  # argparse wraps at the terminal's width: one width for all
     from agentic_search_cli import main
 
-    parser = main.build_parser()
+    with help_width():
+        return _cli_page(main.build_parser())
+
+
+def _cli_page(parser: argparse.ArgumentParser) -> str:
     out = [
         "# CLI reference",
         "",
@@ -76,6 +96,33 @@ def _schema_type(schema: dict[str, Any]) -> str:
     if "const" in schema:
         return f"`{schema['const']}`"
     return str(kind)
+
+
+#: JSON Schema keywords that bound a value, and how the page writes them.
+LIMITS = {
+    "minimum": "≥ {}",
+    "exclusiveMinimum": "> {}",
+    "maximum": "≤ {}",
+    "exclusiveMaximum": "< {}",
+    "minLength": "at least {} characters",
+    "maxLength": "at most {} characters",
+    "minItems": "at least {} items",
+    "maxItems": "at most {} items",
+    "pattern": "matches `{}`",
+    "default": "default `{}`",
+}
+
+
+def _number(value: Any) -> Any:
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+def _limits(schema: dict[str, Any]) -> str:
+    """The bounds and default of a property (also inside ``anyOf``), e.g. ``≥ 1, ≤ 100``."""
+    found = []
+    for part in (schema, *schema.get("anyOf", [])):
+        found += [fmt.format(_number(part[k])) for k, fmt in LIMITS.items() if k in part]
+    return ", ".join(found)
 
 
 def _anchor(name: str) -> str:
@@ -165,11 +212,16 @@ def http_api_page(document: str) -> str:
         props = schema.get("properties", {})
         if props:
             required = set(schema.get("required", []))
-            out += ["| field | type | required | description |", "|---|---|---|---|"]
+            out += ["| field | type | required | bounds | description |", "|---|---|---|---|---|"]
             for field, sub in props.items():
                 out.append(
-                    f"| `{field}` | {_schema_type(sub)} | {'yes' if field in required else 'no'}"
-                    f" | {_cell(sub.get('description', ''))} |"
+                    _row(
+                        f"`{field}`",
+                        _schema_type(sub),
+                        _yes(field in required),
+                        _cell(_limits(sub)),
+                        _cell(sub.get("description", "")),
+                    )
                 )
         elif "enum" in schema:
             out.append(f"One of: {_schema_type(schema)}")
