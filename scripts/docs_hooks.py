@@ -10,6 +10,10 @@ each time the site is built, never copied by hand.
   default, description).
 * ``explanation/architecture.md``: ARCHITECTURE.md at the repository's root, as it is.
 
+A page may link to any file of the repository by its relative path (right on GitHub); the
+build sends a link to ARCHITECTURE.md to its page and any other to the file itself
+(:func:`repository_links`), and a link to a file that does not exist still fails it.
+
 The same functions render the pages for ``tests/unit/test_docs_reference.py``.
 """
 
@@ -19,6 +23,7 @@ import argparse
 import contextlib
 import json
 import os
+import re
 import typing
 from collections.abc import Iterator
 from pathlib import Path
@@ -328,6 +333,50 @@ PAGES = {
     "reference/openapi.json": openapi_json,
     "explanation/architecture.md": architecture_page,
 }
+
+
+#: A Markdown link or image: ``[text](target)``, target without spaces.
+LINK = re.compile(r"(!?)\[([^\]]*)\]\(([^)\s]+)\)")
+#: Repository files the site shows as pages of its own: a link to one goes to that page.
+SHOWN_AS = {"ARCHITECTURE.md": "explanation/architecture.md"}
+
+
+def repository_links(markdown: str, page_uri: str, docs_dir: Path, repo_url: str | None) -> str:
+    """A page's links to files of the repository outside docs/ (``../../benchmarks/README.md``,
+    right on GitHub) made right on the site too: ARCHITECTURE.md to its page, any other existing
+    file to ``repo_url``'s copy (or its path in code when the site names no repository). A link
+    to a file that does not exist is left as written, so the build's link check fails on it."""
+    page_dir = (docs_dir / page_uri).parent
+
+    def rewrite(m: re.Match[str]) -> str:
+        bang, text, target = m.groups()
+        if bang or re.match(r"^[a-z][a-z0-9+.-]*:|^#|^/", target):
+            return m.group(0)
+        path, _, anchor = target.partition("#")
+        resolved = (page_dir / path).resolve()
+        if resolved.is_relative_to(docs_dir.resolve()) or not resolved.is_relative_to(REPO):
+            return m.group(0)
+        if not resolved.exists():
+            return m.group(0)
+        rel = resolved.relative_to(REPO).as_posix()
+        if rel in SHOWN_AS:
+            shown = docs_dir / SHOWN_AS[rel]
+            href = os.path.relpath(shown, page_dir).replace(os.sep, "/")
+            return f"[{text}]({href}{'#' + anchor if anchor else ''})"
+        if repo_url:
+            kind = "tree" if resolved.is_dir() else "blob"
+            href = f"{repo_url.rstrip('/')}/{kind}/main/{rel}"
+            return f"[{text}]({href}{'#' + anchor if anchor else ''})"
+        return text if f"`{rel}`" in text or text == rel else f"{text} (`{rel}`)"
+
+    return LINK.sub(rewrite, markdown)
+
+
+def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
+    """mkdocs hook: links to repository files outside docs/ (see :func:`repository_links`)."""
+    return repository_links(
+        markdown, page.file.src_uri, Path(config["docs_dir"]), config.get("repo_url")
+    )
 
 
 def on_files(files: Any, config: Any) -> Any:

@@ -63,3 +63,23 @@ def test_the_configuration_page_has_every_setting_with_its_description(hooks, mo
         row = next(line for line in page.splitlines() if line.startswith(f"| `{name.upper()}` |"))
         assert hooks._cell(field.description) in row
     assert "| `ROUND_BUDGET_MS` | float (> 0) | `2000.0` |" in page
+
+
+def test_links_to_repository_files_are_sent_where_the_site_has_them(hooks):
+    # GIVEN a page under docs/guides linking to ARCHITECTURE.md, a benchmarks file and a file
+    # that does not exist, each by its relative path (right on GitHub)
+    page = (
+        "[walks](../../ARCHITECTURE.md#three-walks) [sync](../../benchmarks/sync/README.md) "
+        "[gone](../../no-such-file.md) [web](https://example.org/x) [here](#a)"
+    )
+    docs = REPO / "docs"
+    # WHEN the site renders it without a repository URL, and with one
+    local = hooks.repository_links(page, "guides/x.md", docs, None)
+    hosted = hooks.repository_links(page, "guides/x.md", docs, "https://github.com/o/r")
+    # THEN ARCHITECTURE.md goes to its page, the file is named (or linked on the host), and the
+    # missing file and the other links are left for the build's link check
+    assert "[walks](../explanation/architecture.md#three-walks)" in local
+    assert "sync (`benchmarks/sync/README.md`)" in local
+    assert "[sync](https://github.com/o/r/blob/main/benchmarks/sync/README.md)" in hosted
+    for kept in ("[gone](../../no-such-file.md)", "[web](https://example.org/x)", "[here](#a)"):
+        assert kept in local and kept in hosted
