@@ -53,7 +53,9 @@ VARIANT_FILES = {
 }
 #: The longest input: the model's sliding attention window (512 tokens) is what was checked.
 GEMMA_MAX_LENGTH = 512
-MAKE_HINT = "run `make embedder MODEL=embeddinggemma ACCEPT_GEMMA_TERMS=yes` (docs/embedders.md)"
+MAKE_HINT = (
+    "run `make embedder MODEL=embeddinggemma ACCEPT_GEMMA_TERMS=yes` (docs/guides/embedders.md)"
+)
 _NORM_EPS = 1e-12
 
 
