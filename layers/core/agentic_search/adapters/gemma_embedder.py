@@ -25,12 +25,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentic_search.adapters.onnx_embedder import CPU, TwoSessionEmbedder, session_options
+from agentic_search.adapters.onnx_embedder import CPU, TwoSessionEmbedder
 from agentic_search.config import GEMMA_DIM, GEMMA_MODEL_NAME, gemma_model_name
 from agentic_search.ports import EmbedderError
 from agentic_search.wire import EmbedderIdentity
@@ -141,16 +140,9 @@ class OnnxGemmaEmbedder(TwoSessionEmbedder):
         self.quantization = quantization
         self.dim = dim
         self.max_length = min(max_length, GEMMA_MAX_LENGTH)
-        self.batch_size = batch_size
-        self.threads = threads
-        self.query_threads = query_threads
         self.name = gemma_model_name(quantization, dim)
         self._artefact: str | None = None
-        self._tokenizer: Any = None
-        self._counter: Any = None
-        self._sessions: dict[str, Any] = {}
-        self._locks = {"documents": threading.Lock(), "queries": threading.Lock()}
-        self._load_lock = threading.Lock()
+        super().__init__(batch_size, threads, query_threads)
 
     @property
     def artefact_sha256(self) -> str:
@@ -225,15 +217,10 @@ class OnnxGemmaEmbedder(TwoSessionEmbedder):
         """
         with self._load_lock:
             if kind not in self._sessions:
-                try:
-                    import onnxruntime as ort
-                except ImportError as exc:
-                    raise EmbedderError("package onnxruntime is not installed") from exc
                 for name in VARIANT_FILES[self.quantization]:
                     self._file(name)
                 graph = self.folder / VARIANT_FILES[self.quantization][0]
-                threads = self.threads if kind == "documents" else self.query_threads
-                options = session_options(ort, threads)
+                ort, options = self._runtime(kind)
                 try:
                     session = ort.InferenceSession(str(graph), options, providers=[CPU])
                 except Exception as exc:  # onnxruntime raises its own plain exceptions

@@ -149,14 +149,35 @@ def session_options(ort: Any, threads: int | None) -> Any:
 
 
 class TwoSessionEmbedder(WordPieceCounter):
-    """The batching of a local embedder with a ``documents`` and a ``queries`` session: a
-    subclass gives ``dim``, ``batch_size``, ``_sessions`` and ``_load_lock`` and
+    """The batching of a local embedder with a ``documents`` and a ``queries`` session (each
+    under its own lock, made on first use under ``_load_lock``): a subclass gives ``dim`` and
     ``_run(kind, texts) -> (len(texts), dim)`` float32, one batch through that session."""
 
     dim: int
-    batch_size: int
-    _sessions: dict[str, Any]
-    _load_lock: threading.Lock
+
+    def __init__(self, batch_size: int, threads: int | None, query_threads: int) -> None:
+        self.batch_size = batch_size
+        self.threads = threads
+        self.query_threads = query_threads
+        self._tokenizer: Any = None
+        self._counter: Any = None
+        self._sessions: dict[str, Any] = {}
+        self._locks = {"documents": threading.Lock(), "queries": threading.Lock()}
+        self._load_lock = threading.Lock()
+
+    def _runtime(self, kind: str) -> tuple[Any, Any]:
+        """``(onnxruntime, SessionOptions)`` for the ``documents`` or ``queries`` session
+        (``threads`` or ``query_threads``).
+
+        Raises:
+            EmbedderError: when onnxruntime is not installed.
+        """
+        try:
+            import onnxruntime as ort
+        except ImportError as exc:
+            raise EmbedderError("package onnxruntime is not installed") from exc
+        threads = self.threads if kind == "documents" else self.query_threads
+        return ort, session_options(ort, threads)
 
     def _run(self, kind: str, texts: list[str]) -> np.ndarray:
         raise NotImplementedError
@@ -241,14 +262,7 @@ class OnnxMiniLMEmbedder(TwoSessionEmbedder):
         self.max_length = max_length
         #: where the model's optimized graph is kept between processes (None: not kept)
         self.optimized_dir = optimized_dir
-        self.batch_size = batch_size
-        self.threads = threads
-        self.query_threads = query_threads
-        self._tokenizer: Any = None
-        self._counter: Any = None
-        self._sessions: dict[str, Any] = {}
-        self._locks = {"documents": threading.Lock(), "queries": threading.Lock()}
-        self._load_lock = threading.Lock()
+        super().__init__(batch_size, threads, query_threads)
 
     @property
     def identity(self) -> EmbedderIdentity:
@@ -300,13 +314,8 @@ class OnnxMiniLMEmbedder(TwoSessionEmbedder):
         """
         with self._load_lock:
             if kind not in self._sessions:
-                try:
-                    import onnxruntime as ort
-                except ImportError as exc:
-                    raise EmbedderError("package onnxruntime is not installed") from exc
+                ort, options = self._runtime(kind)
                 model, _ = minilm_files()
-                threads = self.threads if kind == "documents" else self.query_threads
-                options = session_options(ort, threads)
                 try:
                     session = _optimized_session(ort, model, options, self.optimized_dir)
                 except Exception as exc:  # onnxruntime raises its own plain exceptions
