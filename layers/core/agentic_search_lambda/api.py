@@ -40,6 +40,7 @@ from agentic_search_lambda.openapi_doc import (
     HEALTH_RESPONSES,
     SECURITY,
     SearchResponseBody,
+    field_problems,
     security_schemes,
     validation_doc,
     validation_error,
@@ -203,15 +204,7 @@ def _undecodable(exc: UnicodeDecodeError) -> Response:
 
 @app.exception_handler(RequestValidationError)
 def _invalid(exc: RequestValidationError) -> Response:
-    detail = [
-        {
-            "field": ".".join(str(p) for p in e.get("loc", ())[1:] if not isinstance(p, int))
-            or "body",
-            "message": e.get("msg", ""),
-            "type": e.get("type", ""),
-        }
-        for e in exc.errors()
-    ]
+    detail = field_problems(exc.errors(), skip=1)  # (the first part is the body)
     return Response(
         status_code=422, content_type="application/json", body=json.dumps(validation_error(detail))
     )
