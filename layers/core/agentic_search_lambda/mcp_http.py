@@ -24,6 +24,7 @@ import anyio
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from agentic_search_lambda.http_guard import MAX_BODY_BYTES
 from agentic_search_lambda.observability import count, logger, metrics
 from agentic_search_lambda.runtime import runtime
 
@@ -54,6 +55,7 @@ def _manager() -> Any:
         server.streamable_http_app(
             json_response=True,
             stateless_http=True,
+            max_request_body_size=MAX_BODY_BYTES,  # POST /search's bound (a 413)
             transport_security=_security(runtime().lambda_settings.mcp_allowed_hosts),
         )
         return server.session_manager
