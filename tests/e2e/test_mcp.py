@@ -312,3 +312,14 @@ def test_serve_answers_mcp_over_http_and_refuses_a_foreign_host(indexed_home):
         with pytest.raises(urllib.error.HTTPError) as refused:
             urllib.request.urlopen(request, timeout=30)
         assert refused.value.code == 421
+
+
+def test_a_get_of_mcp_is_a_405_not_a_stream_held_open(wired_runtime):
+    # the TypeScript SDK opens a GET stream after initialize; held open it would keep a Lambda
+    # invocation (or serve's one in-process search slot) until its timeout
+    from agentic_search_lambda.mcp_http import handler
+
+    event = http_api_event("GET", "/mcp", {"accept": "text/event-stream"}, b"")
+    out = handler(event, LocalContext(aws_request_id="get"))
+    assert out["statusCode"] == 405 and out["headers"]["Allow"] == "POST"
+    assert json.loads(out["body"]) == {"error": "MethodNotAllowed", "message": "GET /mcp: use POST"}

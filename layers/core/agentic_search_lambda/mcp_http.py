@@ -24,7 +24,7 @@ import anyio
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from agentic_search_lambda.http_guard import MAX_BODY_BYTES
+from agentic_search_lambda.http_guard import MAX_BODY_BYTES, refusal
 from agentic_search_lambda.observability import count, logger, metrics
 from agentic_search_lambda.runtime import runtime
 
@@ -130,8 +130,15 @@ async def exchange(scope: dict[str, Any], body: bytes) -> tuple[int, Headers, by
 
 
 def answer(event: dict[str, Any]) -> dict[str, Any]:
-    """The API Gateway v2 response to an ``/mcp`` event."""
-    status, headers, raw = anyio.run(exchange, asgi_scope(event), _body(event))
+    """The API Gateway v2 response to an ``/mcp`` event: the exchange of a POST; for another
+    method a 405 with ``Allow: POST`` (the spec's answer of a server that opens no SSE stream
+    and keeps no session: a GET stream would hold the invocation open to its timeout)."""
+    scope = asgi_scope(event)
+    if scope["method"] != "POST":
+        out = refusal(405, "MethodNotAllowed", f"{scope['method']} {ROUTE}: use POST")
+        out["headers"]["Allow"] = "POST"
+        return out
+    status, headers, raw = anyio.run(exchange, scope, _body(event))
     out: dict[str, str] = {}
     for k, v in headers:
         name, value = k.decode("latin-1").lower(), v.decode("latin-1")

@@ -544,7 +544,7 @@ def test_http_api_auth_is_on_by_default_and_selectable(template, resources):
 
 #: The $default route as the SAM transform writes it into the HTTP API's OpenAPI body.
 DEFAULT_ROUTE = "X-AMAZON-APIGATEWAY-ANY-METHOD /$default"
-#: McpFunction's route: any method (POST the exchanges; the SDK answers GET and DELETE 405).
+#: McpFunction's route: any method (POST the exchanges; the handler answers another 405).
 MCP_ROUTE = "X-AMAZON-APIGATEWAY-ANY-METHOD /mcp"
 
 
