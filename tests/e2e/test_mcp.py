@@ -113,6 +113,18 @@ def test_search_answers_the_http_apis_candidates_in_its_advertised_schema(wired_
         ({"query": QUERY, "domain": "recipes"}, "domain"),
         ({"query": QUERY, "drop": ["sort:price"]}, "drop"),
         ({"query": QUERY, "rounds": 9}, "rounds"),
+        (
+            {"query": QUERY, "filters": [{"field": "colour", "operator": "eq", "value": 1}]},
+            "filters",
+        ),
+        (
+            {"query": QUERY, "filters": [{"field": "category", "operator": "eq", "value": "Nope"}]},
+            "filters",
+        ),
+        (
+            {"query": QUERY, "filters": [{"field": "released", "operator": "near", "value": 1}]},
+            "filters.operator",
+        ),
     ],
 )
 def test_a_bad_argument_is_a_tool_error_naming_the_field_as_the_http_api_does(
@@ -127,6 +139,31 @@ def test_a_bad_argument_is_a_tool_error_naming_the_field_as_the_http_api_does(
     assert problem["field"] == field
     assert text == f"invalid field(s): {field} ({problem['message']})"
     assert "\n" not in text
+
+
+def test_added_filters_constrain_the_search_as_they_do_post_search(
+    wired_runtime, handlers, catalog_by_id
+):
+    open_source = [{"field": "open_source", "operator": "eq", "value": True}]
+    arguments = {"query": QUERY, "limit": 8, "filters": open_source}
+
+    async def body(client: Client) -> Any:
+        plain = await client.call_tool("search", {"query": QUERY, "limit": 8})
+        return plain, await client.call_tool("search", arguments)
+
+    plain, filtered = in_memory(body)
+    assert filtered.is_error is False
+    ids = [c["id"] for c in filtered.structured_content["candidates"]]
+    assert ids and all(catalog_by_id[i]["open_source"] is True for i in ids)
+    # without the filter the same query finds closed tools too (the filter did the work)
+    assert any(
+        not catalog_by_id[c["id"]]["open_source"] for c in plain.structured_content["candidates"]
+    )
+    for c in filtered.structured_content["candidates"]:
+        assert "open_source=True" in c["provenance"]["filtersApplied"], c["id"]
+    api = http_api(handlers, "POST", "/search", arguments)
+    assert api["status"] == 200
+    assert ids == [c["id"] for c in api["body"]["candidates"]]
 
 
 def test_get_record_gives_the_catalogs_fields_without_index_bookkeeping(

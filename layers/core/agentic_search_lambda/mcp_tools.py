@@ -6,8 +6,9 @@ tools and resources, defined once for every transport: ``agentic-search mcp`` (s
 Tools (each read-only, with a JSON Schema input and a structured output schema made from the
 response contract's wire models):
 
-* ``search``: query, domain, limit, rounds, drop -> :class:`SearchResult` (the candidates with
-  their provenance, the comparison block, the answer's quality, failed sources);
+* ``search``: query, domain, limit, rounds, drop, filters -> :class:`SearchResult` (the
+  candidates with their provenance, the comparison block, the answer's quality, failed
+  sources);
 * ``explain``: the same input -> :class:`Explanation` (intent, plan, rounds, why each result);
 * ``get_record``: an id -> :class:`RecordResult` (the stored fields, no index bookkeeping);
 * ``compare``: 2..5 ids -> the :class:`~agentic_search.wire.Comparison` block;
@@ -47,6 +48,7 @@ from agentic_search.wire import (
     Candidate,
     ExecutionStats,
     ExtractorInfo,
+    Filter,
     IntentState,
     Provenance,
     QueryPlan,
@@ -57,7 +59,7 @@ from agentic_search.wire import (
 )
 from agentic_search.wire.errors import SearchError
 from agentic_search.wire.response import Comparison
-from agentic_search.wire.search import DROP_MAX, DROP_PATTERN
+from agentic_search.wire.search import DROP_MAX, DROP_PATTERN, FILTERS_MAX
 from agentic_search_lambda.openapi_doc import field_problems, one_line
 from agentic_search_lambda.runtime import runtime
 from agentic_search_lambda.search_page import DomainsBody, domain_infos
@@ -146,6 +148,14 @@ Drop = Annotated[
         max_length=DROP_MAX,
         description=SearchRequest.model_fields["drop"].description,
         examples=[["filter:released:gte"]],
+    ),
+]
+Filters = Annotated[
+    list[Filter] | None,
+    Field(
+        max_length=FILTERS_MAX,
+        description=SearchRequest.model_fields["filters"].description,
+        examples=[[{"field": "price_monthly_usd", "operator": "lte", "value": 20}]],
     ),
 ]
 RecordId = Annotated[str, Field(min_length=1, max_length=200, description="a record's id")]
@@ -269,12 +279,15 @@ def search(
     limit: Limit = 10,
     rounds: Rounds = None,
     drop: Drop = None,
+    filters: Filters = None,
 ) -> Annotated[CallToolResult, SearchResult]:
     """Search the catalog: intent extraction, planning, hybrid retrieval (dense vectors per
     aspect, BM25, structured filters) and fusion. Returns the ranked candidates, each with
     its metadata and why it matched (provenance), the comparison block of a comparison
     query ('Cursor vs Windsurf'), and whether the answer fits (answerQuality)."""
-    request = _request(query=query, domain=domain, limit=limit, rounds=rounds, drop=drop)
+    request = _request(
+        query=query, domain=domain, limit=limit, rounds=rounds, drop=drop, filters=filters
+    )
     response = run_search(request)
     return answer(
         SearchResult.model_validate(
@@ -305,11 +318,14 @@ def explain(
     limit: Limit = 10,
     rounds: Rounds = None,
     drop: Drop = None,
+    filters: Filters = None,
 ) -> Annotated[CallToolResult, Explanation]:
     """How a query is read and answered: the intent (filters, preferences, named entities,
     time ranges), the plan (sources and weights), each round (what it searched, added and
     why it stopped) and why each result matched."""
-    request = _request(query=query, domain=domain, limit=limit, rounds=rounds, drop=drop)
+    request = _request(
+        query=query, domain=domain, limit=limit, rounds=rounds, drop=drop, filters=filters
+    )
     response = run_search(request)
     title = load_schema(request.domain).name_fields[0]
     reasons = [
