@@ -190,6 +190,12 @@ class SearchServer(MCPServer):
 _searching = threading.Lock()
 
 
+def index_lock() -> threading.Lock:
+    """The lock the tools read the index under (``agentic-search mcp`` holds it while a first
+    use ingests the bundled catalog, so that a search waits for the index)."""
+    return _searching
+
+
 def _request(**fields: Any) -> SearchRequest:
     """The HTTP API's validated request (its unknown-domain and query checks).
 
@@ -426,8 +432,8 @@ def build_server() -> SearchServer:
         ),
         log_level="WARNING",
     )
-    for fn in TOOLS:
-        server.add_tool(fn, annotations=READ_ONLY)
+    for fn in TOOLS:  # the docstring as one paragraph (a client shows it as it comes)
+        server.add_tool(fn, description=" ".join((fn.__doc__ or "").split()), annotations=READ_ONLY)
     for domain in available_domains():
         for kind, read in (("schema", schema_document), ("vocabularies", vocabularies_document)):
             server.resource(
@@ -456,6 +462,7 @@ __all__ = [
     "SearchResult",
     "SearchServer",
     "build_server",
+    "index_lock",
     "records",
     "run_search",
 ]
