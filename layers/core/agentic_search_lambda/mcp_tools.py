@@ -291,19 +291,29 @@ def search(
     aspect, BM25, structured filters) and fusion. Returns the ranked candidates, each with
     its metadata and why it matched (provenance), the comparison block of a comparison
     query ('Cursor vs Windsurf'), and whether the answer fits (answerQuality)."""
-    request = _request(
-        query=query, domain=domain, limit=limit, rounds=rounds, drop=drop, filters=filters
+    *_, wire = searched(
+        _SEARCH_KEYS,
+        query=query,
+        domain=domain,
+        limit=limit,
+        rounds=rounds,
+        drop=drop,
+        filters=filters,
     )
+    return answer(SearchResult.model_validate(wire))
+
+
+def searched(keys: tuple[str, ...], **fields: Any) -> tuple[SearchRequest, dict, dict]:
+    """Validate and run a search tool's request (:func:`_request`, :func:`run_search`): the
+    request, the response, and its ``query``, ``domain`` and ``keys`` (those set)."""
+    request = _request(**fields)
     response = run_search(request)
-    return answer(
-        SearchResult.model_validate(
-            {
-                "query": response.get("query", request.query),
-                "domain": response.get("domain", request.domain),
-                **{k: response[k] for k in _SEARCH_KEYS if response.get(k) is not None},
-            }
-        )
-    )
+    wire = {
+        "query": response.get("query", request.query),
+        "domain": response.get("domain", request.domain),
+        **{k: response[k] for k in keys if response.get(k) is not None},
+    }
+    return request, response, wire
 
 
 _SEARCH_KEYS = ("candidates", "confidence", "answerQuality", "comparison", "errors")
@@ -329,12 +339,17 @@ def explain(
     """How a query is read and answered: the intent (filters, preferences, named entities,
     time ranges), the plan (sources and weights), each round (what it searched, added and
     why it stopped) and why each result matched."""
-    request = _request(
-        query=query, domain=domain, limit=limit, rounds=rounds, drop=drop, filters=filters
+    request, response, wire = searched(
+        _EXPLAIN_KEYS,
+        query=query,
+        domain=domain,
+        limit=limit,
+        rounds=rounds,
+        drop=drop,
+        filters=filters,
     )
-    response = run_search(request)
     title = load_schema(request.domain).name_fields[0]
-    reasons = [
+    wire["results"] = [
         {
             "rank": rank,
             "id": c["id"],
@@ -344,16 +359,7 @@ def explain(
         }
         for rank, c in enumerate(response.get("candidates") or [], start=1)
     ]
-    return answer(
-        Explanation.model_validate(
-            {
-                "query": response.get("query", request.query),
-                "domain": response.get("domain", request.domain),
-                **{k: response[k] for k in _EXPLAIN_KEYS if response.get(k) is not None},
-                "results": reasons,
-            }
-        )
-    )
+    return answer(Explanation.model_validate(wire))
 
 
 def get_record(id: RecordId, domain: Domain = "tools") -> Annotated[CallToolResult, RecordResult]:
