@@ -34,7 +34,8 @@ def add_parser(sub: Any) -> None:
             "wait for it).\n"
             "`agentic-search serve` answers the same over HTTP at /mcp. docs/mcp.md has the\n"
             "client configuration.\n"
-            "exit codes: 0 the client closed stdin; 1 the index cannot be opened."
+            "exit codes: 0 the client closed stdin; 2 a usage error. An index that cannot be\n"
+            "read is said on stderr and in the error of each tool that reads it."
         ),
         epilog=(
             "a desktop client's configuration (claude_desktop_config.json):\n"
