@@ -32,8 +32,8 @@ def add_parser(sub: Any) -> None:
             "resources. stdout carries protocol messages only; progress and logs go to stderr.\n"
             "It answers at once; a first use indexes the bundled catalog meanwhile (searches\n"
             "wait for it).\n"
-            "`agentic-search serve` answers the same over HTTP at /mcp. docs/mcp.md has the\n"
-            "client configuration.\n"
+            "`agentic-search serve` answers the same over HTTP at /mcp; docs/guides/mcp.md has\n"
+            "the client configuration.\n"
             "exit codes: 0 the client closed stdin; 2 a usage error. An index that cannot be\n"
             "read is said on stderr and in the error of each tool that reads it."
         ),

@@ -29,7 +29,7 @@ def add_parser(sub: Any) -> None:
         help="serve the HTTP API locally (the deployed SearchApiFunction handler)",
         description=(
             "Serve POST /search, GET /health, GET /openapi.json, the MCP server (POST /mcp:\n"
-            "streamable HTTP, stateless; docs/mcp.md) and the search page (GET /: open\n"
+            "streamable HTTP, stateless; docs/guides/mcp.md) and the search page (GET /: open\n"
             "http://127.0.0.1:8080/ in a browser; it also shows the last `eval` run here, from\n"
             "$AGENTIC_SEARCH_HOME/eval/last, GET /eval/last) on a local port. Each request\n"
             "becomes an API Gateway HTTP API (v2) event and goes through the same handler that\n"
