@@ -28,6 +28,7 @@ examples:
   agentic-search ingest datasets/scifact --domain documents
   agentic-search eval --dataset datasets/scifact --out benchmarks/scifact
   agentic-search serve --port 8080     # then POST {"query": "..."} to localhost:8080/search
+  agentic-search mcp                   # MCP tools on stdio (docs/guides/mcp.md)
   agentic-search sync events/sync/stream_mixed_batch.json   # apply catalog change events
 
 The first search ingests the bundled catalog (284 AI and developer tools) into the embedded
