@@ -228,7 +228,8 @@ def pin_and_bridge(
 ) -> list[Fused]:
     """The round's fused list with what its entity fetch pins and its graph walk bridges
     placed (see :mod:`agentic_search.logic.executor.entity_rounds`); the pins and bridges are kept
-    in the state for the final ranking and listed in the round's report."""
+    in the state for the final ranking and listed in the round's report. Only a bridge
+    question (``intent.bridge``) places bridges, whatever walk a plan asked for."""
     by_name = {r.name: r for r in results if r.error is None}
     if (entity := by_name.get("entity")) is not None and not state.pins:
         state.pins = [h.id for h in entity.hits]
@@ -236,7 +237,8 @@ def pin_and_bridge(
     bridges: list[Bridge] = []
     graph = by_name.get("graph")
     walk = work.plan.graph_source
-    if graph is not None and walk is not None and walk.placement == "bridge":
+    bridge_walk = walk is not None and walk.placement == "bridge" and state.intent.bridge
+    if graph is not None and walk is not None and bridge_walk:
         hits = [(h.id, h.score, h.via) for h in graph.hits]
         bridges = bridges_from(hits, walk.seeds)
         state.bridges += bridges
