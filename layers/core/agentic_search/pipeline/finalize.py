@@ -218,7 +218,8 @@ def query_reading(
         skip.extend(c.analyzer.terms(link.surface))
     words = content_words(intent.keywords, skip)
     known = c.keyword.known_terms(c.schema, words) if words else set()
-    known |= set(held) & set(words)
+    if known is not None:  # None: the index cannot tell, every word is taken as held
+        known |= set(held) & set(words)
     spec = c.schema.quality_for(c.embedder_model())
     return read_query(words, known, word_relevance, spec.candidate_relevance)
 

@@ -213,11 +213,19 @@ def fuse_round(c: Dependencies, state: ExecutorState, work: RoundWork) -> RoundW
         | {b.id for b in state.bridges}
     )
     state.retrieved += [r.pruned(keep) for r in results]
-    if rnd > 1 and state.relevance_due:
+    placing = rnd > 1 and any(t.kind == "preference" for t in state.targets)
+    if rnd > 1 and (state.relevance_due or placing):
         # what Finalize would return were this the last round: the relevance of those a
         # later round brought into a head, from that round's lists (a later round may
-        # measure a few more ids, never those outside a head)
-        head = final_order(state, c.schema.chunking is not None)[: state.plan.limit]
+        # measure a few more ids, never those outside a head); with the pool's coverage
+        # now (GradeRound grades the same pool next), a record placed in the head for a
+        # preference this round covered is measured too, from the round it was selected in
+        coverage = c.grader.grade(state.targets, state.pool) if placing else None
+        head = final_order(state, c.schema.chunking is not None, coverage)[: state.plan.limit]
+        for f in head:
+            new = f.id not in state.relevance and f.id not in state.relevance_due
+            if new and f.id in pooled:
+                state.relevance_due[f.id] = pooled[f.id].round
         settle_relevance(c, state, [f.id for f in head])
     work.results = []
     return work

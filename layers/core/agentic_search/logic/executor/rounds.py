@@ -25,6 +25,7 @@ from agentic_search.logic.schema import DomainSchema
 from agentic_search.logic.text import Analyzer, default_analyzer
 from agentic_search.wire import (
     BUDGET_STOP,
+    Coverage,
     CoverageTarget,
     Evidence,
     EvidencePack,
@@ -185,19 +186,22 @@ def final_ranking(state: ExecutorState) -> list[Fused]:
     return rerank_order(fused, state.rerank_scores, state.caps.rerank_top_n)
 
 
-def final_order(state: ExecutorState, chunked: bool) -> list[Fused]:
+def final_order(
+    state: ExecutorState, chunked: bool, coverage: Coverage | None = None
+) -> list[Fused]:
     """The ranking Finalize returns from, its first ``plan.limit`` the candidates: round 1's
     fused list in rerank order after one ranked round, else :func:`final_ranking`; the pins
     and bridges placed (:func:`~.entity_rounds.with_pins_and_bridges`), then the records
     that cover what the head does not (:func:`covering_records`); for a ``chunked`` domain,
     each document once at its best chunk's rank. A function of what FuseRerank leaves in the
     state (no later step changes it), so FuseRerank knows after each round what Finalize
-    would return were it the last."""
-    return final_placement(state, chunked)[0]
+    would return were it the last (``coverage``: the pool's coverage to place for, by
+    default the state's, that of the last graded round)."""
+    return final_placement(state, chunked, coverage)[0]
 
 
 def final_placement(
-    state: ExecutorState, chunked: bool
+    state: ExecutorState, chunked: bool, coverage: Coverage | None = None
 ) -> tuple[list[Fused], list[tuple[str, str]]]:
     """:func:`final_order` and the records it placed for coverage, ``(record id, target
     label)`` (:func:`covering_records`)."""
@@ -206,14 +210,16 @@ def final_placement(
     else:
         ranking = rerank_order(state.first_fused, state.rerank_scores, state.caps.rerank_top_n)
     ranking = with_pins_and_bridges(ranking, state.pins, state.bridges)
-    covering = covering_records(state, ranking)
+    covering = covering_records(state, ranking, coverage)
     ranking = with_covering_records(ranking, [rid for rid, _ in covering], state.plan.limit)
     if chunked:  # each document once, at its best chunk's rank
         ranking = best_chunks(ranking, lambda f: f.id)
     return ranking, covering
 
 
-def covering_records(state: ExecutorState, ranking: Sequence[Fused]) -> list[tuple[str, str]]:
+def covering_records(
+    state: ExecutorState, ranking: Sequence[Fused], coverage: Coverage | None = None
+) -> list[tuple[str, str]]:
     """``(record id, target label)`` for each soft preference ("industries ~ Healthcare")
     the evidence pool covers while no evidence of ``ranking``'s head (its first
     ``plan.limit``) does: the best-ranked record of the evidence that covers it. A later
@@ -224,7 +230,8 @@ def covering_records(state: ExecutorState, ranking: Sequence[Fused]) -> list[tup
     head = {f.id for f in ranking[:limit]}
     at = {f.id: i for i, f in enumerate(ranking)}
     out: list[tuple[str, str]] = []
-    for target, item in zip(state.targets, state.coverage.items, strict=False):
+    items = (coverage or state.coverage).items
+    for target, item in zip(state.targets, items, strict=False):
         if target.kind != "preference" or not item.covered or head & set(item.evidence):
             continue
         ranked = sorted((at[rid], rid) for rid in item.evidence if rid in at)
