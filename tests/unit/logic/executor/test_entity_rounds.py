@@ -7,6 +7,7 @@ from __future__ import annotations
 from datetime import date
 
 import pytest
+from support.builders import RAG_PARAGRAPH
 
 from agentic_search.logic.comparison import compare
 from agentic_search.logic.complexity import complexity, is_bridge
@@ -155,32 +156,11 @@ def test_a_bridge_shows_the_score_of_the_record_it_follows_and_scores_never_rise
     assert scores == sorted(scores, reverse=True)
 
 
-#: A need pasted as a paragraph that ends with a question (1,300 characters).
-PARAGRAPH = (
-    "We are building a retrieval-augmented generation (RAG) assistant for our customer "
-    "support team. Our knowledge base is about 40,000 help-center articles, product manuals "
-    "and resolved tickets, stored as Markdown and PDF files. Today we chunk the documents into "
-    "500-token passages, embed them with an open-source sentence-transformer model and keep "
-    "the vectors in a single PostgreSQL table, but retrieval quality is poor: answers often "
-    "cite the wrong product version, and long manuals lose the context of their section "
-    "headings. We want a pipeline that does hybrid search (keyword plus dense vectors), "
-    "reranks the top passages before they reach the language model, and shows the agent "
-    "which source each sentence of the answer came from. It must run on our own servers "
-    "because the tickets contain customer data, integrate with Python, and handle "
-    "incremental updates when an article changes without re-indexing everything. We also "
-    "need a way to evaluate retrieval and answer quality on a set of real questions from the "
-    "support queue, so we can tell whether a change to chunking or to the embedding model "
-    "actually helps. What combination of tools would you recommend for the vector store, the "
-    "reranker, the orchestration framework and the evaluation harness, and how much of this "
-    "can we self-host for free?"
-)
-
-
 def test_a_pasted_paragraph_is_never_a_bridge_question():
     """GIVEN a pasted paragraph with wh-words and a final "?" (issue 47 item 7: it walked
     the graph from its first results and placed an off-topic record at #4)
     THEN it is not a bridge question; a HotpotQA-style question still is."""
-    para = intent(PARAGRAPH)
+    para = intent(RAG_PARAGRAPH)
     assert len(para.keywords) > 24 and para.query.endswith("?")
     assert not is_bridge(para, AN) and not is_bridge(para)
     hop = intent("What government position was held by the woman who portrayed Corliss Archer?")
