@@ -228,8 +228,15 @@ def _open_index(service: Any) -> None:
 def _before_first_search(service: Any) -> int | None:
     """First use: ingest the bundled catalog into a tools index never written (one a prune
     emptied stays empty); any other empty domain is a usage error. The exit code when
-    interrupted, else None."""
-    if service.schema.name == "tools" and service.never_written():
+    interrupted, else None.
+
+    Two first searches at once: the first takes the writer lock and indexes, the other waits
+    for that lock (as a reader waits for a writer) and then finds the index written."""
+    first = service.schema.name == "tools" and service.never_written()
+    if first and hasattr(service.deps.store, "acquire_writer"):  # Qdrant Edge
+        service.deps.store.acquire_writer(service.schema)  # a reader's: waits for a writer
+        first = service.never_written()
+    if first:
         err = console(stderr=True)
         try:
             with progress_bar(err) as progress:

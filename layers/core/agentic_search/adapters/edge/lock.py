@@ -46,27 +46,38 @@ class ShardLock:
         """Whether this object holds the lock."""
         return self._fd is not None
 
-    def acquire(self) -> None:
-        """Take the lock (no waiting for another writer) and write this process's pid into the
-        lock file, then the read gate exclusively (waiting for the readers' copies in flight).
+    def acquire(self, waiting: Callable[[str], None] | None = None) -> None:
+        """Take the lock and write this process's pid into the lock file, then the read gate
+        exclusively (waiting for the readers' copies in flight). With ``waiting``, a lock
+        another writer holds is waited for (``waiting`` is called with its pid before each
+        wait of :data:`WAIT_POLL_S`; it may raise to give up); without, it is an error.
 
         Raises:
-            VectorStoreError: when another process (or another store of this process)
-                holds it; the message names the holder's pid and the shard.
+            VectorStoreError: (without ``waiting``) when another process (or another store of
+                this process) holds it; the message names the holder's pid and the shard.
         """
         if self._fd is not None:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.pread(fd, 64, 0).decode("ascii", "replace").strip() or "unknown"
-            os.close(fd)
-            raise VectorStoreError(
-                f"the Qdrant Edge shard {self.shard_dir} is open for writing by another "
-                f"process (pid {holder}); stop it, or point QDRANT_EDGE_PATH elsewhere"
-            ) from None
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                holder = os.pread(fd, 64, 0).decode("ascii", "replace").strip() or "unknown"
+                if waiting is None:
+                    os.close(fd)
+                    raise VectorStoreError(
+                        f"the Qdrant Edge shard {self.shard_dir} is open for writing by another "
+                        f"process (pid {holder}); stop it, or point QDRANT_EDGE_PATH elsewhere"
+                    ) from None
+                try:
+                    waiting(holder)
+                    time.sleep(WAIT_POLL_S)
+                except BaseException:
+                    os.close(fd)
+                    raise
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
         try:

@@ -82,6 +82,15 @@ class ShardRegistry:
         #: held by every open, write, pause and close
         self.lock = threading.RLock()
 
+    @property
+    def _wait_for_writer(self) -> Callable[[str], None] | None:
+        """How this registry takes a writer lock another process holds: a reader (a search
+        that must write: first use, an interrupted write) waits for it (:attr:`waiting`
+        told); a writer fails at once (None)."""
+        if not self.reader:
+            return None
+        return self.waiting or (lambda _pid: None)
+
     def collection(self, schema: DomainSchema) -> str:
         """Collection (shard directory) name of a domain."""
         return self.settings.collection_name(schema.name)
@@ -124,7 +133,7 @@ class ShardRegistry:
             if not exists and config is None:
                 return None
             lock = self._locks.setdefault(name, ShardLock(path))
-            lock.acquire()
+            lock.acquire(self._wait_for_writer)
             try:
                 if exists:
                     shard = qe.EdgeShard.load(str(path))
@@ -331,7 +340,7 @@ class ShardRegistry:
             name = self.collection(schema)
             if name in self.copies:
                 self._drop_copy(name)
-            self._locks.setdefault(name, ShardLock(self.root / name)).acquire()
+            self._locks.setdefault(name, ShardLock(self.root / name)).acquire(self._wait_for_writer)
 
     @contextlib.contextmanager
     def writes_paused(self, schema: DomainSchema) -> Iterator[qe.EdgeShard]:
@@ -378,7 +387,7 @@ class ShardRegistry:
                 self._drop_copy(name)
             if name not in self.open_shards and not path.exists():
                 return False
-            self._locks.setdefault(name, ShardLock(path)).acquire()
+            self._locks.setdefault(name, ShardLock(path)).acquire(self._wait_for_writer)
             shard = self.open_shards.pop(name, None)
             if shard is not None:
                 shard.close()
