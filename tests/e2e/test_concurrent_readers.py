@@ -174,9 +174,23 @@ def _together(n: int, job) -> list:
         return list(pool.map(run, range(n)))
 
 
-def _consistent(answers: list[list[str]], before: list[str], after: list[str]) -> None:
-    """Every answer is the whole ranking of one committed state."""
-    assert before != after, "the write did not change the answer: nothing is tested"
+def _searches_beside_an_ingest(home: Path, new_records: Path, searches: int) -> None:
+    """Search (the state before), then ``searches`` CLI searches and one CLI ingest of
+    ``new_records`` released together, then search again (the state after): every command
+    exits 0, the ingest changed the answer, and every search's ranking is the whole ranking
+    of the state before or of the state after."""
+    before = _ids(_search(home))
+
+    def job(i: int) -> subprocess.CompletedProcess[str]:
+        if i == 0:
+            return run_cli(home, "ingest", str(new_records), timeout=900, **ENV)
+        return _search(home)
+
+    done = _together(searches + 1, job)
+    assert done[0].returncode == 0, done[0].stderr
+    answers = [_ids(d) for d in done[1:]]
+    after = _ids(_search(home))
+    assert "quorvex-0" in after and not any(i.startswith("quorvex") for i in before)
     torn = [a for a in answers if a not in (before, after)]
     assert not torn, f"{len(torn)} answers of no committed state: {torn[:2]}"
 
@@ -187,19 +201,7 @@ def test_searches_beside_an_ingest_without_serve_all_answer_a_committed_state(
     """GIVEN the folder with no serve WHEN 4 CLI searches and one CLI ingest of 3 new
     records start together THEN all exit 0 and every search's ranking is the one of the
     index before the ingest or after it, never a mix."""
-    before = _ids(_search(home))
-
-    def job(i: int) -> subprocess.CompletedProcess[str]:
-        if i == 0:
-            return run_cli(home, "ingest", str(new_records), timeout=900, **ENV)
-        return _search(home)
-
-    done = _together(5, job)
-    assert done[0].returncode == 0, done[0].stderr
-    answers = [_ids(d) for d in done[1:]]
-    after = _ids(_search(home))
-    assert "quorvex-0" in after and not any(i.startswith("quorvex") for i in before)
-    _consistent(answers, before, after)
+    _searches_beside_an_ingest(home, new_records, searches=4)
 
 
 def test_eight_searches_an_ingest_and_serve_at_once(home: Path, new_records: Path) -> None:
@@ -208,16 +210,4 @@ def test_eight_searches_an_ingest_and_serve_at_once(home: Path, new_records: Pat
     command exits 0 (the ingest and the searches go through serve), and every search's
     ranking is the one serve answers before the ingest or after it."""
     with serving_process(home, "--workers", "2", **ENV):
-        before = _ids(_search(home))
-
-        def job(i: int) -> subprocess.CompletedProcess[str]:
-            if i == 0:
-                return run_cli(home, "ingest", str(new_records), timeout=900, **ENV)
-            return _search(home)
-
-        done = _together(9, job)
-        after = _ids(_search(home))
-    assert done[0].returncode == 0, done[0].stderr
-    answers = [_ids(d) for d in done[1:]]
-    assert "quorvex-0" in after and not any(i.startswith("quorvex") for i in before)
-    _consistent(answers, before, after)
+        _searches_beside_an_ingest(home, new_records, searches=8)
