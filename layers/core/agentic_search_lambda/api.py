@@ -30,7 +30,6 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from agentic_search.logic.availability import unanswered, unavailable_message
-from agentic_search.logic.schema import available_domains
 from agentic_search.sync.audit import domain_health
 from agentic_search.wire import QUERY_MAX_CHARS, SearchRequest
 from agentic_search.wire.errors import SearchError, SourcesUnavailable
@@ -52,7 +51,8 @@ from agentic_search_lambda.sync_api import router as sync_router
 class SearchBody(SearchRequest):
     """``POST /search`` body: ``query`` (1..4,000 characters, at most 1,000 word tokens),
     ``limit`` (1..100, default 10), ``rounds`` (1..5, default the deployment's
-    ``MAX_ROUNDS``), ``domain`` (default tools). Unknown fields are rejected."""
+    ``MAX_ROUNDS``), ``domain`` (default tools; one of the runtime's domains: the built-ins,
+    those registered in the home and ``DOMAIN_FILES``). Unknown fields are rejected."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
@@ -68,15 +68,10 @@ class SearchBody(SearchRequest):
     @field_validator("domain")
     @classmethod
     def _known_domain(cls, v: str) -> str:
-        known = _domains()
+        known = runtime().domains()  # the built-ins, the registered and DOMAIN_FILES ones
         if v not in known:
             raise ValueError(f"unknown domain {v!r} (known: {', '.join(known)})")
         return v
-
-
-@lru_cache(maxsize=1)
-def _domains() -> tuple[str, ...]:
-    return tuple(available_domains())
 
 
 app = APIGatewayHttpResolver(enable_validation=True)
@@ -143,7 +138,7 @@ def health(deep: Annotated[bool, Query()] = False) -> dict[str, Any]:
     ``degraded`` when one failed (the others still answer)."""
     if not deep:
         return {"status": "ok"}
-    domains = {d: domain_health(runtime().deps(d)) for d in available_domains()}
+    domains = {d: domain_health(runtime().deps(d)) for d in runtime().domains()}
     bad = any(v not in ("ok", "empty") for v in domains.values())
     return {"status": "degraded" if bad else "ok", "domains": domains}
 

@@ -20,7 +20,7 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 from pydantic import BaseModel, Field
 
-from agentic_search.logic.schema import available_domains, load_schema
+from agentic_search_lambda.runtime import runtime
 
 router = APIGatewayHttpRouter()
 
@@ -104,11 +104,11 @@ class DomainsBody(BaseModel):
     domains: list[DomainInfo]
 
 
-@lru_cache(maxsize=1)
 def _domains_json() -> str:
     infos = []
-    for name in available_domains():
-        schema = load_schema(name)
+    rt = runtime()
+    for name in rt.domains():
+        schema = rt.deps(name).schema
         infos.append(
             DomainInfo(
                 name=name,

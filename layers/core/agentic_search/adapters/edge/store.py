@@ -66,6 +66,7 @@ def _index_kind(kind: str, contains: bool) -> Any:
         "string": qe.PayloadSchemaType.Keyword,
         "list": qe.PayloadSchemaType.Keyword,
         "number": qe.PayloadSchemaType.Float,
+        "integer": qe.PayloadSchemaType.Float,
         "boolean": qe.PayloadSchemaType.Bool,
     }[kind]
 

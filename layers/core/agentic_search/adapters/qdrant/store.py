@@ -196,6 +196,7 @@ class QdrantStore:
             "string": qm.PayloadSchemaType.KEYWORD,
             "list": qm.PayloadSchemaType.KEYWORD,
             "number": qm.PayloadSchemaType.FLOAT,
+            "integer": qm.PayloadSchemaType.FLOAT,
             "boolean": qm.PayloadSchemaType.BOOL,
         }
         for fname, fdef in schema.filterable_fields.items():
