@@ -81,7 +81,7 @@ def test_serve_refuses_a_domain_file_that_is_not_a_schema(indexed_home, tmp_path
 def test_eval_domain_compares_every_system_on_the_users_judged_queries(
     own_home, tmp_path: Path
 ) -> None:
-    home, yaml_path, _, queries = own_home
+    home, _, _, queries = own_home
     out = tmp_path / "out"
     done = run_cli(
         home, "eval", "--domain", "pkgs", "--dataset", str(queries), "--split", "heldout",
