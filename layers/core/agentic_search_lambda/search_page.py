@@ -20,6 +20,7 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 from pydantic import BaseModel, Field
 
+from agentic_search.wiring import domain_schema
 from agentic_search_lambda.runtime import runtime
 
 router = APIGatewayHttpRouter()
@@ -108,7 +109,7 @@ def _domains_json() -> str:
     infos = []
     rt = runtime()
     for name in rt.domains():
-        schema = rt.deps(name).schema
+        schema = domain_schema(rt.settings, name)
         infos.append(
             DomainInfo(
                 name=name,
