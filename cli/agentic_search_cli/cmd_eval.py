@@ -176,8 +176,9 @@ def open_evaluation(args: argparse.Namespace) -> tuple[Any, Any, bool]:
     live = own and args.catalog is None
     name = re.sub(r"[^a-z0-9-]+", "-", args.dataset.resolve().name.lower()).strip("-") or "dataset"
     # one evaluation collection per local model: switching models never meets a mismatch
-    model = (
-        "" if settings.local_embedding_model == "minilm" else f"{settings.local_embedding_model}-"
+    # (EmbeddingGemma: one per graph and dimension, each its own identity)
+    model = {"minilm": "", "e5-small": "e5-small-"}.get(
+        settings.local_embedding_model, f"{settings.embedder_model}-"
     )
     prefix = args.collection_prefix
     if prefix is None:
