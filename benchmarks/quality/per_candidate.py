@@ -43,7 +43,6 @@ from agentic_search.logic.quality import (
     CandidateEvidence,
     QueryReading,
     answer_quality,
-    best_cosine,
     ids_to_return,
     read_query,
 )
@@ -51,6 +50,7 @@ from agentic_search.logic.schema import QualitySpec
 from agentic_search.pipeline.finalize import query_reading
 from agentic_search.pipeline.relevance import word_relevance
 from agentic_search.service import SearchService
+from agentic_search_cli.evaluation.calibrate import candidate_evidence
 
 QUERIES = Path(__file__).resolve().parents[1] / "tools_queries"
 RELEVANCE = [0.20, 0.22, 0.24, 0.26, 0.28, 0.30, 0.32, 0.34, 0.36, 0.38, 0.42]
@@ -97,7 +97,6 @@ def collect(
     schema.quality = QualitySpec(
         min_relevance=calibrated.min_relevance, min_coverage=calibrated.min_coverage
     )
-    analyzer, fields = svc.deps.analyzer, svc.deps.schema.vocabulary_fields
     out = []
     try:
         for q in (q for q in queries if q["split"] == split):
@@ -105,21 +104,7 @@ def collect(
                 resp = svc.search(q["text"], limit=100)
             except ValueError:  # over the length bound: scored as an error by eval
                 continue
-            words = set(analyzer.terms(resp.intent.normalized_query))
-            asked = {fields[v]: set(vals) for v, vals in resp.intent.matches.items() if v in fields}
-            pins = {p for r in resp.evidence.report.rounds for p in r.pinned}
-            evidence = [
-                CandidateEvidence(
-                    id=c.id,
-                    relevance=best_cosine(c.relevance, c.provenance.hits),
-                    vocabulary=any(
-                        asked.get(f, set()) & set(v) for f, v in c.provenance.matched_values.items()
-                    ),
-                    lexical=bool(words) and words <= set(c.provenance.matched_terms),
-                    named=c.id in pins,
-                )
-                for c in resp.output.candidates
-            ]
+            evidence = candidate_evidence(svc, resp)
             # the reading as Finalize makes it, with no word taken as incidental (the floor
             # is candidate_relevance, replayed by the grid: read_query again there)
             reading = query_reading(svc.deps, resp.intent, {})

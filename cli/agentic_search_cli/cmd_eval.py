@@ -40,7 +40,13 @@ def add_parser(sub: Any) -> None:
             "  executor-1round  intent, plan and executor, one round (`search --rounds 1`)\n"
             "  executor         the multi-round executor, MAX_ROUNDS at most (what `search` runs)\n"
             "  hybrid-rrf-qdrant  only when named: Qdrant's own RRF of a dense and a sparse\n"
-            "                   prefetch (the engine's own fusion, one call)"
+            "                   prefetch (the engine's own fusion, one call)\n\n"
+            "Your own domain (--domain NAME|FILE.yaml): DIR holds your judged queries\n"
+            '(queries.jsonl: {"_id", "text"} a line, optionally "type"; qrels/SPLIT.tsv:\n'
+            "query-id, record id, grade) and the systems search the domain's own index as it\n"
+            "is (nothing written), or, with --catalog FILE, an evaluation collection made to\n"
+            "hold exactly that catalog. `agentic-search calibrate` proposes its quality:\n"
+            "thresholds from tuning queries."
         ),
         epilog=(
             "examples:\n"
@@ -49,10 +55,13 @@ def add_parser(sub: Any) -> None:
             "--out benchmarks/scifact\n"
             "  agentic-search eval --dataset DIR --systems bm25,dense --max-queries 50\n"
             "  agentic-search eval --dataset benchmarks/tools_queries --split tuning,heldout\n"
+            "  agentic-search eval --domain npm.yaml --dataset my-queries --split heldout\n"
+            "  agentic-search eval --domain npm --catalog npm.jsonl --dataset my-queries\n"
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     e.add_argument("--dataset", type=Path, required=True, metavar="DIR", help="BEIR dataset folder")
+    add_domain_args(e)
     e.add_argument(
         "--split",
         default="test",
@@ -103,6 +112,132 @@ def add_parser(sub: Any) -> None:
     )
 
 
+def add_domain_args(p: argparse.ArgumentParser) -> None:
+    """``--domain`` and ``--catalog`` of ``eval`` and ``calibrate``."""
+    p.add_argument(
+        "--domain",
+        default=None,
+        metavar="NAME|FILE.yaml",
+        help="evaluate your own domain (a registered name or its schema YAML) on the judged "
+        "queries of --dataset: its own index as it is, or --catalog's",
+    )
+    p.add_argument(
+        "--catalog",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="with --domain: the catalog (.jsonl, .json, .csv) an evaluation collection is "
+        "made to hold exactly (default: the domain's own index, searched as it is)",
+    )
+
+
+def needs(*modules: str) -> bool:
+    """Whether ``modules`` import; the first that does not is named on stderr."""
+    for module in modules:
+        try:
+            __import__(module)
+        except ImportError:
+            sys.stderr.write(
+                f"agentic-search: error: {module} is not installed: "
+                "pip install 'agentic-search[eval]'\n"
+            )
+            return False
+    return True
+
+
+def open_evaluation(args: argparse.Namespace) -> tuple[Any, Any, bool]:
+    """The service, the judged queries (``args.max_queries`` at most) and whether the index
+    is searched as it is (``--domain`` without ``--catalog``) of ``eval`` / ``calibrate``.
+    No result cache (every system answers every query itself); rules unless ``LLM=on`` is
+    set (the figures are reproducible and compare retrieval, not a remote model).
+
+    Raises:
+        SystemExit: (2) for a dataset, domain or catalog that cannot be used.
+    """
+    from agentic_search.logic.schema import SchemaError
+    from agentic_search.service import SearchService
+    from agentic_search.sync.files import CatalogFormatError, CatalogRead, read_catalog
+    from agentic_search.wiring import domain_schema
+    from agentic_search_cli import evaluation as ev
+
+    own = args.domain is not None
+    if args.catalog is not None and not own:
+        usage_error("--catalog goes with --domain")
+    if args.catalog is not None and not args.catalog.is_file():
+        usage_error(f"--catalog {args.catalog}: no such file")
+    settings = settings_for()
+    try:
+        ev.check_dataset(args.dataset, args.split, corpus=not own)
+        domain: Any = (
+            domain_schema(settings, args.domain) if own else ev.dataset_domain(args.dataset)
+        )
+    except (ev.DatasetError, SchemaError) as exc:
+        usage_error(str(exc))
+    live = own and args.catalog is None
+    name = re.sub(r"[^a-z0-9-]+", "-", args.dataset.resolve().name.lower()).strip("-") or "dataset"
+    # one evaluation collection per local model: switching models never meets a mismatch
+    # (EmbeddingGemma: one per graph and dimension, each its own identity)
+    model = {"minilm": "", "e5-small": "e5-small-"}.get(
+        settings.local_embedding_model, f"{settings.embedder_model}-"
+    )
+    prefix = args.collection_prefix
+    if prefix is None:
+        prefix = settings.collection_prefix if live else f"eval-{name}-{model}"
+    service = SearchService.create(
+        settings_for(collection_prefix=prefix, cache_backend="none", llm=eval_llm()), domain
+    )
+    try:
+        corpus = None
+        if own:
+            corpus = read_catalog(args.catalog, service.schema) if args.catalog else CatalogRead()
+        if live and not service.deps.store.exists(service.schema):
+            usage_error(
+                f"domain {service.schema.name!r} has no index in {settings.store_location}: "
+                "ingest its catalog first (`agentic-search ingest FILE --domain "
+                f"{args.domain}`) or pass --catalog FILE"
+            )
+        dataset = ev.load_beir(args.dataset, args.split, service.schema, corpus)
+    except (ev.DatasetError, CatalogFormatError) as exc:
+        service.close()
+        usage_error(str(exc))
+    except SystemExit:
+        service.close()
+        raise
+    return service, dataset.limit(args.max_queries), live
+
+
+def sync_corpus(service: Any, dataset: Any, live: bool, progress: Any) -> Any:
+    """Make the evaluation collection hold exactly the corpus (:func:`ensure_corpus`, with a
+    progress task), or, for an index searched as it is, count what it holds; then load the
+    model (before warm-up and timing). Warns of judged records the index does not hold."""
+    from agentic_search_cli import evaluation as ev
+
+    ingest_task = None
+
+    def ingest_start(n: int) -> None:
+        nonlocal ingest_task
+        ingest_task = progress.add_task(f"ingesting {dataset.name} corpus", total=n)
+
+    def ingest_step(n: int) -> None:
+        if ingest_task is not None:
+            progress.advance(ingest_task, n)
+
+    if live:
+        held = ev.indexed_ids(service)
+        sync = ev.CorpusSync(documents=len(held), rejected_lines=0, ingested=False)
+    else:
+        sync = ev.ensure_corpus(service, dataset, ingest_start, ingest_step)
+        held = dataset.corpus_ids
+    judged = {d for rels in dataset.qrels.values() for d, grade in rels.items() if grade > 0}
+    if missing := sorted(judged - held):
+        console(stderr=True).print(
+            f"[yellow]{len(missing)} judged record id(s) are not in the index (they count as "
+            f"never found), e.g. {', '.join(missing[:3])}[/yellow]"
+        )
+    service.deps.embedder  # noqa: B018 - load the model before warm-up and timing
+    return sync
+
+
 def run(args: argparse.Namespace) -> int:
     """Run ``eval``; returns the exit code."""
     from agentic_search_cli import evaluation as ev
@@ -111,47 +246,15 @@ def run(args: argparse.Namespace) -> int:
         systems = ev.parse_systems(args.systems)
     except ValueError as exc:
         usage_error(str(exc))
-    try:
-        ev.check_dataset(args.dataset, args.split)
-        domain = ev.dataset_domain(args.dataset)
-    except ev.DatasetError as exc:
-        usage_error(str(exc))
     if args.out is not None and args.out.exists() and not args.out.is_dir():
         usage_error(f"--out {args.out} exists and is not a folder")
-    needed = ["pytrec_eval"] + (["matplotlib"] if args.out is not None else [])
-    for module in needed:
-        try:
-            __import__(module)
-        except ImportError:
-            sys.stderr.write(
-                f"agentic-search: error: {module} is not installed: "
-                "pip install 'agentic-search[eval]'\n"
-            )
-            return 1
-    from agentic_search.service import SearchService
+    if not needs("pytrec_eval", *(["matplotlib"] if args.out is not None else [])):
+        return 1
     from agentic_search_cli.evaluation.table import print_evaluation
 
-    name = re.sub(r"[^a-z0-9-]+", "-", args.dataset.resolve().name.lower()).strip("-") or "dataset"
-    settings = settings_for()
-    # one evaluation collection per local model: switching models never meets a mismatch
-    # (EmbeddingGemma: one per graph and dimension, each its own identity)
-    model = {"minilm": "", "e5-small": "e5-small-"}.get(
-        settings.local_embedding_model, f"{settings.embedder_model}-"
-    )
-    prefix = (
-        args.collection_prefix if args.collection_prefix is not None else f"eval-{name}-{model}"
-    )
-    # No result cache: every system answers every query itself. Rules unless LLM=on is set:
-    # the figures are reproducible and compare retrieval, not a remote model.
-    service = SearchService.create(
-        settings_for(collection_prefix=prefix, cache_backend="none", llm=eval_llm()),
-        domain,
-    )
+    service, dataset, live = open_evaluation(args)
+    settings = service.settings
     try:
-        try:
-            dataset = ev.load_beir(args.dataset, args.split, service.schema).limit(args.max_queries)
-        except ev.DatasetError as exc:
-            usage_error(str(exc))
         err = console(stderr=True)
         if dataset.corpus.errors:
             err.print(
@@ -159,18 +262,7 @@ def run(args: argparse.Namespace) -> int:
                 f"{dataset.corpus.errors[0]}[/yellow]"
             )
         with progress_bar(err) as progress:
-            ingest_task = None
-
-            def ingest_start(n: int) -> None:
-                nonlocal ingest_task
-                ingest_task = progress.add_task(f"ingesting {dataset.name} corpus", total=n)
-
-            def ingest_step(n: int) -> None:
-                if ingest_task is not None:
-                    progress.advance(ingest_task, n)
-
-            sync = ev.ensure_corpus(service, dataset, ingest_start, ingest_step)
-            service.deps.embedder  # noqa: B018 - load the model before warm-up and timing
+            sync = sync_corpus(service, dataset, live, progress)
             query_task = progress.add_task(
                 f"querying ({len(dataset.queries)} queries x systems)", total=None
             )

@@ -100,6 +100,7 @@ def run(args: argparse.Namespace) -> int:
     )
     from agentic_search.sync.prune import PruneRefused
     from agentic_search_cli.render import print_ingest
+    from agentic_search_cli.serve_link import serving
 
     path: Path | None = args.path
     if args.batch_size < 1:
@@ -114,12 +115,12 @@ def run(args: argparse.Namespace) -> int:
         path = bundled_catalog_path()
     if not path.exists():
         usage_error(f"no such file or folder: {path}")
-    if served := _serving(args.domain):  # serve holds the index: it applies the write
+    if served := serving(args.domain):  # serve holds the index: it applies the write
         if getattr(args, "embedder", None) is not None:
             usage_error("--embedder needs serve stopped (serve embeds with its own model)")
         from agentic_search_cli.serve_link import run_ingest
 
-        return run_ingest(args, path, served)
+        return run_ingest(args, path, *served)
     # the repair path must open what an interrupted write's completion would fail on
     service = open_service(args.domain, recover=not args.rebuild)
     try:
@@ -182,6 +183,7 @@ def run(args: argparse.Namespace) -> int:
             sys.stdout.write(json.dumps(report.wire(), indent=2) + "\n")
         else:
             print_ingest(console(), report)
+        register(service)
         if not args.no_optimize and optimize_after_ingest(service, err, args.optimize_min_points):
             return 130
     finally:
@@ -191,13 +193,28 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _serving(domain: str) -> Any:
-    """The running ``serve`` that holds ``domain``'s index (a bundled domain), or None."""
-    from agentic_search.config import Settings
-    from agentic_search.logic.schema import available_domains
-    from agentic_search_cli.serve_link import running_server
+def register(service: Any) -> None:
+    """Register the domain of a schema read from a YAML file in the home
+    (:func:`~agentic_search.logic.schema.register_domain`), saying so on stderr when its copy
+    is new or changed; a copy that cannot be written is a warning (the ingest is done)."""
+    from agentic_search.logic.schema import DOMAINS_FOLDER, register_domain
 
-    return running_server(Settings()) if domain in available_domains() else None
+    schema, home = service.schema, service.settings.agentic_search_home
+    dest = home / DOMAINS_FOLDER / f"{schema.name}.yaml"
+    before = dest.read_bytes() if dest.is_file() else None
+    try:
+        if register_domain(home, schema) is None or dest.read_bytes() == before:
+            return
+    except OSError as exc:
+        sys.stderr.write(
+            f"agentic-search: warning: domain {schema.name!r} not registered ({dest}: "
+            f"{exc.strerror or exc}); name it by its YAML path\n"
+        )
+        return
+    sys.stderr.write(
+        f"agentic-search: registered domain {schema.name!r} ({dest}): `--domain "
+        f"{schema.name}` names it, and `serve` serves it\n"
+    )
 
 
 def optimize_after_ingest(service: Any, err: Any, min_points: int | None = None) -> bool:

@@ -40,7 +40,10 @@ def add_parser(sub: Any) -> None:
             "the workers fresh copies before the command returns; no request fails meanwhile.\n"
             "exit codes: 0 stopped by SIGTERM/SIGINT; 1 the port is in use, another process\n"
             "(another serve) holds the index, or the workers did not start; 2 a usage error.\n"
-            "With the embedded Qdrant local mode, searches run one at a time in this process."
+            "With the embedded Qdrant local mode, searches run one at a time in this process.\n"
+            "Domains: the built-ins (tools, documents), every domain registered in\n"
+            "$AGENTIC_SEARCH_HOME/domains (`ingest FILE --domain YOUR.yaml` registers it) and\n"
+            "each --domain FILE.yaml; POST /search takes their names, GET /domains lists them."
         ),
         epilog=(
             "examples:\n"
@@ -48,6 +51,9 @@ def add_parser(sub: Any) -> None:
             '  curl -s -X POST localhost:8080/search -d \'{"query": "free code editor"}\'\n'
             "  npx @modelcontextprotocol/inspector   # then connect to http://127.0.0.1:8080/mcp\n"
             "  curl -s localhost:8080/openapi.json\n"
+            "  agentic-search serve --domain npm.yaml   # also serve a domain of your own\n"
+            "  curl -s -X POST localhost:8080/search \\\n"
+            '       -d \'{"query": "yaml parser", "domain": "npm"}\'\n'
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -61,15 +67,24 @@ def add_parser(sub: Any) -> None:
         help="worker processes answering searches (default: the CPU count; 0: in this "
         "process, one search at a time). Needs VECTOR_STORE=edge or QDRANT_URL",
     )
+    v.add_argument(
+        "--domain",
+        dest="domains",
+        action="append",
+        type=Path,
+        default=[],
+        metavar="FILE.yaml",
+        help="also serve the domain of this schema YAML, by the name it declares (repeatable; "
+        "it replaces a registered domain of that name)",
+    )
     add_llm_flag(v)
 
 
 def domain_states(rt: Any) -> list[tuple[str, str]]:
-    """Each bundled domain's index health (what ``GET /health?deep=true`` reports)."""
-    from agentic_search.logic.schema import available_domains
+    """Each served domain's index health (what ``GET /health?deep=true`` reports)."""
     from agentic_search.sync.audit import domain_health
 
-    return [(d, domain_health(rt.deps(d))) for d in available_domains()]
+    return [(d, domain_health(rt.deps(d))) for d in rt.domains()]
 
 
 #: Interfaces of this machine only, and the names a local client's Host header gives them:
@@ -105,7 +120,17 @@ def run(args: argparse.Namespace) -> int:
         usage_error(f"--workers {args.workers}: must be 0 or more")
     if args.host in LOOPBACK:  # /mcp answers only these Host and Origin headers (the workers' too)
         os.environ.setdefault("MCP_ALLOWED_HOSTS", ",".join(f"{h}:*" for h in LOOPBACK_NAMES))
-    rt = Runtime(settings_for(args))
+    files = [p.resolve() for p in args.domains]
+    for path in files:
+        if not path.is_file():
+            usage_error(f"--domain {path}: no such file")
+    rt = Runtime(settings_for(args, domain_files=files))
+    from agentic_search.logic.schema import SchemaError
+
+    try:
+        served = rt.domains()
+    except SchemaError as exc:
+        usage_error(str(exc))
     use(rt)  # the handler serves from this runtime
     service = SearchService(rt.deps("tools"))
     maintenance = build_maintenance(rt.settings, service.deps.store)
@@ -166,7 +191,7 @@ def run(args: argparse.Namespace) -> int:
     writer = None
     if maintenance is not None:  # ingest and sync of the CLI come here (serve_link)
         host, port = server.server_address[:2]
-        info = serve_link.write_info(rt.settings, host, port)
+        info = serve_link.write_info(rt.settings, host, port, tuple(served))
         writer = ServeWriter(rt, info.token, pool, search_lock())
     attach(pool, writer)
     try:
@@ -225,7 +250,10 @@ def _serve(args: argparse.Namespace, rt: Any, server: Any) -> int:
 
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, on_signal)
-    sys.stderr.write(f"agentic-search: serving on http://{host}:{port} (Ctrl-C to stop)\n")
+    sys.stderr.write(
+        f"agentic-search: serving on http://{host}:{port} (domains: "
+        f"{', '.join(rt.domains())}; Ctrl-C to stop)\n"
+    )
     sys.stderr.flush()
     try:
         server.serve_forever()

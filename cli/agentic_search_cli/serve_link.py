@@ -1,6 +1,6 @@
 """How a CLI write reaches a running ``serve``: its serve-info file and the loopback client.
 
-``serve`` (with Qdrant Edge) holds every bundled domain's shard lock, so a second process
+``serve`` (with Qdrant Edge) holds the shard lock of every domain it serves, so a second process
 cannot write the index while it runs. Instead, ``serve`` writes ``serve.json`` beside the
 shard locks (``$QDRANT_EDGE_PATH/serve.json``, mode 0600: its pid, port and a random token)
 once it listens, and removes it when it stops. ``agentic-search ingest`` and ``sync`` find the
@@ -41,12 +41,14 @@ READ_TIMEOUT_S = 600.0
 
 @dataclass(frozen=True)
 class ServeInfo:
-    """A running ``serve``: its pid, where it listens, and the token of its write routes."""
+    """A running ``serve``: its pid, where it listens, the token of its write routes and the
+    domains it serves (it holds their shard locks; the built-ins for a file that names none)."""
 
     pid: int
     host: str
     port: int
     token: str
+    domains: tuple[str, ...] = ("documents", "tools")
 
 
 def info_path(settings: Any) -> Path:
@@ -54,15 +56,17 @@ def info_path(settings: Any) -> Path:
     return Path(settings.resolved_edge_path) / INFO_NAME
 
 
-def write_info(settings: Any, host: str, port: int) -> ServeInfo:
+def write_info(
+    settings: Any, host: str, port: int, domains: tuple[str, ...] = ("documents", "tools")
+) -> ServeInfo:
     """Write this process's serve-info file (atomically, mode 0600) and return it."""
-    info = ServeInfo(os.getpid(), host, port, secrets.token_urlsafe(24))
+    info = ServeInfo(os.getpid(), host, port, secrets.token_urlsafe(24), tuple(domains))
     path = info_path(settings)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as f:
-        json.dump(info.__dict__, f)
+        json.dump({**info.__dict__, "domains": list(info.domains)}, f)
     os.replace(tmp, path)
     return info
 
@@ -83,11 +87,35 @@ def running_server(settings: Any) -> ServeInfo | None:
     try:
         raw = json.loads(info_path(settings).read_text())
         info = ServeInfo(int(raw["pid"]), str(raw["host"]), int(raw["port"]), str(raw["token"]))
+        if isinstance(raw.get("domains"), list):
+            info = ServeInfo(info.pid, info.host, info.port, info.token, tuple(raw["domains"]))
     except (OSError, ValueError, KeyError, TypeError):
         return None
     if info.pid == os.getpid() or not alive(info.pid):
         return None
     return info
+
+
+def serving(domain: str) -> tuple[ServeInfo, str, str | None] | None:
+    """The running ``serve`` that holds ``domain``'s index (a name or a YAML path: the name
+    its schema declares), with that name and, for a YAML path, its schema's fingerprint
+    (the writer refuses a YAML other than the one it serves); None when no serve runs or it
+    does not serve that domain (then the command writes the index itself)."""
+    from agentic_search.config import Settings
+    from agentic_search.logic.schema import SchemaError
+    from agentic_search.wiring import domain_schema
+
+    settings = Settings()
+    info = running_server(settings)
+    if info is None:
+        return None
+    try:
+        schema = domain_schema(settings, domain)
+    except SchemaError:
+        return None  # the command's own open says why, in one line
+    if schema.name not in info.domains:
+        return None
+    return info, schema.name, schema.fingerprint if schema.source is not None else None
 
 
 def alive(pid: int) -> bool:
@@ -233,7 +261,13 @@ def follow(info: ServeInfo, route: str, body: dict[str, Any], what: str | None) 
     return last
 
 
-def run_ingest(args: Any, path: Path, info: ServeInfo) -> int:
+def run_ingest(
+    args: Any,
+    path: Path,
+    info: ServeInfo,
+    domain: str | None = None,
+    fingerprint: str | None = None,
+) -> int:
     """``agentic-search ingest`` through the running ``serve`` ``info``: the same report (and
     ``--json``, ``--strict``) as in-process. ``--rebuild`` is refused (exit 1): it drops the
     index the server is serving."""
@@ -249,8 +283,10 @@ def run_ingest(args: Any, path: Path, info: ServeInfo) -> int:
             f"{info.pid}) is serving: stop it first\n"
         )
         return 1
+    domain = domain or args.domain
     body = {
-        "domain": args.domain,
+        "domain": domain,
+        "schemaFingerprint": fingerprint,
         "path": str(path.resolve()),
         "batchSize": args.batch_size,
         "prune": args.prune,
@@ -258,7 +294,7 @@ def run_ingest(args: Any, path: Path, info: ServeInfo) -> int:
         "optimize": not args.no_optimize,
         "optimizeMinPoints": args.optimize_min_points,
     }
-    result = follow(info, "/_local/ingest", body, f"ingesting into {args.domain!r} (serve)")
+    result = follow(info, "/_local/ingest", body, f"ingesting into {domain!r} (serve)")
     w = result["report"]
     units = result.get("units") or ["line"] * len(w["errors"])
     report = IngestReport(

@@ -61,13 +61,22 @@ class ServeWriter:
 
     def handle(self, route: str, body: dict[str, Any], emit: Emit) -> None:
         """Apply the write of ``route`` described by ``body``, streaming through ``emit``."""
-        from agentic_search.logic.schema import available_domains
         from agentic_search.ports import EmbedderError, KeywordIndexError, VectorStoreError
         from agentic_search.sync.prune import PruneRefused
 
         domain = body.get("domain", "tools")
-        if domain not in available_domains():
-            emit({"usage": f"unknown domain {domain!r} (known: {', '.join(available_domains())})"})
+        known = self.rt.domains()
+        if domain not in known:
+            emit({"usage": f"unknown domain {domain!r} (known: {', '.join(known)})"})
+            return
+        given = body.get("schemaFingerprint")
+        if given is not None and given != self.rt.deps(domain).schema.fingerprint:
+            emit(
+                {
+                    "usage": f"serve searches {domain!r} with another version of its YAML: "
+                    "stop serve, write with this one, then start serve again"
+                }
+            )
             return
         with self._write:
             try:

@@ -106,17 +106,17 @@ def run(args: argparse.Namespace) -> int:
     """Run ``sync``; returns the exit code (1 when a change was rejected or failed). While
     ``serve`` holds the index, the changes are handed to it (:mod:`~agentic_search_cli.
     serve_link`)."""
-    from agentic_search.config import Settings
-    from agentic_search.logic.schema import available_domains
     from agentic_search_cli import serve_link
 
     if args.batch_size < 1:
         usage_error("--batch-size must be at least 1")
     if args.events is not None and not args.events.is_file():
         usage_error(f"no such file: {args.events}")
-    if args.domain in available_domains() and (info := serve_link.running_server(Settings())):
-        what = f"syncing into {args.domain!r}" if args.events is not None else None
-        done = serve_link.follow(info, "/_local/sync", serve_link.sync_body(args), what)
+    if served := serve_link.serving(args.domain):
+        info, name, fingerprint = served
+        what = f"syncing into {name!r}" if args.events is not None else None
+        body = {**serve_link.sync_body(args), "domain": name, "schemaFingerprint": fingerprint}
+        done = serve_link.follow(info, "/_local/sync", body, what)
         return print_summary(args, done["summary"])
     service = open_service(args.domain)
     try:

@@ -38,6 +38,7 @@ def test_the_info_file_is_private_and_names_this_process(tmp_path: Path) -> None
         "host": "127.0.0.1",
         "port": 8765,
         "token": info.token,
+        "domains": ["documents", "tools"],
     }
     assert len(info.token) >= 24
     # this process is not a server to hand its own writes to

@@ -142,8 +142,10 @@ def available_splits(path: Path) -> list[str]:
     return sorted(p.stem for p in qdir.glob("*.tsv")) if qdir.is_dir() else []
 
 
-def check_dataset(path: Path, split: str) -> None:
-    """Check a folder has the BEIR layout for ``split`` (cheap: only looks at file names).
+def check_dataset(path: Path, split: str, corpus: bool = True) -> None:
+    """Check a folder has the BEIR layout for ``split`` (cheap: only looks at file names);
+    ``corpus``: whether its ``corpus.jsonl`` is needed (not for a bundled catalog's dataset,
+    nor for the judged queries of a domain given apart: ``eval --domain``).
 
     Raises:
         DatasetError: naming the first missing piece in one line.
@@ -153,7 +155,7 @@ def check_dataset(path: Path, split: str) -> None:
             f"no such dataset folder: {path} (a BEIR dataset, e.g. SciFact: download "
             f"{BEIR_DOWNLOADS}/{path.name or 'scifact'}.zip and unzip it into {path.parent})"
         )
-    bundled = dataset_domain(path) != "documents"
+    bundled = not corpus or dataset_domain(path) != "documents"
     for name in ("queries.jsonl",) if bundled else ("corpus.jsonl", "queries.jsonl"):
         if not (path / name).is_file():
             raise DatasetError(f"{path} has no {name} (BEIR layout expected)")
@@ -249,14 +251,18 @@ def read_qrels(path: Path) -> dict[str, dict[str, int]]:
     return qrels
 
 
-def load_beir(path: Path, split: str, schema: DomainSchema) -> BeirDataset:
-    """Load a BEIR dataset folder, keeping only queries judged in ``split``.
+def load_beir(
+    path: Path, split: str, schema: DomainSchema, corpus: CatalogRead | None = None
+) -> BeirDataset:
+    """Load a BEIR dataset folder, keeping only queries judged in ``split``. The corpus is
+    ``corpus`` when given (a domain's own catalog, or none: an empty read for an index
+    searched as it is), else the folder's (or its ``dataset.json``'s bundled catalog).
 
     Raises:
         DatasetError: for a missing file or split, malformed queries or qrels, no query of
             ``queries.jsonl`` judged in the split, or no valid corpus document.
     """
-    check_dataset(path, split)
+    check_dataset(path, split, corpus=corpus is None)
     names = split_names(split)
     queries, fields = read_query_fields(path / "queries.jsonl")
     qrels: dict[str, dict[str, int]] = {}
@@ -276,17 +282,20 @@ def load_beir(path: Path, split: str, schema: DomainSchema) -> BeirDataset:
     kept = {q: t for q, t in queries.items() if q in qrels or q in unanswerable}
     if not any(q in qrels for q in kept):
         raise DatasetError(f"no query of {path / 'queries.jsonl'} has qrels in split {split!r}")
-    domain = dataset_domain(path)
-    if domain == "documents":
-        corpus = read_beir_corpus(path, schema)
-        where = path / "corpus.jsonl"
-    else:
-        if schema.name != domain:
-            raise DatasetError(f"{path} is evaluated in the {domain!r} domain, not {schema.name!r}")
-        where = bundled_catalog_path()
-        corpus = read_catalog(where, schema)
-    if not corpus.records:
-        raise DatasetError(f"{where} holds no valid document")
+    if corpus is None:
+        domain = dataset_domain(path)
+        if domain == "documents":
+            corpus = read_beir_corpus(path, schema)
+            where = path / "corpus.jsonl"
+        else:
+            if schema.name != domain:
+                raise DatasetError(
+                    f"{path} is evaluated in the {domain!r} domain, not {schema.name!r}"
+                )
+            where = bundled_catalog_path()
+            corpus = read_catalog(where, schema)
+        if not corpus.records:
+            raise DatasetError(f"{where} holds no valid document")
     return BeirDataset(
         path=path,
         split=",".join(names),

@@ -52,6 +52,11 @@ class Settings(BaseSettings):
         default=Path(".agentic-search"),
         description="Working folder for the embedded stores and model cache.",
     )
+    domain_files: list[Path] = Field(
+        default_factory=list,
+        description="YAML files of domains searched beside the built-in ones and those "
+        "registered in $AGENTIC_SEARCH_HOME/domains (`serve --domain FILE`); a JSON list.",
+    )
     qdrant_path: Path | None = Field(
         default=None,
         description="Qdrant local-mode folder (VECTOR_STORE=local; default: "

@@ -28,11 +28,12 @@ import logging
 import sys
 import threading
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from agentic_search.config import Settings
 from agentic_search.dependencies import Dependencies, Factory
-from agentic_search.logic.schema import DomainSchema, available_domains, load_schema
+from agentic_search.logic.schema import DomainSchema, load_domain, registered_domains
 from agentic_search.ports import (
     ArrayMemo,
     ChatJSONClient,
@@ -147,7 +148,10 @@ def build_maintenance(settings: Settings, store: VectorStore) -> Any | None:
     if settings.vector_store == "edge" and not settings.qdrant_url:
         from agentic_search.adapters.edge.maintenance import EdgeMaintenance
 
-        return EdgeMaintenance(store)  # type: ignore[arg-type]
+        def served() -> list[DomainSchema]:
+            return [domain_schema(settings, name) for name in known_domains(settings)]
+
+        return EdgeMaintenance(store, served)  # type: ignore[arg-type]
     return None
 
 
@@ -531,6 +535,27 @@ def build_memo(settings: Settings) -> ArrayMemo:
     return NpyFolderMemo(settings.model_cache / "derived")
 
 
+def known_domains(settings: Settings) -> dict[str, Path | None]:
+    """The domains searched over ``settings``, name -> YAML file (None: built-in): the
+    built-ins, those registered in ``$AGENTIC_SEARCH_HOME/domains`` and ``DOMAIN_FILES``
+    (:func:`~agentic_search.logic.schema.registered_domains`). What ``serve``, the HTTP API
+    (``POST /search``, ``GET /domains``, ``/sync/*``) and the page take as ``domain``.
+
+    Raises:
+        SchemaError: for a ``DOMAIN_FILES`` entry that is missing or invalid.
+    """
+    return registered_domains(settings.agentic_search_home, settings.domain_files)
+
+
+def domain_schema(settings: Settings, domain: str | Path) -> DomainSchema:
+    """The schema of ``domain``: a name of :func:`known_domains`, else a YAML path.
+
+    Raises:
+        SchemaError: for a name that is not known and no YAML file, or an invalid schema.
+    """
+    return load_domain(domain, settings.agentic_search_home, settings.domain_files)
+
+
 def build_dependencies(
     settings: Settings | None = None, domain: str | DomainSchema = "tools", **given: Any
 ) -> Dependencies:
@@ -538,17 +563,18 @@ def build_dependencies(
     in ``given`` (by port name) are used as they are, the others built on first use.
 
     Raises:
-        SchemaError: for a domain that has no schema (a name or a YAML path).
+        SchemaError: for a domain that has no schema (a name of :func:`known_domains` or a
+            YAML path).
     """
     settings = settings or Settings()
-    schema = domain if isinstance(domain, DomainSchema) else load_schema(domain)
+    schema = domain if isinstance(domain, DomainSchema) else domain_schema(settings, domain)
     return Dependencies(settings, schema, FACTORIES, **given)
 
 
 class DomainRegistry:
-    """One :class:`Dependencies` per bundled domain, created on first use, sharing one store
-    and one embedder, each built on first use (Qdrant local mode allows one client per folder;
-    the model loads once).
+    """One :class:`Dependencies` per known domain (:func:`known_domains`), created on first
+    use, sharing one store and one embedder, each built on first use (Qdrant local mode allows
+    one client per folder; the model loads once).
 
     Raises (from ``__call__``):
         ValueError: for a domain that has no schema.
@@ -560,6 +586,7 @@ class DomainRegistry:
         self.settings = settings or Settings()
         self._shared = dict(shared)
         self._domains: dict[str, Dependencies] = {}
+        self._names: list[str] | None = None
         self._lock = threading.Lock()
         self._shared_lock = threading.Lock()
         self._factories = {
@@ -585,14 +612,22 @@ class DomainRegistry:
                     if name not in self._shared and deps.built(name):
                         self._shared[name] = getattr(deps, name)
 
+    def names(self) -> list[str]:
+        """The domains this registry serves (:func:`known_domains` of its settings, read
+        once), the built-ins first."""
+        with self._lock:
+            if self._names is None:
+                self._names = list(known_domains(self.settings))
+            return list(self._names)
+
     def __call__(self, domain: str) -> Dependencies:
+        known = self.names()
         with self._lock:
             if domain not in self._domains:
-                if domain not in available_domains():
-                    known = ", ".join(available_domains())
-                    raise ValueError(f"unknown domain {domain!r} (known: {known})")
+                if domain not in known:
+                    raise ValueError(f"unknown domain {domain!r} (known: {', '.join(known)})")
                 self._domains[domain] = Dependencies(
-                    self.settings, load_schema(domain), self._factories
+                    self.settings, domain_schema(self.settings, domain), self._factories
                 )
             return self._domains[domain]
 
@@ -617,7 +652,9 @@ __all__ = [
     "build_store",
     "build_sync_status",
     "collection_info",
+    "domain_schema",
     "identity_embedder",
+    "known_domains",
     "local_store_pending",
     "migrate_local_store",
 ]

@@ -31,10 +31,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validat
 
 from agentic_search.logic.availability import unanswered, unavailable_message
 from agentic_search.logic.filters import filter_problems
-from agentic_search.logic.schema import available_domains, load_schema
 from agentic_search.sync.audit import domain_health
 from agentic_search.wire import QUERY_MAX_CHARS, Filter, SearchRequest
 from agentic_search.wire.errors import SearchError, SourcesUnavailable
+from agentic_search.wiring import domain_schema
 from agentic_search_lambda.http_guard import MAX_BODY_BYTES, json_body_as_declared, precheck
 from agentic_search_lambda.observability import logger, metrics, tracer
 from agentic_search_lambda.openapi_doc import (
@@ -54,9 +54,10 @@ from agentic_search_lambda.sync_api import router as sync_router
 class SearchBody(SearchRequest):
     """``POST /search`` body: ``query`` (1..4,000 characters, at most 1,000 word tokens),
     ``limit`` (1..100, default 10), ``rounds`` (1..5, default the deployment's
-    ``MAX_ROUNDS``), ``domain`` (default tools), ``drop`` and ``filters`` (each on a filterable
-    field of the domain with an operator and a value it allows; a 422 says which is not).
-    Unknown fields are rejected."""
+    ``MAX_ROUNDS``), ``domain`` (default tools; one of the runtime's domains: the built-ins,
+    those registered in the home and ``DOMAIN_FILES``), ``drop`` and ``filters`` (each on a
+    filterable field of the domain with an operator and a value it allows; a 422 says which is
+    not). Unknown fields are rejected."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
@@ -72,7 +73,7 @@ class SearchBody(SearchRequest):
     @field_validator("domain")
     @classmethod
     def _known_domain(cls, v: str) -> str:
-        known = _domains()
+        known = runtime().domains()  # the built-ins, the registered and DOMAIN_FILES ones
         if v not in known:
             raise ValueError(f"unknown domain {v!r} (known: {', '.join(known)})")
         return v
@@ -82,15 +83,11 @@ class SearchBody(SearchRequest):
     def _allowed_filters(cls, v: list[Filter] | None, info: ValidationInfo) -> Any:
         domain = info.data.get("domain")
         if v and domain:  # (an unknown domain is its own error)
-            problems = [p for f in v for p in filter_problems(load_schema(domain), f)]
+            schema = domain_schema(runtime().settings, domain)
+            problems = [p for f in v for p in filter_problems(schema, f)]
             if problems:
                 raise ValueError("; ".join(problems))
         return v
-
-
-@lru_cache(maxsize=1)
-def _domains() -> tuple[str, ...]:
-    return tuple(available_domains())
 
 
 app = APIGatewayHttpResolver(enable_validation=True)
@@ -157,7 +154,7 @@ def health(deep: Annotated[bool, Query()] = False) -> dict[str, Any]:
     ``degraded`` when one failed (the others still answer)."""
     if not deep:
         return {"status": "ok"}
-    domains = {d: domain_health(runtime().deps(d)) for d in available_domains()}
+    domains = {d: domain_health(runtime().deps(d)) for d in runtime().domains()}
     bad = any(v not in ("ok", "empty") for v in domains.values())
     return {"status": "degraded" if bad else "ok", "domains": domains}
 

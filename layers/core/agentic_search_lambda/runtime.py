@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from agentic_search.config import Settings
 from agentic_search.dependencies import Dependencies
 from agentic_search.ports import SyncStatusStore
-from agentic_search.wiring import DomainRegistry, build_sync_status
+from agentic_search.wiring import DomainRegistry, build_sync_status, known_domains
 from agentic_search_lambda.settings import LambdaSettings
 
 if TYPE_CHECKING:
@@ -66,6 +66,7 @@ class Runtime:
         self._orchestrator = orchestrator
         self._sync_status = sync_status
         self._idempotency: tuple[Any, Any] | None = None
+        self._domains: list[str] | None = None
         self._lock = threading.Lock()
 
     @property
@@ -107,6 +108,20 @@ class Runtime:
                 )
                 self._idempotency = (DynamoDBPersistenceLayer(table_name=table), config)
             return self._idempotency
+
+    def domains(self) -> list[str]:
+        """The domains this runtime serves, the built-ins first: its registry's
+        (:meth:`~agentic_search.wiring.DomainRegistry.names`), else
+        :func:`~agentic_search.wiring.known_domains` of its settings, read once.
+
+        Raises:
+            SchemaError: for a ``DOMAIN_FILES`` entry that is missing or invalid.
+        """
+        with self._lock:
+            if self._domains is None:
+                names = getattr(self.deps, "names", None)
+                self._domains = names() if callable(names) else list(known_domains(self.settings))
+            return list(self._domains)
 
     def sync_dependencies(self) -> Dependencies:
         """The dependencies of the domain the sync functions write (``SYNC_DOMAIN``)."""

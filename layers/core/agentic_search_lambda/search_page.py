@@ -20,7 +20,8 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentic_search.logic.schema import available_domains, load_schema
+from agentic_search.wiring import domain_schema
+from agentic_search_lambda.runtime import runtime
 
 router = APIGatewayHttpRouter()
 
@@ -106,13 +107,13 @@ class DomainsBody(BaseModel):
     domains: list[DomainInfo]
 
 
-@lru_cache(maxsize=1)
 def domain_infos() -> DomainsBody:
-    """The bundled domains, the default (tools) first (``GET /domains``, MCP's
-    ``list_domains``)."""
+    """The runtime's domains (built-ins, registered and ``DOMAIN_FILES``), the default (tools)
+    first (``GET /domains``, MCP's ``list_domains``)."""
     infos = []
-    for name in available_domains():
-        schema = load_schema(name)
+    rt = runtime()
+    for name in rt.domains():
+        schema = domain_schema(rt.settings, name)
         infos.append(
             DomainInfo(
                 name=name,
@@ -125,7 +126,6 @@ def domain_infos() -> DomainsBody:
     return DomainsBody(domains=infos)
 
 
-@lru_cache(maxsize=1)
 def _domains_json() -> str:
     return json.dumps(domain_infos().model_dump(by_alias=True))
 

@@ -20,7 +20,6 @@ from aws_lambda_powertools.event_handler.openapi.params import Query
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 from pydantic import BaseModel
 
-from agentic_search.logic.schema import available_domains
 from agentic_search.sync.redrive import retry_report, status_summary
 from agentic_search.wire.sync import SyncEntry
 from agentic_search_lambda.openapi_doc import validation_doc, validation_error
@@ -138,7 +137,7 @@ def _entries(domain: str, status: str, limit: int) -> Response[str]:
 
 def _unknown_domain(domain: str) -> Response[str] | None:
     """The 422 of ``/search`` for a domain with no schema (None for a known one)."""
-    known = available_domains()
+    known = runtime().domains()
     if domain in known:
         return None
     message = f"unknown domain {domain!r} (known: {', '.join(known)})"

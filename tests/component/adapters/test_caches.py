@@ -30,7 +30,13 @@ from agentic_search.wire import CacheInfo, SearchRequest, SearchState
 from agentic_search.wiring import build_cache
 
 HEX64 = re.compile(r"^[0-9a-f]{64}$")
-BASE = {"limit": 10, "rounds": None, "domain": "tools", "schema_version": "1", "catalog_version": 0}
+BASE = {
+    "limit": 10,
+    "rounds": None,
+    "domain": "tools",
+    "schema_fingerprint": "1",
+    "catalog_version": 0,
+}
 
 
 class Clock:
@@ -69,7 +75,7 @@ def test_every_input_the_response_depends_on_changes_the_key():
         {**BASE, "limit": 11},
         {**BASE, "rounds": 3},  # explicit rounds differ from the deployment default
         {**BASE, "domain": "documents"},
-        {**BASE, "schema_version": "2"},
+        {**BASE, "schema_fingerprint": "2"},
         {**BASE, "catalog_version": 1},
     ]
     keys = [cache_key("free code editor", **v) for v in variants]

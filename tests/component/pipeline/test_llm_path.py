@@ -542,7 +542,7 @@ def test_plan_cache_keys_normalize_the_query_and_follow_what_the_plan_depends_on
     base = {
         "domain": "tools",
         "limit": 10,
-        "schema_version": "1.0.0",
+        "schema_fingerprint": "1.0.0",
         "catalog_version": 3,
         "planner": "llm:m",
     }
@@ -554,7 +554,7 @@ def test_plan_cache_keys_normalize_the_query_and_follow_what_the_plan_depends_on
     for field, other in [
         ("limit", 20),
         ("catalog_version", 4),
-        ("schema_version", "1.1.0"),
+        ("schema_fingerprint", "1.1.0"),
         ("planner", "llm:other"),
         ("domain", "documents"),
     ]:

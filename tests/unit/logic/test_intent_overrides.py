@@ -78,7 +78,7 @@ def test_the_request_validates_each_part():
 
 
 def test_cache_keys_tell_dropped_parts_apart_in_any_order():
-    base = {"limit": 5, "domain": "tools", "schema_version": "1", "catalog_version": 3}
+    base = {"limit": 5, "domain": "tools", "schema_fingerprint": "1", "catalog_version": 3}
     plain = cache_key("free code editor", rounds=None, **base)
     assert cache_key("free code editor", rounds=None, drop=None, **base) == plain
     assert cache_key("free code editor", rounds=None, drop=[], **base) == plain

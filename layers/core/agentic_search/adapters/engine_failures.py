@@ -4,12 +4,36 @@ shards)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
+from agentic_search.logic.schema import DomainSchema
+
 
 def repair_command(domain: str) -> str:
-    """The command that rebuilds ``domain``'s index from its catalog."""
+    """The command that rebuilds a domain's index from its catalog; ``domain`` is what
+    ``--domain`` takes to name it (a name, or the path of its YAML:
+    :func:`~agentic_search.logic.schema.domain_argument`)."""
     if domain == "tools":
         return "agentic-search ingest --rebuild  (the bundled catalog; or --rebuild FILE)"
     return f"agentic-search ingest FILE --rebuild --domain {domain}"
+
+
+def mismatch_message(what: str, problems: list[str], domain: str) -> str:
+    """``<what> does not match its schema and embedder: <problems>; ...``: one line naming
+    the rebuild (:func:`repair_command`) and the other way out, the embedder it was built
+    with. ``domain`` as for :func:`repair_command`."""
+    return (
+        f"{what} does not match its schema and embedder ({'; '.join(problems)}): an aspect "
+        f"added or an embedder changed since it was built; rebuild it with "
+        f"{repair_command(domain)}, or switch back to the embedder it was built with"
+    )
+
+
+def missing_vectors(schema: DomainSchema, vectors: Mapping[str, Any]) -> list[str]:
+    """The problems of a collection whose named ``vectors`` lack some aspect of ``schema``
+    (``missing named vector 'x'``), in the schema's order; empty when none is missing."""
+    return [f"missing named vector {a!r}" for a in schema.aspect_names if a not in vectors]
 
 
 def damage_message(what: str, exc: BaseException, domain: str) -> str:
@@ -27,4 +51,10 @@ def is_engine_failure(exc: BaseException) -> bool:
     return isinstance(exc, Exception) or type(exc).__name__ == "PanicException"
 
 
-__all__ = ["damage_message", "is_engine_failure", "repair_command"]
+__all__ = [
+    "damage_message",
+    "is_engine_failure",
+    "mismatch_message",
+    "missing_vectors",
+    "repair_command",
+]

@@ -1,7 +1,8 @@
 """Keys of the exact-match result and plan caches.
 
 A cached entry is a whole search response. The key is a SHA-256 over the normalized query, the
-request's limit and rounds, the domain, the domain schema's version, the catalog version and the
+request's limit and rounds, the domain, the domain schema's content fingerprint (an edited YAML
+is another schema, whatever its ``version`` says), the catalog version and the
 answer-shaping settings of the process (LLM provider and model, HyDE and LLM rounds, embedder,
 reranker, round and fusion settings: :attr:`agentic_search.config.Settings.answer_settings`),
 so an entry never outlives the catalog it was computed on (every write to the index bumps the
@@ -30,7 +31,7 @@ def cache_key(
     limit: int,
     rounds: int | None,
     domain: str,
-    schema_version: str,
+    schema_fingerprint: str,
     catalog_version: int,
     drop: list[str] | None = None,
     filters: list[dict[str, object]] | None = None,
@@ -46,7 +47,7 @@ def cache_key(
             "limit": limit,
             "rounds": rounds,
             "domain": domain,
-            "schema": schema_version,
+            "schema": schema_fingerprint,
             "catalog": catalog_version,
             **_dropped(drop),
             **_added(filters),
@@ -79,14 +80,14 @@ def plan_cache_key(
     *,
     domain: str,
     limit: int,
-    schema_version: str,
+    schema_fingerprint: str,
     catalog_version: int,
     planner: str,
     drop: list[str] | None = None,
     filters: list[dict[str, object]] | None = None,
 ) -> str:
     """Key of the exact-match plan cache: ``plan:`` + hex SHA-256 of the normalized query, the
-    domain, the limit (topK follows it), the schema and catalog versions and the planner
+    domain, the limit (topK follows it), the schema's fingerprint, the catalog version, the planner
     (``llm:<model>``: another model may plan differently) and the parts of the intent left
     out (``drop``). Exact on purpose, as for results:
     "free code editors" and "paid code editors" need opposite filters."""
@@ -95,7 +96,7 @@ def plan_cache_key(
             "q": normalize_query(query),
             "domain": domain,
             "limit": limit,
-            "schema": schema_version,
+            "schema": schema_fingerprint,
             "catalog": catalog_version,
             "planner": planner,
             **_dropped(drop),

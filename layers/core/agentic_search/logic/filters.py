@@ -23,7 +23,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from agentic_search.logic.schema import DomainSchema
+from agentic_search.logic.schema import NUMERIC_TYPES, DomainSchema
 from agentic_search.wire import Filter
 
 MAX_CONTAINS_LEN = 200
@@ -41,7 +41,7 @@ class FilterError(ValueError):
 def _scalar_ok(kind: str, value: Any) -> bool:
     if kind in ("string", "list"):
         return isinstance(value, str)
-    if kind == "number":
+    if kind in NUMERIC_TYPES:
         return (
             isinstance(value, int | float)
             and not isinstance(value, bool)

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
+from collections.abc import Sequence
 from functools import cached_property, lru_cache
 from importlib import resources
 from pathlib import Path
@@ -26,21 +28,26 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     StringConstraints,
     ValidationError,
     create_model,
+    field_validator,
     model_validator,
 )
 
 from agentic_search.wire.query import Operator
 
-FieldType = Literal["string", "list", "number", "boolean"]
+FieldType = Literal["string", "list", "number", "integer", "boolean"]
+#: The numeric field types: ``number`` (a float) and ``integer`` (a whole number, kept as one).
+NUMERIC_TYPES = frozenset({"number", "integer"})
 
 #: Operators that make sense per field type; a schema that allows others is rejected at load.
 _OPERATORS_BY_TYPE: dict[str, set[str]] = {
     "string": {"eq", "ne", "in", "nin", "contains"},
     "list": {"in", "nin"},
     "number": {"eq", "ne", "lt", "lte", "gt", "gte"},
+    "integer": {"eq", "ne", "lt", "lte", "gt", "gte"},
     "boolean": {"eq", "ne"},
 }
 
@@ -70,6 +77,11 @@ class FieldDef(BaseModel):
     )
     minimum: float | None = Field(default=None, description="a number's least allowed value")
     maximum: float | None = Field(default=None, description="a number's greatest allowed value")
+
+    @property
+    def numeric(self) -> bool:
+        """Whether the field holds numbers (``number`` or ``integer``)."""
+        return self.type in NUMERIC_TYPES
 
 
 class Aspect(BaseModel):
@@ -265,7 +277,7 @@ class EmbedderCalibration(BaseModel):
 
 #: What each constraint role needs of its field: type(s) and the operators the extractor emits.
 _ROLE_NEEDS: dict[str, tuple[set[str], set[str]]] = {
-    "price": ({"number"}, {"lt", "lte"}),
+    "price": (set(NUMERIC_TYPES), {"lt", "lte"}),
     "pricing": ({"string", "list"}, {"in", "nin"}),
     "open_source": ({"boolean"}, {"eq"}),
     "deployment": ({"string", "list"}, {"in", "nin"}),
@@ -285,8 +297,10 @@ class DomainSchema(BaseModel):
 
     model_config = ConfigDict(extra="forbid", defer_build=True)
 
+    _source: Path | None = PrivateAttr(default=None)
+
     name: str = Field(pattern=r"^[a-z][a-z0-9_-]*$")
-    version: str
+    version: str = Field(description="the schema's own version label: a string or a YAML number")
     id_field: str = "id"
     title_field: str
     text_field: str
@@ -314,6 +328,14 @@ class DomainSchema(BaseModel):
         "1's dense query run again in a later round that has none of its own (0: such a "
         "round is BM25-only). Chosen per domain on its tuning split (benchmarks/README.md)",
     )
+
+    @field_validator("version", mode="before")
+    @classmethod
+    def _version_text(cls, v: Any) -> Any:
+        # `version: 1` and `version: 1.2` are YAML numbers: the label is their text
+        if isinstance(v, int | float) and not isinstance(v, bool):
+            return str(v)
+        return v
 
     def quality_for(self, model: str | None) -> QualitySpec:
         """The abstention thresholds for the embedder ``model`` (its identity's name): its
@@ -359,7 +381,7 @@ class DomainSchema(BaseModel):
                 problems.append(f"field {fname!r} ({fdef.type}) allows {sorted(bad_ops)}")
             if fdef.pattern is not None and fdef.type != "string":
                 problems.append(f"field {fname!r} ({fdef.type}) has a pattern: strings only")
-            if (fdef.minimum, fdef.maximum) != (None, None) and fdef.type != "number":
+            if (fdef.minimum, fdef.maximum) != (None, None) and not fdef.numeric:
                 problems.append(f"field {fname!r} ({fdef.type}) has bounds: numbers only")
             if fdef.pattern is not None:
                 try:
@@ -423,7 +445,7 @@ class DomainSchema(BaseModel):
                 problems.append(f"comparison set {f!r} must be a list field")
         if self.temporal is not None:
             fdef = self.fields.get(self.temporal.field)
-            if fdef is None or fdef.type != "number":
+            if fdef is None or not fdef.numeric:
                 problems.append(f"temporal field {self.temporal.field!r} must be a number field")
             elif not {"gte", "lt"} <= set(fdef.filter):
                 problems.append(f"temporal field {self.temporal.field!r} must allow gte and lt")
@@ -471,6 +493,11 @@ class DomainSchema(BaseModel):
     # ----- derived views -------------------------------------------------------------------
 
     @property
+    def source(self) -> Path | None:
+        """The YAML file this schema was read from (None: a built-in or one built in code)."""
+        return self._source
+
+    @property
     def name_fields(self) -> list[str]:
         """The fields that name a record (the entity spec's, else the title field)."""
         if self.entities is not None and self.entities.names:
@@ -512,6 +539,8 @@ class DomainSchema(BaseModel):
                 item = Annotated[
                     float, Field(allow_inf_nan=False, ge=fdef.minimum, le=fdef.maximum)
                 ]
+            elif fdef.type == "integer":  # 2026 and 2026.0 alike, kept as 2026; not 2026.5
+                item = Annotated[int, Field(ge=fdef.minimum, le=fdef.maximum)]
             elif fdef.type == "string" and fdef.pattern:
                 item = Annotated[str, StringConstraints(pattern=_full(fdef.pattern))]
             else:
@@ -573,9 +602,103 @@ _BUILTIN = {"tools", "documents"}
 _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
+#: The folder under the home (``AGENTIC_SEARCH_HOME``) holding the registered domains, one
+#: ``<name>.yaml`` each: a copy of the YAML a catalog was last ingested with.
+DOMAINS_FOLDER = "domains"
+
+
 def available_domains() -> list[str]:
-    """Names of the built-in domain schemas, sorted."""
+    """Names of the built-in domain schemas, sorted (a home's registered ones:
+    :func:`registered_domains`)."""
     return sorted(_BUILTIN)
+
+
+def registered_domains(
+    home: Path | None = None, files: Sequence[Path] = ()
+) -> dict[str, Path | None]:
+    """Every domain a process knows, name -> its YAML file (None: built-in): the built-ins,
+    then each ``<home>/domains/<name>.yaml`` (:func:`register_domain` writes them), then
+    ``files`` by the name their schema declares (one of them replaces the registered copy of
+    its name). A built-in's name always means the built-in. Ordered: built-ins sorted, then
+    the others sorted.
+
+    Raises:
+        SchemaError: for one of ``files`` that is missing or invalid, or that declares a
+            built-in's name.
+    """
+    found: dict[str, Path] = {}
+    folder = home / DOMAINS_FOLDER if home is not None else None
+    if folder is not None and folder.is_dir():
+        found.update({p.stem: p for p in folder.glob("*.yaml") if p.stem not in _BUILTIN})
+    for path in files:
+        schema = load_schema(path)
+        if schema.name in _BUILTIN:
+            raise SchemaError(
+                f"{path} declares the name {schema.name!r} of a built-in domain: give your "
+                "domain a name of its own (name: in the YAML)"
+            )
+        found[schema.name] = Path(path)
+    return {**dict.fromkeys(sorted(_BUILTIN)), **dict(sorted(found.items()))}
+
+
+def load_domain(
+    name_or_path: str | Path, home: Path | None = None, files: Sequence[Path] = ()
+) -> DomainSchema:
+    """The schema of a built-in or registered domain by name (:func:`registered_domains`
+    over ``home`` and ``files``), else of the YAML file at ``name_or_path``.
+
+    Raises:
+        SchemaError: for an unknown name that is no YAML file, or an invalid schema.
+    """
+    key = str(name_or_path)
+    if key in _BUILTIN:
+        return _load_builtin(key)
+    if home is not None or files:
+        known = registered_domains(home, files)
+        if known.get(key) is not None:
+            return load_schema(known[key])  # type: ignore[arg-type]
+        if not Path(key).is_file():
+            where = f" or registered in {home / DOMAINS_FOLDER}" if home is not None else ""
+            raise SchemaError(
+                f"unknown domain {key!r}: not a built-in{where} (known: {', '.join(known)}) "
+                "and no such YAML file (`agentic-search ingest FILE --domain YOUR.yaml` "
+                "registers a domain under the name its YAML declares)"
+            )
+    return load_schema(key)
+
+
+def register_domain(home: Path, schema: DomainSchema) -> Path | None:
+    """Keep ``schema``'s YAML as ``<home>/domains/<name>.yaml`` (written atomically, only
+    when its text changed), so the name alone finds it (``search --domain NAME``, ``serve``,
+    the HTTP API). Returns that path; None for a schema read from no file, one already read
+    from there, or one with a built-in's name (never registered).
+
+    Raises:
+        OSError: when the folder or the file cannot be written.
+    """
+    source = schema.source
+    if source is None or schema.name in _BUILTIN:
+        return None
+    dest = home / DOMAINS_FOLDER / f"{schema.name}.yaml"
+    if source.resolve() == dest.resolve():
+        return dest
+    text = source.read_bytes()
+    if dest.is_file() and dest.read_bytes() == text:
+        return dest
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dest.with_suffix(f".yaml.{os.getpid()}.tmp")
+    tmp.write_bytes(text)
+    os.replace(tmp, dest)
+    return dest
+
+
+def domain_argument(schema: DomainSchema) -> str:
+    """What ``--domain`` takes to name ``schema`` again: a built-in's or a registered
+    domain's name, else the path of the YAML it was read from (absolute)."""
+    source = schema.source
+    if source is None or (source.parent.name == DOMAINS_FOLDER and source.stem == schema.name):
+        return schema.name
+    return str(source.resolve())
 
 
 def load_schema(name_or_path: str | Path) -> DomainSchema:
@@ -601,7 +724,9 @@ def load_schema(name_or_path: str | Path) -> DomainSchema:
         ) from None
     except OSError as exc:
         raise SchemaError(f"cannot read domain schema {path}: {exc.strerror or exc}") from None
-    return _parse(text, str(path))
+    schema = _parse(text, str(path))
+    schema._source = path
+    return schema
 
 
 @lru_cache(maxsize=8)

@@ -1,6 +1,6 @@
 """CacheCheck and CacheStore: the exact-match result cache around a search.
 
-The key covers the normalized query, limit, rounds, domain, schema version, catalog version and
+The key covers the normalized query, limit, rounds, domain, schema fingerprint, catalog version and
 the process's answer-shaping settings (:mod:`agentic_search.logic.cache_keys`); a failing
 cache is a miss, never a failed search.
 """
@@ -40,7 +40,7 @@ def cache_lookup(req: SearchRequest, c: Dependencies) -> tuple[CacheInfo, dict[s
             limit=req.limit,
             rounds=req.rounds,
             domain=req.domain,
-            schema_version=c.schema.version,
+            schema_fingerprint=c.schema.fingerprint,
             catalog_version=info.catalog_version,
             drop=req.drop,
             filters=added_filters(req.filters),

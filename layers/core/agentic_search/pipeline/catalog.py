@@ -18,7 +18,8 @@ from agentic_search.wire import ENTITY_KEY, IntentState
 def catalog_lookup(c: Dependencies) -> CatalogLookup:
     """The collection's names, records by id and query linker (reference tools and named
     entities are resolved through it), read once from the store and kept until a write
-    (``caches.forget_catalog``). A schema without ``entities`` has no named records."""
+    (``caches.forget_catalog``). A schema without ``entities`` has no named records; its
+    declared ``temporal`` field is read all the same."""
     if c.caches.catalog is None:
         schema = c.schema
 
@@ -40,10 +41,24 @@ def catalog_lookup(c: Dependencies) -> CatalogLookup:
                 lambda terms: c.keyword.known_terms(schema, terms),
                 c.analyzer,
             )
+        elif schema.temporal is not None and c.store.exists(schema):
+            c.caches.catalog = _dated_lookup(c, record)
         else:
             c.caches.catalog = CatalogLookup(names={}, record=record, dated=False)
         c.caches.extractor = None
     return c.caches.catalog
+
+
+def _dated_lookup(c: Dependencies, record: Any) -> CatalogLookup:
+    """The lookup of a schema with a ``temporal`` field and no ``entities``: no named records,
+    but the time filter is read when some record carries a date (as with entities)."""
+    schema, temporal = c.schema, c.schema.temporal
+    assert temporal is not None
+    rows = list(c.store.scroll(schema, payload=[schema.id_field, temporal.field]))
+    dated = sum(p.get(temporal.field) is not None for p in rows)
+    return CatalogLookup(
+        names={}, record=record, dated=dated > 0, dated_count=dated, record_count=len(rows)
+    )
 
 
 _MATCHERS_LOCK = threading.Lock()

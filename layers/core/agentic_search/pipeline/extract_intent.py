@@ -130,7 +130,7 @@ def plan_cache_get(
             req.query,
             domain=req.domain,
             limit=req.limit,
-            schema_version=c.schema.version,
+            schema_fingerprint=c.schema.fingerprint,
             catalog_version=cache.catalog_version(req.domain),
             planner=llm.name,
             drop=req.drop,

@@ -202,7 +202,7 @@ def _csv_record(schema: DomainSchema, row: dict[str, Any], unknown: list[str]) -
             out[name] = [v.strip() for v in text.split(CSV_LIST_SEPARATOR) if v.strip()]
         elif not text:
             out[name] = None
-        elif fdef.type == "number":
+        elif fdef.numeric:
             try:
                 out[name] = float(text) if any(c in text for c in ".eE") else int(text)
             except ValueError:

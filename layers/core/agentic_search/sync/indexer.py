@@ -5,8 +5,10 @@ fields) and compares it with the hash stored in the point's payload:
 
 * new record: every aspect is embedded and the point inserted;
 * some aspect hashes changed: only those aspects are re-embedded (``update_vectors``);
-* only non-aspect fields changed, or the payload has no snippet token count yet (written
-  before counts were stored): the payload is overwritten, nothing is embedded;
+* only non-aspect fields changed, the record's keyword text did (the schema's
+  ``keyword_fields`` changed: its BM25 vector is written anew), or the payload has no snippet
+  token count yet (written before counts were stored): the payload is overwritten, nothing is
+  embedded;
 * nothing changed: nothing is written (re-ingesting the same file changes nothing).
 
 Every payload written also carries the record's evidence-snippet token count (``TOKENS_KEY``,
@@ -131,9 +133,12 @@ class Indexer:
                 changed = [a for a in schema.aspect_names if old_hashes.get(a) != hashes[a]]
                 if changed:
                     kind = "vectors"
-                elif old_hashes.get(RECORD_HASH) != hashes[RECORD_HASH] or (
-                    stored_snippet_tokens(old.payload or {}, SNIPPET_CHARS, counter) is None
-                ):  # a changed record, or one written before snippet counts (backfilled)
+                elif (
+                    old_hashes.get(RECORD_HASH) != hashes[RECORD_HASH]
+                    or old_hashes.get(KEYWORD_HASH) != hashes[KEYWORD_HASH]
+                    or stored_snippet_tokens(old.payload or {}, SNIPPET_CHARS, counter) is None
+                ):  # a changed record, keyword text (the schema's keyword_fields changed:
+                    # its BM25 vector is written anew), or one written before snippet counts
                     kind = "payload"
                 else:
                     kind = "same"

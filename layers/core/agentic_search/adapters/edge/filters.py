@@ -21,7 +21,7 @@ from agentic_search.wire import Filter
 def _condition(schema: DomainSchema, f: Filter) -> tuple[bool, Any]:
     """``(negated, condition)`` of one validated filter."""
     key, op = f.field, f.operator
-    if schema.fields[key].type == "number" and op in ("eq", "ne"):
+    if schema.fields[key].numeric and op in ("eq", "ne"):
         exact = qe.RangeFloat(gte=float(f.value), lte=float(f.value))
         return op == "ne", qe.FieldCondition(key=key, range=exact)
     if op in ("eq", "ne"):

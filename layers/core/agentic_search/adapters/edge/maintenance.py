@@ -25,8 +25,12 @@ class EdgeMaintenance:
 
     MIN_POINTS = MIN_POINTS
 
-    def __init__(self, store: EdgeStore) -> None:
+    def __init__(
+        self, store: EdgeStore, domains: Callable[[], list[DomainSchema]] | None = None
+    ) -> None:
         self.store = store
+        #: the schemas of the domains served (read when needed; default: the bundled ones)
+        self.domains = domains or (lambda: [load_schema(n) for n in available_domains()])
 
     def needs_optimize(self, schema: DomainSchema, min_points: int = MIN_POINTS) -> bool:
         """:func:`~agentic_search.adapters.edge.optimize.needs_optimize` of the domain."""
@@ -44,11 +48,11 @@ class EdgeMaintenance:
         return ShardOptimizer(self.store, schema)
 
     def snapshot(self, dest: Path) -> list[str]:
-        """:func:`~agentic_search.adapters.edge.replica.snapshot` of every bundled domain."""
-        return snapshot(self.store, dest)
+        """:func:`~agentic_search.adapters.edge.replica.snapshot` of every served domain."""
+        return snapshot(self.store, dest, self.domains())
 
     def hold_writes(self) -> None:
-        """Hold the shard lock of every bundled domain, existing or not, until
+        """Hold the shard lock of every served domain, existing or not, until
         the store closes: reader processes search copies taken once, so a write by another
         process (an ``ingest`` of a new domain while ``serve`` runs) would never reach them;
         it is refused instead, naming this process.
@@ -56,8 +60,8 @@ class EdgeMaintenance:
         Raises:
             VectorStoreError: when another process holds one of them.
         """
-        for name in available_domains():
-            self.store.acquire_writer(load_schema(name))
+        for schema in self.domains():
+            self.store.acquire_writer(schema)
 
     @staticmethod
     def copy_snapshot(src: Path, dst: Path) -> None:

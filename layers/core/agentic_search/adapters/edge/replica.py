@@ -20,6 +20,7 @@ import ctypes
 import ctypes.util
 import os
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 
 from agentic_search.adapters.edge.copying import copy_dir
@@ -52,7 +53,9 @@ def exchange(a: Path, b: Path) -> None:
     os.rename(old, a)  # pragma: no cover
 
 
-def snapshot(store: EdgeStore, dest: Path, domains: list[str] | None = None) -> list[str]:
+def snapshot(
+    store: EdgeStore, dest: Path, domains: Sequence[DomainSchema] | None = None
+) -> list[str]:
     """Copy every existing shard of ``domains`` (default: the bundled ones) and the files kept
     beside it (``<shard>.*.json``) into the new folder ``dest``, each shard flushed and its
     writes held off while it is copied; returns the collections copied. ``dest`` is then a
@@ -64,8 +67,8 @@ def snapshot(store: EdgeStore, dest: Path, domains: list[str] | None = None) -> 
     """
     dest.mkdir(parents=True)
     copied = []
-    for name in domains or available_domains():
-        schema: DomainSchema = load_schema(name)
+    schemas = domains if domains is not None else [load_schema(n) for n in available_domains()]
+    for schema in schemas:
         if not store.exists(schema):
             continue
         src = store.shard_dir(schema)

@@ -22,6 +22,7 @@ closes the copy and takes the writer lock, as any writer does.
 from __future__ import annotations
 
 import contextlib
+import json
 import shutil
 import threading
 from collections.abc import Callable, Iterator
@@ -32,10 +33,15 @@ import qdrant_edge as qe
 from agentic_search.adapters.edge.copying import copy_dir, private_folder
 from agentic_search.adapters.edge.lock import ReadGate, ShardLock
 from agentic_search.adapters.edge.shard_files import CONFIG_FILE
-from agentic_search.adapters.engine_failures import damage_message, is_engine_failure
+from agentic_search.adapters.engine_failures import (
+    damage_message,
+    is_engine_failure,
+    mismatch_message,
+    missing_vectors,
+)
 from agentic_search.adapters.qdrant.ids import point_id
 from agentic_search.config import Settings
-from agentic_search.logic.schema import DomainSchema
+from agentic_search.logic.schema import DomainSchema, domain_argument
 from agentic_search.ports import InterruptedWrite, VectorStoreError
 from agentic_search.wire.sync import Holdings
 
@@ -143,9 +149,10 @@ class ShardRegistry:
                 lock.release()
                 if not is_engine_failure(exc):
                     raise
-                raise self.damaged(name, exc) from exc
+                raise self.damaged(name, exc, schema) from exc
             if exists:
                 try:
+                    self._check_vectors(schema, path)
                     self._check(schema, shard)
                 except VectorStoreError as exc:
                     shard.close()
@@ -188,9 +195,10 @@ class ShardRegistry:
             shutil.rmtree(folder, ignore_errors=True)
             if not is_engine_failure(exc):
                 raise
-            raise self.damaged(name, exc) from exc
+            raise self.damaged(name, exc, schema) from exc
         self.copies[name] = folder
         try:
+            self._check_vectors(schema, folder / name)
             self._check(schema, shard, expected)
         except VectorStoreError as exc:
             shard.close()
@@ -237,6 +245,23 @@ class ShardRegistry:
             )
         return shard
 
+    @staticmethod
+    def _check_vectors(schema: DomainSchema, path: Path) -> None:
+        """Refuse a shard that lacks a named vector of ``schema`` (an aspect added to the YAML
+        after the shard was built), naming the rebuild with the YAML's path.
+
+        Raises:
+            VectorStoreError: the one-line mismatch error.
+        """
+        try:
+            vectors = json.loads((path / CONFIG_FILE).read_text()).get("vectors") or {}
+        except (OSError, ValueError, AttributeError):
+            return  # unreadable: the engine's own load said so, or _check says it
+        problems = missing_vectors(schema, vectors)
+        if problems:
+            what = f"the {schema.name!r} index at {path}"
+            raise VectorStoreError(mismatch_message(what, problems, domain_argument(schema)))
+
     def _check(
         self, schema: DomainSchema, shard: qe.EdgeShard, expected: Holdings | None = None
     ) -> None:
@@ -268,7 +293,7 @@ class ShardRegistry:
         except BaseException as exc:
             if not is_engine_failure(exc):
                 raise
-            raise self.damaged(name, exc) from exc
+            raise self.damaged(name, exc, schema) from exc
         problem = None
         if points < expected.records:
             problem = (
@@ -291,7 +316,7 @@ class ShardRegistry:
                     problem = f"synced record {rid!r} lost its {lost[0]!r} vector"
                     break
         if problem is not None:
-            raise self.damaged(name, LostRecords(problem))
+            raise self.damaged(name, LostRecords(problem), schema)
 
     def verify(self, schema: DomainSchema) -> None:
         """Check the domain's shard against what the sync status says it holds (see
@@ -307,12 +332,17 @@ class ShardRegistry:
                 return
             self._check(schema, shard)
 
-    def damaged(self, name: str, exc: BaseException) -> VectorStoreError:
+    def damaged(
+        self, name: str, exc: BaseException, schema: DomainSchema | None = None
+    ) -> VectorStoreError:
         """The one-line error of shard ``name`` that cannot be read, naming the command that
-        rebuilds it (:func:`~agentic_search.adapters.engine_failures.damage_message`)."""
+        rebuilds it (:func:`~agentic_search.adapters.engine_failures.damage_message`; with
+        ``schema``, its ``--domain`` is the one that names that schema again)."""
         domain = name.removeprefix(self.settings.collection_prefix)
         what = f"the {domain!r} index at {self.root / name}"
-        return VectorStoreError(damage_message(what, exc, domain))
+        return VectorStoreError(
+            damage_message(what, exc, domain_argument(schema) if schema else domain)
+        )
 
     @contextlib.contextmanager
     def reading(self, schema: DomainSchema) -> Iterator[None]:
@@ -326,7 +356,7 @@ class ShardRegistry:
         except BaseException as exc:
             if not is_engine_failure(exc):
                 raise
-            raise self.damaged(self.collection(schema), exc) from exc
+            raise self.damaged(self.collection(schema), exc, schema) from exc
 
     def acquire_writer(self, schema: DomainSchema) -> None:
         """Take the domain's shard lock now, whether or not its shard exists (none is created),

@@ -28,11 +28,15 @@ import qdrant_edge as qe
 from agentic_search.adapters.edge.filters import to_edge
 from agentic_search.adapters.edge.shard_files import ShardFiles
 from agentic_search.adapters.edge.shards import CONFIG_FILE, LostRecords, ShardRegistry
-from agentic_search.adapters.engine_failures import is_engine_failure
+from agentic_search.adapters.engine_failures import (
+    is_engine_failure,
+    mismatch_message,
+    missing_vectors,
+)
 from agentic_search.adapters.qdrant.ids import point_id
 from agentic_search.adapters.record_cache import RECORD_CACHE, RecordCache
 from agentic_search.config import Settings
-from agentic_search.logic.schema import DomainSchema
+from agentic_search.logic.schema import DomainSchema, domain_argument
 from agentic_search.ports import VectorStoreError
 from agentic_search.wire import (
     ENTITY_KEY,
@@ -66,6 +70,7 @@ def _index_kind(kind: str, contains: bool) -> Any:
         "string": qe.PayloadSchemaType.Keyword,
         "list": qe.PayloadSchemaType.Keyword,
         "number": qe.PayloadSchemaType.Float,
+        "integer": qe.PayloadSchemaType.Float,
         "boolean": qe.PayloadSchemaType.Bool,
     }[kind]
 
@@ -294,20 +299,14 @@ class EdgeStore(ShardFiles):
             self.shards.writable(schema)
             saved = json.loads((self.root / name / CONFIG_FILE).read_text())
             vectors = saved.get("vectors") or {}
-            problems = [
-                f"missing named vector {a!r}"
-                if a not in vectors
-                else f"vector {a!r} has dimension {vectors[a].get('size')}, the embedder "
-                f"produces {dim}"
+            problems = missing_vectors(schema, vectors) + [
+                f"vector {a!r} has dimension {vectors[a].get('size')}, the embedder produces {dim}"
                 for a in schema.aspect_names
-                if a not in vectors or vectors[a].get("size") != dim
+                if a in vectors and vectors[a].get("size") != dim
             ]
             if problems:
                 raise VectorStoreError(
-                    f"Edge shard {name!r} does not match the current embedder/schema: "
-                    + "; ".join(problems)
-                    + ". Re-create it (delete the shard or use another QDRANT_EDGE_PATH / "
-                    "COLLECTION_PREFIX) or switch back to the embedder it was built with."
+                    mismatch_message(f"Edge shard {name!r}", problems, domain_argument(schema))
                 )
             self._index_payload(schema)  # a crash after create, or a field made filterable
             return

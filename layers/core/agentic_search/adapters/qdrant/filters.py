@@ -29,7 +29,7 @@ def to_qdrant(
     for f in filters:
         key = f.field
         op = f.operator
-        numeric = schema.fields[key].type == "number"
+        numeric = schema.fields[key].numeric
         if op == "eq" and numeric:
             exact = qm.Range(gte=float(f.value), lte=float(f.value))
             must.append(qm.FieldCondition(key=key, range=exact))

@@ -21,12 +21,13 @@ import numpy as np
 from qdrant_client import QdrantClient
 from qdrant_client import models as qm
 
+from agentic_search.adapters.engine_failures import mismatch_message
 from agentic_search.adapters.qdrant.filters import to_qdrant
 from agentic_search.adapters.qdrant.identity import read_identity, write_identity
 from agentic_search.adapters.qdrant.ids import point_id
 from agentic_search.adapters.record_cache import RecordCache
 from agentic_search.config import Settings
-from agentic_search.logic.schema import DomainSchema
+from agentic_search.logic.schema import DomainSchema, domain_argument
 from agentic_search.ports import VectorStoreError
 from agentic_search.wire import (
     ENTITY_KEY,
@@ -146,11 +147,9 @@ class QdrantStore:
                             f"the embedder produces {dim}"
                         )
                 if problems:
+                    what = f"collection {name!r}"
                     raise VectorStoreError(
-                        f"collection {name!r} does not match the current embedder/schema: "
-                        + "; ".join(problems)
-                        + ". Re-create it (delete the collection or use another QDRANT_PATH "
-                        "/ COLLECTION_PREFIX) or switch back to the embedder it was built with."
+                        mismatch_message(what, problems, domain_argument(schema))
                     )
                 return
             self._c(schema).create_collection(
@@ -196,6 +195,7 @@ class QdrantStore:
             "string": qm.PayloadSchemaType.KEYWORD,
             "list": qm.PayloadSchemaType.KEYWORD,
             "number": qm.PayloadSchemaType.FLOAT,
+            "integer": qm.PayloadSchemaType.FLOAT,
             "boolean": qm.PayloadSchemaType.BOOL,
         }
         for fname, fdef in schema.filterable_fields.items():
