@@ -82,6 +82,7 @@ def add_parser(sub: Any) -> None:
 def _read_items(path: Path) -> list[tuple[str, Any]]:
     """(position label, item) pairs: JSON documents by item index, JSON Lines by line."""
     from agentic_search.sync.events import event_items
+    from agentic_search.sync.files import json_error
 
     text = path.read_text(encoding="utf-8-sig")  # a byte-order mark is skipped
     try:
@@ -94,7 +95,7 @@ def _read_items(path: Path) -> list[tuple[str, Any]]:
             try:
                 value = json.loads(line)
             except json.JSONDecodeError as exc:
-                out.append((f"line {number}", ValueError(f"malformed JSON: {exc.msg}")))
+                out.append((f"line {number}", ValueError(f"malformed JSON: {json_error(exc)}")))
                 continue
             for item in event_items(value):
                 out.append((f"line {number}", item))
