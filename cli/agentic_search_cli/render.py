@@ -24,6 +24,7 @@ from agentic_search_cli.render_entities import (
 
 if TYPE_CHECKING:  # the write path: a search's rendering never loads it
     from agentic_search.sync.ingest import IngestReport
+    from agentic_search.wire import ExecutionStats
 
 
 def why(candidate: Candidate, query: str) -> str:
@@ -104,6 +105,20 @@ def path_lines(paths: dict) -> list[str]:
     return lines
 
 
+def timing_line(stats: ExecutionStats) -> str:
+    """The search's timings, each labelled: the whole search (the graph from the cache check
+    to the answer), the executor's part of it (``latencyMs``: from the validated plan through
+    the rounds to the hydrated ranking) and each stage (ms)."""
+    stages = ", ".join(
+        f"{k} {v:.1f}" for k, v in stats.stage_ms.items() if k not in ("total", "pipeline_total")
+    )
+    return (
+        f"search {stats.stage_ms.get('pipeline_total', 0):.0f} ms in all (cache check, intent, "
+        f"plan, rounds, answer), of which the executor {stats.latency_ms} ms (rounds and "
+        f"hydration, from the plan on); stages in ms: {stages}"
+    )
+
+
 def explain_panel(resp: SearchResponse) -> Panel:
     """The intent and the plan, compactly."""
     it, plan = resp.intent, resp.plan
@@ -152,15 +167,7 @@ def explain_panel(resp: SearchResponse) -> Panel:
     lines += [f"  why: {r}" for r in plan.rationale]
     stats = resp.output.execution_stats
     lines.append("")
-    lines.append(
-        f"latency {stats.latency_ms} ms "
-        f"(pipeline {stats.stage_ms.get('pipeline_total', 0):.0f} ms): "
-        + ", ".join(
-            f"{k} {v:.1f}"
-            for k, v in stats.stage_ms.items()
-            if k not in ("total", "pipeline_total")
-        )
-    )
+    lines.append(timing_line(stats))
     lines.append(
         f"candidates: {stats.candidates_before_fusion} hits from "
         f"{stats.vector_queries_executed} dense, {stats.sparse_queries_executed} sparse, "
