@@ -30,12 +30,12 @@ EVENTS.json may hold:
 
 A record that cannot be parsed is rejected: reported with its position (item N of a JSON
 document or line N of JSON Lines, both counted from 1) and its id, and the others are still
-applied (as `ingest` does: exit 0 unless --strict). A change that fails (embedder or store error) is left pending in the sync status
-($AGENTIC_SEARCH_HOME/sync.sqlite); `--redrive` retries the pending ones that are due
-(backoff 1, 2, 4, 8 minutes; parked after 5 attempts), `--retry-failed` re-queues the parked
-ones first and says why any cannot be (a refused change: only a valid new one syncs it).
-While `agentic-search serve` runs over the folder, the command hands all this to it (it holds
-the index) and prints the same summary.
+applied (as `ingest` does: exit 0 unless --strict). A change that fails (embedder or store
+error) is left pending in the sync status ($AGENTIC_SEARCH_HOME/sync.sqlite); `--redrive`
+retries the pending ones that are due (backoff 1, 2, 4, 8 minutes; parked after 5 attempts),
+`--retry-failed` re-queues the parked ones first and says why any cannot be (a refused
+change: only a valid new one syncs it). While `agentic-search serve` runs over the folder,
+the command hands all this to it (it holds the index) and prints the same summary.
 """
 
 EPILOG = """\
