@@ -58,9 +58,7 @@ def test_sync_applies_the_valid_changes_and_names_the_bad_record(cli_engine, cou
     assert counting.texts == 0
 
 
-def test_a_change_that_fails_to_write_exits_1_and_stays_pending(
-    cli_engine, monkeypatch, capsys
-):
+def test_a_change_that_fails_to_write_exits_1_and_stays_pending(cli_engine, monkeypatch, capsys):
     # GIVEN a store that fails every write WHEN a valid change is synced
     monkeypatch.setattr(Indexer, "upsert", _raise)
     rc = cli.main(["sync", str(EVENTS / "stream_insert.json")])
