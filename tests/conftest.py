@@ -16,6 +16,10 @@ from pathlib import Path
 import pytest
 from support.aws import REGION, create_idempotency_table, create_status_table
 from support.fakes import CountingEmbedder
+from support.tmp_retention import (  # noqa: F401 - registered here, for every tier
+    pytest_runtest_makereport,
+    session_folders_removed,
+)
 
 from agentic_search.config import Settings
 from agentic_search.logic.intent import CatalogLookup
