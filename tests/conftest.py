@@ -66,6 +66,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(getattr(pytest.mark, parts[0]))
 
 
+@pytest.fixture(scope="session", autouse=True)
+def user_data_folder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The per-user data folder, the working folder's default (platformdirs reads
+    ``XDG_DATA_HOME`` on Linux), in the session's temp folder: a test or a command it runs
+    that leaves ``AGENTIC_SEARCH_HOME`` unset never reads or writes the user's own index."""
+    path = tmp_path_factory.mktemp("user-data")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_DATA_HOME", str(path))
+        yield path
+
+
 # ----- pure ---------------------------------------------------------------------------------------
 
 
