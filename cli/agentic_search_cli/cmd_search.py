@@ -81,7 +81,8 @@ def run(args: argparse.Namespace) -> int:
         usage_error(problem)
     from agentic_search.logic.availability import unanswered, unavailable_message
 
-    service = open_service(args.domain, settings_for(args))
+    settings = settings_for(args)
+    service = open_service(args.domain, settings)
     try:
         # a cache hit opens neither the store nor the model (see SearchService.cached)
         resp = service.cached(query, limit=args.limit, rounds=args.rounds)
@@ -106,10 +107,28 @@ def run(args: argparse.Namespace) -> int:
         else:
             from agentic_search_cli.render import print_search
 
-            print_search(console(), resp, args.explain)
+            note = embedder_note(service, settings) if args.explain else None
+            print_search(console(), resp, args.explain, embedder=note)
     finally:
         service.close()
     return 0
+
+
+def embedder_note(service: Any, configured: Any) -> str:
+    """What ``--explain`` says of the embedder: its model, and whether it is the one that
+    built the index, taken from it because ``configured`` (the command's settings) named none
+    (:func:`~agentic_search.wiring.index_embedder_settings`)."""
+    from agentic_search.logic.embedder_identity import identity_of
+    from agentic_search.wiring import identity_embedder
+
+    embedder = identity_embedder(service.deps)
+    model = identity_of(embedder).model if embedder is not None else service.settings.embedder_model
+    if service.settings.local_embedding_model != configured.local_embedding_model:
+        return (
+            f"{model}, the model that built the index (--embedder or LOCAL_EMBEDDING_MODEL "
+            "chooses another)"
+        )
+    return model
 
 
 def _before_first_search(service: Any) -> int | None:

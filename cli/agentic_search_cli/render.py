@@ -119,12 +119,14 @@ def timing_line(stats: ExecutionStats) -> str:
     )
 
 
-def explain_panel(resp: SearchResponse) -> Panel:
-    """The intent and the plan, compactly."""
+def explain_panel(resp: SearchResponse, embedder: str | None = None) -> Panel:
+    """The intent and the plan, compactly (``embedder``: a line on the embedder)."""
     it, plan = resp.intent, resp.plan
     lines = [
         f"goal: {it.primary_goal}   confidence: {it.confidence:.2f}   extractor: {it.extractor}",
     ]
+    if embedder:
+        lines.append(f"embedder: {embedder}")
     lines += link_lines(it)
     lines += path_lines(resp.paths)
     if it.reference_tool:
@@ -226,11 +228,14 @@ def errors_panel(resp: SearchResponse) -> Panel | None:
     return Panel(Text(body, style="yellow"), title="sources that failed (partial results)")
 
 
-def print_search(console: Console, resp: SearchResponse, explain: bool) -> None:
-    """Print a response as a table (and the explanation)."""
+def print_search(
+    console: Console, resp: SearchResponse, explain: bool, embedder: str | None = None
+) -> None:
+    """Print a response as a table (and the explanation; ``embedder``: what it says of the
+    embedder that searched)."""
     items: list[Any] = []
     if explain:
-        items.append(explain_panel(resp))
+        items.append(explain_panel(resp, embedder))
         rounds = rounds_panel(resp)
         if rounds is not None:
             items.append(rounds)

@@ -29,7 +29,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from agentic_search.config import Settings
+from agentic_search.config import E5_MODEL_NAME, MINILM_MODEL_NAME, Settings
 from agentic_search.dependencies import Dependencies, Factory
 from agentic_search.logic.schema import DomainSchema, available_domains, load_schema
 from agentic_search.ports import (
@@ -501,17 +501,51 @@ def build_memo(settings: Settings) -> ArrayMemo:
     return NpyFolderMemo(settings.model_cache / "derived")
 
 
+#: The local embedding models (``LOCAL_EMBEDDING_MODEL``) by the identity model they record.
+LOCAL_MODELS = {MINILM_MODEL_NAME: "minilm", E5_MODEL_NAME: "e5-small"}
+
+
+def index_embedder_settings(settings: Settings, schema: DomainSchema) -> Settings:
+    """``settings`` searching and writing with the local model that built the domain's
+    collection, when no embedder is configured (``LOCAL_EMBEDDING_MODEL`` and ``--embedder``
+    unset, no API or Bedrock embedder) and the embedded Edge shard's identity file names
+    another local model; else ``settings`` unchanged. A configured embedder that disagrees
+    is refused later, naming both (:func:`~agentic_search.logic.embedder_identity.
+    check_identity`).
+
+    Raises:
+        VectorStoreError: when the identity file cannot be read.
+    """
+    configured = "local_embedding_model" in settings.model_fields_set
+    api = settings.embedding_provider in ("openai", "bedrock") or (
+        settings.embedding_model and settings.embedding_provider != "local"
+    )
+    if configured or api or settings.vector_store != "edge" or settings.qdrant_url:
+        return settings
+    from agentic_search.adapters.edge.shard_files import ShardFiles
+
+    stored = ShardFiles(settings).embedder_identity(schema)
+    choice = LOCAL_MODELS.get(stored.model) if stored is not None else None
+    if choice is None or choice == settings.local_embedding_model:
+        return settings
+    return settings.model_copy(update={"local_embedding_model": choice})
+
+
 def build_dependencies(
     settings: Settings | None = None, domain: str | DomainSchema = "tools", **given: Any
 ) -> Dependencies:
-    """One domain's dependencies over ``settings`` (from the environment when None); adapters
-    in ``given`` (by port name) are used as they are, the others built on first use.
+    """One domain's dependencies over ``settings`` (from the environment when None; the
+    index's own local model unless one is configured, :func:`index_embedder_settings`);
+    adapters in ``given`` (by port name) are used as they are, the others built on first use.
 
     Raises:
         SchemaError: for a domain that has no schema (a name or a YAML path).
+        VectorStoreError: when the collection's identity file cannot be read.
     """
     settings = settings or Settings()
     schema = domain if isinstance(domain, DomainSchema) else load_schema(domain)
+    if "embedder" not in given:
+        settings = index_embedder_settings(settings, schema)
     return Dependencies(settings, schema, FACTORIES, **given)
 
 
@@ -588,6 +622,7 @@ __all__ = [
     "build_sync_status",
     "collection_info",
     "identity_embedder",
+    "index_embedder_settings",
     "local_store_pending",
     "migrate_local_store",
 ]

@@ -22,10 +22,9 @@ if TYPE_CHECKING:
 
 #: What the message tells to do about a mismatch.
 FIX = (
-    "Rebuild the index with the current embedder (`agentic-search ingest --rebuild`; to "
-    "switch the local model: `agentic-search ingest --rebuild --embedder minilm|e5-small`), "
-    "or configure the embedder it was built with again (LOCAL_EMBEDDING_MODEL / "
-    "EMBEDDING_PROVIDER / EMBEDDING_MODEL / BEDROCK_EMBEDDING_MODEL / EMBEDDING_MAX_LENGTH)."
+    "Search it with its own (leave --embedder and LOCAL_EMBEDDING_MODEL unset; an API's: "
+    "EMBEDDING_PROVIDER / EMBEDDING_MODEL / BEDROCK_EMBEDDING_MODEL / EMBEDDING_MAX_LENGTH) "
+    "or rebuild it with this one (`agentic-search ingest --rebuild --embedder minilm|e5-small`)."
 )
 
 
@@ -43,11 +42,16 @@ def identity_of(embedder: Embedder) -> EmbedderIdentity:
 
 
 def mismatch_message(collection: str, stored: EmbedderIdentity, current: EmbedderIdentity) -> str:
-    """The one-line error naming both identities and the fix."""
-    fields = ", ".join(stored.differences(current))
+    """The one-line error naming both embedders (their models when those differ, else their
+    whole identities and the fields that differ) and the fix."""
+    fields = stored.differences(current)
+    if "model" in fields:
+        built, now = stored.model, current.model
+    else:
+        built = stored.describe()
+        now = f"{current.describe()} (they differ in {', '.join(fields)})"
     return (
-        f"collection {collection!r} was built by embedder {stored.describe()}, but the "
-        f"current embedder is {current.describe()} (they differ in {fields}). {FIX}"
+        f"collection {collection!r} was built by embedder {built}, not the configured {now}. {FIX}"
     )
 
 
