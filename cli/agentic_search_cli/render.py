@@ -5,7 +5,6 @@ An evaluation's table lives with the evaluation (:mod:`agentic_search_cli.evalua
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console, Group
@@ -13,7 +12,6 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from agentic_search.logic.text import default_analyzer
 from agentic_search.wire import Candidate, SearchResponse
 from agentic_search_cli.render_entities import (
     comparison_table,
@@ -39,16 +37,8 @@ def why(candidate: Candidate, query: str) -> str:
                 aspects.append(label)
     if aspects:
         parts.append("aspects " + ", ".join(aspects))
-    if prov.matched_terms:
-        analyzer = default_analyzer()
-        matched = set(prov.matched_terms)
-        words = [
-            w
-            for w in dict.fromkeys(re.findall(r"[\w$.+-]+", query.lower()))
-            if set(analyzer.terms(w)) & matched
-        ]
-        if words:
-            parts.append("keywords " + ", ".join(words[:5]))
+    if prov.matched_keywords:  # the user's words as written (no stopword, no question word)
+        parts.append("keywords " + ", ".join(prov.matched_keywords[:5]))
     if any(h.source.startswith("structured:") for h in prov.hits):
         parts.append("structured match")
     named = [h.source.split(":", 1)[1] for h in prov.hits if h.source.startswith("entity:")]

@@ -210,7 +210,9 @@ def query_reading(
     words = content_words(intent.keywords, skip)
     known = c.keyword.known_terms(c.schema, words) if words else set()
     spec = c.schema.quality_for(c.embedder_model())
-    return read_query(words, known, word_relevance, spec.candidate_relevance)
+    # the words as the user wrote them (a translation's beside them, its terms are keywords)
+    written = c.analyzer.written_forms(f"{intent.query} {intent.translation or ''}")
+    return read_query(words, known, word_relevance, spec.candidate_relevance, written)
 
 
 def comparison_of(c: Dependencies, state: ExecutorState) -> Comparison | None:
