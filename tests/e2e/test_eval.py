@@ -354,29 +354,27 @@ def test_cli_eval_usage_errors_exit_2_with_one_line(
     assert not (tmp_path / "qdrant").exists(), "usage errors are found before opening the store"
 
 
-def test_cli_eval_missing_folder_exits_2(tmp_path, monkeypatch, capsys):
-    monkeypatch.setenv("AGENTIC_SEARCH_HOME", str(tmp_path))
-    with pytest.raises(SystemExit) as exc:
-        main(["eval", "--dataset", str(tmp_path / "nope")])
-    assert exc.value.code == 2
-    err = capsys.readouterr().err.strip()
-    assert "no such dataset folder" in err and len(err.splitlines()) == 1
-    # AND a name BEIR does not publish is not offered as a download (issue 47 item 12)
-    assert "download" not in err and ".zip" not in err
-    assert "corpus.jsonl, queries.jsonl and qrels/SPLIT.tsv" in err
+BEIR = "https://public.ukp.informatik.tu-darmstadt.de/thakur/BEIR/datasets"
 
 
-def test_cli_eval_missing_beir_folder_says_where_it_is_published(tmp_path, monkeypatch, capsys):
+@pytest.mark.parametrize(
+    ("name", "said", "unsaid"),
+    [
+        # a name BEIR does not publish is not offered as a download (issue 47 item 12)
+        ("nope", "(a folder holding corpus.jsonl, queries.jsonl and qrels/SPLIT.tsv", ".zip"),
+        # a BEIR dataset's name says where it comes from (issue 25 finding 17: the README's
+        # ../shared/datasets/scifact is not in a clone)
+        ("SciFact", f"download {BEIR}/scifact.zip and unzip it into ", "corpus.jsonl"),
+    ],
+)
+def test_cli_eval_missing_folder_exits_2(tmp_path, monkeypatch, capsys, name, said, unsaid):
     monkeypatch.setenv("AGENTIC_SEARCH_HOME", str(tmp_path))
     with pytest.raises(SystemExit) as exc:
-        main(["eval", "--dataset", str(tmp_path / "SciFact")])
+        main(["eval", "--dataset", str(tmp_path / name)])
     assert exc.value.code == 2
     err = capsys.readouterr().err.strip()
-    # a BEIR dataset's name says where it comes from (issue 25 finding 17: the README's
-    # ../shared/datasets/scifact is not in a clone)
-    beir = "https://public.ukp.informatik.tu-darmstadt.de/thakur/BEIR/datasets"
-    assert f"download {beir}/scifact.zip and unzip it into {tmp_path})" in err
-    assert len(err.splitlines()) == 1
+    assert err.startswith(f"agentic-search: error: no such dataset folder: {tmp_path / name} (")
+    assert said in err and unsaid not in err and len(err.splitlines()) == 1
 
 
 def results_rankings(out: Path, system: str, query: str) -> list[str]:
