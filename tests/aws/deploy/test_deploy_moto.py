@@ -13,7 +13,7 @@ loopback:
    queues; both state machines with their definitions substituted, every Task naming a created
    function; every IAM policy scoped to the resources it names.
 
-What moto cannot do, done or left out here in the open (the README's "Deploy" says the same):
+What moto cannot do, done or left out here in the open (docs/guides/deploy.md says the same):
 
 * :data:`MOTO_CANNOT_CREATE`: resource types moto's CloudFormation does not implement; the test
   asserts these (and only these) are the resources missing from the created stack.

@@ -186,7 +186,8 @@ FORM = {"content-type": "application/x-www-form-urlencoded"}
 )
 def test_a_form_typed_body_is_read_as_json_like_application_json(handlers, body, status, error):
     # issue 25 finding 11: with curl -d's form type, '[1,2]' and 'not json' were 415 while a
-    # truncated JSON object was 400; the README says the form type is read as JSON
+    # truncated JSON object was 400; docs/explanation/reliability.md says the form type is read
+    # as JSON
     from agentic_search_cli.local_events import http_api_event
 
     answers = []

@@ -24,8 +24,8 @@ from agentic_search.wire import (
 )
 from tests.support.builders import plan_with
 
-#: An e5-small cosine of a query to an unrelated catalog entry (README, "Choosing the local
-#: embedder": related pairs about 0.85-0.9, unrelated ones about 0.75).
+#: An e5-small cosine of a query to an unrelated catalog entry (docs/guides/embedders.md and
+#: docs/benchmarks.md, "Local embedders": related pairs about 0.85-0.9, unrelated ones about 0.75).
 E5_UNRELATED = 0.76
 
 
