@@ -5,10 +5,8 @@ from __future__ import annotations
 import argparse
 import itertools
 import os
-import shutil
 import signal
 import sys
-import tempfile
 import threading
 from pathlib import Path
 from typing import Any
@@ -192,16 +190,10 @@ def start_pool(settings: Any, maintenance: Any, workers: int) -> Any:
     Raises:
         RuntimeError: when the workers do not start (the reason).
     """
-    from agentic_search_cli.serve_link import alive
+    from agentic_search.adapters.edge.copying import private_folder
     from agentic_search_cli.serve_pool import WorkerPool
 
-    runs = settings.agentic_search_home / "run"
-    runs.mkdir(parents=True, exist_ok=True)
-    for old in runs.glob("serve-*"):
-        pid = old.name.split("-")[1]
-        if pid.isdigit() and not alive(int(pid)):
-            shutil.rmtree(old, ignore_errors=True)
-    run_dir = Path(tempfile.mkdtemp(prefix=f"serve-{os.getpid()}-", dir=runs))
+    run_dir = private_folder(settings.agentic_search_home / "run", "serve")
     copies = itertools.count()
 
     def make_copy() -> Path:

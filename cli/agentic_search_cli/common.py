@@ -278,9 +278,10 @@ def migrate_first(settings: Settings, schemas: list[Any] | None = None) -> list[
 
 def complete_interrupted_write(service: Any) -> None:
     """Complete the domain's interrupted write (a Ctrl-C'd or killed ingest or sync) before
-    anything reads the index, saying so on stderr in one line before and one after."""
+    anything reads the index, saying so on stderr in one line before and one after. A write
+    journaled by a writer still at work (another process holds the shard) is left to it."""
     intent = service.pending_write()
-    if intent is None:
+    if intent is None or service.write_in_progress():  # (a writer at work: its own intent)
         return
     what = intent.get("source") if intent.get("op") == "ingest" else "a sync batch"
     sys.stderr.write(

@@ -6,7 +6,9 @@ shard locks (``$QDRANT_EDGE_PATH/serve.json``, mode 0600: its pid, port and a ra
 once it listens, and removes it when it stops. ``agentic-search ingest`` and ``sync`` find the
 file, check that its pid is alive, and hand their write to the server's writer over loopback
 (``POST /_local/ingest``, ``POST /_local/sync``; the token proves the caller can read the
-folder, and the server answers these routes to loopback clients only). The server streams one
+folder, and the server answers these routes to loopback clients only). ``agentic-search
+search`` asks its ``POST /search`` the same way (:func:`post_json`): the server answers from
+the index it holds, never from a half-written one (docs/concurrency.md). The server streams one
 JSON object per line (progress, notes, then the result), applies the write with its own writer
 (journaled as the CLI's own), then gives its worker processes fresh copies of the index before
 it answers: when the command returns, every new record is searchable through ``serve``.
@@ -90,13 +92,9 @@ def running_server(settings: Any) -> ServeInfo | None:
 
 def alive(pid: int) -> bool:
     """Whether process ``pid`` exists (signal 0; a process of another user counts)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    from agentic_search.adapters.edge.copying import pid_alive
+
+    return pid_alive(pid)
 
 
 def held_message(settings: Any, exc: Exception) -> str:
@@ -123,17 +121,9 @@ def post_lines(info: ServeInfo, route: str, body: dict[str, Any]) -> Iterator[di
         ServeLinkError: when the server cannot be reached, refuses the call (its message), or
             its answer is cut short.
     """
-    host = "127.0.0.1" if info.host in ("", "0.0.0.0", "::", "localhost") else info.host
-    conn = http.client.HTTPConnection(host, info.port, timeout=READ_TIMEOUT_S)
-    where = f"agentic-search serve (pid {info.pid}) on port {info.port}"
+    conn, where = _connection(info)
     try:
-        conn.request(
-            "POST",
-            route,
-            body=json.dumps(body).encode(),
-            headers={"content-type": "application/json", TOKEN_HEADER: info.token},
-        )
-        resp = conn.getresponse()
+        resp = _post(conn, info, route, body)
         if resp.status != 200:
             detail = resp.read().decode(errors="replace")
             with contextlib.suppress(ValueError, AttributeError):
@@ -146,6 +136,49 @@ def post_lines(info: ServeInfo, route: str, body: dict[str, Any]) -> Iterator[di
         raise ServeLinkError(f"lost {where}: {exc}") from None
     finally:
         conn.close()
+
+
+def post_json(info: ServeInfo, route: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    """POST ``body`` (JSON) to ``route`` of the running server on loopback: its status and
+    JSON answer (an answer that is not a JSON object becomes ``{"message": <its text>}``).
+
+    Raises:
+        ServeLinkError: when the server cannot be reached or breaks off its answer.
+    """
+    conn, where = _connection(info)
+    try:
+        resp = _post(conn, info, route, body)
+        raw = resp.read()
+    except (OSError, http.client.HTTPException) as exc:
+        raise ServeLinkError(f"lost {where}: {exc}") from None
+    finally:
+        conn.close()
+    try:
+        answer = json.loads(raw)
+    except ValueError:
+        answer = None
+    if not isinstance(answer, dict):
+        answer = {"message": raw.decode(errors="replace")[:500]}
+    return resp.status, answer
+
+
+def _connection(info: ServeInfo) -> tuple[http.client.HTTPConnection, str]:
+    """A loopback connection to the server and the words that name it in errors."""
+    host = "127.0.0.1" if info.host in ("", "0.0.0.0", "::", "localhost") else info.host
+    conn = http.client.HTTPConnection(host, info.port, timeout=READ_TIMEOUT_S)
+    return conn, f"agentic-search serve (pid {info.pid}) on port {info.port}"
+
+
+def _post(
+    conn: http.client.HTTPConnection, info: ServeInfo, route: str, body: dict[str, Any]
+) -> http.client.HTTPResponse:
+    conn.request(
+        "POST",
+        route,
+        body=json.dumps(body).encode(),
+        headers={"content-type": "application/json", TOKEN_HEADER: info.token},
+    )
+    return conn.getresponse()
 
 
 # ----- the CLI's side --------------------------------------------------------------------------
@@ -277,6 +310,7 @@ __all__ = [
     "follow",
     "held_message",
     "info_path",
+    "post_json",
     "post_lines",
     "remove_info",
     "run_ingest",

@@ -116,6 +116,13 @@ class Settings(BaseSettings):
         "int8 scalar-quantized copy in RAM, rescored with the originals: for collections of "
         "a million points or more. Existing shards keep the placement they were created with.",
     )
+    qdrant_edge_reader: bool = Field(
+        default=False,
+        description="Open Edge shards as a reader (what `agentic-search search` does): each "
+        "shard is copied into a private folder while no writer holds it, and the copy is "
+        "searched, so any number of readers run beside each other and beside one writer; "
+        "the first write takes the writer lock as usual. See docs/concurrency.md.",
+    )
     qdrant_api_key: SecretStr | None = Field(
         default=None, description="API key for the Qdrant server."
     )

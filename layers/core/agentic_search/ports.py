@@ -51,6 +51,11 @@ class VectorStoreError(RuntimeError):
     """A collection is missing, incompatible, or the vector store failed."""
 
 
+class InterruptedWrite(VectorStoreError):
+    """A reader found the domain's index with a write journaled and no writer at work: the
+    write stopped half-way, and its state is not to be read until it is completed."""
+
+
 class EmbedderMismatch(VectorStoreError):
     """The collection was built by another embedder than the current one (the message names
     both identities and the two ways out: rebuild, or configure the old embedder back)."""
@@ -599,6 +604,7 @@ __all__ = [
     "HydeError",
     "HydeGenerator",
     "IntentPlanner",
+    "InterruptedWrite",
     "KeywordIndex",
     "KeywordIndexError",
     "Reranker",

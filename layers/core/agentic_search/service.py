@@ -18,7 +18,12 @@ from agentic_search.logic.embedder_identity import check_identity
 from agentic_search.logic.schema import DomainSchema
 from agentic_search.pipeline.cache import cache_lookup
 from agentic_search.wire import CacheInfo, SearchRequest, SearchResponse
-from agentic_search.wiring import build_dependencies, collection_info, identity_embedder
+from agentic_search.wiring import (
+    build_dependencies,
+    collection_info,
+    identity_embedder,
+    write_in_progress,
+)
 
 if TYPE_CHECKING:  # the search graph and the write path load on first use: a cache hit needs
     # neither (see :meth:`SearchService.cached`)
@@ -268,6 +273,12 @@ class SearchService:
     def pending_write(self) -> dict[str, Any] | None:
         """The domain's interrupted write (its journaled intent), or None."""
         return self.deps.journal.pending(self.schema.name)
+
+    def write_in_progress(self) -> bool:
+        """Whether another process is writing the domain's index now
+        (:func:`~agentic_search.wiring.write_in_progress`): its journaled intent is then its
+        own, not an interrupted write to complete."""
+        return write_in_progress(self.deps)
 
     def recover(self) -> str | None:
         """Complete the domain's interrupted write, if any (see

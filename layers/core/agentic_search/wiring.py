@@ -76,7 +76,12 @@ def build_store(settings: Settings) -> VectorStore:
 
         if settings.resolved_qdrant_path.is_dir():  # a local-mode store of an earlier version
             migrate_local_store(settings, say=logging.getLogger(__name__).warning)
-        return EdgeStore(settings, holdings=sync_holdings(settings))
+        journal = build_journal(settings)
+        return EdgeStore(
+            settings,
+            holdings=sync_holdings(settings),
+            pending=lambda schema: journal.pending(schema.name) is not None,
+        )
     if settings.qdrant_url:
         from agentic_search.adapters.qdrant.store import QdrantStore
 
@@ -251,6 +256,17 @@ def collection_info(c: Dependencies) -> CollectionInfo:
 
         return ShardFiles(c.settings)
     return c.store
+
+
+def write_in_progress(c: Dependencies) -> bool:
+    """Whether another process is writing the domain's index now (Qdrant Edge: a writer holds
+    its shard; a server's writes are its own affair: False), read without opening the engine:
+    a journaled write is then that writer's, not an interrupted one to complete."""
+    from agentic_search.adapters.edge.shard_files import ShardFiles
+
+    info = collection_info(c)
+
+    return isinstance(info, ShardFiles) and info.writing(c.schema)
 
 
 def identity_embedder(c: Dependencies) -> Embedder | None:

@@ -20,45 +20,11 @@ import ctypes
 import ctypes.util
 import os
 import shutil
-import subprocess
 from pathlib import Path
 
+from agentic_search.adapters.edge.copying import copy_dir
 from agentic_search.adapters.edge.store import EdgeStore
 from agentic_search.logic.schema import DomainSchema, available_domains, load_schema
-
-
-def copy_dir(src: Path, dst: Path) -> None:
-    """Copy the directory ``src`` to ``dst`` (which must not exist), keeping sparse files
-    sparse when GNU ``cp`` is available (else :func:`shutil.copytree`).
-
-    Raises:
-        OSError: when the copy fails (``dst`` is then removed).
-    """
-    try:
-        if shutil.which("cp") and _gnu_cp():
-            subprocess.run(
-                ["cp", "-a", "--sparse=always", str(src), str(dst)],
-                check=True,
-                capture_output=True,
-            )
-        else:  # pragma: no cover - BSD/macOS cp
-            shutil.copytree(src, dst)
-    except (OSError, subprocess.CalledProcessError) as exc:
-        shutil.rmtree(dst, ignore_errors=True)
-        detail = exc.stderr.decode(errors="replace").strip() if hasattr(exc, "stderr") else exc
-        raise OSError(f"could not copy {src} to {dst}: {detail}") from None
-
-
-_GNU_CP: bool | None = None
-
-
-def _gnu_cp() -> bool:
-    global _GNU_CP
-    if _GNU_CP is None:
-        out = subprocess.run(["cp", "--version"], capture_output=True, text=True, check=False)
-        _GNU_CP = out.returncode == 0 and "GNU" in out.stdout
-    return _GNU_CP
-
 
 _RENAME_EXCHANGE = 2
 _AT_FDCWD = -100

@@ -52,12 +52,22 @@ class ShardFiles:
         """Whether the domain's shard exists (Edge wrote its config there)."""
         return (self.shard_dir(schema) / CONFIG_FILE).is_file()
 
+    def writing(self, schema: DomainSchema) -> bool:
+        """Whether another process holds the domain's shard for writing now: a write
+        journaled meanwhile is its own, not an interrupted one (this process's own lock is
+        not counted)."""
+        from agentic_search.adapters.edge.lock import ReadGate, holder_pid
+
+        gate = ReadGate(self.root / self.collection(schema))
+        return gate.writer_at_work() and holder_pid(gate.writer_file) != str(os.getpid())
+
     # The embedder identity: a sidecar ``<shard>.embedder.json`` beside the shard, written
     # atomically (a temporary file, then os.replace) and removed with the shard by
     # EdgeStore.drop() (it is one of the ``<shard>.*.json`` files).
 
     def _identity_file(self, schema: DomainSchema) -> Path:
-        return self.root / f"{self.collection(schema)}.embedder.json"
+        shard = self.shard_dir(schema)  # a reader's copy keeps its own beside it
+        return shard.with_name(shard.name + ".embedder.json")
 
     def embedder_identity(self, schema: DomainSchema) -> EmbedderIdentity | None:
         """The identity in the shard's ``.embedder.json`` sidecar (None when absent).

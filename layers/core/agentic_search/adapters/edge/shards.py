@@ -10,6 +10,13 @@ answers the one-line damage error naming ``ingest --rebuild`` as an unreadable f
 
 Every open, write and close goes through :attr:`ShardRegistry.lock` (re-entrant): the store's
 writes take it too, so a paused shard (:meth:`ShardRegistry.writes_paused`) sees none.
+
+A reader registry (``reader=True``, ``QDRANT_EDGE_READER``: ``agentic-search search``) never
+opens the writer's directory: it copies the shard and the files beside it into a private
+folder while it holds the shard's read gate shared (:class:`~.lock.ReadGate`: no writer is
+at work then, so the copy is a committed state), releases the gate and opens its copy. Its
+first write (:meth:`ShardRegistry.writable`: first use, completing an interrupted write)
+closes the copy and takes the writer lock, as any writer does.
 """
 
 from __future__ import annotations
@@ -22,13 +29,14 @@ from pathlib import Path
 
 import qdrant_edge as qe
 
-from agentic_search.adapters.edge.lock import ShardLock
+from agentic_search.adapters.edge.copying import copy_dir, private_folder
+from agentic_search.adapters.edge.lock import ReadGate, ShardLock
 from agentic_search.adapters.edge.shard_files import CONFIG_FILE
 from agentic_search.adapters.engine_failures import damage_message, is_engine_failure
 from agentic_search.adapters.qdrant.ids import point_id
 from agentic_search.config import Settings
 from agentic_search.logic.schema import DomainSchema
-from agentic_search.ports import VectorStoreError
+from agentic_search.ports import InterruptedWrite, VectorStoreError
 from agentic_search.wire.sync import Holdings
 
 
@@ -49,12 +57,23 @@ class ShardRegistry:
         settings: Settings,
         root: Path,
         holdings: Callable[[DomainSchema], Holdings | None] | None = None,
+        *,
+        reader: bool = False,
+        pending: Callable[[DomainSchema], bool] | None = None,
     ) -> None:
         self.settings = settings
         self.root = root
         #: what the sync status says a domain's shard holds (None: not checked); an existing
         #: shard is checked against it when it opens (see :meth:`verify`)
         self.holdings = holdings
+        #: reads open private copies (see the module docstring)
+        self.reader = reader
+        #: whether a domain's write is journaled (a reader refuses to copy it: see _copy)
+        self.pending = pending
+        #: called with the writer's pid while a reader waits for it (it may raise to give up)
+        self.waiting: Callable[[str], None] | None = None
+        #: shard name -> the private folder holding its copy (a reader's open shards)
+        self.copies: dict[str, Path] = {}
         #: shard name -> the error of a shard found damaged at open (until :meth:`drop`)
         self.damage: dict[str, VectorStoreError] = {}
         #: shard name -> open shard
@@ -63,13 +82,25 @@ class ShardRegistry:
         #: held by every open, write, pause and close
         self.lock = threading.RLock()
 
+    @property
+    def _wait_for_writer(self) -> Callable[[str], None] | None:
+        """How this registry takes a writer lock another process holds: a reader (a search
+        that must write: first use, an interrupted write) waits for it (:attr:`waiting`
+        told); a writer fails at once (None)."""
+        if not self.reader:
+            return None
+        return self.waiting or (lambda _pid: None)
+
     def collection(self, schema: DomainSchema) -> str:
         """Collection (shard directory) name of a domain."""
         return self.settings.collection_name(schema.name)
 
     def shard_dir(self, schema: DomainSchema) -> Path:
-        """The domain's shard directory."""
-        return self.root / self.collection(schema)
+        """The domain's shard directory: a reader's copy while one is open, else the one
+        under :attr:`root` (the files beside it are read from the same folder)."""
+        name = self.collection(schema)
+        copy = self.copies.get(name)
+        return (copy if copy is not None else self.root) / name
 
     def exists(self, schema: DomainSchema) -> bool:
         """Whether the domain's shard exists (open, or created on disk)."""
@@ -94,12 +125,15 @@ class ShardRegistry:
                 return shard
             if name in self.damage:
                 raise self.damage[name]
+            held = name in self._locks and self._locks[name].held
+            if self.reader and config is None and not held:
+                return self._open_copy(schema)
             path = self.root / name
             exists = (path / CONFIG_FILE).is_file()
             if not exists and config is None:
                 return None
             lock = self._locks.setdefault(name, ShardLock(path))
-            lock.acquire()
+            lock.acquire(self._wait_for_writer)
             try:
                 if exists:
                     shard = qe.EdgeShard.load(str(path))
@@ -121,6 +155,75 @@ class ShardRegistry:
             self.open_shards[name] = shard
             return shard
 
+    def _open_copy(self, schema: DomainSchema) -> qe.EdgeShard | None:
+        """A reader's open: copy the shard and its side files into a private folder under the
+        read gate (shared), then load the copy and check it against what the sync status
+        said under the gate. None when the shard does not exist.
+
+        Raises:
+            InterruptedWrite: when a write is journaled and no writer is at work (the gate
+                was free): the shard is half-written until that write is completed.
+            VectorStoreError: the one-line damage error, as :meth:`open`.
+        """
+        name = self.collection(schema)
+        live = self.root / name
+        gate = ReadGate(live)
+        gate.share(self.waiting)
+        try:
+            if not (live / CONFIG_FILE).is_file():
+                return None
+            if self.pending is not None and self.pending(schema):
+                raise InterruptedWrite(
+                    f"a write to the {schema.name!r} index was interrupted; run the command "
+                    "again to complete it first"
+                )
+            expected = self.holdings(schema) if self.holdings is not None else None
+            folder = private_folder(self.settings.agentic_search_home / "run", "search")
+            _copy_shard(live, folder)
+        finally:
+            gate.release()
+        try:
+            shard = qe.EdgeShard.load(str(folder / name))
+        except BaseException as exc:  # plain Exception, or a panic on a damaged file
+            shutil.rmtree(folder, ignore_errors=True)
+            if not is_engine_failure(exc):
+                raise
+            raise self.damaged(name, exc) from exc
+        self.copies[name] = folder
+        try:
+            self._check(schema, shard, expected)
+        except VectorStoreError as exc:
+            shard.close()
+            self._drop_copy(name)
+            self.damage[name] = exc
+            raise
+        self.open_shards[name] = shard
+        return shard
+
+    def _drop_copy(self, name: str) -> None:
+        """Close a reader's copy of shard ``name`` (if open) and delete its folder."""
+        shard = self.open_shards.pop(name, None)
+        if shard is not None:
+            shard.close()
+        folder = self.copies.pop(name, None)
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
+
+    def writable(self, schema: DomainSchema) -> qe.EdgeShard:
+        """The domain's shard, open for writing: a reader's copy is closed first and the
+        writer lock taken (kept until :meth:`close`).
+
+        Raises:
+            VectorStoreError: when it does not exist, another process holds its lock, or it
+                cannot be opened.
+        """
+        with self.lock:
+            name = self.collection(schema)
+            if name in self.copies:
+                self._drop_copy(name)
+            self.acquire_writer(schema)
+            return self.shard(schema)
+
     def shard(self, schema: DomainSchema) -> qe.EdgeShard:
         """The open shard of ``schema`` (loaded on first use).
 
@@ -134,17 +237,23 @@ class ShardRegistry:
             )
         return shard
 
-    def _check(self, schema: DomainSchema, shard: qe.EdgeShard) -> None:
+    def _check(
+        self, schema: DomainSchema, shard: qe.EdgeShard, expected: Holdings | None = None
+    ) -> None:
         """Compare ``shard`` with what the sync status says it holds: at least as many points,
         and each sampled record with its payload and every aspect's vector. A shard whose id
         tracker or payload tracker was truncated or zeroed answers fewer records, one whose
         vector storage status was zeroed answers without that vector, all with no engine
         error: this finds them.
 
+        ``expected``: what the sync status said when a reader's copy was taken (else it is
+        read now).
+
         Raises:
             VectorStoreError: the one-line damage error naming what is missing.
         """
-        expected = self.holdings(schema) if self.holdings is not None else None
+        if expected is None and self.holdings is not None:
+            expected = self.holdings(schema)
         if expected is None:
             return
         name = self.collection(schema)
@@ -229,7 +338,9 @@ class ShardRegistry:
         """
         with self.lock:
             name = self.collection(schema)
-            self._locks.setdefault(name, ShardLock(self.root / name)).acquire()
+            if name in self.copies:
+                self._drop_copy(name)
+            self._locks.setdefault(name, ShardLock(self.root / name)).acquire(self._wait_for_writer)
 
     @contextlib.contextmanager
     def writes_paused(self, schema: DomainSchema) -> Iterator[qe.EdgeShard]:
@@ -241,7 +352,7 @@ class ShardRegistry:
             VectorStoreError: when the shard does not exist or cannot be opened.
         """
         with self.lock:
-            shard = self.shard(schema)
+            shard = self.writable(schema)
             shard.flush()
             yield shard
 
@@ -249,7 +360,11 @@ class ShardRegistry:
         """Flush and close the domain's shard but keep its lock: the next read or write loads
         its directory anew (after an optimized copy was swapped in)."""
         with self.lock:
-            shard = self.open_shards.pop(self.collection(schema), None)
+            name = self.collection(schema)
+            if name in self.copies:
+                self._drop_copy(name)
+                return
+            shard = self.open_shards.pop(name, None)
             if shard is not None:
                 try:
                     shard.flush()
@@ -268,9 +383,11 @@ class ShardRegistry:
         name = self.collection(schema)
         path = self.root / name
         with self.lock:
+            if name in self.copies:
+                self._drop_copy(name)
             if name not in self.open_shards and not path.exists():
                 return False
-            self._locks.setdefault(name, ShardLock(path)).acquire()
+            self._locks.setdefault(name, ShardLock(path)).acquire(self._wait_for_writer)
             shard = self.open_shards.pop(name, None)
             if shard is not None:
                 shard.close()
@@ -285,6 +402,8 @@ class ShardRegistry:
         """Flush and close every open shard, then release their locks (and those of shards
         unloaded or only held)."""
         with self.lock:
+            for name in list(self.copies):
+                self._drop_copy(name)
             for name, shard in list(self.open_shards.items()):
                 try:
                     shard.flush()
@@ -295,6 +414,22 @@ class ShardRegistry:
             for lock in self._locks.values():  # shards unloaded but still held (optimize)
                 lock.release()
             self._locks.clear()
+
+
+def _copy_shard(live: Path, folder: Path) -> None:
+    """Copy the shard directory ``live`` and the files kept beside it (``<shard>.*.json``)
+    into ``folder``, keeping sparse files sparse.
+
+    Raises:
+        VectorStoreError: when the copy fails (a full disk); ``folder`` is then removed.
+    """
+    try:
+        copy_dir(live, folder / live.name)
+        for side in live.parent.glob(f"{live.name}.*.json"):
+            shutil.copy2(side, folder / side.name)
+    except OSError as exc:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise VectorStoreError(f"could not copy the shard {live} to read it: {exc}") from exc
 
 
 __all__ = ["CONFIG_FILE", "LostRecords", "ShardRegistry"]

@@ -187,12 +187,17 @@ class EdgeStore(ShardFiles):
         settings: Settings,
         root: Path | None = None,
         holdings: Callable[[DomainSchema], Holdings | None] | None = None,
+        pending: Callable[[DomainSchema], bool] | None = None,
     ) -> None:
         super().__init__(settings, root)
         self.root.mkdir(parents=True, exist_ok=True)
         #: the open shards, their locks and damage (``holdings``: what the sync status says a
-        #: domain's shard holds, checked when an existing shard opens; None: not checked)
-        self.shards = ShardRegistry(settings, self.root, holdings)
+        #: domain's shard holds, checked when an existing shard opens; None: not checked);
+        #: with ``QDRANT_EDGE_READER``, reads open private copies (``pending``: whether a
+        #: domain's write is journaled, which a reader does not copy)
+        self.shards = ShardRegistry(
+            settings, self.root, holdings, reader=settings.qdrant_edge_reader, pending=pending
+        )
         self._lock = self.shards.lock
         #: new shards: vectors memory-mapped + int8 quantized copy in RAM (QDRANT_EDGE_ON_DISK)
         self.on_disk = settings.qdrant_edge_on_disk
@@ -224,6 +229,16 @@ class EdgeStore(ShardFiles):
 
     def _shard(self, schema: DomainSchema) -> qe.EdgeShard:
         return self.shards.shard(schema)
+
+    @property
+    def waiting(self) -> Callable[[str], None] | None:
+        """Called with the writer's pid while a reader waits for a write to finish (it may
+        raise to give up); None: wait without a word."""
+        return self.shards.waiting
+
+    @waiting.setter
+    def waiting(self, hook: Callable[[str], None] | None) -> None:
+        self.shards.waiting = hook
 
     def verify(self, schema: DomainSchema) -> None:
         """Check the domain's shard against what the sync status says it holds
@@ -276,7 +291,7 @@ class EdgeStore(ShardFiles):
         """
         name = self.collection(schema)
         if self.exists(schema):
-            self.shards.open(schema)
+            self.shards.writable(schema)
             saved = json.loads((self.root / name / CONFIG_FILE).read_text())
             vectors = saved.get("vectors") or {}
             problems = [
@@ -313,7 +328,7 @@ class EdgeStore(ShardFiles):
         }
         fields.setdefault(schema.id_field, qe.PayloadSchemaType.Keyword)
         with self._lock:
-            shard = self._shard(schema)
+            shard = self.shards.writable(schema)
             have = set(shard.info().payload_schema)
             for fname, kind in fields.items():
                 if fname not in have:
@@ -334,7 +349,7 @@ class EdgeStore(ShardFiles):
         """Merge segments and build their HNSW indexes (blocking, holds the GIL: run it
         after a bulk ingest, never inside a request). True when anything was optimized."""
         with self._lock:
-            return bool(self._shard(schema).optimize())
+            return bool(self.shards.writable(schema).optimize())
 
     def info(self, schema: DomainSchema) -> Any:
         """The shard's ``ShardInfo`` (``points_count``, ``indexed_vectors_count``,
@@ -373,7 +388,7 @@ class EdgeStore(ShardFiles):
         with self._lock:
             self._written()
             try:
-                self._shard(schema).update(op)
+                self.shards.writable(schema).update(op)
             except VectorStoreError:
                 raise
             except Exception as exc:
@@ -406,6 +421,7 @@ class EdgeStore(ShardFiles):
         payload alone changes get a payload overwrite."""
         updates = {u.id: u for u in vectors}
         with self._lock:
+            self.shards.writable(schema)  # the points are read back from what is written
             current = self.retrieve_records(schema, list(updates), with_vectors=True)
             points = []
             for rid, u in updates.items():
