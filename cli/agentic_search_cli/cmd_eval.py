@@ -95,7 +95,9 @@ def add_parser(sub: Any) -> None:
         type=Path,
         default=None,
         metavar="DIR",
-        help="write results.json and two PNG plots into DIR",
+        help="write into DIR: results.json (every figure, per query too), runs/ (a TREC run "
+        "file per system) and three PNG plots: quality_vs_latency.png (nDCG@10 against p95 "
+        "latency), latency.png (p50/p95/p99) and metrics.png (every metric per system)",
     )
     e.add_argument(
         "--allow-errors",

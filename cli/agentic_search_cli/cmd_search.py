@@ -98,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
             if code is not None:
                 return code
             resp = service.search(query, limit=args.limit, rounds=args.rounds)
-        return _show(args, resp)
+        return _show(args, resp, embedder_note(service, settings) if args.explain else None)
     except _ServeStarted as started:  # serve took the index while this search waited
         server = started.server
     finally:
@@ -106,8 +106,9 @@ def run(args: argparse.Namespace) -> int:
     return _ask_serve(args, server)
 
 
-def _show(args: argparse.Namespace, resp: Any) -> int:
-    """Print a response (table, ``--explain`` or ``--json``); 1 when no source answered."""
+def _show(args: argparse.Namespace, resp: Any, embedder: str | None = None) -> int:
+    """Print a response (table, ``--explain`` or ``--json``; ``embedder``: what
+    ``--explain`` says of the embedder); 1 when no source answered."""
     from agentic_search.logic.availability import unanswered, unavailable_message
 
     # the executor's output is all the check reads: a cache hit's table then parses
@@ -125,8 +126,25 @@ def _show(args: argparse.Namespace, resp: Any) -> int:
     else:
         from agentic_search_cli.render import print_search
 
-        print_search(console(), resp, args.explain)
+        print_search(console(), resp, args.explain, embedder=embedder)
     return 0
+
+
+def embedder_note(service: Any, configured: Any) -> str:
+    """What ``--explain`` says of the embedder: its model, and whether it is the one that
+    built the index, taken from it because ``configured`` (the command's settings) named none
+    (:func:`~agentic_search.wiring.index_embedder_settings`)."""
+    from agentic_search.logic.embedder_identity import identity_of
+    from agentic_search.wiring import identity_embedder
+
+    embedder = identity_embedder(service.deps)
+    model = identity_of(embedder).model if embedder is not None else service.settings.embedder_model
+    if service.settings.embedder_model != configured.embedder_model:
+        return (
+            f"{model}, the model that built the index (--embedder or LOCAL_EMBEDDING_MODEL "
+            "chooses another)"
+        )
+    return model
 
 
 def _serving(settings: Any, domain: str) -> Any:

@@ -32,9 +32,15 @@ examples:
   agentic-search sync events/sync/stream_mixed_batch.json   # apply catalog change events
 
 The first search ingests the bundled catalog (284 AI and developer tools) into the embedded
-store, Qdrant Edge, in ./.agentic-search/edge (set AGENTIC_SEARCH_HOME or QDRANT_EDGE_PATH to
-move it; set QDRANT_URL, MONGODB_URI, OPENAI_BASE_URL/EMBEDDING_MODEL to use servers instead).
+store, Qdrant Edge, in the per-user data folder (~/.local/share/agentic-search on Linux),
+whatever folder a command runs from: a .agentic-search folder in the current folder or a
+parent is used instead (a project's own index), and AGENTIC_SEARCH_HOME or QDRANT_EDGE_PATH
+moves it anywhere; set QDRANT_URL, MONGODB_URI, OPENAI_BASE_URL/EMBEDDING_MODEL to use servers
+instead.
 """
+
+#: The variable that names the working folder (read case-insensitively, as Settings reads it).
+HOME_VARIABLE = "AGENTIC_SEARCH_HOME"
 
 
 class Parser(argparse.ArgumentParser):
@@ -42,6 +48,27 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
+def announce_home() -> None:
+    """First use of the per-user data folder (no ``AGENTIC_SEARCH_HOME``, no project-local
+    ``.agentic-search`` up the tree, the folder not made yet): make it and say where it is,
+    one line on stderr. Any other time, nothing."""
+    if any(name.upper() == HOME_VARIABLE for name in os.environ):
+        return
+    from agentic_search.config import project_home, user_home
+
+    if project_home() is not None:
+        return
+    home = user_home()
+    if home.exists():
+        return
+    home.mkdir(parents=True, exist_ok=True)
+    sys.stderr.write(
+        f"agentic-search: keeping the index, caches and models in {home} (the per-user data "
+        f"folder, whatever folder you run from; {HOME_VARIABLE} or a .agentic-search folder "
+        "in a project keeps them elsewhere)\n"
+    )
 
 
 def usage_error(message: str) -> NoReturn:

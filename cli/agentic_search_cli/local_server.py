@@ -27,6 +27,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import json
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -203,6 +204,19 @@ class _Server(ThreadingHTTPServer):
             with self._idle:
                 self.in_flight -= 1
                 self._idle.notify_all()
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that went away before its answer (a timeout such as ``curl -m``, a closed
+        tab) is one line on stderr; any other error keeps socketserver's report."""
+        exc = sys.exc_info()[1]
+        if isinstance(exc, ConnectionError):  # BrokenPipe, ConnectionReset, ConnectionAborted
+            peer = ":".join(map(str, client_address[:2]))
+            sys.stderr.write(
+                f"agentic-search: client {peer} disconnected before the answer "
+                f"({type(exc).__name__})\n"
+            )
+            return
+        super().handle_error(request, client_address)
 
     def drain(self, timeout_s: float) -> int:
         """Refuse new requests (503 ShuttingDown) and wait up to ``timeout_s`` seconds for

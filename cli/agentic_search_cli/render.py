@@ -5,7 +5,6 @@ An evaluation's table lives with the evaluation (:mod:`agentic_search_cli.evalua
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console, Group
@@ -13,7 +12,6 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from agentic_search.logic.text import default_analyzer
 from agentic_search.wire import Candidate, SearchResponse
 from agentic_search_cli.render_entities import (
     comparison_table,
@@ -24,6 +22,7 @@ from agentic_search_cli.render_entities import (
 
 if TYPE_CHECKING:  # the write path: a search's rendering never loads it
     from agentic_search.sync.ingest import IngestReport
+    from agentic_search.wire import ExecutionStats
 
 
 def why(candidate: Candidate, query: str) -> str:
@@ -38,16 +37,8 @@ def why(candidate: Candidate, query: str) -> str:
                 aspects.append(label)
     if aspects:
         parts.append("aspects " + ", ".join(aspects))
-    if prov.matched_terms:
-        analyzer = default_analyzer()
-        matched = set(prov.matched_terms)
-        words = [
-            w
-            for w in dict.fromkeys(re.findall(r"[\w$.+-]+", query.lower()))
-            if set(analyzer.terms(w)) & matched
-        ]
-        if words:
-            parts.append("keywords " + ", ".join(words[:5]))
+    if prov.matched_keywords:  # the user's words as written (no stopword, no question word)
+        parts.append("keywords " + ", ".join(prov.matched_keywords[:5]))
     if any(h.source.startswith("structured:") for h in prov.hits):
         parts.append("structured match")
     named = [h.source.split(":", 1)[1] for h in prov.hits if h.source.startswith("entity:")]
@@ -112,12 +103,28 @@ def path_lines(paths: dict) -> list[str]:
     return lines
 
 
-def explain_panel(resp: SearchResponse) -> Panel:
-    """The intent and the plan, compactly."""
+def timing_line(stats: ExecutionStats) -> str:
+    """The search's timings, each labelled: the whole search (the graph from the cache check
+    to the answer), the executor's part of it (``latencyMs``: from the validated plan through
+    the rounds to the hydrated ranking) and each stage (ms)."""
+    stages = ", ".join(
+        f"{k} {v:.1f}" for k, v in stats.stage_ms.items() if k not in ("total", "pipeline_total")
+    )
+    return (
+        f"search {stats.stage_ms.get('pipeline_total', 0):.0f} ms in all (cache check, intent, "
+        f"plan, rounds, answer), of which the executor {stats.latency_ms} ms (rounds and "
+        f"hydration, from the plan on); stages in ms: {stages}"
+    )
+
+
+def explain_panel(resp: SearchResponse, embedder: str | None = None) -> Panel:
+    """The intent and the plan, compactly (``embedder``: a line on the embedder)."""
     it, plan = resp.intent, resp.plan
     lines = [
         f"goal: {it.primary_goal}   confidence: {it.confidence:.2f}   extractor: {it.extractor}",
     ]
+    if embedder:
+        lines.append(f"embedder: {embedder}")
     lines += link_lines(it)
     lines += path_lines(resp.paths)
     if it.reference_tool:
@@ -160,15 +167,7 @@ def explain_panel(resp: SearchResponse) -> Panel:
     lines += [f"  why: {r}" for r in plan.rationale]
     stats = resp.output.execution_stats
     lines.append("")
-    lines.append(
-        f"latency {stats.latency_ms} ms "
-        f"(pipeline {stats.stage_ms.get('pipeline_total', 0):.0f} ms): "
-        + ", ".join(
-            f"{k} {v:.1f}"
-            for k, v in stats.stage_ms.items()
-            if k not in ("total", "pipeline_total")
-        )
-    )
+    lines.append(timing_line(stats))
     lines.append(
         f"candidates: {stats.candidates_before_fusion} hits from "
         f"{stats.vector_queries_executed} dense, {stats.sparse_queries_executed} sparse, "
@@ -232,11 +231,14 @@ def errors_panel(resp: SearchResponse) -> Panel | None:
     return Panel(Text(body, style="yellow"), title="sources that failed (partial results)")
 
 
-def print_search(console: Console, resp: SearchResponse, explain: bool) -> None:
-    """Print a response as a table (and the explanation)."""
+def print_search(
+    console: Console, resp: SearchResponse, explain: bool, embedder: str | None = None
+) -> None:
+    """Print a response as a table (and the explanation; ``embedder``: what it says of the
+    embedder that searched)."""
     items: list[Any] = []
     if explain:
-        items.append(explain_panel(resp))
+        items.append(explain_panel(resp, embedder))
         rounds = rounds_panel(resp)
         if rounds is not None:
             items.append(rounds)

@@ -28,26 +28,28 @@ EVENTS.json may hold:
                                   "modify", "recordId": "cursor", "version": 7, "record": {...}}}
   * a JSON list mixing them, or JSON Lines (one record or event per line)
 
-A record that cannot be parsed is reported with its position (item N of a JSON document or
-line N of JSON Lines, both counted from 1) and its id, and the others are still applied. A
-change that fails (embedder or store error) is left pending in the sync status
-($AGENTIC_SEARCH_HOME/sync.sqlite); `--redrive` retries the pending ones that are due
-(backoff 1, 2, 4, 8 minutes; parked after 5 attempts), `--retry-failed` re-queues the parked
-ones first and says why any cannot be (a refused change: only a valid new one syncs it).
-While `agentic-search serve` runs over the folder, the command hands all this to it (it holds
-the index) and prints the same summary.
+A record that cannot be parsed is rejected: reported with its position (item N of a JSON
+document or line N of JSON Lines, both counted from 1) and its id, and the others are still
+applied (as `ingest` does: exit 0 unless --strict). A change that fails (embedder or store
+error) is left pending in the sync status ($AGENTIC_SEARCH_HOME/sync.sqlite); `--redrive`
+retries the pending ones that are due (backoff 1, 2, 4, 8 minutes; parked after 5 attempts),
+`--retry-failed` re-queues the parked ones first and says why any cannot be (a refused
+change: only a valid new one syncs it). While `agentic-search serve` runs over the folder,
+the command hands all this to it (it holds the index) and prints the same summary.
 """
 
 EPILOG = """\
 examples:
-  agentic-search sync events/sync/stream_mixed_batch.json
+  agentic-search sync events/sync/stream_mixed_batch.json   # its item 4 is malformed on
+                                                            # purpose: rejected, the rest applied
   agentic-search sync events/sync/eventbridge_modify.json --json
   agentic-search sync changes.jsonl --batch-size 200
   agentic-search sync --redrive --retry-failed
   agentic-search sync --status
 
-exit codes: 0 every change applied (or skipped as already applied); 1 some were rejected or
-failed (listed on stderr); 2 a usage error.
+exit codes: 0 every valid change applied or skipped as already applied (rejected records are
+listed on stderr and counted in the summary); 1 a change failed and is left pending, or a
+record was rejected with --strict; 2 a usage error.
 """
 
 
@@ -68,6 +70,7 @@ def add_parser(sub: Any) -> None:
         "--batch-size", type=int, default=64, help="changes per write batch (default 64)"
     )
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.add_argument("--strict", action="store_true", help="exit 1 when any record was rejected")
     p.add_argument(
         "--redrive", action="store_true", help="then retry the pending changes that are due"
     )
@@ -82,6 +85,7 @@ def add_parser(sub: Any) -> None:
 def _read_items(path: Path) -> list[tuple[str, Any]]:
     """(position label, item) pairs: JSON documents by item index, JSON Lines by line."""
     from agentic_search.sync.events import event_items
+    from agentic_search.sync.files import json_error
 
     text = path.read_text(encoding="utf-8-sig")  # a byte-order mark is skipped
     try:
@@ -94,7 +98,7 @@ def _read_items(path: Path) -> list[tuple[str, Any]]:
             try:
                 value = json.loads(line)
             except json.JSONDecodeError as exc:
-                out.append((f"line {number}", ValueError(f"malformed JSON: {exc.msg}")))
+                out.append((f"line {number}", ValueError(f"malformed JSON: {json_error(exc)}")))
                 continue
             for item in event_items(value):
                 out.append((f"line {number}", item))
@@ -103,7 +107,8 @@ def _read_items(path: Path) -> list[tuple[str, Any]]:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run ``sync``; returns the exit code (1 when a change was rejected or failed). While
+    """Run ``sync``; returns the exit code (1 when a change failed, or with ``--strict`` was
+    rejected). While
     ``serve`` holds the index, the changes are handed to it (:mod:`~agentic_search_cli.
     serve_link`)."""
     from agentic_search_cli import serve_link
@@ -151,7 +156,8 @@ def sync_summary(
 ) -> dict[str, Any]:
     """Apply the ``sync`` command's changes (``args``: events, batch_size, redrive,
     retry_failed, status) to one domain; returns the JSON summary (``domain``, ``changes``,
-    ``problems``: the rejected or failed changes with their position, ``requeued``,
+    ``problems``: the rejected or failed changes with their position and ``kind``
+    ("rejected": unparseable, "failed": left pending), ``requeued``,
     ``redrive``, ``status``). ``on_total(n)`` gets the number of changes to apply,
     ``on_progress(n)`` each batch's."""
     from agentic_search.sync.apply import SyncReport, apply_changes
@@ -176,7 +182,7 @@ def sync_summary(
                 positions.append(where)
             except ChangeError as exc:
                 rid = rejected_record_id(item, schema)
-                rejected.append({"at": where, "id": rid, "reason": str(exc)})
+                rejected.append({"at": where, "id": rid, "reason": str(exc), "kind": "rejected"})
                 if rid is not None:  # as CatalogSync does: parked, the next valid change fixes it
                     park_rejected(status, schema.name, rid, f"rejected: {exc}")
         if on_total:
@@ -204,7 +210,9 @@ def sync_summary(
         summary["changes"] = total.wire()
         for o in total.failed:
             o_at = where_of.get(id(o.change), "?")
-            rejected.append({"at": o_at, "id": o.change.record_id, "reason": o.error})
+            rejected.append(
+                {"at": o_at, "id": o.change.record_id, "reason": o.error, "kind": "failed"}
+            )
         summary["problems"] = rejected
     if args.retry_failed:
         retried = retry_report(status, schema.name)
@@ -219,7 +227,7 @@ def sync_summary(
 
 def print_summary(args: argparse.Namespace, summary: dict[str, Any]) -> int:
     """Print a :func:`sync_summary` (``--json``: as JSON) and each problem on stderr; returns
-    the exit code (1 when a change was rejected or failed)."""
+    the exit code (1 when a change failed, or with ``--strict`` was rejected)."""
     # soft_wrap: a line naming a bad record stays one line (greppable), whatever the width
     from rich.console import Console
 
@@ -233,10 +241,12 @@ def print_summary(args: argparse.Namespace, summary: dict[str, Any]) -> int:
         if "changes" in summary:
             c = summary["changes"]
             kinds = ", ".join(f"{n} {k}" for k, n in sorted(c["outcomes"].items())) or "none"
+            refused = sum(p.get("kind") == "rejected" for p in rejected)
             out.print(
                 f"{c['changes']} changes in {c['seconds']:.2f} s: {kinds}; "
                 f"{c['embeddedTexts']} texts embedded, {c['deleted']} deleted"
                 + (f"; catalog version {c['catalogVersion']}" if c["catalogVersion"] else "")
+                + (f"; {refused} record(s) rejected (listed on stderr)" if refused else "")
             )
         if "requeued" in summary:
             skipped = summary["notRequeued"]
@@ -259,5 +269,7 @@ def print_summary(args: argparse.Namespace, summary: dict[str, Any]) -> int:
             )
     for p in rejected:
         who = f" (id {p['id']!r})" if p["id"] else ""
-        err.print(f"[red]error[/red]: {p['at']}{who}: {p['reason']}", markup=True)
-    return 1 if rejected else 0
+        label = "rejected" if p.get("kind") == "rejected" else "error"
+        err.print(f"[red]{label}[/red]: {p['at']}{who}: {p['reason']}", markup=True)
+    failed = [p for p in rejected if p.get("kind") != "rejected"]
+    return 1 if failed or (rejected and getattr(args, "strict", False)) else 0

@@ -173,5 +173,6 @@ def test_help_names_the_variable_that_moves_the_edge_store():
     )
     assert proc.returncode == 0, proc.stderr
     text = " ".join(proc.stdout.split())
-    assert "./.agentic-search/edge (set AGENTIC_SEARCH_HOME or QDRANT_EDGE_PATH to move it" in text
+    assert "in the per-user data folder (~/.local/share/agentic-search on Linux)" in text
+    assert "AGENTIC_SEARCH_HOME or QDRANT_EDGE_PATH moves it anywhere" in text
     assert "QDRANT_PATH" not in text.replace("QDRANT_EDGE_PATH", "")

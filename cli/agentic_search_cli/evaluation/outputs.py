@@ -33,7 +33,7 @@ def trec_run_lines(result: EvaluationResult, system: str) -> list[str]:
 
 def write_outputs(result: EvaluationResult, out_dir: Path) -> list[Path]:
     """Write into ``out_dir``: ``results.json`` (with per-query metrics), ``runs/<system>.run``
-    (TREC run files, see :func:`trec_run_lines`) and two PNG plots:
+    (TREC run files, see :func:`trec_run_lines`) and three PNG plots:
 
     * ``quality_vs_latency.png``: nDCG@10 (y) against p95 latency in ms (x) per available
       system;

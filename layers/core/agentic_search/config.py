@@ -42,6 +42,38 @@ def gemma_model_name(quantization: str, dim: int) -> str:
     return name if dim == GEMMA_DIM else f"{name}-{dim}d"
 
 
+#: The name of a project-local working folder, and of the per-user data folder's application.
+PROJECT_HOME = ".agentic-search"
+APP_NAME = "agentic-search"
+
+
+def project_home(start: Path | None = None) -> Path | None:
+    """The nearest ``.agentic-search`` folder in ``start`` (default: the current folder) or
+    one of its parents, as an absolute path; None when there is none."""
+    here = (start or Path.cwd()).absolute()
+    for folder in (here, *here.parents):
+        candidate = folder / PROJECT_HOME
+        if candidate.is_dir():
+            return candidate
+    return None
+
+
+def user_home() -> Path:
+    """The per-user data folder (platformdirs: ``~/.local/share/agentic-search`` on Linux, or
+    under ``$XDG_DATA_HOME``; ``~/Library/Application Support/agentic-search`` on macOS;
+    ``%LOCALAPPDATA%\\agentic-search`` on Windows). Not created here."""
+    from platformdirs import user_data_path  # local only: a deployed function sets the home
+
+    return user_data_path(APP_NAME, appauthor=False)
+
+
+def default_home() -> Path:
+    """The working folder when ``AGENTIC_SEARCH_HOME`` is unset: the nearest project-local
+    ``.agentic-search`` (:func:`project_home`), else the per-user data folder
+    (:func:`user_home`), so that every folder a user runs a command from finds one index."""
+    return project_home() or user_home()
+
+
 class Settings(BaseSettings):
     """Runtime settings (environment variables, case-insensitive; no prefix)."""
 
@@ -49,8 +81,10 @@ class Settings(BaseSettings):
 
     # Storage ---------------------------------------------------------------------------------
     agentic_search_home: Path = Field(
-        default=Path(".agentic-search"),
-        description="Working folder for the embedded stores and model cache.",
+        default_factory=default_home,
+        description="Working folder for the embedded stores and model cache (default: the "
+        "nearest .agentic-search folder in the current folder or a parent, else the per-user "
+        "data folder, ~/.local/share/agentic-search on Linux).",
     )
     domain_files: list[Path] = Field(
         default_factory=list,

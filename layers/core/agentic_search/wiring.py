@@ -31,7 +31,14 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from agentic_search.config import Settings
+from agentic_search.config import (
+    E5_MODEL_NAME,
+    GEMMA_DIM,
+    GEMMA_MODEL_NAME,
+    MINILM_MODEL_NAME,
+    Settings,
+    gemma_model_name,
+)
 from agentic_search.dependencies import Dependencies, Factory
 from agentic_search.logic.schema import DomainSchema, load_domain, registered_domains
 from agentic_search.ports import (
@@ -556,18 +563,66 @@ def domain_schema(settings: Settings, domain: str | Path) -> DomainSchema:
     return load_domain(domain, settings.agentic_search_home, settings.domain_files)
 
 
+#: The local embedding models (``LOCAL_EMBEDDING_MODEL``) by the identity model they record.
+LOCAL_MODELS = {MINILM_MODEL_NAME: "minilm", E5_MODEL_NAME: "e5-small"}
+
+
+def index_embedder_settings(settings: Settings, schema: DomainSchema) -> Settings:
+    """``settings`` searching and writing with the local model that built the domain's
+    collection, when no embedder is configured (``LOCAL_EMBEDDING_MODEL`` and ``--embedder``
+    unset, no API or Bedrock embedder) and the embedded Edge shard's identity file names
+    another local model; else ``settings`` unchanged. A configured embedder that disagrees
+    is refused later, naming both (:func:`~agentic_search.logic.embedder_identity.
+    check_identity`).
+
+    Raises:
+        VectorStoreError: when the identity file cannot be read.
+    """
+    configured = "local_embedding_model" in settings.model_fields_set
+    api = settings.embedding_provider in ("openai", "bedrock") or (
+        settings.embedding_model and settings.embedding_provider != "local"
+    )
+    if configured or api or settings.vector_store != "edge" or settings.qdrant_url:
+        return settings
+    from agentic_search.adapters.edge.shard_files import ShardFiles
+
+    stored = ShardFiles(settings).embedder_identity(schema)
+    if stored is None:
+        return settings
+    update: dict[str, Any] = {}
+    if stored.model in LOCAL_MODELS:
+        update["local_embedding_model"] = LOCAL_MODELS[stored.model]
+    elif stored.model.startswith(GEMMA_MODEL_NAME):  # its quantization and dimension too
+        quantization = "int8" if "-int8" in stored.model else "fp32"
+        dim = stored.dim or GEMMA_DIM
+        if gemma_model_name(quantization, dim) == stored.model:
+            update = {
+                "local_embedding_model": "embeddinggemma",
+                "embeddinggemma_quantization": quantization,
+                "embeddinggemma_dim": dim,
+            }
+    update = {k: v for k, v in update.items() if k not in settings.model_fields_set}
+    if all(getattr(settings, k) == v for k, v in update.items()):
+        return settings
+    return settings.model_copy(update=update)
+
+
 def build_dependencies(
     settings: Settings | None = None, domain: str | DomainSchema = "tools", **given: Any
 ) -> Dependencies:
-    """One domain's dependencies over ``settings`` (from the environment when None); adapters
-    in ``given`` (by port name) are used as they are, the others built on first use.
+    """One domain's dependencies over ``settings`` (from the environment when None; the
+    index's own local model unless one is configured, :func:`index_embedder_settings`);
+    adapters in ``given`` (by port name) are used as they are, the others built on first use.
 
     Raises:
         SchemaError: for a domain that has no schema (a name of :func:`known_domains` or a
             YAML path).
+        VectorStoreError: when the collection's identity file cannot be read.
     """
     settings = settings or Settings()
     schema = domain if isinstance(domain, DomainSchema) else domain_schema(settings, domain)
+    if "embedder" not in given:
+        settings = index_embedder_settings(settings, schema)
     return Dependencies(settings, schema, FACTORIES, **given)
 
 
@@ -654,6 +709,7 @@ __all__ = [
     "collection_info",
     "domain_schema",
     "identity_embedder",
+    "index_embedder_settings",
     "known_domains",
     "local_store_pending",
     "migrate_local_store",

@@ -77,6 +77,7 @@ def test_search_with_another_embedder_is_refused_naming_both(built, embedder):
     assert "all-MiniLM-L6-v2-int8 (384 dims, normalized, max 256 tokens)" in message
     assert "amazon.titan-embed-text-v2:0 (384 dims, normalized)" in message
     assert "they differ in model" in message and "ingest --rebuild" in message
+    assert "\n" not in message
 
 
 def test_the_state_machines_dense_sources_fail_with_the_mismatch(built, embedder):

@@ -22,12 +22,10 @@ if TYPE_CHECKING:
 
 #: What the message tells to do about a mismatch.
 FIX = (
-    "Rebuild the index with the current embedder (`agentic-search ingest --rebuild`; to "
-    "switch the local model: `agentic-search ingest --rebuild --embedder "
-    "minilm|e5-small|embeddinggemma`), "
-    "or configure the embedder it was built with again (LOCAL_EMBEDDING_MODEL / "
+    "Search it with its own (leave --embedder and LOCAL_EMBEDDING_MODEL unset; an API's: "
     "EMBEDDING_PROVIDER / EMBEDDING_MODEL / BEDROCK_EMBEDDING_MODEL / EMBEDDING_MAX_LENGTH / "
-    "EMBEDDINGGEMMA_DIM / EMBEDDINGGEMMA_QUANTIZATION)."
+    "EMBEDDINGGEMMA_DIM / EMBEDDINGGEMMA_QUANTIZATION) or rebuild it with this one "
+    "(`agentic-search ingest --rebuild --embedder minilm|e5-small|embeddinggemma`)."
 )
 
 
@@ -45,11 +43,11 @@ def identity_of(embedder: Embedder) -> EmbedderIdentity:
 
 
 def mismatch_message(collection: str, stored: EmbedderIdentity, current: EmbedderIdentity) -> str:
-    """The one-line error naming both identities and the fix."""
+    """The one-line error naming both identities, the fields that differ and the fix."""
     fields = ", ".join(stored.differences(current))
     return (
-        f"collection {collection!r} was built by embedder {stored.describe()}, but the "
-        f"current embedder is {current.describe()} (they differ in {fields}). {FIX}"
+        f"collection {collection!r} was built by embedder {stored.describe()}, not the "
+        f"configured {current.describe()} (they differ in {fields}). {FIX}"
     )
 
 

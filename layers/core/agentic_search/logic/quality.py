@@ -49,9 +49,10 @@ schema file says on what data they were chosen.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from agentic_search.logic.function_words import GOAL_WORDS, PRONOUNS, QUESTION_WORDS
+from agentic_search.logic.keywords import as_written
 from agentic_search.logic.schema import QualitySpec
 from agentic_search.wire import AnswerQuality, SourceHit
 
@@ -79,11 +80,13 @@ class QueryReading:
     a letter outside ASCII (the query is in another language than the catalog's);
     ``missing``: read, and some unknown word is not ``incidental`` (a word whose own
     embedding is about as unrelated to the query's as an unsupported record is: "figure"
-    in "figure out which microservice is making our requests slow")."""
+    in "figure out which microservice is making our requests slow"). ``written``: each
+    word's form as the query writes it, what messages show ("bakeries" for "bakeri")."""
 
     words: tuple[str, ...] = ()
     unknown: tuple[str, ...] = ()
     incidental: tuple[str, ...] = ()
+    written: Mapping[str, str] = field(default_factory=dict, compare=False, hash=False)
 
     @property
     def unread(self) -> bool:
@@ -118,17 +121,20 @@ def read_query(
     known: set[str] | None,
     word_relevance: Mapping[str, float] | None = None,
     min_word_relevance: float = -1.0,
+    written: Mapping[str, str] | None = None,
 ) -> QueryReading:
     """The reading of a query whose content words are ``words`` when the index holds
     ``known`` of them (None: the index cannot tell, every word taken as held); an unknown
     word whose cosine to the query (``word_relevance``, when measured) is under
-    ``min_word_relevance`` is incidental."""
+    ``min_word_relevance`` is incidental. ``written``: term -> the word as the query
+    writes it (:meth:`~agentic_search.logic.text.Analyzer.written_forms`), for messages."""
+    shown = dict(written or {})
     if known is None:
-        return QueryReading(words=tuple(words))
+        return QueryReading(words=tuple(words), written=shown)
     unknown = tuple(w for w in words if w not in known)
     scores = word_relevance or {}
     incidental = tuple(w for w in unknown if w in scores and scores[w] < min_word_relevance)
-    return QueryReading(words=tuple(words), unknown=unknown, incidental=incidental)
+    return QueryReading(words=tuple(words), unknown=unknown, incidental=incidental, written=shown)
 
 
 def best_cosine(relevance: float | None, hits: Iterable[SourceHit]) -> float | None:
@@ -224,7 +230,8 @@ def answer_quality(
         f"{len(backed)} of the first {len(window)} supported by their own evidence"
     )
     if reading is not None and spec.reads_words and reading.unknown:
-        said = ", ".join([w for w in reading.unknown if w not in reading.incidental][:5])
+        unknown = [w for w in reading.unknown if w not in reading.incidental][:5]
+        said = ", ".join(as_written(unknown, reading.written))
         if reading.unread:
             detail += (
                 f" (cosine {needed_relevance(spec, reading):.2f}: most words in no record: {said})"

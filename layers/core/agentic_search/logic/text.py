@@ -93,6 +93,17 @@ class Analyzer:
         words = [w for w in _TOKEN.findall(text.lower()) if w not in self._stop]
         return self._stemmer.stemWords(words)
 
+    def written_forms(self, text: str) -> dict[str, str]:
+        """Each analysed term of ``text`` -> the word it comes from as ``text`` writes it (its
+        first occurrence, case kept), in the order of the text: ``"Bakeries"`` for
+        ``bakeri``. Stopwords make no term, so they are not here."""
+        out: dict[str, str] = {}
+        for word in _TOKEN.findall(text):
+            lower = word.lower()
+            if lower not in self._stop:
+                out.setdefault(self._stemmer.stemWord(lower), word)
+        return out
+
 
 @lru_cache(maxsize=1)
 def default_analyzer() -> Analyzer:

@@ -221,7 +221,9 @@ def query_reading(
     if known is not None:  # None: the index cannot tell, every word is taken as held
         known |= set(held) & set(words)
     spec = c.schema.quality_for(c.embedder_model())
-    return read_query(words, known, word_relevance, spec.candidate_relevance)
+    # the words as the user wrote them (a translation's beside them, its terms are keywords)
+    written = c.analyzer.written_forms(f"{intent.query} {intent.translation or ''}")
+    return read_query(words, known, word_relevance, spec.candidate_relevance, written)
 
 
 def held_words(c: Dependencies, candidates: Sequence[Candidate]) -> set[str]:

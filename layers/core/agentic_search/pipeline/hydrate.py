@@ -13,6 +13,7 @@ from pydantic import TypeAdapter
 
 from agentic_search.dependencies import Dependencies
 from agentic_search.logic.fusion import minmax
+from agentic_search.logic.keywords import shown_words
 from agentic_search.logic.schema import DomainSchema
 from agentic_search.logic.text import keyword_text
 from agentic_search.wire import (
@@ -136,6 +137,8 @@ def _provenance_rows(
     if query_text is None and plan.sparse_source is not None:
         query_text = plan.sparse_source.text
     query_terms = set(c.analyzer.terms(query_text)) if query_text else set()
+    # the words a person is shown: the user's own, as written (a rewrite's are not theirs)
+    written = c.analyzer.written_forms(intent.query) if intent is not None and query_terms else {}
     # Which query terms each candidate contains, from the keyword index when it can tell
     # (the stored sparse vectors): analysing 100 abstracts per search was most of this step.
     presence: dict[str, set[str]] = {}
@@ -165,6 +168,7 @@ def _provenance_rows(
             "filters_applied": filters_applied,
             "hits": own,
             "matched_terms": matched_terms,
+            "matched_keywords": shown_words(matched_terms, written),
             "matched_values": matched_values(schema, intent, payload),
         }
         out.append((f, payload, prov))

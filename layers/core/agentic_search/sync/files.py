@@ -116,6 +116,29 @@ def readable_id(text: str, id_fields: Sequence[str]) -> str | None:
     return None
 
 
+#: Control characters JSON strings must escape, by the name a user knows them by.
+_CONTROL_NAMES = {"\t": "tab", "\n": "line break", "\r": "carriage return"}
+
+
+def json_error(exc: json.JSONDecodeError, one_line: bool = True) -> str:
+    """``exc`` as one clause: what is wrong (a control character named, with its escape) and
+    where. ``one_line``: the document was one line of JSON Lines (its line ending stripped),
+    the position is its column (1-based; "the end of the line" past the last character);
+    else "line L column C" of the document."""
+    what = exc.msg.removesuffix(" at")  # json's "Invalid control character at"
+    if what.startswith("Invalid control character") and exc.pos < len(exc.doc):
+        char = exc.doc[exc.pos]
+        name = _CONTROL_NAMES.get(char, f"control character U+{ord(char):04X}")
+        escape = json.dumps(char)[1:-1]
+        what = f"unescaped {name} in a string (write it as {escape})"
+    what = what[:1].lower() + what[1:]
+    if not one_line:
+        return f"{what} at line {exc.lineno} column {exc.colno}"
+    if exc.pos >= len(exc.doc.rstrip()):
+        return f"{what} at the end of the line (column {exc.pos + 1})"
+    return f"{what} at column {exc.pos + 1}"
+
+
 def _jsonl(path: Path, out: CatalogRead, id_fields: Sequence[str]) -> Iterator[tuple[int, Any]]:
     for number, text, unreadable in _lines(path):
         out.lines = number
@@ -125,11 +148,12 @@ def _jsonl(path: Path, out: CatalogRead, id_fields: Sequence[str]) -> Iterator[t
         if unreadable:
             out.errors.append(LineError(number, unreadable, readable_id(text, id_fields)))
             continue
+        line = text.rstrip("\r\n")  # the line ending is no part of the JSON's columns
         try:
-            yield number, json.loads(text)
+            yield number, json.loads(line)
         except json.JSONDecodeError as exc:
-            why = f"malformed JSON: {exc.msg} at column {exc.colno}"
-            out.errors.append(LineError(number, why, readable_id(text, id_fields)))
+            why = f"malformed JSON: {json_error(exc)}"
+            out.errors.append(LineError(number, why, readable_id(line, id_fields)))
 
 
 def _json_array(path: Path, out: CatalogRead) -> Iterator[tuple[int, Any]]:
@@ -139,8 +163,8 @@ def _json_array(path: Path, out: CatalogRead) -> Iterator[tuple[int, Any]]:
         out.errors.append(LineError(1, f"invalid UTF-8 at byte {exc.start}", unit="file"))
         return
     except json.JSONDecodeError as exc:
-        where = f"line {exc.lineno} column {exc.colno}"
-        out.errors.append(LineError(1, f"malformed JSON array: {exc.msg} at {where}", unit="file"))
+        why = f"malformed JSON array: {json_error(exc, one_line=False)}"
+        out.errors.append(LineError(1, why, unit="file"))
         return
     if not isinstance(document, list):
         out.errors.append(

@@ -81,7 +81,14 @@ class Provenance(WireModel):
     query_vector_source: str | None = None
     filters_applied: list[str] = Field(default_factory=list)
     hits: list[SourceHit] = Field(default_factory=list)
-    matched_terms: list[str] = Field(default_factory=list)
+    matched_terms: list[str] = Field(
+        default_factory=list, description="the analysed query terms (stems) the record holds"
+    )
+    matched_keywords: list[str] = Field(
+        default_factory=list,
+        description="the words of the query, as written, whose terms the record holds (no "
+        "stopword or question word): what a person is shown",
+    )
     matched_values: dict[str, list[str]] = Field(default_factory=dict)
     relaxed_filters: list[str] = Field(
         default_factory=list, description="hard filters relaxed to reach this candidate"

@@ -309,12 +309,9 @@
     for (const g of graph) if (g.length === 3) links.push(`${g[1]} edge from ${g[2]}`);
     if (links.length) rows.push(["Entity links", [...new Set(links)].join("; ")]);
     if (aspects.length) rows.push(["Matched aspects", aspects.join(", ")]);
-    const stems = prov.matchedTerms || [];
-    if (stems.length) {
-      const words = [...new Set(query.toLowerCase().match(/[\p{L}\p{N}$.+-]+/gu) || [])]
-        .filter((w) => stems.some((t) => w.startsWith(t) || t.startsWith(w)));
-      rows.push(["Keywords", (words.length ? words : stems).slice(0, 8).join(", ")]);
-    }
+    // the query's words as written (never a stem, a stopword or a question word)
+    const words = prov.matchedKeywords || [];
+    if (words.length) rows.push(["Keywords", words.slice(0, 8).join(", ")]);
     const vals = Object.entries(prov.matchedValues || {}).map(([k, v]) => `${k} = ${fmt(v)}`);
     if (vals.length) rows.push(["Matched values", vals.join("; ")]);
     if ((prov.filtersApplied || []).length) rows.push(["Filters", prov.filtersApplied.join("; ")]);
