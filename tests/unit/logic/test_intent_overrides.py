@@ -109,7 +109,7 @@ def test_an_added_filter_replaces_the_intents_own_on_its_field_and_operator_only
 
 
 def test_cache_keys_tell_added_filters_apart_in_any_order():
-    base = {"limit": 5, "domain": "tools", "schema_version": "1", "catalog_version": 3}
+    base = {"limit": 5, "domain": "tools", "schema_fingerprint": "f" * 64, "catalog_version": 3}
     plain = cache_key("q", rounds=None, **base)
     assert cache_key("q", rounds=None, filters=None, **base) == plain
     both = added_filters([OPEN, FREE])
