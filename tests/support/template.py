@@ -101,12 +101,13 @@ SECRET_PARAMETERS = {
     "MongoUriSecretArn": ("HasMongoUriSecret", "MONGODB_URI_SECRET_ARN"),
     "OpenAiKeySecretArn": ("HasOpenAiKeySecret", "OPENAI_API_KEY_SECRET_ARN"),
 }
-# Values every deployment must give (no default) plus every optional one set.
-REQUIRED_PARAMETERS = {
-    "QdrantUrl": "https://qdrant.example.com:6333",
-}
+# Values every deployment must give (none: VectorEngine edge-s3 needs no server) plus every
+# optional one set (the Qdrant server engine with its URL among them).
+REQUIRED_PARAMETERS: dict[str, str] = {}
 ALL_SET_PARAMETERS = {
     **REQUIRED_PARAMETERS,
+    "VectorEngine": "qdrant",
+    "QdrantUrl": "https://qdrant.example.com:6333",
     "EmbeddingModel": "text-embedding-3-small",
     **{name: FAKE_SECRET.format(name) for name in SECRET_PARAMETERS},
     "AuthMode": "JWT",

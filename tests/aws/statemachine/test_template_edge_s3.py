@@ -1,0 +1,121 @@
+"""template.yaml's VectorEngine (edge-s3, the default, or qdrant): with edge-s3 no QdrantUrl is
+needed; the functions that open the index read the snapshot bucket's ``snapshots/*`` and the
+pointer item and nothing more, the three sync writers also publish (put, tag, list under the
+prefix) and hold the lease (put, delete, condition check on the table), no other role touches
+either; retired snapshots expire by the bucket's lifecycle rule on the very tag the adapter
+writes; with qdrant none of this is granted and QdrantUrl is required."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from cfnlint.decode import cfn_yaml
+from support.template import (
+    ALL_SET_PARAMETERS,
+    REGION,
+    REQUIRED_PARAMETERS,
+    TEMPLATE,
+    as_list,
+    failed_assertions,
+    plain,
+    sam_transform,
+    statements,
+)
+
+from agentic_search.adapters.s3_snapshots import PREFIX, RETIRED_TAG
+
+READERS = {"ExtractIntentFunction", "RetrieveFunction", "FuseRerankFunction", "FinalizeFunction"}
+WRITERS = {"CatalogSyncFunction", "SyncRedriveFunction", "ReindexBatchFunction"}
+OBJECTS = {"Fn::Sub": "${SnapshotBucket.Arn}/snapshots/*"}
+TABLE = {"Fn::GetAtt": ["SnapshotTable", "Arn"]}
+BUCKET = {"Fn::GetAtt": ["SnapshotBucket", "Arn"]}
+READ = {("s3:GetObject", str(OBJECTS)), ("dynamodb:GetItem", str(TABLE))}
+WRITE = {
+    *(("s3:" + a, str(OBJECTS)) for a in ("GetObject", "PutObject", "PutObjectTagging")),
+    ("s3:AbortMultipartUpload", str(OBJECTS)),
+    ("s3:ListBucket", str(BUCKET)),
+    *(("dynamodb:" + a, str(TABLE)) for a in ("GetItem", "PutItem", "DeleteItem")),
+    ("dynamodb:ConditionCheckItem", str(TABLE)),
+}
+
+
+@pytest.fixture(scope="module")
+def template() -> dict[str, Any]:
+    return plain(cfn_yaml.load(str(TEMPLATE)))
+
+
+@pytest.fixture(scope="module")
+def region() -> Iterator[str]:
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("AWS_DEFAULT_REGION", REGION)
+        yield REGION
+
+
+def snapshot_grants(deployed: dict[str, Any]) -> dict[str, set[tuple[str, str]]]:
+    """Role -> (action, resource) of every statement naming the snapshot bucket or table."""
+    out: dict[str, set[tuple[str, str]]] = {}
+    for where, statement in statements(deployed):
+        resources = as_list(statement["Resource"])
+        if not any("Snapshot" in str(r) for r in resources):
+            continue
+        role = where.split("/")[0]
+        for action in as_list(statement["Action"]):
+            for resource in resources:
+                out.setdefault(role, set()).add((action, str(resource)))
+        if "s3:ListBucket" in as_list(statement["Action"]):
+            assert statement["Condition"] == {"StringLike": {"s3:prefix": f"{PREFIX}*"}}
+    return out
+
+
+def environment(deployed: dict[str, Any], function: str) -> dict[str, Any]:
+    return deployed["Resources"][function]["Properties"]["Environment"]["Variables"]
+
+
+def test_edge_s3_is_the_default_and_needs_no_qdrant_url(template, region):
+    assert REQUIRED_PARAMETERS == {}
+    assert failed_assertions(template, {}) == []
+    deployed = sam_transform(template, {})
+    for fn in READERS | WRITERS:
+        env = environment(deployed, fn)
+        assert env["VECTOR_STORE"] == "edge-s3" and "QDRANT_URL" not in env, fn
+        assert env["SNAPSHOT_BUCKET"] == {"Ref": "SnapshotBucket"}, fn
+        assert env["SNAPSHOT_TABLE"] == {"Ref": "SnapshotTable"}, fn
+        assert env.get("SNAPSHOT_ROLE") == ("writer" if fn in WRITERS else None), fn
+        storage = deployed["Resources"][fn]["Properties"]["EphemeralStorage"]["Size"]
+        assert storage >= 2048, fn
+
+
+def test_readers_read_writers_publish_and_no_other_role_touches_the_snapshots(template, region):
+    grants = snapshot_grants(sam_transform(template, {}))
+    assert set(grants) == {f"{f}Role" for f in READERS | WRITERS}
+    for fn in READERS:
+        assert grants[f"{fn}Role"] == READ, fn
+    for fn in WRITERS:
+        assert grants[f"{fn}Role"] == WRITE, fn
+
+
+def test_the_qdrant_engine_grants_nothing_on_snapshots_and_needs_its_url(template, region):
+    deployed = sam_transform(template, ALL_SET_PARAMETERS)
+    assert snapshot_grants(deployed) == {}
+    env = environment(deployed, "RetrieveFunction")
+    assert env["QDRANT_URL"] == {"Ref": "QdrantUrl"} and "VECTOR_STORE" not in env
+    failed = failed_assertions(template, {"VectorEngine": "qdrant"})
+    assert any("VectorEngine qdrant needs QdrantUrl" in f for f in failed), failed
+    failed = failed_assertions(template, {"QdrantUrl": "https://qdrant.example.com"})
+    assert any("QdrantUrl is used only with VectorEngine qdrant" in f for f in failed), failed
+
+
+def test_retired_snapshots_expire_by_the_tag_the_writer_puts_on_them(template):
+    bucket = template["Resources"]["SnapshotBucket"]["Properties"]
+    rules = {r["Id"]: r for r in bucket["LifecycleConfiguration"]["Rules"]}
+    expire = rules["ExpireRetiredSnapshots"]
+    assert expire["Status"] == "Enabled" and expire["ExpirationInDays"] == 1
+    assert expire["TagFilters"] == [RETIRED_TAG]
+    abort = rules["AbortIncompleteSnapshotUploads"]["AbortIncompleteMultipartUpload"]
+    assert abort == {"DaysAfterInitiation": 1}
+    assert bucket["PublicAccessBlockConfiguration"]["BlockPublicPolicy"] is True
+    policy = template["Resources"]["SnapshotBucketPolicy"]["Properties"]["PolicyDocument"]
+    [tls] = policy["Statement"]
+    assert tls["Effect"] == "Deny" and tls["Condition"] == {"Bool": {"aws:SecureTransport": False}}
