@@ -72,6 +72,10 @@ RESOURCE_STAR_ACTIONS = {
     # CatalogSync's stream mapping: Lambda's DynamoDB event source calls ListStreams, which
     # takes no resource ARN (the stream reads themselves are granted on CatalogTable's stream).
     "dynamodb:ListStreams",
+    # FuseRerank with RerankModel: Bedrock's Rerank action takes no resource ARN (the model is
+    # granted by bedrock:InvokeModel on its foundation-model ARN; Bedrock user guide, "Permissions
+    # for reranking").
+    "bedrock:Rerank",
     # Step Functions' log delivery to CloudWatch Logs (SearchStateMachine Logging): the vended-log
     # delivery and resource-policy APIs are account-level (Step Functions developer guide, "IAM
     # policies for logging to CloudWatch Logs").

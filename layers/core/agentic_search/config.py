@@ -227,6 +227,17 @@ class Settings(BaseSettings):
     reranker_url: str | None = Field(default=None, description="Rerank API endpoint URL.")
     reranker_model: str | None = None
     reranker_api_key: SecretStr | None = None
+    bedrock_rerank_model: str | None = Field(
+        default=None,
+        description="Amazon Bedrock Rerank model (amazon.rerank-v1:0, cohere.rerank-v3-5:0) "
+        "scoring the top fused candidates, in BEDROCK_REGION or boto3's region.",
+    )
+    reranker_timeout_s: float = Field(
+        default=3.0,
+        gt=0.0,
+        description="A rerank call's connect and read timeout (seconds), one attempt: a "
+        "failure keeps the fused order and is listed in the errors.",
+    )
 
     # Retrieval -------------------------------------------------------------------------------
     max_rounds: int = Field(
@@ -346,7 +357,8 @@ class Settings(BaseSettings):
             "llm_hyde": self.llm_hyde,
             "llm_rounds": self.llm_rounds,
             "embedder": self.embedder_model,
-            "reranker": self.reranker_model
+            "reranker": self.bedrock_rerank_model
+            or self.reranker_model
             or self.reranker_url
             or (str(self.reranker_model_path) if self.reranker_model_path else None),
             "max_rounds": self.max_rounds,

@@ -274,12 +274,20 @@ def identity_embedder(c: Dependencies) -> Embedder | None:
 
 
 def build_reranker(settings: Settings) -> Reranker | None:
-    """The configured reranker: ``RERANKER_MODEL_PATH`` (cross-encoder) or ``RERANKER_URL``
-    (API); None when neither is set.
+    """The configured reranker: ``BEDROCK_RERANK_MODEL`` (Bedrock Rerank),
+    ``RERANKER_MODEL_PATH`` (cross-encoder) or ``RERANKER_URL`` (API); None when none is set.
 
     Raises:
         RerankerError: when the configured cross-encoder folder cannot be loaded.
     """
+    if settings.bedrock_rerank_model:
+        from agentic_search.adapters.bedrock_rerank import BedrockReranker
+
+        return BedrockReranker(
+            settings.bedrock_rerank_model,
+            region=settings.bedrock_region,
+            timeout_s=settings.reranker_timeout_s,
+        )
     if settings.reranker_model_path:
         from agentic_search.adapters.rerank import CrossEncoderReranker
 

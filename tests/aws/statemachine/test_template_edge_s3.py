@@ -119,3 +119,47 @@ def test_retired_snapshots_expire_by_the_tag_the_writer_puts_on_them(template):
     policy = template["Resources"]["SnapshotBucketPolicy"]["Properties"]["PolicyDocument"]
     [tls] = policy["Statement"]
     assert tls["Effect"] == "Deny" and tls["Condition"] == {"Bool": {"aws:SecureTransport": False}}
+
+
+# ----- RerankModel (Bedrock Rerank in FuseRerank) ----------------------------------------------
+
+RERANK_ARN = "arn:${AWS::Partition}:bedrock:${AWS::Region}::foundation-model/${RerankModel}"
+
+
+def rerank_grants(deployed: dict[str, Any]) -> dict[str, list[tuple[list[str], list[Any]]]]:
+    """Role -> (actions, resources) of every statement with a bedrock action that is not an
+    embedding or LLM grant (those name BedrockEmbeddingModel or LlmModelId)."""
+    out: dict[str, list[tuple[list[str], list[Any]]]] = {}
+    for where, statement in statements(deployed):
+        actions = as_list(statement["Action"])
+        resources = as_list(statement["Resource"])
+        if not any(a.startswith("bedrock:") for a in actions):
+            continue
+        if any("EmbeddingModel" in str(r) or "LlmModelId" in str(r) for r in resources):
+            continue
+        out.setdefault(where.split("/")[0], []).append((actions, resources))
+    return out
+
+
+@pytest.mark.parametrize("model", ["amazon.rerank-v1:0", "cohere.rerank-v3-5:0"])
+def test_rerank_model_grants_fuse_rerank_that_model_and_names_it_to_the_cache_key(
+    template, region, model
+):
+    deployed = sam_transform(template, {"RerankModel": model})
+    grants = rerank_grants(deployed)
+    assert grants == {
+        "FuseRerankFunctionRole": [
+            (["bedrock:InvokeModel"], [{"Fn::Sub": RERANK_ARN}]),
+            (["bedrock:Rerank"], ["*"]),
+        ]
+    }
+    for fn in ("FuseRerankFunction", "CacheCheckFunction", "PlanQueryFunction"):
+        assert environment(deployed, fn)["BEDROCK_RERANK_MODEL"] == {"Ref": "RerankModel"}, fn
+    assert "BEDROCK_RERANK_MODEL" not in environment(deployed, "RetrieveFunction")
+
+
+def test_no_rerank_model_grants_no_rerank(template, region):
+    assert template["Parameters"]["RerankModel"]["Default"] == ""
+    deployed = sam_transform(template, {})
+    assert rerank_grants(deployed) == {}
+    assert "BEDROCK_RERANK_MODEL" not in environment(deployed, "FuseRerankFunction")
