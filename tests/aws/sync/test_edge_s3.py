@@ -166,6 +166,14 @@ def test_seeded_by_the_stream_searched_through_the_api_and_a_change_is_seen(stac
     status, body = search(reader)
     assert status == 200, body
     assert ids(body) and set(ids(body)) <= {r["id"] for r in catalog_records[:SEED]}
+    # AND the reader's copy keeps the holes of the engine's preallocated files: it takes about
+    # the archive's size on disk, not the files' apparent size
+    opened = reader.deps("tools").store
+    [root] = [o.root for o in opened._opened.values()]
+    files = [p.stat() for p in root.rglob("*") if p.is_file()]
+    apparent, allocated = sum(f.st_size for f in files), sum(f.st_blocks * 512 for f in files)
+    archive = int(pointer(stack)["size"]["N"])
+    assert apparent > 20 * archive and allocated < 4 * archive, (apparent, allocated, archive)
     # WHEN a new record arrives THEN a second snapshot replaces the first, which is retired
     newcomer = dict(catalog_records[SEED], name="Zyxwv Local Completion")
     sync(writer, stream_batch([newcomer], first_seq=500))
@@ -174,7 +182,6 @@ def test_seeded_by_the_stream_searched_through_the_api_and_a_change_is_seen(stac
     tags = stack.s3.get_object_tagging(Bucket=BUCKET, Key=keys[0])["TagSet"]
     assert tags == [{"Key": "snapshot", "Value": "retired"}]
     # AND the next search, past the re-check interval, sees it
-    opened = reader.deps("tools").store
     for o in opened._opened.values():
         o.checked_at -= opened.recheck_s  # the interval has passed
     status, body = search(reader, "Zyxwv Local Completion", limit=3)
