@@ -7,19 +7,14 @@ writes; with qdrant none of this is granted and QdrantUrl is required."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from cfnlint.decode import cfn_yaml
 from support.template import (
     ALL_SET_PARAMETERS,
-    REGION,
     REQUIRED_PARAMETERS,
-    TEMPLATE,
     as_list,
     failed_assertions,
-    plain,
     sam_transform,
     statements,
 )
@@ -39,18 +34,6 @@ WRITE = {
     *(("dynamodb:" + a, str(TABLE)) for a in ("GetItem", "PutItem", "DeleteItem")),
     ("dynamodb:ConditionCheckItem", str(TABLE)),
 }
-
-
-@pytest.fixture(scope="module")
-def template() -> dict[str, Any]:
-    return plain(cfn_yaml.load(str(TEMPLATE)))
-
-
-@pytest.fixture(scope="module")
-def region() -> Iterator[str]:
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("AWS_DEFAULT_REGION", REGION)
-        yield REGION
 
 
 def snapshot_grants(deployed: dict[str, Any]) -> dict[str, set[tuple[str, str]]]:

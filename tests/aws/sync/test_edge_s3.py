@@ -27,7 +27,13 @@ import boto3
 import pytest
 from boto3.dynamodb.types import TypeSerializer
 from support import lambdas
-from support.aws import REGION, FakeContext, create_idempotency_table, create_status_table
+from support.aws import (
+    REGION,
+    FakeContext,
+    create_idempotency_table,
+    create_snapshot_table,
+    create_status_table,
+)
 from support.lambdas import load_event, load_function, use_runtime
 
 from agentic_search.config import Settings
@@ -37,17 +43,6 @@ from agentic_search.wiring import DomainRegistry
 BUCKET = "agentic-search-snapshots"
 SEED = 24  # records seeded through the stream (enough for every source to answer)
 QUERY = "AI code completion tools that work locally"
-
-
-def create_snapshot_table(client: Any, name: str = "snapshot-pointers") -> str:
-    """The SnapshotTable of template.yaml (hash key pk: pointer and lease items)."""
-    client.create_table(
-        TableName=name,
-        BillingMode="PAY_PER_REQUEST",
-        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
-        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
-    )
-    return name
 
 
 def stream_batch(records: list[dict], first_seq: int = 100, name: str = "INSERT") -> dict:
