@@ -335,3 +335,44 @@ def test_the_published_shard_answers_as_the_same_catalog_ingested_locally(
     finally:
         published.close()
         local.close()
+
+
+def test_the_event_the_reindex_batch_and_the_redrive_each_publish_once(stack, catalog_records):
+    from agentic_search.sync.changes import CatalogChange, ChangeOp
+    from agentic_search.sync.redrive import enqueue_failed
+
+    writer, reader = stack.runtime("writer", "writer"), stack.runtime("reader", "reader")
+    records = catalog_records[:SEED]
+    # WHEN the reindex batch brings a catalog in THEN one snapshot holds all of it
+    with use_runtime(writer):
+        out = load_function("reindex_batch").handler({"Items": records}, FakeContext())
+    assert out["outcomes"] == {"applied": SEED}
+    assert pointer(stack)["version"]["N"] == "1" and len(snapshot_keys(stack)) == 1
+    # WHEN a catalog.changed event renames one THEN the next snapshot has the new name
+    renamed = dict(records[3], name="Qwxzy Event Renamed")
+    event = load_event("sync/eventbridge_modify.json")
+    event["detail"] = {
+        "operation": "modify",
+        "recordId": renamed["id"],
+        "version": 10**12,
+        "record": renamed,
+    }
+    with use_runtime(writer):
+        assert load_function("catalog_sync").handler(event, FakeContext())["outcome"] == "applied"
+    assert pointer(stack)["version"]["N"] == "2"
+    status, body = search(reader, "Qwxzy Event Renamed", limit=3)
+    assert status == 200 and ids(body)[0] == renamed["id"]
+    # WHEN the redrive re-applies a dead-lettered delete THEN a third snapshot lacks it
+    gone = records[5]["id"]
+    remove = CatalogChange(op=ChangeOp.REMOVE, domain="tools", record_id=gone, version=10**13)
+    enqueue_failed(stack.status, [remove], "RetryAttemptsExhausted")
+    with use_runtime(writer):
+        out = load_function("sync_redrive").handler({"source": "aws.scheduler"}, FakeContext())
+    assert out["applied"] == 1 and pointer(stack)["version"]["N"] == "3"
+    # AND a pass with nothing to do publishes nothing
+    with use_runtime(writer):
+        load_function("sync_redrive").handler({"source": "aws.scheduler"}, FakeContext())
+    assert pointer(stack)["version"]["N"] == "3" and len(snapshot_keys(stack)) == 3
+    fresh_reader = stack.runtime("reader", "reader2")
+    status, body = search(fresh_reader, records[5]["name"], limit=5)
+    assert status == 200 and gone not in ids(body)
