@@ -146,3 +146,20 @@ def test_no_rerank_model_grants_no_rerank(template, region):
     deployed = sam_transform(template, {})
     assert rerank_grants(deployed) == {}
     assert "BEDROCK_RERANK_MODEL" not in environment(deployed, "FuseRerankFunction")
+
+
+def test_reindex_batches_waiting_for_the_lease_are_retried_by_the_map():
+    # the Distributed Map runs batches in parallel; each writes under the one lease, so a batch
+    # that waited past SNAPSHOT_LEASE_WAIT_S fails with SnapshotBusy (Lambda's errorType is the
+    # exception's class name) and the Map tries it again, instead of counting it failed
+    import json
+
+    from support.paths import REPO
+
+    from agentic_search.ports import SnapshotBusy
+
+    asl = json.loads((REPO / "statemachine" / "reindex.asl.json").read_text())
+    [state] = [s for s in asl["States"].values() if s["Type"] == "Map"]
+    task = state["ItemProcessor"]["States"]["ReindexBatch"]
+    [busy] = [r for r in task["Retry"] if r["ErrorEquals"] == [SnapshotBusy.__name__]]
+    assert busy["MaxAttempts"] >= 10 and busy["MaxDelaySeconds"] <= 60
