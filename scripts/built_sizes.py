@@ -6,9 +6,9 @@ and sizes the folders ``sam build`` wrote under the build directory (one per log
 Usage:
     python scripts/built_sizes.py [--template template.yaml] [--build-dir DIR] [--markdown]
 
-Prints one row per layer and per function (MiB = 2**20 bytes; ``--markdown``: the README's table)
-and exits 1 when a function plus its layers is over 250 MiB unzipped (262,144,000 bytes), 2 when
-a built folder is missing.
+Prints one row per layer and per function (MiB = 2**20 bytes; ``--markdown``: the table of
+docs/benchmarks.md) and exits 1 when a function plus its layers is over 250 MiB unzipped
+(262,144,000 bytes), 2 when a built folder is missing.
 """
 
 from __future__ import annotations

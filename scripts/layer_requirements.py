@@ -40,7 +40,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 ROOT = Path(__file__).resolve().parents[1]
-NOT_DEPLOYED_EXTRAS = ("test", "eval")  # extras that are never a source of layer versions
+NOT_DEPLOYED_EXTRAS = ("test", "eval", "docs")  # extras never a source of layer versions
 CORE = "core"
 
 HEADER = """\
@@ -55,7 +55,7 @@ _DIGEST = re.compile(r"^# inputs: ([0-9a-f]{64})$", re.M)
 
 def _specifiers(project: dict) -> dict[str, str]:
     """Canonical distribution name -> its requirement string, from the project's dependencies
-    first, then from its optional extras (except the test and eval ones)."""
+    first, then from its optional extras (except the test, eval and docs ones)."""
     found: dict[str, str] = {}
     sources = [project.get("dependencies", [])]
     extras = project.get("optional-dependencies", {})

@@ -125,6 +125,7 @@ class Recorder:
         self.deps = deps
         self.out = out
         self.written: list[Path] = []
+        self.api_events = 0
 
     def write(self, rel: str, event: dict[str, Any], stable: bool = True) -> None:
         path = self.out / rel
@@ -192,38 +193,69 @@ class Recorder:
         self.write("prepare_round/round2.json", prepared[1])
         self.write("finalize/after_fuse_error.json", {**fused[1], "fuseError": FUSE_ERROR})
 
-    def record_api(self) -> None:
-        """API Gateway HTTP API (v2) events for SearchApiFunction."""
+    def api_event(
+        self,
+        rel: str,
+        method: str,
+        target: str,
+        body: Any = None,
+        ctype: str | None = None,
+        route_key: str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        """Write the API Gateway HTTP API (v2) event of one request as ``events/<rel>``."""
         from agentic_search_cli.local_server import http_api_event
 
-        api_events: list[str] = []
+        raw = b"" if body is None else json.dumps(body).encode("utf-8")
+        headers = headers or {"host": "localhost:8080", "user-agent": "curl/8.5.0", "accept": "*/*"}
+        if raw:
+            headers["content-type"] = ctype or "application/json"
+            headers["content-length"] = str(len(raw))
+        ev = http_api_event(method, target, headers, raw)
+        self.api_events += 1
+        # API Gateway's request ids look like this (16 characters, base64 alphabet).
+        ev["requestContext"]["requestId"] = f"Xq3vLhAAoAMEY{self.api_events:02d}="
+        ev["requestContext"]["time"] = FIXED_TIME
+        ev["requestContext"]["timeEpoch"] = int(FIXED_EPOCH * 1000)
+        if route_key is not None:  # the route API Gateway matched (its $default route)
+            ev["routeKey"] = ev["requestContext"]["routeKey"] = route_key
+        self.write(rel, ev, stable=False)
 
-        def event(
-            rel: str,
-            method: str,
-            target: str,
-            body: Any = None,
-            ctype: str | None = None,
-            route_key: str | None = None,
-        ) -> None:
-            raw = b"" if body is None else json.dumps(body).encode("utf-8")
-            headers = {
-                "host": "localhost:8080",
-                "user-agent": "curl/8.5.0",
-                "accept": "*/*",
-            }
-            if raw:
-                headers["content-type"] = ctype or "application/json"
-                headers["content-length"] = str(len(raw))
-            ev = http_api_event(method, target, headers, raw)
-            api_events.append(rel)
-            # API Gateway's request ids look like this (16 characters, base64 alphabet).
-            ev["requestContext"]["requestId"] = f"Xq3vLhAAoAMEY{len(api_events):02d}="
-            ev["requestContext"]["time"] = FIXED_TIME
-            ev["requestContext"]["timeEpoch"] = int(FIXED_EPOCH * 1000)
-            if route_key is not None:  # the route API Gateway matched (its $default route)
-                ev["routeKey"] = ev["requestContext"]["routeKey"] = route_key
-            self.write(f"search_api/{rel}", ev, stable=False)
+    def record_mcp(self) -> None:
+        """API Gateway HTTP API (v2) events for McpFunction: the JSON-RPC exchanges of an MCP
+        client (the headers the TypeScript SDK's streamable HTTP transport sends)."""
+        headers = {
+            "host": "abc123.execute-api.us-east-1.amazonaws.com",
+            "user-agent": "node",
+            "accept": "application/json, text/event-stream",
+            "mcp-protocol-version": "2025-11-25",
+        }
+        client = {"name": "agentic-search-node-check", "version": "1.0.0"}
+        exchanges = {
+            "post_initialize.json": (
+                "initialize",
+                {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": client},
+            ),
+            "post_tools_list.json": ("tools/list", {}),
+            "post_tools_call_search.json": (
+                "tools/call",
+                {"name": "search", "arguments": {"query": QUERY, "limit": LIMIT}},
+            ),
+            "post_tools_call_unknown_domain.json": (
+                "tools/call",
+                {"name": "search", "arguments": {"query": QUERY, "domain": "recipes"}},
+            ),
+        }
+        for n, (rel, (method, params)) in enumerate(exchanges.items(), start=1):
+            message = {"jsonrpc": "2.0", "id": n, "method": method, "params": params}
+            own = {k: v for k, v in headers.items() if method != "initialize" or k[:3] != "mcp"}
+            self.api_event(f"mcp_api/{rel}", "POST", "/mcp", message, headers=own)
+
+    def record_api(self) -> None:
+        """API Gateway HTTP API (v2) events for SearchApiFunction."""
+
+        def event(rel: str, *args: Any, **kwargs: Any) -> None:
+            self.api_event(f"search_api/{rel}", *args, **kwargs)
 
         event("post_search.json", "POST", "/search", {"query": QUERY, "limit": LIMIT})
         event("post_search_invalid_limit.json", "POST", "/search", {"query": QUERY, "limit": 500})
@@ -286,6 +318,7 @@ def main(argv: list[str] | None = None) -> int:
             rec.record_one_round_flow()
             rec.record_two_round_flow()
             rec.record_api()
+            rec.record_mcp()
             cache.close()
         finally:
             engine.close()

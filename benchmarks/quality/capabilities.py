@@ -2,7 +2,7 @@
 ``calibrations`` entry) is chosen for an embedder: on the tuning split of
 benchmarks/tools_queries only.
 
-Usage: python benchmarks/quality/capabilities.py [--embedder minilm|e5-small]
+Usage: python benchmarks/quality/capabilities.py [--embedder minilm|e5-small|embeddinggemma]
        [--collection-prefix PREFIX] [--split tuning] [--json]
 
 Every query of the split is read by the rule-based extractor with the threshold off (-1: the
@@ -34,7 +34,9 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--split", default="tuning")
-    parser.add_argument("--embedder", choices=["minilm", "e5-small"], default="minilm")
+    parser.add_argument(
+        "--embedder", choices=["minilm", "e5-small", "embeddinggemma"], default="minilm"
+    )
     parser.add_argument("--collection-prefix", default="", help="of an existing tools index")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()

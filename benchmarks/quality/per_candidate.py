@@ -1,7 +1,8 @@
 """How the tools schema's per-candidate abstention thresholds were chosen: on the tuning split
 of benchmarks/tools_queries only (the held-out split is reported by ``eval``, never read here).
 
-Usage: python benchmarks/quality/per_candidate.py [--split tuning] [--embedder minilm|e5-small]
+Usage: python benchmarks/quality/per_candidate.py [--split tuning]
+       [--embedder minilm|e5-small|embeddinggemma]
        [--collection-prefix PREFIX] [--baseline NDCG] [--json]
 
 Runs every query of the split once with abstention off (a ``QualitySpec()`` that supports
@@ -63,6 +64,12 @@ GRIDS = {
     "e5-small": (
         [round(0.74 + 0.01 * i, 2) for i in range(18)],
         [-1.0, 0.70, 0.72, 0.74, 0.76, 0.78, 0.80],
+    ),
+    # EmbeddingGemma (EMBEDDINGGEMMA_QUANTIZATION / EMBEDDINGGEMMA_DIM pick the graph): top-1
+    # cosines of answerable tools queries from about 0.37, unanswerable ones up to about 0.53
+    "embeddinggemma": (
+        [round(0.20 + 0.02 * i, 2) for i in range(20)],
+        [-1.0, 0.10, 0.15, 0.20, 0.25, 0.30, 0.35],
     ),
 }
 #: MiniLM's ``min_relevance`` (tools schema), carried to another model by quantile.

@@ -134,8 +134,9 @@ def run(args: argparse.Namespace) -> int:
     name = re.sub(r"[^a-z0-9-]+", "-", args.dataset.resolve().name.lower()).strip("-") or "dataset"
     settings = settings_for()
     # one evaluation collection per local model: switching models never meets a mismatch
-    model = (
-        "" if settings.local_embedding_model == "minilm" else f"{settings.local_embedding_model}-"
+    # (EmbeddingGemma: one per graph and dimension, each its own identity)
+    model = {"minilm": "", "e5-small": "e5-small-"}.get(
+        settings.local_embedding_model, f"{settings.embedder_model}-"
     )
     prefix = (
         args.collection_prefix if args.collection_prefix is not None else f"eval-{name}-{model}"

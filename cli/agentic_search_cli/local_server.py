@@ -1,8 +1,10 @@
 """``agentic-search serve``: a local HTTP server in front of the real SearchApiFunction handler.
 
 Each HTTP request becomes an API Gateway HTTP API (payload v2) event and goes through
-:func:`agentic_search_lambda.api.handler`, the function the template deploys; the state machine
-is replaced by the local runner (:class:`~agentic_search_lambda.api.LocalOrchestrator`).
+:func:`agentic_search_lambda.api.handler`, the function the template deploys (``/mcp``:
+McpFunction's, :func:`agentic_search_lambda.mcp_http.handler`, through the same admission and
+limits); the state machine is replaced by the local runner
+(:class:`~agentic_search_lambda.api.LocalOrchestrator`).
 
 Concurrency: requests are served by a thread per connection. With a worker pool
 (``serve --workers N``, :mod:`~agentic_search_cli.serve_pool`; Qdrant Edge or a Qdrant
@@ -33,7 +35,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from agentic_search_cli import last_eval
-from agentic_search_cli.local_events import LocalContext, http_api_event
+from agentic_search_cli.local_events import LocalContext, answer_event, http_api_event
 from agentic_search_lambda import api
 
 #: Bodies above this are refused with a 413 (API Gateway's own limit is 10 MB).
@@ -147,13 +149,13 @@ class _Handler(BaseHTTPRequestHandler):
         event = http_api_event(
             self.command, self.path, dict(self.headers.items()), body, self.client_address[0]
         )
-        ctx = LocalContext(aws_request_id=event["requestContext"]["requestId"])
+        request_id = event["requestContext"]["requestId"]
         try:
             if self.pool is not None:
-                out = self.pool.handle(event, ctx.aws_request_id)
+                out = self.pool.handle(event, request_id)
             else:
                 with self.lock:
-                    out = api.handler(event, ctx)
+                    out = answer_event(event, request_id)
         except Exception as exc:  # never a dropped connection; the reason, not a stack trace
             self._send_json(500, "InternalError", type(exc).__name__)
             return

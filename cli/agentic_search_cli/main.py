@@ -1,7 +1,8 @@
 """``agentic-search``: search and ingest from the command line, on the embedded defaults.
 
 One module per command (``cmd_search``, ``cmd_ingest``, ``cmd_eval``, ``cmd_bench``,
-``cmd_serve``, ``sync_cmd``, ``cmd_migrate``), each with ``add_parser(sub)`` and ``run(args)``.
+``cmd_serve``, ``cmd_mcp``, ``sync_cmd``, ``cmd_migrate``), each with ``add_parser(sub)`` and
+``run(args)``.
 
 Exit codes: 0 success; 1 a runtime failure (store, model, file); 2 a usage error (unknown
 option, empty or over-long query, bad value), always with a one-line reason on stderr.
@@ -19,6 +20,7 @@ from agentic_search_cli import (
     cmd_bench,
     cmd_eval,
     cmd_ingest,
+    cmd_mcp,
     cmd_migrate,
     cmd_search,
     cmd_serve,
@@ -38,13 +40,14 @@ COMMANDS = {
     "eval": cmd_eval,
     "bench": cmd_bench,
     "serve": cmd_serve,
+    "mcp": cmd_mcp,
     "sync": sync_cmd,
     "migrate": cmd_migrate,
 }
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The CLI's argument parser (subcommands: search, ingest, eval, bench, serve, sync,
+    """The CLI's argument parser (subcommands: search, ingest, eval, bench, serve, mcp, sync,
     migrate)."""
     parser = Parser(
         prog="agentic-search",

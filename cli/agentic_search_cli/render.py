@@ -53,9 +53,17 @@ def why(candidate: Candidate, query: str) -> str:
     named = [h.source.split(":", 1)[1] for h in prov.hits if h.source.startswith("entity:")]
     if named:
         parts.insert(0, f"named in the query ({named[0]})")
-    via = [h.source.split(":", 2) for h in prov.hits if h.source.startswith("graph:")]
-    if via and len(via[0]) == 3:
-        parts.insert(0, f"{via[0][1]} edge from {via[0][2]}")
+    via = [
+        (h.source.split(":", 2), h.query_vector_source)
+        for h in prov.hits
+        if h.source.startswith("graph:")
+    ]
+    if via and len(via[0][0]) == 3:
+        (_, kind, origin), placement = via[0]
+        if placement == "bridge":  # placed after the record it was reached from, at its score
+            parts.insert(0, f"placed after {origin} ({kind} edge from it)")
+        else:
+            parts.insert(0, f"{kind} edge from {origin}")
     if prov.matched_values:
         vals = "; ".join(f"{k}={', '.join(map(str, v))}" for k, v in prov.matched_values.items())
         parts.append(vals)
@@ -200,6 +208,11 @@ def rounds_panel(resp: SearchResponse) -> Panel | None:
         lines.append(f"  -> {r.decision}")
     cov = pack.coverage
     lines.append("")
+    if rep.covering:
+        lines.append(
+            "placed in the results for what the evidence covers: "
+            + ", ".join(f"{rid} ({label})" for rid, label in rep.covering.items())
+        )
     lines.append(
         f"evidence pack: {len(pack.evidence)} items, {pack.tokens} tokens, "
         f"coverage confidence {cov.confidence:.2f} (quality {cov.quality:.2f})"

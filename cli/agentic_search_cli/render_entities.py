@@ -57,7 +57,7 @@ def link_lines(intent: IntentState) -> list[str]:
     fixes = [
         f"{lk.surface!r} -> {lk.name!r} ({lk.score:.2f})"
         for lk in intent.entities
-        if lk.kind == "vocabulary"
+        if lk.kind != "entity"
     ]
     if fixes:
         lines.append("read as: " + "; ".join(fixes))

@@ -213,10 +213,9 @@ def _ready(barrier: Any) -> int:
 
 
 def _handle(event: dict[str, Any], request_id: str) -> dict[str, Any]:
-    from agentic_search_cli.local_events import LocalContext
-    from agentic_search_lambda import api
+    from agentic_search_cli.local_events import answer_event
 
-    return api.handler(event, LocalContext(aws_request_id=request_id))
+    return answer_event(event, request_id)
 
 
 def _die_with_parent(parent: int) -> None:

@@ -4,15 +4,16 @@ Debian's ``chromium`` and ``chromium-driver`` driven by selenium, against the sa
 ``serve`` starts (a thread of this process, on a free loopback port) over a copy of the
 session's bundled catalog with one hostile record added. What a person does is what the tests
 do: type a query, read the cards, remove a chip, open a comparison, read the "no good match",
-and every answer is checked against the API's own JSON. A missing browser is a failure that
-names the install command, never a skip.
+and every answer is checked against the API's own JSON. Without the browser the module is
+skipped with one line naming the install command, except where ``CI`` is set (``CI=true``, as
+CI services and ``.ci/run`` set it): there each browser test fails, so CI cannot skip them
+(:mod:`support.browser`, checked by tests/unit/test_browser_gate.py).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -21,13 +22,16 @@ from typing import Any
 
 import pytest
 from conftest import make_settings
+from support.browser import browser_paths, require
 from support.homes import copy_home
 from support.lambdas import runtime_over, use_runtime
 
 from agentic_search.pipeline.runner import LocalRunner
 from agentic_search_lambda.orchestrators import LocalOrchestrator
 
-INSTALL = "apt-get update && apt-get install -y chromium chromium-driver"
+#: Chromium and its driver: without them this module is skipped with one line naming the
+#: install, or under CI=true each browser test fails (support.browser).
+BROWSER = browser_paths()
 AXE = Path(__file__).parent / "vendor" / "axe-core" / "axe.min.js"
 #: The name a hostile catalog entry carries: markup that runs script if written as HTML.
 HOSTILE_NAME = "<img src=x onerror=alert(1)>"
@@ -37,15 +41,6 @@ SCREENS = (
     if os.environ.get("AGENTIC_SEARCH_SCREENS")
     else None
 )
-
-
-def _browser_paths() -> tuple[str, str]:
-    """The chromium and chromedriver executables; fails (never skips) naming the install."""
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    driver = shutil.which("chromedriver")
-    if not chromium or not driver:
-        pytest.fail(f"the browser tests need Chromium and its driver: {INSTALL}", pytrace=False)
-    return chromium, driver
 
 
 @pytest.fixture(scope="module")
@@ -89,7 +84,7 @@ def page_url(tools_engine, embedder, catalog_by_id, page_home) -> Iterator[str]:
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     """Headless Chromium through chromedriver (selenium)."""
-    chromium, driver_path = _browser_paths()
+    chromium, driver_path = require(BROWSER)
     try:
         from selenium import webdriver
         from selenium.webdriver.chrome.service import Service
@@ -495,11 +490,3 @@ def test_the_override_and_the_domains_are_documented_and_validated(page_url):
 
     status, err = post_search_error(page_url, {"query": "free code editor", "drop": ["nope"]})
     assert status == 422 and [d["field"] for d in err["detail"]] == ["drop"]
-
-
-def test_a_missing_browser_fails_naming_the_install(monkeypatch):
-    # GIVEN a machine without Chromium or its driver on PATH
-    monkeypatch.setattr(shutil, "which", lambda _name: None)
-    # THEN the browser tests fail (never skip), saying how to install them
-    with pytest.raises(pytest.fail.Exception, match=r"apt-get install -y chromium chromium-driver"):
-        _browser_paths()

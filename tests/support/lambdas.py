@@ -31,8 +31,8 @@ STATE_FUNCTIONS = {
     "finalize": "FinalizeFunction",
     "cache_store": "CacheStoreFunction",
 }
-#: Every function with events to replay: the state functions and the HTTP API.
-FUNCTION_IDS = {"search_api": "SearchApiFunction", **STATE_FUNCTIONS}
+#: Every function with events to replay: the state functions, the HTTP API and /mcp.
+FUNCTION_IDS = {"search_api": "SearchApiFunction", "mcp_api": "McpFunction", **STATE_FUNCTIONS}
 
 _MODULES: dict[str, ModuleType] = {}
 

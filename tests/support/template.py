@@ -50,6 +50,8 @@ CONTRACT_CHOICES = {
     "Continue": ("$.executor.continueSearch", "PrepareRound", "Finalize"),
 }
 
+# The functions behind HTTP API routes that search: POST /search and the rest, and /mcp.
+API_FUNCTIONS = {"SearchApiFunction", "McpFunction"}
 # The catalog sync subsystem; tests/sync/test_sync_template.py checks its resources and roles.
 SYNC_FUNCTIONS = {
     "CatalogSyncFunction",

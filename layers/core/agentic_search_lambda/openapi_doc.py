@@ -24,6 +24,7 @@ them.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -88,6 +89,28 @@ class ValidationErrorBody(BaseModel):
     error: str = Field(examples=["ValidationError"])
     message: str = Field(examples=["invalid field(s): limit"])
     detail: list[FieldProblem]
+
+
+def field_problems(errors: Sequence[Mapping[str, Any]], skip: int = 0) -> list[dict[str, str]]:
+    """Each pydantic error as ``{"field", "message", "type"}``: ``field`` is its location
+    dotted without list indexes, less the first ``skip`` parts (``body`` for the whole
+    input), ``message`` the validator's (less pydantic's ``Value error, `` prefix)."""
+    return [
+        {
+            "field": ".".join(str(p) for p in e.get("loc", ())[skip:] if not isinstance(p, int))
+            or "body",
+            "message": str(e.get("msg", "")).removeprefix("Value error, "),
+            "type": e.get("type", ""),
+        }
+        for e in errors
+    ]
+
+
+def one_line(detail: list[dict[str, str]]) -> str:
+    """The problems of :func:`field_problems` in one line for people: ``invalid field(s):
+    limit (Input should be less than or equal to 100)``."""
+    parts = [f"{d['field'] or 'body'} ({d['message']})" for d in detail]
+    return "invalid field(s): " + "; ".join(parts)
 
 
 def validation_error(detail: list[dict[str, str]]) -> dict[str, Any]:
@@ -166,6 +189,8 @@ __all__ = [
     "HealthBody",
     "SearchResponseBody",
     "ValidationErrorBody",
+    "field_problems",
+    "one_line",
     "security_schemes",
     "validation_doc",
     "validation_error",

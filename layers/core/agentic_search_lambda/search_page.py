@@ -18,7 +18,7 @@ from typing import Any
 
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from agentic_search.logic.schema import available_domains, load_schema
 
@@ -92,9 +92,11 @@ class DomainInfo(BaseModel):
     """One domain the server searches: its name, schema version, the field of its temporal
     ranges (None when it has none) and its intent's vocabularies (the soft preferences)."""
 
+    model_config = ConfigDict(populate_by_name=True)
+
     name: str
     version: str
-    temporal_field: str | None = Field(default=None, serialization_alias="temporalField")
+    temporal_field: str | None = Field(default=None, alias="temporalField")
     vocabularies: list[str] = []
 
 
@@ -105,7 +107,9 @@ class DomainsBody(BaseModel):
 
 
 @lru_cache(maxsize=1)
-def _domains_json() -> str:
+def domain_infos() -> DomainsBody:
+    """The bundled domains, the default (tools) first (``GET /domains``, MCP's
+    ``list_domains``)."""
     infos = []
     for name in available_domains():
         schema = load_schema(name)
@@ -118,7 +122,12 @@ def _domains_json() -> str:
             )
         )
     infos.sort(key=lambda d: d.name != "tools")
-    return json.dumps(DomainsBody(domains=infos).model_dump(by_alias=True))
+    return DomainsBody(domains=infos)
+
+
+@lru_cache(maxsize=1)
+def _domains_json() -> str:
+    return json.dumps(domain_infos().model_dump(by_alias=True))
 
 
 DOMAINS_RESPONSES: dict[int, Any] = {
@@ -136,4 +145,12 @@ def domains() -> Response[str]:
     return Response(status_code=200, content_type="application/json", body=_domains_json())
 
 
-__all__ = ["ASSETS", "CONTENT_SECURITY_POLICY", "DomainsBody", "asset", "router"]
+__all__ = [
+    "ASSETS",
+    "CONTENT_SECURITY_POLICY",
+    "DomainInfo",
+    "DomainsBody",
+    "asset",
+    "domain_infos",
+    "router",
+]

@@ -21,7 +21,12 @@ class LambdaSettings(BaseSettings):
     state_machine_arn: str | None = Field(
         default=None, description="Express state machine SearchApi starts (unset: in-process)."
     )
-    map_max_concurrency: int = Field(default=8, ge=1, le=40)
+    map_max_concurrency: int = Field(
+        default=8,
+        ge=1,
+        le=40,
+        description="Sub-queries of one round the in-process runner retrieves at once (the Map).",
+    )
     sync_domain: str = Field(default="tools", description="Domain the sync functions write.")
     idempotency_table: str | None = Field(
         default=None, description="DynamoDB table of Powertools idempotency (sync)."
@@ -29,12 +34,25 @@ class LambdaSettings(BaseSettings):
     sync_dlq_urls: Annotated[list[str], NoDecode] = Field(
         default_factory=list, description="Dead-letter queues SyncRedrive drains (comma-separated)."
     )
-    secrets_max_age_s: int = Field(default=300, ge=0)
-    qdrant_api_key_secret_arn: str | None = None
-    mongodb_uri_secret_arn: str | None = None
-    openai_api_key_secret_arn: str | None = None
+    mcp_allowed_hosts: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="Host header values /mcp accepts (host:port, * any port; comma-separated), "
+        "and their http(s) origins; empty: no Host/Origin check (the API's authorizer guards it).",
+    )
+    secrets_max_age_s: int = Field(
+        default=300, ge=0, description="How long a fetched secret is reused (s)."
+    )
+    qdrant_api_key_secret_arn: str | None = Field(
+        default=None, description="Secrets Manager ARN of QDRANT_API_KEY."
+    )
+    mongodb_uri_secret_arn: str | None = Field(
+        default=None, description="Secrets Manager ARN of MONGODB_URI."
+    )
+    openai_api_key_secret_arn: str | None = Field(
+        default=None, description="Secrets Manager ARN of OPENAI_API_KEY."
+    )
 
-    @field_validator("sync_dlq_urls", mode="before")
+    @field_validator("sync_dlq_urls", "mcp_allowed_hosts", mode="before")
     @classmethod
     def _split(cls, value: object) -> object:
         if isinstance(value, str):

@@ -13,7 +13,7 @@ loopback:
    queues; both state machines with their definitions substituted, every Task naming a created
    function; every IAM policy scoped to the resources it names.
 
-What moto cannot do, done or left out here in the open (the README's "Deploy" says the same):
+What moto cannot do, done or left out here in the open (docs/guides/deploy.md says the same):
 
 * :data:`MOTO_CANNOT_CREATE`: resource types moto's CloudFormation does not implement; the test
   asserts these (and only these) are the resources missing from the created stack.
@@ -234,7 +234,7 @@ def test_every_function_is_created_as_the_template_declares_it(deployed, moto_ur
         for n, r in template["Resources"].items()
         if r["Type"] == "AWS::Serverless::Function"
     }
-    assert len(functions) == 14
+    assert len(functions) == 15
     for name, fn in functions.items():
         got = lam.get_function(FunctionName=deployed["ids"][name])
         config = got["Configuration"]
@@ -272,7 +272,7 @@ def created_layers(deployed: dict[str, Any], url: str) -> dict[str, dict[str, An
 
 def test_layers_are_created_for_python312_from_the_packaged_artifacts(deployed, moto_url):
     layers = [n for n, r in source()["Resources"].items() if r["Type"].endswith("LayerVersion")]
-    assert sorted(layers) == ["CoreLayer", "EmbedLayer", "MongoLayer", "OpenAiLayer"]
+    assert sorted(layers) == ["CoreLayer", "EmbedLayer", "McpLayer", "MongoLayer", "OpenAiLayer"]
     created = created_layers(deployed, moto_url)
     assert sorted(n.rstrip("0123456789abcdef") for n in created) == sorted(layers)
     for name, version in created.items():
@@ -361,6 +361,34 @@ def test_api_gateway_may_invoke_search_api_function_for_every_route_and_the_defa
     assert "SearchApiFunctionFallbackPermission" in permissions
     assert permissions <= deployed["created"]
     assert len(granted) == len(permissions), granted  # one statement per route, the default's too
+
+
+def test_api_gateway_may_invoke_mcp_function_on_mcp_and_it_runs_with_the_mcp_sdk_layer(
+    deployed, moto_url
+):
+    # /mcp (any method) reaches McpFunction, with its own permission; the function is created
+    # with CoreLayer then McpLayer, the search state machine's ARN and its packaged code
+    resources = deployed["expanded"]["Resources"]
+    body = resources["SearchApi"]["Properties"]["Body"]
+    route = body["paths"]["/mcp"]["x-amazon-apigateway-any-method"]
+    assert "${McpFunction.Arn}" in route["x-amazon-apigateway-integration"]["uri"]["Fn::Sub"]
+    lam = client("lambda", moto_url)
+    function = deployed["ids"]["McpFunction"]
+    policy = json.loads(lam.get_policy(FunctionName=function)["Policy"])
+    [granted] = [
+        st
+        for st in policy["Statement"]
+        if st["Principal"] == {"Service": "apigateway.amazonaws.com"}
+        and st["Action"] == "lambda:InvokeFunction"
+    ]
+    assert "/mcp" in json.dumps(granted["Condition"])
+    config = lam.get_function(FunctionName=function)["Configuration"]
+    assert config["Handler"] == "app.handler" and config["Runtime"] == "python3.12"
+    machine = deployed["ids"]["SearchStateMachine"]
+    assert config["Environment"]["Variables"]["STATE_MACHINE_ARN"] == machine
+    refs = [r["Ref"] for r in resources["McpFunction"]["Properties"]["Layers"]]
+    assert [r.rstrip("0123456789abcdef") for r in refs] == ["CoreLayer", "McpLayer"]
+    assert set(refs) <= set(created_layers(deployed, moto_url))
 
 
 TASK_FUNCTION = re.compile(r"^arn:aws:lambda:[^:]+:\d+:function:([^:]+)")

@@ -90,7 +90,7 @@ def test_every_state_event_parses_as_the_model_its_handler_declares():
 
     for path in sorted(EVENTS.rglob("*.json")):
         rel = path.relative_to(EVENTS).as_posix()
-        if rel.startswith(("search_api/", SYNC_EVENTS)):
+        if rel.startswith(("search_api/", "mcp_api/", SYNC_EVENTS)):
             continue
         model = RetrieveEvent if rel.startswith("retrieve/") else SearchState
         model.model_validate_json(path.read_text(encoding="utf-8"))  # raises when stale
@@ -542,3 +542,80 @@ def test_the_default_route_answers_405_with_allow_or_404_as_serve_does(
     else:
         assert headers["Allow"] == allow
         assert body == {"error": "MethodNotAllowed", "message": f"{method} {path}: use {allow}"}
+
+
+# ----- McpFunction (/mcp: the MCP server over stateless streamable HTTP) -----------------------
+
+
+def _rpc(out: dict) -> dict:
+    """The JSON-RPC response of an /mcp answer (200, JSON, no session id: stateless)."""
+    assert out["statusCode"] == 200, out["body"][:500]
+    assert out["headers"]["content-type"].startswith("application/json")
+    assert "mcp-session-id" not in out["headers"]
+    message = _body(out)
+    assert message["jsonrpc"] == "2.0" and "error" not in message, message
+    return message["result"]
+
+
+@replays("mcp_api/post_initialize.json")
+def test_mcp_initialize_names_the_server_and_its_tools_and_resources(handlers, wired_runtime):
+    result = _rpc(replay(handlers, "mcp_api/post_initialize.json"))
+    assert result["serverInfo"]["name"] == "agentic-search"
+    assert result["protocolVersion"] == "2025-11-25"  # the client's, which the SDK speaks
+    assert {"tools", "resources"} <= set(result["capabilities"])
+
+
+@replays("mcp_api/post_tools_list.json")
+def test_mcp_tools_list_gives_five_read_only_tools_with_input_and_output_schemas(
+    handlers, wired_runtime
+):
+    tools = _rpc(replay(handlers, "mcp_api/post_tools_list.json"))["tools"]
+    assert [t["name"] for t in tools] == [
+        "search",
+        "explain",
+        "get_record",
+        "compare",
+        "list_domains",
+    ]
+    for tool in tools:
+        assert tool["annotations"]["readOnlyHint"] is True, tool["name"]
+        assert tool["annotations"]["destructiveHint"] is False, tool["name"]
+        Draft202012Validator.check_schema(tool["inputSchema"])
+        Draft202012Validator.check_schema(tool["outputSchema"])
+    search = tools[0]
+    assert search["inputSchema"]["required"] == ["query"]
+    assert search["inputSchema"]["properties"]["limit"]["maximum"] == 100
+
+
+@replays("mcp_api/post_tools_call_search.json")
+def test_mcp_search_answers_the_candidates_of_the_api_in_the_advertised_schema(
+    handlers, wired_runtime, tools_engine
+):
+    tools = _rpc(replay(handlers, "mcp_api/post_tools_list.json"))["tools"]
+    [schema] = [t["outputSchema"] for t in tools if t["name"] == "search"]
+    result = _rpc(replay(handlers, "mcp_api/post_tools_call_search.json"))
+    assert result["isError"] is False
+    structured = result["structuredContent"]
+    Draft202012Validator(schema).validate(structured)
+    assert json.loads(result["content"][0]["text"]) == structured  # the text is the same JSON
+    # the state machine's answer (the local runner on the same deps), as POST /search gives it
+    assert [c["id"] for c in structured["candidates"]] == _local_ids(
+        tools_engine, "free code editor", 5
+    )
+    assert all(c["provenance"]["hits"] for c in structured["candidates"])
+
+
+@replays("mcp_api/post_tools_call_unknown_domain.json")
+def test_mcp_search_in_an_unknown_domain_is_a_tool_error_with_the_apis_reason(
+    handlers, wired_runtime
+):
+    result = _rpc(replay(handlers, "mcp_api/post_tools_call_unknown_domain.json"))
+    assert result["isError"] is True
+    [text] = [c["text"] for c in result["content"]]
+    # POST /search with the same arguments: a 422 whose detail says the same of the same field
+    event = load_event("search_api/post_search.json")
+    event["body"] = json.dumps({"query": "free code editor", "domain": "recipes"})
+    [problem] = _body(replay(handlers, "search_api/post_search.json", event))["detail"]
+    assert problem["field"] == "domain"
+    assert text == f"invalid field(s): domain ({problem['message']})"
+    assert "unknown domain 'recipes' (known: documents, tools)" in text

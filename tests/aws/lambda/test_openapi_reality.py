@@ -37,11 +37,13 @@ def doc(handlers) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def template_routes() -> set[tuple[str, str]]:
+    """The REST routes the OpenAPI document describes: every HttpApi route of the template
+    but the $default one and McpFunction's /mcp (JSON-RPC: MCP's tools/list describes it)."""
     template = plain(cfn_yaml.load(str(TEMPLATE)))
     return {
         (e["Properties"]["Method"].lower(), e["Properties"]["Path"])
-        for r in template["Resources"].values()
-        if r["Type"] == "AWS::Serverless::Function"
+        for name, r in template["Resources"].items()
+        if r["Type"] == "AWS::Serverless::Function" and name != "McpFunction"
         for e in (r["Properties"].get("Events") or {}).values()
         if e["Type"] == "HttpApi" and "Path" in e["Properties"]  # not the $default route
     }
@@ -169,6 +171,16 @@ def test_every_route_answers_another_method_with_405_and_allow(handlers, templat
     event = http_api_event("GET", "/sync/nothing", {}, b"")
     out = handlers[fn].handler(event, ctx)
     assert out["statusCode"] == 404 and "Allow" not in (out.get("headers") or {})
+    # /mcp (any method, McpFunction): its own handler answers what is not a POST the same way
+    ctx = LocalContext(function_name=FUNCTION_IDS["mcp_api"], aws_request_id="methods")
+    for other in ("GET", "PUT", "DELETE", "PATCH"):
+        event = http_api_event(other, "/mcp", {"content-type": "application/json"}, b"")
+        out = handlers["mcp_api"].handler(event, ctx)
+        assert (out["statusCode"], out["headers"]["Allow"]) == (405, "POST"), other
+        assert json.loads(out["body"]) == {
+            "error": "MethodNotAllowed",
+            "message": f"{other} /mcp: use POST",
+        }
 
 
 FORM = {"content-type": "application/x-www-form-urlencoded"}
@@ -186,7 +198,8 @@ FORM = {"content-type": "application/x-www-form-urlencoded"}
 )
 def test_a_form_typed_body_is_read_as_json_like_application_json(handlers, body, status, error):
     # issue 25 finding 11: with curl -d's form type, '[1,2]' and 'not json' were 415 while a
-    # truncated JSON object was 400; the README says the form type is read as JSON
+    # truncated JSON object was 400; docs/explanation/reliability.md says the form type is read
+    # as JSON
     from agentic_search_cli.local_events import http_api_event
 
     answers = []

@@ -26,7 +26,8 @@ import pytest
 from moto import mock_aws
 from moto.awslambda.models import LambdaFunction
 from support.aws import wait_for_execution
-from support.lambdas import STATE_FUNCTIONS, load_function, runtime_over, use_runtime
+from support.budgets import unbounded
+from support.lambdas import STATE_FUNCTIONS, load_function, use_runtime
 from support.paths import SEARCH_ASL
 
 from agentic_search.pipeline import steps
@@ -34,6 +35,7 @@ from agentic_search.pipeline.runner import LocalRunner, RunResult
 from agentic_search.service import SearchService
 from agentic_search.wire import BUDGET_STOP, QUERY_MAX_CHARS, SearchRequest
 from agentic_search_cli.local_server import LocalContext
+from agentic_search_lambda.runtime import Runtime
 
 ASL = SEARCH_ASL
 REGION = "us-east-1"
@@ -67,9 +69,12 @@ def handlers() -> dict[str, Any]:
 
 @pytest.fixture()
 def steps_over(tools_engine: SearchService) -> Iterator[Any]:
-    """The handlers run over the session service (one Qdrant local client per folder); yields
-    the container runtime they use."""
-    with use_runtime(runtime_over(tools_engine)) as rt:
+    """The handlers run over the session service (one Qdrant local client per folder) with
+    rounds and sources no busy host can cut (:func:`support.budgets.unbounded`, whatever the
+    environment says; the budget test sets its own); yields the container runtime they use."""
+    deps = tools_engine.deps.derive()
+    deps.settings = unbounded(tools_engine.settings)
+    with use_runtime(Runtime(deps.settings, deps=lambda _: deps)) as rt:
         yield rt
 
 
@@ -175,9 +180,12 @@ def test_the_state_machine_answers_what_the_local_runner_answers(sfn, steps_over
 
 
 def test_a_round_two_search_loops_back_through_prepare_round(sfn):
+    # GIVEN rounds with no latency budget a loaded host reaches (steps_over)
     out, history = execute(sfn, {"query": "chatbot for healthcare", "limit": 5})
     names = entered(history)
     response = json.loads(out["output"])
+    # THEN round 2 ran, and the search stopped for what it found, never for the clock
+    assert BUDGET_STOP not in response["retrievalReport"]["stopReason"]
     assert len(response["retrievalReport"]["rounds"]) == 2
     assert names.count("PrepareRound") == 2 and names.count("Continue") == 2
 

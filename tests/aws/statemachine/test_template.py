@@ -33,6 +33,7 @@ from support.template import (
     ACCOUNT,
     ALL_SET_PARAMETERS,
     ALLOWED_MANAGED_POLICIES,
+    API_FUNCTIONS,
     ASL,
     CONTRACT,
     CONTRACT_CHOICES,
@@ -343,7 +344,7 @@ def test_every_function_of_the_contract_is_in_the_template(resources, asl):
             )
     api = functions["SearchApiFunction"]
     assert (api["CodeUri"].rstrip("/"), api["Handler"]) == ("functions/search_api", "app.handler")
-    assert set(functions) == {f for _, f, _ in rows} | {"SearchApiFunction"} | SYNC_FUNCTIONS
+    assert set(functions) == {f for _, f, _ in rows} | API_FUNCTIONS | SYNC_FUNCTIONS
 
 
 def test_every_code_uri_has_an_app_module(resources):
@@ -410,6 +411,7 @@ LAYER_FOLDERS = {
     "EmbedLayer": "layers/embed",
     "OpenAiLayer": "layers/openai",
     "MongoLayer": "layers/mongo",
+    "McpLayer": "layers/mcp",
 }
 
 
@@ -422,7 +424,7 @@ def _pinned(folder: str) -> set[str]:
     }
 
 
-def test_four_layers_for_python312_built_by_their_makefiles_without_boto3(resources):
+def test_five_layers_for_python312_built_by_their_makefiles_without_boto3(resources):
     for name, folder in LAYER_FOLDERS.items():
         layer = resources[name]
         assert layer["Type"] == "AWS::Serverless::LayerVersion"
@@ -441,6 +443,8 @@ def test_four_layers_for_python312_built_by_their_makefiles_without_boto3(resour
     assert not names & {"openai", "pymongo", "dnspython"}  # their own layers'
     assert "openai" in _pinned("layers/openai")
     assert {"pymongo", "dnspython"} == _pinned("layers/mongo")
+    assert "mcp" in _pinned("layers/mcp") and not _pinned("layers/mcp") & names
+    assert "mcp" not in names  # (only McpFunction imports the SDK)
 
 
 def test_only_the_functions_that_embed_get_the_embed_layer(resources):
@@ -489,6 +493,28 @@ def test_search_api_function_starts_only_this_state_machine(resources):
     assert "Method" not in default and default["PayloadFormatVersion"] == "2.0"
 
 
+def test_mcp_function_serves_mcp_with_the_mcp_layer_and_starts_only_this_state_machine(
+    resources,
+):
+    props = resources["McpFunction"]["Properties"]
+    assert (props["CodeUri"].rstrip("/"), props["Handler"]) == ("functions/mcp_api", "app.handler")
+    env = props["Environment"]["Variables"]
+    assert env["STATE_MACHINE_ARN"] == {"Ref": "SearchStateMachine"}
+    assert "QDRANT_API_KEY_SECRET_ARN" in env  # get_record and compare read Qdrant
+    [statement] = props["Policies"][0]["Statement"]
+    assert statement["Action"] in ("states:StartSyncExecution", ["states:StartSyncExecution"])
+    assert statement["Resource"] == {"Ref": "SearchStateMachine"}
+    [event] = props["Events"].values()
+    assert event["Type"] == "HttpApi" and event["Properties"]["ApiId"] == {"Ref": "SearchApi"}
+    assert (event["Properties"]["Path"], event["Properties"]["Method"]) == ("/mcp", "ANY")
+    assert event["Properties"]["PayloadFormatVersion"] == "2.0"
+    with_mcp = {
+        n for n, p in functions_of(resources).items() if {"Ref": "McpLayer"} in p.get("Layers", [])
+    }
+    assert with_mcp == {"McpFunction"}
+    assert props["Layers"] == [{"Ref": "McpLayer"}]
+
+
 def test_only_search_api_function_takes_the_default_route(resources):
     # issue 25 finding 10: without a $default route, API Gateway answered a wrong method of a
     # known path (POST /sync/status, GET /search) with its own bare 404 before any handler;
@@ -522,6 +548,8 @@ def test_http_api_auth_is_on_by_default_and_selectable(template, resources):
 
 #: The $default route as the SAM transform writes it into the HTTP API's OpenAPI body.
 DEFAULT_ROUTE = "X-AMAZON-APIGATEWAY-ANY-METHOD /$default"
+#: McpFunction's route: any method (POST the exchanges; the handler answers another 405).
+MCP_ROUTE = "X-AMAZON-APIGATEWAY-ANY-METHOD /mcp"
 
 
 def _api_routes(deployed: dict[str, Any]) -> dict[str, Any]:
@@ -540,7 +568,10 @@ def test_deployed_routes_require_iam_by_default_and_jwt_when_chosen(
         "GET /ui/app.css",
         "GET /domains",
         DEFAULT_ROUTE,
+        MCP_ROUTE,
     }
+    mcp = routes[MCP_ROUTE]["x-amazon-apigateway-integration"]["uri"]["Fn::Sub"]
+    assert "${McpFunction.Arn}" in mcp
     # the $default route: any method, SearchApiFunction's handler (405 with Allow, or 404)
     default = routes[DEFAULT_ROUTE]
     assert default["isDefaultRoute"] is True
@@ -786,7 +817,7 @@ def test_every_function_role_gets_only_its_own_grants(deployed_all_set):
             else:
                 assert actions <= RESOURCE_STAR_ACTIONS, actions
         elif any(a.startswith("states:") for a in actions):
-            assert role == "SearchApiFunctionRole"
+            assert role in {"SearchApiFunctionRole", "McpFunctionRole"}, role
             assert statement["Resource"] == {"Ref": "SearchStateMachine"}
         elif any(a.startswith("dynamodb:") for a in actions):
             assert role in {
@@ -803,7 +834,7 @@ def test_every_function_role_gets_only_its_own_grants(deployed_all_set):
             assert actions == {"secretsmanager:GetSecretValue"}, (role, actions)
     step_functions = (
         {n for n, r in resources.items() if r["Type"] == "AWS::Lambda::Function"}
-        - {"SearchApiFunction"}
+        - API_FUNCTIONS
         - SYNC_FUNCTIONS
     )
     assert invoked == step_functions

@@ -21,7 +21,13 @@ from support.template import (
 
 from agentic_search.adapters.s3_snapshots import PREFIX, RETIRED_TAG
 
-READERS = {"ExtractIntentFunction", "RetrieveFunction", "FuseRerankFunction", "FinalizeFunction"}
+READERS = {
+    "ExtractIntentFunction",
+    "RetrieveFunction",
+    "FuseRerankFunction",
+    "FinalizeFunction",
+    "McpFunction",  # get_record and compare read records
+}
 WRITERS = {"CatalogSyncFunction", "SyncRedriveFunction", "ReindexBatchFunction"}
 OBJECTS = {"Fn::Sub": "${SnapshotBucket.Arn}/snapshots/*"}
 TABLE = {"Fn::GetAtt": ["SnapshotTable", "Arn"]}

@@ -11,18 +11,29 @@ from agentic_search.dependencies import Dependencies, ProcessCaches
 from agentic_search.service import SearchService
 
 
-class SlowStartEmbedder:
-    """The real embedder whose start-up (``warm_up``) takes ``delay_s`` longer: a cold
-    process on a loaded host."""
+class Clock:
+    """``time.time`` and ``time.perf_counter`` running ``offset_s`` ahead of the real ones: a
+    start-up can take ten minutes of this clock in no real time."""
 
-    def __init__(self, inner: Any, delay_s: float) -> None:
-        self.inner, self.delay_s = inner, delay_s
+    def __init__(self, monkeypatch: Any) -> None:
+        self.offset_s = 0.0
+        real_time, real_counter = time.time, time.perf_counter
+        monkeypatch.setattr(time, "time", lambda: real_time() + self.offset_s)
+        monkeypatch.setattr(time, "perf_counter", lambda: real_counter() + self.offset_s)
+
+
+class SlowStartEmbedder:
+    """The real embedder whose start-up (``warm_up``) takes ``delay_s`` longer on ``clock``: a
+    cold process on a loaded host."""
+
+    def __init__(self, inner: Any, delay_s: float, clock: Clock) -> None:
+        self.inner, self.delay_s, self.clock = inner, delay_s, clock
         self.name, self.dim = inner.name, inner.dim
         self.warmed = False
 
     def warm_up(self) -> None:
         if not self.warmed:
-            time.sleep(self.delay_s)
+            self.clock.offset_s += self.delay_s
             self.warmed = True
 
     def embed_documents(self, texts):
@@ -47,12 +58,12 @@ def _service(tools_engine, tmp_path, budget_ms: float, **adapters: Any) -> Searc
     )
 
 
-def test_start_up_work_does_not_count_against_the_round_budget(tools_engine, tmp_path):
-    # GIVEN a process whose model start-up takes 8 s, and a 7 s round budget: counted with
-    # the start-up, round 1 is over budget; without it, a round would have to be late by
-    # seconds (a round is tens of ms on a quiet machine), so machine load cannot trip it
-    slow = SlowStartEmbedder(tools_engine.deps.embedder, delay_s=8.0)
-    service = _service(tools_engine, tmp_path, 7000.0, embedder=slow)
+def test_start_up_work_does_not_count_against_the_round_budget(tools_engine, tmp_path, monkeypatch):
+    # GIVEN a process whose model start-up takes 601 s (of a clock that jumps: no real wait),
+    # and a 600 s round budget: counted with the start-up, round 1 is over budget; without it,
+    # a round would have to take ten minutes, so machine load cannot trip it
+    slow = SlowStartEmbedder(tools_engine.deps.embedder, delay_s=601.0, clock=Clock(monkeypatch))
+    service = _service(tools_engine, tmp_path, 600_000.0, embedder=slow)
     try:
         # WHEN its first search asks for 3 rounds of a query that needs a second one
         resp = service.search("chatbot for healthcare", rounds=3)
@@ -61,7 +72,7 @@ def test_start_up_work_does_not_count_against_the_round_budget(tools_engine, tmp
     rounds = resp.evidence.report.rounds
     # THEN round 1 reports the start-up apart and is not stopped by the budget for it
     assert slow.warmed
-    assert rounds[0].stage_ms["setup"] >= 8000.0 > 7000.0
+    assert rounds[0].stage_ms["setup"] >= 601_000.0 > 600_000.0
     assert rounds[0].stage_ms["round_total"] < rounds[0].stage_ms["setup"]
     assert "budget" not in resp.evidence.report.stop_reason
     assert len(rounds) >= 2

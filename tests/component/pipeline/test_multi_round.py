@@ -13,6 +13,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
+from support.budgets import UNBOUNDED
 
 from agentic_search.adapters.hyde import OpenAIHyde
 from agentic_search.adapters.rerank import ApiReranker
@@ -95,7 +96,10 @@ def edge() -> Iterator[ThreadingHTTPServer]:
 def run_rounds(
     c: Dependencies, plan: QueryPlan, intent: IntentState, caps: ExecutorCaps | None = None
 ) -> tuple[QueryExecutorOutput, EvidencePack]:
-    """The executor's rounds for ``plan``: the ASL walked from PrepareRound, no result cache."""
+    """The executor's rounds for ``plan``: the ASL walked from PrepareRound, no result cache,
+    under ``caps`` (default: the executor's) with a round budget no busy host reaches."""
+    lifted = {"round_budget_ms": UNBOUNDED["round_budget_ms"]}
+    caps = (caps or ExecutorCaps()).model_copy(update=lifted)
     state = from_plan(c, plan, intent, caps)
     result = LocalRunner(lambda _: c).walk(state, RunOptions(start_at="PrepareRound", cache=False))
     resp = result.state.built_response
@@ -268,7 +272,10 @@ def test_hyde_adds_a_dense_query_from_the_llm_and_is_off_for_exact_phrases(
     tools_engine: SearchService, edge: ThreadingHTTPServer
 ):
     settings = Settings(
-        openai_base_url=_url(edge, "/v1"), openai_api_key="k", llm_model="tiny-chat"
+        openai_base_url=_url(edge, "/v1"),
+        openai_api_key="k",
+        llm_model="tiny-chat",
+        llm_timeout_s=UNBOUNDED["source_timeout_s"],  # the loopback edge answers when it can
     )
     c = tools_engine.deps.derive(hyde=OpenAIHyde(settings))
     intent = extract_by_rules(tools_engine.deps, "a database for embeddings I can run myself")

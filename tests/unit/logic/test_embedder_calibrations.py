@@ -24,8 +24,8 @@ from agentic_search.wire import (
 )
 from tests.support.builders import plan_with
 
-#: An e5-small cosine of a query to an unrelated catalog entry (README, "Choosing the local
-#: embedder": related pairs about 0.85-0.9, unrelated ones about 0.75).
+#: An e5-small cosine of a query to an unrelated catalog entry (docs/guides/embedders.md and
+#: docs/benchmarks.md, "Local embedders": related pairs about 0.85-0.9, unrelated ones about 0.75).
 E5_UNRELATED = 0.76
 
 
@@ -110,6 +110,17 @@ def test_capability_threshold_per_model(tools_schema: DomainSchema) -> None:
     assert schema.capability_min_score_for("uncalibrated") is None  # the step is off
 
 
+def test_later_dense_weight_per_model(tools_schema: DomainSchema) -> None:
+    """A model's entry may set the later rounds' dense weight; without one the schema's own
+    (chosen with MiniLM) applies."""
+    schema = _schema_with(tools_schema, m5=EmbedderCalibration(later_dense_weight=0.25))
+    assert schema.later_dense_weight_for("m5") == 0.25
+    assert schema.later_dense_weight_for("other") == tools_schema.later_dense_weight
+    assert schema.later_dense_weight_for(None) == tools_schema.later_dense_weight
+    with pytest.raises(ValueError):
+        EmbedderCalibration(later_dense_weight=1.5)
+
+
 def test_a_calibration_is_validated(tools_schema: DomainSchema) -> None:
     with pytest.raises(ValueError):
         DomainSchema.model_validate(
@@ -178,3 +189,22 @@ def test_the_bundled_documents_schema_has_an_e5_floor_of_its_own() -> None:
     assert e5.min_relevance > E5_UNRELATED and e5.candidate_relevance > E5_UNRELATED
     assert e5.min_relevance < 0.812  # under every answerable SciFact train query
     assert e5.min_coverage == documents.quality.min_coverage  # coverage is not a cosine
+
+
+def test_embeddinggemma_never_runs_on_minilms_thresholds(tools_schema: DomainSchema) -> None:
+    """GIVEN the tools domain WHEN its thresholds are read for an EmbeddingGemma model THEN
+    they are its own entry's (chosen on its tuning run), not MiniLM's, and the capability step
+    is off under it (no threshold separated right from wrong matches: tools.yaml)."""
+    from agentic_search.config import gemma_model_name
+
+    for quantization, dim in [("fp32", 768), ("int8", 768), ("int8", 256), ("fp32", 256)]:
+        model = gemma_model_name(quantization, dim)
+        gemma = tools_schema.quality_for(model)
+        assert gemma != tools_schema.quality
+        assert gemma.candidate_relevance > tools_schema.quality.candidate_relevance
+        assert tools_schema.capability_min_score_for(model) is None
+        assert tools_schema.later_dense_weight_for(model) == 1.0
+    # a dimension nobody calibrated falls back to the schema's own, with the step off
+    uncalibrated = gemma_model_name("fp32", 128)
+    assert tools_schema.quality_for(uncalibrated) == tools_schema.quality
+    assert tools_schema.capability_min_score_for(uncalibrated) is None

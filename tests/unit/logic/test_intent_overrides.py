@@ -7,8 +7,8 @@ import pytest
 from pydantic import ValidationError
 from support.builders import LOCAL, intent_for
 
-from agentic_search.logic.cache_keys import cache_key, plan_cache_key
-from agentic_search.logic.intent_overrides import without
+from agentic_search.logic.cache_keys import added_filters, cache_key, plan_cache_key
+from agentic_search.logic.intent_overrides import with_filters, without
 from agentic_search.logic.planner import excluded_ids
 from agentic_search.wire import EntityLink, Filter, SearchRequest
 
@@ -87,3 +87,37 @@ def test_cache_keys_tell_dropped_parts_apart_in_any_order():
     assert cache_key("free code editor", rounds=None, drop=["b:2", "a:1"], **base) == one
     plan = {"planner": "llm:x", **{k: v for k, v in base.items()}}
     assert plan_cache_key("q", **plan) != plan_cache_key("q", drop=["entity:x"], **plan)
+
+
+# ----- SearchRequest.filters: hard filters a client adds ------------------------------------------
+
+OPEN = Filter(field="open_source", operator="eq", value=True)
+
+
+def test_an_added_filter_replaces_the_intents_own_on_its_field_and_operator_only():
+    cheaper = Filter(field="released", operator="gte", value=2024.0)
+    out = with_filters(_alternative(), [cheaper, OPEN])
+    assert [(f.field, f.operator, f.value) for f in out.constraints] == [
+        (LOCAL.field, LOCAL.operator, LOCAL.value),
+        (FREE.field, FREE.operator, FREE.value),
+        ("released", "gte", 2024.0),
+        ("open_source", "eq", True),
+    ]
+    assert {f.origin for f in out.constraints[2:]} == {"request"}  # where each came from
+    assert with_filters(out, [cheaper, OPEN]) == out  # applied again: nothing changes
+    assert _alternative().constraints == [LOCAL, SINCE_2021, FREE]  # the input is left alone
+
+
+def test_cache_keys_tell_added_filters_apart_in_any_order():
+    base = {"limit": 5, "domain": "tools", "schema_version": "1", "catalog_version": 3}
+    plain = cache_key("q", rounds=None, **base)
+    assert cache_key("q", rounds=None, filters=None, **base) == plain
+    both = added_filters([OPEN, FREE])
+    assert both is not None and added_filters([]) is None
+    keyed = cache_key("q", rounds=None, filters=both, **base)
+    assert keyed != plain
+    assert cache_key("q", rounds=None, filters=added_filters([FREE, OPEN]), **base) == keyed
+    other = added_filters([OPEN.model_copy(update={"value": False}), FREE])
+    assert cache_key("q", rounds=None, filters=other, **base) != keyed
+    plan = {"planner": "llm:x", **base}
+    assert plan_cache_key("q", **plan) != plan_cache_key("q", filters=both, **plan)

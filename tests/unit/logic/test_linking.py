@@ -38,8 +38,13 @@ def links(lookup: CatalogLookup, query: str) -> list[tuple[str, str, str]]:
         ("make a logo for my bakery", []),  # an imperative opening the query, not the tool
         ("make alternatives", [("make", "make", "exact")]),  # a naming context
         ("continue vs cursor", [("continue", "continue", "exact"), ("cursor", "cursor", "exact")]),
-        # a swapped pair of letters is one edit (OSA), not two: two typos, two edits
-        ("stabel difusion web ui", [("stable-diffusion", "stabel difusion", "fuzzy")]),
+        # a swapped pair of letters is one edit (OSA), not two: two typos, two edits; the
+        # longest name within the budget wins (issue 47 item 6: was Stable Diffusion, 0.88)
+        (
+            "stabel difusion web ui",
+            [("automatic1111-stable-diffusion-webui", "stabel difusion web ui", "fuzzy")],
+        ),
+        ("stabel difusion", [("stable-diffusion", "stabel difusion", "fuzzy")]),
         ("langchian agents", [("langchain", "langchian", "fuzzy")]),
     ],
 )
@@ -59,6 +64,48 @@ def test_a_misspelled_vocabulary_phrase_is_read_as_the_phrase(
     )
     intent = RuleBasedIntentExtractor(tools_schema, catalog_lookup).extract("vectr databse")
     assert intent.matches == {"categories": ["Vector Database"]}
+
+
+@pytest.mark.parametrize(
+    ("query", "typo", "cue"),
+    [
+        ("midjourny alternatve that runs localy", "alternatve", "alternative"),
+        ("something liek Otter", "liek", "like"),
+        ("cheapr than Cursor", "cheapr", "cheaper"),
+        ("note taking app witout a subscription", "witout", "without"),
+        ("Notion altrnatives", "altrnatives", "alternatives"),
+    ],
+)
+def test_a_misspelled_cue_word_is_read_as_the_word(
+    catalog_lookup: CatalogLookup, query: str, typo: str, cue: str
+) -> None:
+    """GIVEN a cue word of the reading misspelt within the names' edit budget (issue 47 item
+    5: "alternatve" stayed as written, so no alternative-to search ran)
+    THEN it is a correction to the word, listed as a cue link."""
+    assert catalog_lookup.linker is not None
+    got = catalog_lookup.linker.link(query)
+    assert got.corrections.get(typo) == cue, got.corrections
+    assert ("cue", cue, typo) in [(lk.kind, lk.id, lk.surface) for lk in got.links]
+
+
+def test_a_corrected_cue_word_shapes_the_reading(catalog_lookup: CatalogLookup, tools_schema):
+    """GIVEN "midjourny alternatve that runs localy" THEN it reads as an alternative to
+    Midjourney that runs locally, as the same query spelt right does."""
+    x = RuleBasedIntentExtractor(tools_schema, catalog_lookup, today=lambda: date(2026, 11, 24))
+    typo = x.extract("midjourny alternatve that runs localy")
+    right = x.extract("midjourney alternative that runs locally")
+    assert (typo.primary_goal, typo.reference_tool) == ("alternative-to", "midjourney")
+    assert (right.primary_goal, right.reference_tool) == ("alternative-to", "midjourney")
+    assert [f.label() for f in typo.constraints] == [f.label() for f in right.constraints]
+
+
+def test_a_correctly_spelt_or_known_word_is_never_bent_into_a_cue(catalog_lookup: CatalogLookup):
+    """GIVEN words one edit from a cue word that are words of their own ("lime", "then",
+    "without" itself) THEN no correction is made."""
+    assert catalog_lookup.linker is not None
+    for query in ("lime green theme for the editor", "then export to pdf", "without a bot"):
+        got = catalog_lookup.linker.link(query)
+        assert not [lk for lk in got.links if lk.kind == "cue"], (query, got.links)
 
 
 def test_fuzzy_only_for_words_the_corpus_does_not_know():

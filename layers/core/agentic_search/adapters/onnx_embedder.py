@@ -137,7 +137,106 @@ class WordPieceCounter:
         return [len(e.ids) for e in self._counter.encode_batch(list(texts))]
 
 
-class OnnxMiniLMEmbedder(WordPieceCounter):
+def session_options(ort: Any, threads: int | None) -> Any:
+    """onnxruntime ``SessionOptions``: all graph optimizations, ``threads`` intra- and
+    inter-op threads (onnxruntime's default when None)."""
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    if threads:
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = threads
+    return options
+
+
+class TwoSessionEmbedder(WordPieceCounter):
+    """The batching of a local embedder with a ``documents`` and a ``queries`` session (each
+    under its own lock, made on first use under ``_load_lock``): a subclass gives ``dim`` and
+    ``_run(kind, texts) -> (len(texts), dim)`` float32, one batch through that session."""
+
+    dim: int
+
+    def __init__(self, batch_size: int, threads: int | None, query_threads: int) -> None:
+        self.batch_size = batch_size
+        self.threads = threads
+        self.query_threads = query_threads
+        self._tokenizer: Any = None
+        self._counter: Any = None
+        self._sessions: dict[str, Any] = {}
+        self._locks = {"documents": threading.Lock(), "queries": threading.Lock()}
+        self._load_lock = threading.Lock()
+
+    def _runtime(self, kind: str) -> tuple[Any, Any]:
+        """``(onnxruntime, SessionOptions)`` for the ``documents`` or ``queries`` session
+        (``threads`` or ``query_threads``).
+
+        Raises:
+            EmbedderError: when onnxruntime is not installed.
+        """
+        try:
+            import onnxruntime as ort
+        except ImportError as exc:
+            raise EmbedderError("package onnxruntime is not installed") from exc
+        threads = self.threads if kind == "documents" else self.query_threads
+        return ort, session_options(ort, threads)
+
+    def _run(self, kind: str, texts: list[str]) -> np.ndarray:
+        raise NotImplementedError
+
+    def _embed(self, kind: str, texts: Sequence[str]) -> np.ndarray:
+        import numpy as np
+
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.vstack(
+            [
+                self._run(kind, list(texts[i : i + self.batch_size]))
+                for i in range(0, len(texts), self.batch_size)
+            ]
+        )
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed ``texts`` in length-sorted batches with the documents session; returns
+        ``(n, dim)`` float32 in input order.
+
+        Raises:
+            EmbedderError: when the model cannot be loaded or fails on a batch.
+        """
+        import numpy as np
+
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        vectors = self._embed("documents", [texts[i] for i in order])
+        out = np.empty_like(vectors)
+        out[order] = vectors
+        return out
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed search query texts (in the order given) with the query session; returns
+        ``(n, dim)`` float32.
+
+        Raises:
+            EmbedderError: when the model cannot be loaded or fails on a batch.
+        """
+        return self._embed("queries", texts)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """Embed one query text; returns ``(dim,)`` float32."""
+        return self.embed_queries([text])[0]
+
+    def warm_up(self) -> None:
+        """Load the tokenizer and the query session and run it once now (start-up work:
+        onnxruntime's import, the session and its first inference's allocations), so that the
+        first query's embedding is not charged for it. Idempotent.
+
+        Raises:
+            EmbedderError: when the files or the session cannot be loaded.
+        """
+        with self._load_lock:
+            warm = "queries" in self._sessions
+        if not warm:
+            self._run("queries", ["warm up"])
+
+
+class OnnxMiniLMEmbedder(TwoSessionEmbedder):
     """all-MiniLM-L6-v2 int8 through onnxruntime + tokenizers; offline, CPU, lazy.
 
     ``max_length`` is in word-piece tokens (longer texts are truncated). Documents are embedded
@@ -163,14 +262,7 @@ class OnnxMiniLMEmbedder(WordPieceCounter):
         self.max_length = max_length
         #: where the model's optimized graph is kept between processes (None: not kept)
         self.optimized_dir = optimized_dir
-        self.batch_size = batch_size
-        self.threads = threads
-        self.query_threads = query_threads
-        self._tokenizer: Any = None
-        self._counter: Any = None
-        self._sessions: dict[str, Any] = {}
-        self._locks = {"documents": threading.Lock(), "queries": threading.Lock()}
-        self._load_lock = threading.Lock()
+        super().__init__(batch_size, threads, query_threads)
 
     @property
     def identity(self) -> EmbedderIdentity:
@@ -222,17 +314,8 @@ class OnnxMiniLMEmbedder(WordPieceCounter):
         """
         with self._load_lock:
             if kind not in self._sessions:
-                try:
-                    import onnxruntime as ort
-                except ImportError as exc:
-                    raise EmbedderError("package onnxruntime is not installed") from exc
+                ort, options = self._runtime(kind)
                 model, _ = minilm_files()
-                threads = self.threads if kind == "documents" else self.query_threads
-                options = ort.SessionOptions()
-                options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-                if threads:
-                    options.intra_op_num_threads = threads
-                    options.inter_op_num_threads = threads
                 try:
                     session = _optimized_session(ort, model, options, self.optimized_dir)
                 except Exception as exc:  # onnxruntime raises its own plain exceptions
@@ -260,63 +343,13 @@ class OnnxMiniLMEmbedder(WordPieceCounter):
                 raise EmbedderError(f"the embedding model failed on a batch: {exc}") from exc
         return mean_pool_normalize(states, mask)
 
-    def _embed(self, kind: str, texts: Sequence[str]) -> np.ndarray:
-        import numpy as np
-
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        return np.vstack(
-            [
-                self._run(kind, list(texts[i : i + self.batch_size]))
-                for i in range(0, len(texts), self.batch_size)
-            ]
-        )
-
-    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
-        """Embed ``texts`` in length-sorted batches; returns ``(n, 384)`` float32 in input order.
-
-        Raises:
-            EmbedderError: when the model cannot be loaded or fails on a batch.
-        """
-        import numpy as np
-
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        vectors = self._embed("documents", [texts[i] for i in order])
-        out = np.empty_like(vectors)
-        out[order] = vectors
-        return out
-
-    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        """Embed search query texts (in the order given) with the query session; returns
-        ``(n, 384)`` float32, the same vectors as :meth:`embed_documents`.
-
-        Raises:
-            EmbedderError: when the model cannot be loaded or fails on a batch.
-        """
-        return self._embed("queries", texts)
-
-    def warm_up(self) -> None:
-        """Load the tokenizer and the query session and run it once now (start-up work:
-        onnxruntime's import, the session and its first inference's allocations), so that the
-        first query's embedding is not charged for it. Idempotent.
-
-        Raises:
-            EmbedderError: when the files or the session cannot be loaded.
-        """
-        with self._load_lock:
-            warm = "queries" in self._sessions
-        if not warm:
-            self._run("queries", ["warm up"])
-
-    def embed_query(self, text: str) -> np.ndarray:
-        """Embed one query text; returns ``(384,)`` float32."""
-        return self.embed_queries([text])[0]
-
 
 __all__ = [
     "MINILM_DIM",
     "OnnxMiniLMEmbedder",
+    "TwoSessionEmbedder",
     "WordPieceCounter",
     "mean_pool_normalize",
     "minilm_files",
+    "session_options",
 ]

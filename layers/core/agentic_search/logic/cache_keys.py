@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import unicodedata
+from typing import Any
 
 
 def normalize_query(query: str) -> str:
@@ -32,6 +33,7 @@ def cache_key(
     schema_version: str,
     catalog_version: int,
     drop: list[str] | None = None,
+    filters: list[dict[str, object]] | None = None,
     settings: dict[str, object] | None = None,
 ) -> str:
     """Hex SHA-256 of the normalized query and everything the response depends on
@@ -47,6 +49,7 @@ def cache_key(
             "schema": schema_version,
             "catalog": catalog_version,
             **_dropped(drop),
+            **_added(filters),
             **({"settings": settings} if settings else {}),
         },
         sort_keys=True,
@@ -58,6 +61,19 @@ def _dropped(drop: list[str] | None) -> dict[str, list[str]]:
     return {"drop": sorted(set(drop))} if drop else {}
 
 
+def _added(filters: list[dict[str, object]] | None) -> dict[str, list[str]]:
+    """The added filters' part of a key: each as sorted-key JSON, sorted (their order does
+    not change the answer); none keeps the key of a request without them."""
+    if not filters:
+        return {}
+    return {"filters": sorted({json.dumps(f, sort_keys=True) for f in filters})}
+
+
+def added_filters(filters: list[Any] | None) -> list[dict[str, object]] | None:
+    """``SearchRequest.filters`` as the plain dicts the cache keys take (None for none)."""
+    return [f.wire() for f in filters] if filters else None
+
+
 def plan_cache_key(
     query: str,
     *,
@@ -67,6 +83,7 @@ def plan_cache_key(
     catalog_version: int,
     planner: str,
     drop: list[str] | None = None,
+    filters: list[dict[str, object]] | None = None,
 ) -> str:
     """Key of the exact-match plan cache: ``plan:`` + hex SHA-256 of the normalized query, the
     domain, the limit (topK follows it), the schema and catalog versions and the planner
@@ -82,10 +99,11 @@ def plan_cache_key(
             "catalog": catalog_version,
             "planner": planner,
             **_dropped(drop),
+            **_added(filters),
         },
         sort_keys=True,
     )
     return "plan:" + hashlib.sha256(material.encode("utf-8")).hexdigest()
 
 
-__all__ = ["cache_key", "normalize_query", "plan_cache_key"]
+__all__ = ["added_filters", "cache_key", "normalize_query", "plan_cache_key"]

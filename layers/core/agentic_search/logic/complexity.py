@@ -5,6 +5,8 @@ cue, from the extracted intent; they set how much work the executor does.
   query by example: its answer is about something the question describes rather than names
   ("the woman who portrayed Corliss Archer", "the director of Big Stone Gap"), so a later
   round may walk from the evidence to the entities it mentions (HotpotQA's bridge questions).
+  A pasted paragraph (:func:`is_long`) is never one, whatever question it ends with: it
+  states a need, and a walk from its first results places records it never asked about.
 * **complex**: a comparison, a bridge question, or four or more stated conditions (constraints
   and vocabulary values): every round the caps allow, graph hops for bridges.
 * **lookup**: "what is X" where X is the one record the query names: not a bridge (a walk
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import re
 
+from agentic_search.logic.coverage import MAX_TERM_TARGETS
 from agentic_search.logic.text import Analyzer
 from agentic_search.wire import Complexity, ExecutorCaps, IntentState
 
@@ -50,6 +53,13 @@ _FACETS = frozenset(
         "ai",
     }
 )
+
+
+def is_long(intent: IntentState) -> bool:
+    """Whether the query is a pasted paragraph rather than a search: more distinct content
+    words than a question or a keyword query has (:data:`MAX_TERM_TARGETS`, 24; SciFact's and
+    HotpotQA's queries have at most 23 terms, the tools queries' paragraphs 64 or more)."""
+    return len(intent.keywords) > MAX_TERM_TARGETS
 
 
 def is_question(query: str) -> bool:
@@ -84,8 +94,9 @@ def is_lookup(intent: IntentState, analyzer: Analyzer) -> bool:
 
 def is_bridge(intent: IntentState, analyzer: Analyzer | None = None) -> bool:
     """A question that neither compares named records nor asks by example (see the module
-    docstring), nor looks one up (:func:`is_lookup`, when an ``analyzer`` is given)."""
-    if intent.primary_goal in ("compare", "alternative-to"):
+    docstring), nor looks one up (:func:`is_lookup`, when an ``analyzer`` is given), nor is
+    a pasted paragraph (:func:`is_long`)."""
+    if intent.primary_goal in ("compare", "alternative-to") or is_long(intent):
         return False
     if analyzer is not None and is_lookup(intent, analyzer):
         return False
@@ -149,6 +160,7 @@ __all__ = [
     "caps_for",
     "complexity",
     "is_bridge",
+    "is_long",
     "is_lookup",
     "is_question",
     "with_complexity",

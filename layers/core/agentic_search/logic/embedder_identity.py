@@ -23,9 +23,11 @@ if TYPE_CHECKING:
 #: What the message tells to do about a mismatch.
 FIX = (
     "Rebuild the index with the current embedder (`agentic-search ingest --rebuild`; to "
-    "switch the local model: `agentic-search ingest --rebuild --embedder minilm|e5-small`), "
+    "switch the local model: `agentic-search ingest --rebuild --embedder "
+    "minilm|e5-small|embeddinggemma`), "
     "or configure the embedder it was built with again (LOCAL_EMBEDDING_MODEL / "
-    "EMBEDDING_PROVIDER / EMBEDDING_MODEL / BEDROCK_EMBEDDING_MODEL / EMBEDDING_MAX_LENGTH)."
+    "EMBEDDING_PROVIDER / EMBEDDING_MODEL / BEDROCK_EMBEDDING_MODEL / EMBEDDING_MAX_LENGTH / "
+    "EMBEDDINGGEMMA_DIM / EMBEDDINGGEMMA_QUANTIZATION)."
 )
 
 

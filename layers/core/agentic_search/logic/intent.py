@@ -28,7 +28,7 @@ from agentic_search.logic.entities import (
     lowercase_names,
     record_names,
 )
-from agentic_search.logic.intent_patterns import QUOTED
+from agentic_search.logic.intent_patterns import CUE_WORDS, QUOTED
 from agentic_search.logic.linking import QueryLinker, vocabulary_phrases
 from agentic_search.logic.schema import DomainSchema
 from agentic_search.logic.text import Analyzer
@@ -116,6 +116,7 @@ class CatalogLookup:
                 vocabulary_phrases(schema.vocabularies),
                 known_terms if known is not None else None,
                 analyzer,
+                CUE_WORDS,
             )
         names = {title.lower(): rid for rid, title in titles.items()}
         temporal = schema.temporal

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from agentic_search.wire import IntentState
+from agentic_search.wire import Filter, IntentState
 
 
 def without(intent: IntentState, drop: Iterable[str]) -> IntentState:
@@ -51,4 +51,16 @@ def without(intent: IntentState, drop: Iterable[str]) -> IntentState:
     return out
 
 
-__all__ = ["without"]
+def with_filters(intent: IntentState, filters: Iterable[Filter]) -> IntentState:
+    """A copy of ``intent`` with ``filters`` (``SearchRequest.filters``, validated against the
+    schema) among its constraints, each replacing the intent's own constraints on the same
+    field and operator (so applying them twice changes nothing); a filter without an origin
+    is marked as the request's."""
+    added = [f if f.origin else f.model_copy(update={"origin": "request"}) for f in filters]
+    keys = {(f.field, f.operator) for f in added}
+    out = intent.model_copy(deep=True)
+    out.constraints = [f for f in out.constraints if (f.field, f.operator) not in keys] + added
+    return out
+
+
+__all__ = ["with_filters", "without"]

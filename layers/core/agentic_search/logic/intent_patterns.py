@@ -20,6 +20,30 @@ REF_PATTERNS: list[tuple[str, str]] = [
     (r"\bcheaper\s+than\s+", "alternative-to"),
     (r"\bcompared?\s+(?:to|with)\s+", "compare"),
 ]
+#: The words the reading's patterns turn on (reference, comparison, price and negation cues:
+#: "alternative to", "like", "vs", "cheaper than", "without"), each as the patterns spell it.
+#: The linker corrects a misspelling of one within the same edit budget as a name
+#: (:mod:`agentic_search.logic.linking`), so "midjourny alternatve" reads as an alternative.
+CUE_WORDS = (
+    "alternative",
+    "alternatives",
+    "replacement",
+    "replacements",
+    "instead",
+    "similar",
+    "like",
+    "than",
+    "cheaper",
+    "compare",
+    "compared",
+    "comparison",
+    "versus",
+    "difference",
+    "between",
+    "without",
+    "except",
+    "excluding",
+)
 PRICE = re.compile(
     r"(?P<op>under|below|less\s+than|cheaper\s+than|at\s+most|max(?:imum)?|up\s+to|<=?|"
     r"no\s+more\s+than)\s*"

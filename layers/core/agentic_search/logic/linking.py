@@ -9,15 +9,18 @@ phrases it misspells.
    after a pronoun, modal or "to" ("I can continue using", "want to make a video"), or opening
    the query before a determiner ("make a jingle for my shop"), is read as the ordinary word
    unless capitalized or in a naming context. Score 1.0 otherwise.
-2. **Fuzzy** (rapidfuzz's optimal string alignment distance over the names and the schema's
-   vocabulary phrases: Levenshtein with an adjacent transposition counted as one edit,
-   Damerau 1964, so "stabel difusion" is two edits from "stable diffusion", not three): only
-   for query words the corpus does not know (no analysed term in the keyword index, no word
-   of a name or phrase), 4+ letters, not stopwords; the n-gram of one to three words around
-   such a word whose distance to a name or phrase is at most 1 (names up to 7 characters) or
-   2 (longer) wins. Score ``1 - distance / length`` (0.71..0.94). A fuzzy
-   vocabulary match is returned as a correction the extractor reads instead of the typo
-   ("vectr databse" -> "vector database").
+2. **Fuzzy** (rapidfuzz's optimal string alignment distance over the names, the schema's
+   vocabulary phrases and the reading's cue words: Levenshtein with an adjacent
+   transposition counted as one edit, Damerau 1964, so "stabel difusion" is two edits from
+   "stable diffusion", not three): only for query words the corpus does not know (no
+   analysed term in the keyword index, no word of a name, phrase or cue), 4+ letters, not
+   stopwords. Around such a word, the n-grams of one word up to the longest choice's words
+   are compared with the choices at most 1 edit away (up to 7 characters) or 2 (longer); the
+   longest n-gram that matches wins ("stabel difusion web ui" is Stable Diffusion web UI, not
+   Stable Diffusion), among equally long ones the best score, ``1 - distance / length``
+   (0.71..0.94). A fuzzy vocabulary phrase or cue word is returned as a correction the
+   extractor reads instead of the typo ("vectr databse" -> "vector database", "alternatve"
+   -> "alternative": :data:`~agentic_search.logic.intent_patterns.CUE_WORDS`).
 
 Links are reported with their surface form, method and score (``--explain`` shows them).
 """
@@ -26,10 +29,17 @@ from __future__ import annotations
 
 import heapq
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from agentic_search.logic.entities import EntityIndex, Token, fold, is_plain_word, tokens
+from agentic_search.logic.entities import (
+    MAX_NAME_WORDS,
+    EntityIndex,
+    Token,
+    fold,
+    is_plain_word,
+    tokens,
+)
 from agentic_search.logic.text import ENGLISH_STOPWORDS, Analyzer
 from agentic_search.wire import EntityLink
 
@@ -54,12 +64,14 @@ _DETERMINER_AFTER = re.compile(
 )
 #: Minimum score of a fuzzy link (1 - distance / length).
 FUZZY_MIN_SCORE = 0.7
+#: Cue words this short ("like", "than") are corrected only from a swap of two letters.
+SHORT_CUE = 4
 
 
 @dataclass
 class Linking:
-    """The links of one query and the corrections of misspelled vocabulary phrases
-    (surface text -> the phrase it stands for)."""
+    """The links of one query and the corrections of misspelled vocabulary phrases and cue
+    words (surface text -> the phrase or word it stands for)."""
 
     links: list[EntityLink] = field(default_factory=list)
     corrections: dict[str, str] = field(default_factory=dict)
@@ -80,7 +92,8 @@ class QueryLinker:
     ``index``: the entity index; ``titles``: record id -> display name; ``phrases``: folded
     vocabulary phrase -> its canonical value (synonyms included); ``known``: analysed terms ->
     those the keyword index holds (None: every word counts as known, no fuzzy linking of
-    words); ``analyzer``: the keyword analyzer the ``known`` terms come from.
+    words); ``analyzer``: the keyword analyzer the ``known`` terms come from; ``cues``: the
+    words the reading turns on ("alternative", "cheaper"), corrected like phrases.
     """
 
     def __init__(
@@ -90,14 +103,22 @@ class QueryLinker:
         phrases: Mapping[str, str] | None = None,
         known: Callable[[Sequence[str]], set[str]] | None = None,
         analyzer: Analyzer | None = None,
+        cues: Iterable[str] = (),
     ) -> None:
         self.index = index
         self.titles = dict(titles)
         self.phrases = dict(phrases or {})
         self.known = known
         self.analyzer = analyzer
-        self._choices = [*index.names, *self.phrases]
+        named = {*index.names, *self.phrases}
+        self.cues = sorted({fold(c) for c in cues} - named - {""})
+        self._cue_set = frozenset(self.cues)
+        self._choices = [*index.names, *self.phrases, *self.cues]
         self._words = {w for n in self._choices for w in n.split()}
+        #: the most words of a choice: the longest n-gram worth comparing
+        self._max_words = min(
+            MAX_NAME_WORDS, max((len(c.split()) for c in self._choices), default=1)
+        )
         #: length -> the positions of the choices that long, in order
         self._by_length: dict[int, list[int]] = {}
         for i, choice in enumerate(self._choices):
@@ -173,6 +194,17 @@ class QueryLinker:
         known = self.known(sorted({s for v in stems.values() for s in v}))
         return [i for i in cands if not any(s in known for s in stems[i])]
 
+    def _plausible_cue(self, text: str, choice: str) -> bool:
+        """Whether ``text`` may be corrected to ``choice``: any name or phrase within the
+        budget may; a cue word of :data:`SHORT_CUE` letters or fewer only from two adjacent
+        letters swapped ("liek"), as one other edit of so short a word is as often a word of
+        its own the catalog lacks ("lime", "lake")."""
+        if len(choice) > SHORT_CUE or choice not in self._cue_set:
+            return True
+        from rapidfuzz.distance import Levenshtein
+
+        return Levenshtein.distance(text, choice) == 2 and sorted(text) == sorted(choice)
+
     def _fuzzy(self, query: str, toks: Sequence[Token], taken: list[bool], out: Linking) -> None:
         from rapidfuzz import process
         from rapidfuzz.distance import OSA
@@ -180,8 +212,10 @@ class QueryLinker:
         for i in self._unknown(toks, taken):
             if taken[i]:
                 continue
-            best: tuple[float, int, int, str] | None = None
-            for n in (3, 2, 1):
+            # (words of the n-gram, score, start, end, choice): the longest n-gram that
+            # matches a choice wins, then the best score
+            best: tuple[int, float, int, int, str] | None = None
+            for n in range(min(self._max_words, len(toks)), 0, -1):
                 for start in range(max(0, i - n + 1), min(i, len(toks) - n) + 1):
                     span = range(start, start + n)
                     if any(taken[j] for j in span):
@@ -196,12 +230,16 @@ class QueryLinker:
                     if hit is None:
                         continue
                     choice, dist = hit[0], hit[1]
+                    if not self._plausible_cue(text, choice):
+                        continue
                     score = 1.0 - dist / max(len(choice), len(text))
-                    if score >= FUZZY_MIN_SCORE and (best is None or score > best[0]):
-                        best = (score, start, start + n, choice)
+                    if score >= FUZZY_MIN_SCORE and (best is None or (n, score) > best[:2]):
+                        best = (n, score, start, start + n, choice)
+                if best is not None:
+                    break  # a longer n-gram matched: no shorter one is compared
             if best is None:
                 continue
-            score, a, b, choice = best
+            _, score, a, b, choice = best
             for j in range(a, b):
                 taken[j] = True
             surface = query[toks[a].start : toks[b - 1].end]
@@ -218,14 +256,15 @@ class QueryLinker:
                     )
             else:
                 out.corrections[surface] = choice
+                vocabulary = choice in self.phrases
                 out.links.append(
                     EntityLink(
-                        id=self.phrases[choice],
+                        id=self.phrases[choice] if vocabulary else choice,
                         name=choice,
                         surface=surface,
                         score=round(score, 3),
                         method="fuzzy",
-                        kind="vocabulary",
+                        kind="vocabulary" if vocabulary else "cue",
                     )
                 )
 
@@ -251,6 +290,7 @@ def apply_corrections(text: str, corrections: Mapping[str, str]) -> str:
 
 __all__ = [
     "FUZZY_MIN_SCORE",
+    "SHORT_CUE",
     "Linking",
     "QueryLinker",
     "apply_corrections",

@@ -21,7 +21,7 @@ import re
 from typing import Protocol
 
 from agentic_search.logic.bm25 import keyword_query
-from agentic_search.logic.coverage import MAX_TERM_TARGETS
+from agentic_search.logic.complexity import is_long
 from agentic_search.logic.intent import normalize_query
 from agentic_search.logic.plan_rules import fusion_for, validate_plan
 from agentic_search.logic.schema import DomainSchema
@@ -130,13 +130,6 @@ def without_negations(text: str, negations: list[str]) -> str:
     out = re.sub(r"\s+([,;:.!?])", r"\1", out)
     out = re.sub(r"\s+", " ", out).strip(" ,;:-–—")
     return out if out.strip() else text
-
-
-def is_long(intent: IntentState) -> bool:
-    """Whether the query is a pasted paragraph rather than a search: more distinct content
-    words than a question or a keyword query has (:data:`MAX_TERM_TARGETS`, 24; SciFact's and
-    HotpotQA's queries have at most 23 terms, the tools queries' paragraphs 64 or more)."""
-    return len(intent.keywords) > MAX_TERM_TARGETS
 
 
 class RuleBasedPlanner:

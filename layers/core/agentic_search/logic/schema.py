@@ -250,7 +250,8 @@ class EmbedderCalibration(BaseModel):
     """The cosine thresholds of a domain chosen for one embedder model (cosine scales differ
     between models: multilingual-e5-small puts an unrelated pair near 0.75, MiniLM near 0.1).
     ``quality`` replaces the schema's ``quality`` and ``capability_min_score`` its
-    ``capabilities.min_score`` when the search's embedder is that model; a value left unset
+    ``capabilities.min_score`` and ``later_dense_weight`` the schema's
+    ``later_dense_weight`` when the search's embedder is that model; a value left unset
     keeps the schema's own (for ``capability_min_score``: the step stays off unless the model
     is in ``capabilities.calibrated_for``). Keyed, in :attr:`DomainSchema.calibrations`, by the
     identity's ``model`` (what the collection records: ``multilingual-e5-small-q4``)."""
@@ -259,6 +260,7 @@ class EmbedderCalibration(BaseModel):
 
     quality: QualitySpec | None = None
     capability_min_score: float | None = Field(default=None, ge=-1.0, le=1.0)
+    later_dense_weight: float | None = Field(default=None, ge=0.0, le=1.0)
 
 
 #: What each constraint role needs of its field: type(s) and the operators the extractor emits.
@@ -318,6 +320,14 @@ class DomainSchema(BaseModel):
         entry of ``calibrations`` when that sets ``quality``, else the schema's ``quality``."""
         cal = self.calibrations.get(model) if model else None
         return cal.quality if cal is not None and cal.quality is not None else self.quality
+
+    def later_dense_weight_for(self, model: str | None) -> float:
+        """The later rounds' dense weight for the embedder ``model``: its entry of
+        ``calibrations`` when that sets one, else the schema's ``later_dense_weight``."""
+        cal = self.calibrations.get(model) if model else None
+        if cal is not None and cal.later_dense_weight is not None:
+            return cal.later_dense_weight
+        return self.later_dense_weight
 
     def capability_min_score_for(self, model: str | None) -> float | None:
         """The capability step's cosine threshold for the embedder ``model``: its entry of

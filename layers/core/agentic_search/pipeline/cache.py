@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from agentic_search.dependencies import Dependencies
-from agentic_search.logic.cache_keys import cache_key
+from agentic_search.logic.cache_keys import added_filters, cache_key
 from agentic_search.ports import CacheError
 from agentic_search.wire import BUDGET_STOP, CacheInfo, SearchRequest, SearchState
 
@@ -43,6 +43,7 @@ def cache_lookup(req: SearchRequest, c: Dependencies) -> tuple[CacheInfo, dict[s
             schema_version=c.schema.version,
             catalog_version=info.catalog_version,
             drop=req.drop,
+            filters=added_filters(req.filters),
             settings=c.settings.answer_settings,
         )
         hit = cache.get(info.key)

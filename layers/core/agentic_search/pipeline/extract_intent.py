@@ -9,10 +9,10 @@ from collections.abc import Callable
 from typing import Any
 
 from agentic_search.dependencies import Dependencies
-from agentic_search.logic.cache_keys import plan_cache_key
+from agentic_search.logic.cache_keys import added_filters, plan_cache_key
 from agentic_search.logic.complexity import with_complexity
 from agentic_search.logic.intent_merge import merge_intents
-from agentic_search.logic.intent_overrides import without
+from agentic_search.logic.intent_overrides import with_filters, without
 from agentic_search.logic.llm_budget import Budget, LLMFallback
 from agentic_search.logic.plan_rules import validate_plan
 from agentic_search.pipeline.catalog import extract_by_rules
@@ -36,7 +36,8 @@ def extract_intent(state: SearchState, c: Dependencies) -> SearchState:
     instead, with the
     reason recorded in ``state.extractor``. Without an LLM, or after a Catch
     (``intentError``), the rules run. The parts of the intent named in ``request.drop`` are
-    then left out (:func:`~agentic_search.logic.intent_overrides.without`).
+    then left out (:func:`~agentic_search.logic.intent_overrides.without`) and those of
+    ``request.filters`` added (:func:`~agentic_search.logic.intent_overrides.with_filters`).
 
     Raises:
         ValueError: for an empty or over-long query.
@@ -58,6 +59,8 @@ def extract_intent(state: SearchState, c: Dependencies) -> SearchState:
         state.intent = extract_by_rules(c, req.query)
     if state.intent is not None and req.drop:  # the parts the client asked to leave out
         state.intent = without(state.intent, req.drop)
+    if state.intent is not None and req.filters:  # the filters the client asked to add
+        state.intent = with_filters(state.intent, req.filters)
     if state.intent is not None:  # complexity and the bridge cue, whoever extracted it
         state.intent = with_complexity(state.intent, c.analyzer)
     state.extractor = info
@@ -131,6 +134,7 @@ def plan_cache_get(
             catalog_version=cache.catalog_version(req.domain),
             planner=llm.name,
             drop=req.drop,
+            filters=added_filters(req.filters),
         )
         hit = cache.get(info.key)
         found = None

@@ -4,12 +4,12 @@ round-by-round report, as the response; errors of failed steps are listed, never
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from agentic_search.dependencies import Dependencies
 from agentic_search.logic.chunking import doc_id_of
 from agentic_search.logic.comparison import compare
-from agentic_search.logic.executor import final_order, finalize_evidence_pack
+from agentic_search.logic.executor import final_placement, finalize_evidence_pack
 from agentic_search.logic.quality import (
     CandidateEvidence,
     QueryReading,
@@ -100,7 +100,8 @@ def finish(
     t = time.perf_counter()
     plan, intent = state.plan, state.intent
     # the relevance of what a later round brought into this head was measured by FuseRerank
-    ranking = final_order(state, c.schema.chunking is not None)
+    ranking, covering = final_placement(state, c.schema.chunking is not None)
+    state.report.covering = dict(covering)
     results = state.retrieved
     ok_all = [r for r in results if r.error is None]
     candidates = hydrate(c, plan, intent, ok_all, ranking[: plan.limit])
@@ -163,7 +164,11 @@ def grade_answer(
     calibrated for the embedder's model
     (:meth:`~agentic_search.logic.schema.DomainSchema.quality_for`)."""
     spec = c.schema.quality_for(c.embedder_model())
-    reading = query_reading(c, state.intent, state.word_relevance) if spec.reads_words else None
+    reading = (
+        query_reading(c, state.intent, state.word_relevance, held_words(c, candidates))
+        if spec.reads_words
+        else None
+    )
     found = {cand.id for cand in candidates}
     pins = {rid for rid in state.pins if rid in found}
     words = set(c.analyzer.terms(state.intent.normalized_query))
@@ -196,11 +201,15 @@ def grade_answer(
 
 
 def query_reading(
-    c: Dependencies, intent: IntentState, word_relevance: Mapping[str, float]
+    c: Dependencies,
+    intent: IntentState,
+    word_relevance: Mapping[str, float],
+    held: Iterable[str] = (),
 ) -> QueryReading:
     """Which of the query's content words (its keyword terms, less those inside a record
     name the query was linked to: a misspelt name is read) some record holds, asked of the
-    keyword index (:meth:`~agentic_search.ports.KeywordIndex.known_terms`); a word no record
+    keyword index (:meth:`~agentic_search.ports.KeywordIndex.known_terms`), the ``held``
+    terms (:func:`held_words`) held whatever the index says; a word no record
     holds whose cosine to the query (``word_relevance``, FuseRerank's
     :func:`~agentic_search.pipeline.relevance.word_relevance`) is under the domain's
     ``candidate_relevance`` is incidental."""
@@ -209,8 +218,25 @@ def query_reading(
         skip.extend(c.analyzer.terms(link.surface))
     words = content_words(intent.keywords, skip)
     known = c.keyword.known_terms(c.schema, words) if words else set()
+    if known is not None:  # None: the index cannot tell, every word is taken as held
+        known |= set(held) & set(words)
     spec = c.schema.quality_for(c.embedder_model())
     return read_query(words, known, word_relevance, spec.candidate_relevance)
+
+
+def held_words(c: Dependencies, candidates: Sequence[Candidate]) -> set[str]:
+    """The analysed terms of the asked values the ``candidates`` hold
+    (``provenance.matched_values``: "Healthcare" of ``industries``) and of those values'
+    synonyms: a query word read as a value a returned record carries is in a record, though
+    the keyword index (which need not index that field) does not hold it."""
+    vocab_of = {fname: vocab for vocab, fname in c.schema.vocabulary_fields.items()}
+    phrases: set[str] = set()
+    for cand in candidates:
+        for fname, values in cand.provenance.matched_values.items():
+            synonyms = c.schema.vocabularies.get(vocab_of.get(fname, ""), {})
+            for value in values:
+                phrases.update([str(value), *synonyms.get(str(value), [])])
+    return set(c.analyzer.terms(" ".join(sorted(phrases)))) if phrases else set()
 
 
 def comparison_of(c: Dependencies, state: ExecutorState) -> Comparison | None:
@@ -237,4 +263,12 @@ def mark_relaxed(state: ExecutorState, candidates: list[Candidate]) -> None:
             ]
 
 
-__all__ = ["comparison_of", "finalize", "finish", "grade_answer", "mark_relaxed", "query_reading"]
+__all__ = [
+    "comparison_of",
+    "finalize",
+    "finish",
+    "grade_answer",
+    "held_words",
+    "mark_relaxed",
+    "query_reading",
+]

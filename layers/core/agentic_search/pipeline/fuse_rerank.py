@@ -213,11 +213,19 @@ def fuse_round(c: Dependencies, state: ExecutorState, work: RoundWork) -> RoundW
         | {b.id for b in state.bridges}
     )
     state.retrieved += [r.pruned(keep) for r in results]
-    if rnd > 1 and state.relevance_due:
+    placing = rnd > 1 and any(t.kind == "preference" for t in state.targets)
+    if rnd > 1 and (state.relevance_due or placing):
         # what Finalize would return were this the last round: the relevance of those a
         # later round brought into a head, from that round's lists (a later round may
-        # measure a few more ids, never those outside a head)
-        head = final_order(state, c.schema.chunking is not None)[: state.plan.limit]
+        # measure a few more ids, never those outside a head); with the pool's coverage
+        # now (GradeRound grades the same pool next), a record placed in the head for a
+        # preference this round covered is measured too, from the round it was selected in
+        coverage = c.grader.grade(state.targets, state.pool) if placing else None
+        head = final_order(state, c.schema.chunking is not None, coverage)[: state.plan.limit]
+        for f in head:
+            new = f.id not in state.relevance and f.id not in state.relevance_due
+            if new and f.id in pooled:
+                state.relevance_due[f.id] = pooled[f.id].round
         settle_relevance(c, state, [f.id for f in head])
     work.results = []
     return work
@@ -228,7 +236,8 @@ def pin_and_bridge(
 ) -> list[Fused]:
     """The round's fused list with what its entity fetch pins and its graph walk bridges
     placed (see :mod:`agentic_search.logic.executor.entity_rounds`); the pins and bridges are kept
-    in the state for the final ranking and listed in the round's report."""
+    in the state for the final ranking and listed in the round's report. Only a bridge
+    question (``intent.bridge``) places bridges, whatever walk a plan asked for."""
     by_name = {r.name: r for r in results if r.error is None}
     if (entity := by_name.get("entity")) is not None and not state.pins:
         state.pins = [h.id for h in entity.hits]
@@ -236,7 +245,8 @@ def pin_and_bridge(
     bridges: list[Bridge] = []
     graph = by_name.get("graph")
     walk = work.plan.graph_source
-    if graph is not None and walk is not None and walk.placement == "bridge":
+    bridge_walk = walk is not None and walk.placement == "bridge" and state.intent.bridge
+    if graph is not None and walk is not None and bridge_walk:
         hits = [(h.id, h.score, h.via) for h in graph.hits]
         bridges = bridges_from(hits, walk.seeds)
         state.bridges += bridges

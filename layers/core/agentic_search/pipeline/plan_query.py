@@ -69,7 +69,7 @@ def plan_query(state: SearchState, c: Dependencies) -> SearchState:
         max_rounds=rounds,
         max_total_docs=min(req.limit, 100),
         round_budget_ms=c.settings.round_budget_ms,
-        later_dense_weight=c.schema.later_dense_weight,
+        later_dense_weight=c.schema.later_dense_weight_for(c.embedder_model()),
     )
     state.executor = start_executor(c, plan, state.intent, caps)
     state.plan = None  # the executor state holds it now

@@ -227,6 +227,11 @@ class RetrievalReport(WireModel):
     no_new_streak: int = 0
     caps: ExecutorCaps = Field(default_factory=ExecutorCaps)
     total_ms: float = 0.0
+    covering: dict[str, str] = Field(
+        default_factory=dict,
+        description="records placed in the returned head for a preference the evidence "
+        "covers and the head did not: record id -> the target's label",
+    )
     trimmed: list[str] | None = Field(
         default=None,
         description="what was cut to keep a state under Step Functions' 256 KB "

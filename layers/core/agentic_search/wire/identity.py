@@ -21,6 +21,7 @@ _COMPARED = (
     "pooling",
     "query_prefix",
     "passage_prefix",
+    "artefact",
 )
 
 
@@ -28,7 +29,9 @@ class EmbedderIdentity(BaseModel):
     """What makes two embedders' vectors comparable: the model, the dimension, whether the
     vectors are L2-normalised, the truncation length (word-piece tokens; a longer text is
     cut there, so two lengths give different document vectors), the pooling and the texts
-    put before queries and documents (e5's ``query: `` / ``passage: ``).
+    put before queries and documents (e5's ``query: `` / ``passage: ``), and for a model
+    converted here the hash of the files that compute it (``artefact``: two conversions or
+    quantizations of one model give different vectors).
 
     A field that is ``None`` is unknown (an embedder that cannot tell without a call, such as
     an API whose dimension is learnt from its first answer) and is not compared. Stored as
@@ -50,6 +53,10 @@ class EmbedderIdentity(BaseModel):
     passage_prefix: str | None = Field(
         default=None, description="Text put before a document (e5: 'passage: ')."
     )
+    artefact: str | None = Field(
+        default=None,
+        description="sha256 of the model files that compute the vectors (a converted model).",
+    )
 
     def describe(self) -> str:
         """One line for messages, e.g. ``all-MiniLM-L6-v2-int8 (384 dims, normalized, max
@@ -65,12 +72,14 @@ class EmbedderIdentity(BaseModel):
             parts.append(f"{self.pooling} pooling")
         if self.query_prefix or self.passage_prefix:
             parts.append(f"prefixes {self.query_prefix!r}/{self.passage_prefix!r}")
+        if self.artefact is not None:
+            parts.append(f"artefact {self.artefact[:12]}")
         return f"{self.model} ({', '.join(parts)})" if parts else self.model
 
     def differences(self, other: EmbedderIdentity) -> list[str]:
         """The fields (``model``, ``dim``, ``normalized``, ``max_length``, ``pooling``,
-        ``query_prefix``, ``passage_prefix``) on which ``self`` and ``other`` differ, each
-        compared only where both know it; empty = compatible."""
+        ``query_prefix``, ``passage_prefix``, ``artefact``) on which ``self`` and ``other``
+        differ, each compared only where both know it; empty = compatible."""
         out = []
         for name in _COMPARED:
             mine, theirs = getattr(self, name), getattr(other, name)

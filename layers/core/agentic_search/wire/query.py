@@ -61,8 +61,9 @@ Complexity = Literal["simple", "moderate", "complex"]
 
 
 class EntityLink(WireModel):
-    """A name in the query linked to a record (``kind="entity"``: ``id`` is the record id) or
-    a misspelled vocabulary phrase (``kind="vocabulary"``: ``id`` is the canonical value).
+    """A name in the query linked to a record (``kind="entity"``: ``id`` is the record id), a
+    misspelled vocabulary phrase (``kind="vocabulary"``: ``id`` is the canonical value) or a
+    misspelled cue word of the reading (``kind="cue"``: "alternatve", ``id`` the word).
 
     ``surface`` is the text as written, ``name`` the record's display name (or the phrase),
     ``score`` in [0, 1] (1 exact; fuzzy ``1 - edit distance / length``), ``method`` how it was
@@ -74,7 +75,7 @@ class EntityLink(WireModel):
     surface: str
     score: float = Field(ge=0.0, le=1.0)
     method: Literal["exact", "fuzzy"] = "exact"
-    kind: Literal["entity", "vocabulary"] = "entity"
+    kind: Literal["entity", "vocabulary", "cue"] = "entity"
 
 
 class VocabularyMatch(WireModel):

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator,
 
 from agentic_search.wire.base import WireModel
 from agentic_search.wire.executor import ExecutorState, RoundWork, SubQuery
-from agentic_search.wire.query import IntentState, QueryPlan
+from agentic_search.wire.query import Filter, IntentState, QueryPlan
 from agentic_search.wire.response import PATH_KEYS, SearchResponse
 from agentic_search.wire.results import SourceError
 from agentic_search.wire.texts import expand_texts, intern_texts
@@ -40,6 +40,8 @@ DROP_PATTERN = (
 )
 #: At most this many parts of the intent are left out in one request.
 DROP_MAX = 32
+#: At most this many filters are added to the understood intent in one request.
+FILTERS_MAX = 16
 
 
 def query_problem(query: str) -> str | None:
@@ -86,6 +88,16 @@ class SearchRequest(WireModel):
         "'entity:vs-code'), 'exclude:ID' an excluded record; one that names nothing in the "
         "intent changes nothing",
         examples=[["filter:released:gte"]],
+    )
+    filters: list[Filter] | None = Field(
+        default=None,
+        max_length=FILTERS_MAX,
+        description="hard filters to add to the understood intent, each {field, operator, "
+        "value} on a filterable field of the domain (the domain's schema names them and their "
+        "operators; vocabulary fields take canonical values), e.g. {'field': "
+        "'price_monthly_usd', 'operator': 'lte', 'value': 20}; one replaces the intent's own "
+        "constraint on the same field and operator; 'must': true keeps it from relaxation",
+        examples=[[{"field": "open_source", "operator": "eq", "value": True}]],
     )
 
     @field_validator("query")

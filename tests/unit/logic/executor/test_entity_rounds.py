@@ -7,6 +7,7 @@ from __future__ import annotations
 from datetime import date
 
 import pytest
+from support.builders import RAG_PARAGRAPH
 
 from agentic_search.logic.comparison import compare
 from agentic_search.logic.complexity import complexity, is_bridge
@@ -119,7 +120,7 @@ def test_placement_pins_first_and_bridges_after_their_anchor():
     ranking = [Fused(x, 1.0 - i / 10, 1.0 - i / 10, i + 1, {}) for i, x in enumerate("abcde")]
     out = with_pins_and_bridges(ranking, ["d", "z"], [Bridge(id="e", after="a", via="mention:a")])
     assert [f.id for f in out] == ["d", "z", "a", "e", "b", "c"]
-    # placed records carry the top score (they rank above records that scored more)
+    # pins carry the top score (they rank above records that scored more)
     assert out[0].score == out[1].score == 1.0
     # a bridge whose anchor is absent goes right after the pins
     assert [
@@ -130,6 +131,40 @@ def test_placement_pins_first_and_bridges_after_their_anchor():
         "a",
     ]
     assert with_pins_and_bridges(ranking, [], []) == ranking
+
+
+def test_a_bridge_shows_the_score_of_the_record_it_follows_and_scores_never_rise():
+    """GIVEN a ranking scored 1.0, 0.9, ... and a bridge reached from the third record
+    (issue 47 item 7: a bridge showed the list's best score at #4, after #3 at 0.561)
+    THEN it is placed right after that record at that record's score, and the scores shown
+    never rise down the list, with pins or without."""
+    ranking = [Fused(x, 1.0 - i / 10, 1.0 - i / 10, i + 1, {}) for i, x in enumerate("abcdefg")]
+    bridge = Bridge(id="f", after="c", via="mention:c")
+    for pins in ([], ["d"], ["z"]):
+        out = with_pins_and_bridges(ranking, pins, [bridge])
+        ids = [f.id for f in out]
+        at = ids.index("f")
+        assert ids[at - 1] == "c"
+        assert (out[at].score, out[at].fused) == (out[at - 1].score, out[at - 1].fused)
+        scores = [f.score for f in out]
+        assert scores == sorted(scores, reverse=True), (pins, ids, scores)
+    # a bridge new to the ranking, whose anchor is absent: after the pins, at their score
+    out = with_pins_and_bridges(ranking, ["b"], [Bridge(id="q", after="zz", via="mention:zz")])
+    assert [f.id for f in out][:3] == ["b", "q", "a"]
+    assert out[1].score == out[0].score
+    scores = [f.score for f in out]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_a_pasted_paragraph_is_never_a_bridge_question():
+    """GIVEN a pasted paragraph with wh-words and a final "?" (issue 47 item 7: it walked
+    the graph from its first results and placed an off-topic record at #4)
+    THEN it is not a bridge question; a HotpotQA-style question still is."""
+    para = intent(RAG_PARAGRAPH)
+    assert len(para.keywords) > 24 and para.query.endswith("?")
+    assert not is_bridge(para, AN) and not is_bridge(para)
+    hop = intent("What government position was held by the woman who portrayed Corliss Archer?")
+    assert is_bridge(hop, AN)
 
 
 def test_the_bridge_round_walks_from_round_ones_best_and_places_one_reached_from_it():

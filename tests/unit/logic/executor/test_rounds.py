@@ -15,7 +15,9 @@ from support.builders import (
 )
 
 from agentic_search.logic.executor.rounds import (
+    covering_records,
     executor_gate,
+    final_placement,
     final_ranking,
     relax_step,
     should_continue,
@@ -25,6 +27,7 @@ from agentic_search.logic.schema import DomainSchema
 from agentic_search.wire import (
     Coverage,
     CoverageItem,
+    CoverageTarget,
     ExecutorCaps,
     ExecutorState,
     Filter,
@@ -231,6 +234,44 @@ def test_final_ranking_reranked_ids_move_ahead_within_top_n() -> None:
         rerank_scores={"b": 0.9, "a": 0.1, "d": 0.5},
     )
     assert [f.id for f in final_ranking(state)] == ["b", "a", "c", "d"]
+
+
+def _covered(state, ids, rankings, limit=3):
+    """``state`` with a preference and a term target, both covered by ``ids``."""
+    pref = CoverageTarget(
+        kind="preference", label="industries ~ Healthcare", field="industries", values=["H"]
+    )
+    term = CoverageTarget(kind="term", label="chatbot", text="chatbot")
+    state.targets = [pref, term]
+    state.coverage = Coverage(
+        items=[
+            CoverageItem(kind="preference", label=pref.label, covered=True, evidence=ids),
+            CoverageItem(kind="term", label="chatbot", covered=True, evidence=["z9"]),
+        ]
+    )
+    state.round_rankings = rankings
+    state.plan = state.plan.model_copy(update={"limit": limit})
+    return state
+
+
+def test_a_preference_only_a_later_round_covered_is_placed_in_the_head() -> None:
+    """GIVEN round 1 [a, b, c, d] and round 2 [x, b] (weight 0.2), a head of 3, and the
+    pool's evidence for "industries ~ Healthcare" being x alone (issue 47 item 8: round 2
+    reported it covered, no returned record held it)
+    THEN x takes the head's last place at its own score, the head's scores never rise, and
+    the placement is reported with the target; a term covered outside the head is not."""
+    state = _covered(state_with(ExecutorCaps()), ["x"], [["a", "b", "c", "d"], ["x", "b"]])
+    ranking, placed = final_placement(state, chunked=False)
+    assert [f.id for f in ranking][:3] == ["b", "a", "x"]
+    assert placed == [("x", "industries ~ Healthcare")]
+    head = [f.score for f in ranking[:3]]
+    assert head == sorted(head, reverse=True)
+    # nothing moves when the head holds the covering evidence already
+    state = _covered(state_with(ExecutorCaps()), ["a", "x"], [["a", "b", "c", "d"], ["x", "b"]])
+    assert covering_records(state, final_ranking(state)) == []
+    assert [f.id for f in final_placement(state, chunked=False)[0]] == [
+        f.id for f in final_ranking(state)
+    ]
 
 
 # ----- 10. executor gate -------------------------------------------------------------------------

@@ -24,6 +24,7 @@ from agentic_search.logic.executor.queries import dense_aspect, hyde_status, wit
 from agentic_search.logic.executor.rounds import (
     executor_gate,
     final_order,
+    final_placement,
     final_ranking,
     finalize_evidence_pack,
     prepare_round_queries,
@@ -40,6 +41,7 @@ __all__ = [
     "dense_aspect",
     "executor_gate",
     "final_order",
+    "final_placement",
     "final_ranking",
     "finalize_evidence_pack",
     "hyde_status",

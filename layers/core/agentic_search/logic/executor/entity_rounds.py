@@ -16,6 +16,9 @@ and where what they find is placed in the ranking.
   (or the first ``limit``, if fewer) are never targets, nor are hubs: records mentioned by
   more than :data:`BRIDGE_MAX_MENTIONS` others (a bridge names a specific entity).
 * **placement**: pins first, then each bridge right after its seed; the rest keeps its order.
+  A pin shows the best score of the list (it is first because the query names it); a bridge
+  the score of the record it is placed after (it is there because that record names it), so
+  the scores shown never rise down the list. Only a bridge question places bridges.
 """
 
 from __future__ import annotations
@@ -176,23 +179,25 @@ def bridges_from(
 def with_pins_and_bridges(
     ranking: Sequence[Fused], pins: Sequence[str], bridges: Sequence[Bridge]
 ) -> list[Fused]:
-    """``ranking`` with the pins first (in order; a pin not in the ranking is added) and each
-    bridge moved right after its anchor (after the pins when the anchor is absent)."""
+    """``ranking`` with the pins first (in order; a pin not in the ranking is added), each at
+    the list's best score, and each bridge moved right after its anchor (after the pins when
+    the anchor is absent) at the score of the record it follows (see the module docstring):
+    the scores of the list returned never rise down the list when ``ranking``'s do not."""
     if not pins and not bridges:
         return list(ranking)
     by_id = {f.id: f for f in ranking}
     top = max((f.fused for f in ranking), default=1.0)
     best = max((f.score for f in ranking), default=1.0)
 
-    def entry(rid: str, source: str) -> Fused:
-        """A placed record: its own fused entry lifted to the top score (it is placed above
-        records that scored more), or a new one."""
+    def entry(rid: str, source: str, fused: float, score: float) -> Fused:
+        """A placed record at the scores given: its own fused entry's contributions, or a
+        new entry's."""
         have = by_id.get(rid)
         if have is None:
-            return Fused(rid, top, best, 1, {source: 1.0})
-        return Fused(rid, max(have.fused, top), max(have.score, best), 1, dict(have.contributions))
+            return Fused(rid, fused, score, 1, {source: 1.0})
+        return Fused(rid, fused, score, 1, dict(have.contributions))
 
-    pinned = [entry(rid, "entity") for rid in dict.fromkeys(pins)]
+    pinned = [entry(rid, "entity", top, best) for rid in dict.fromkeys(pins)]
     moved = {b.id for b in bridges} | {f.id for f in pinned}
     rest = [f for f in ranking if f.id not in moved]
     out = pinned + rest
@@ -201,7 +206,9 @@ def with_pins_and_bridges(
             continue
         ids = [f.id for f in out]
         at = ids.index(b.after) + 1 if b.after in ids else len(pinned)
-        out.insert(at, entry(b.id, f"graph:{b.via}"))
+        before = out[at - 1] if at > 0 else None
+        fused, score = (before.fused, before.score) if before is not None else (top, best)
+        out.insert(at, entry(b.id, f"graph:{b.via}", fused, score))
     return out
 
 

@@ -25,6 +25,7 @@ from agentic_search.logic.schema import DomainSchema
 from agentic_search.logic.text import Analyzer, default_analyzer
 from agentic_search.wire import (
     BUDGET_STOP,
+    Coverage,
     CoverageTarget,
     Evidence,
     EvidencePack,
@@ -185,21 +186,71 @@ def final_ranking(state: ExecutorState) -> list[Fused]:
     return rerank_order(fused, state.rerank_scores, state.caps.rerank_top_n)
 
 
-def final_order(state: ExecutorState, chunked: bool) -> list[Fused]:
+def final_order(
+    state: ExecutorState, chunked: bool, coverage: Coverage | None = None
+) -> list[Fused]:
     """The ranking Finalize returns from, its first ``plan.limit`` the candidates: round 1's
     fused list in rerank order after one ranked round, else :func:`final_ranking`; the pins
-    and bridges placed (:func:`~.entity_rounds.with_pins_and_bridges`); for a ``chunked``
-    domain, each document once at its best chunk's rank. A function of what FuseRerank
-    leaves in the state (no later step changes it), so FuseRerank knows after each round
-    what Finalize would return were it the last."""
+    and bridges placed (:func:`~.entity_rounds.with_pins_and_bridges`), then the records
+    that cover what the head does not (:func:`covering_records`); for a ``chunked`` domain,
+    each document once at its best chunk's rank. A function of what FuseRerank leaves in the
+    state (no later step changes it), so FuseRerank knows after each round what Finalize
+    would return were it the last (``coverage``: the pool's coverage to place for, by
+    default the state's, that of the last graded round)."""
+    return final_placement(state, chunked, coverage)[0]
+
+
+def final_placement(
+    state: ExecutorState, chunked: bool, coverage: Coverage | None = None
+) -> tuple[list[Fused], list[tuple[str, str]]]:
+    """:func:`final_order` and the records it placed for coverage, ``(record id, target
+    label)`` (:func:`covering_records`)."""
     if ranked_rounds(state) > 1:
         ranking = final_ranking(state)
     else:
         ranking = rerank_order(state.first_fused, state.rerank_scores, state.caps.rerank_top_n)
     ranking = with_pins_and_bridges(ranking, state.pins, state.bridges)
+    covering = covering_records(state, ranking, coverage)
+    ranking = with_covering_records(ranking, [rid for rid, _ in covering], state.plan.limit)
     if chunked:  # each document once, at its best chunk's rank
         ranking = best_chunks(ranking, lambda f: f.id)
-    return ranking
+    return ranking, covering
+
+
+def covering_records(
+    state: ExecutorState, ranking: Sequence[Fused], coverage: Coverage | None = None
+) -> list[tuple[str, str]]:
+    """``(record id, target label)`` for each soft preference ("industries ~ Healthcare")
+    the evidence pool covers while no evidence of ``ranking``'s head (its first
+    ``plan.limit``) does: the best-ranked record of the evidence that covers it. A later
+    round that covers a preference found that record for it, and the coverage it reports
+    (and the answer's) is the returned list's only with the record in it. Query terms are
+    never placed for: many records hold a word, and the head is ranked on the words."""
+    limit = state.plan.limit
+    head = {f.id for f in ranking[:limit]}
+    at = {f.id: i for i, f in enumerate(ranking)}
+    out: list[tuple[str, str]] = []
+    items = (coverage or state.coverage).items
+    for target, item in zip(state.targets, items, strict=False):
+        if target.kind != "preference" or not item.covered or head & set(item.evidence):
+            continue
+        ranked = sorted((at[rid], rid) for rid in item.evidence if rid in at)
+        if ranked and all(rid != ranked[0][1] for rid, _ in out):
+            out.append((ranked[0][1], target.label))
+    return out[:limit]
+
+
+def with_covering_records(ranking: Sequence[Fused], ids: Sequence[str], limit: int) -> list[Fused]:
+    """``ranking`` with the records ``ids`` moved to the last places of its first ``limit``,
+    in their order there, each at its own score (they come from below those places, so the
+    scores of the head never rise down the list)."""
+    if not ids:
+        return list(ranking)
+    moved = set(ids)
+    placed = [f for f in ranking if f.id in moved]
+    rest = [f for f in ranking if f.id not in moved]
+    at = max(0, min(limit, len(rest) + len(placed)) - len(placed))
+    return rest[:at] + placed + rest[at:]
 
 
 def ranked_rounds(state: ExecutorState) -> int:
