@@ -10,8 +10,9 @@
 the JSONL to CatalogExportBucket and starts the ReindexStateMachine on it (the Distributed Map
 reindex: one pass for a large catalog). ``smoke`` sends a SigV4-signed ``POST {SearchApiUrl}search``
 (botocore's SigV4Auth, service execute-api: the API's IAM auth) and checks that the expected ids
-are among the first ``--top`` candidates. ``delete`` empties CatalogExportBucket (every object
-version: CloudFormation cannot delete a bucket that holds objects) and deletes the stack, waiting
+are among the first ``--top`` candidates. ``delete`` empties CatalogExportBucket and SnapshotBucket
+(every object version: CloudFormation cannot delete a bucket that holds objects; a stack from
+before SnapshotBucket has only the first) and deletes the stack, waiting
 for it to go; the retained CatalogTable and SyncStatusTable stay (DeletionPolicy Retain).
 
 Region: ``--region``, else ``AWS_REGION``, else the region of samconfig.toml's deploy parameters
@@ -246,9 +247,13 @@ def empty_bucket(session: boto3.Session, bucket: str) -> int:
 
 
 def delete_stack(session: boto3.Session, stack_name: str) -> int:
-    """Empty the stack's export bucket, delete the stack and wait; returns objects deleted."""
-    bucket = output(stack_outputs(session, stack_name), "CatalogExportBucketName")
-    deleted = empty_bucket(session, bucket)
+    """Empty the stack's export and snapshot buckets, delete the stack and wait; returns
+    objects deleted."""
+    outputs = stack_outputs(session, stack_name)
+    buckets = [output(outputs, "CatalogExportBucketName")]
+    if "SnapshotBucketName" in outputs:
+        buckets.append(outputs["SnapshotBucketName"])
+    deleted = sum(empty_bucket(session, bucket) for bucket in buckets)
     cfn = session.client("cloudformation")
     cfn.delete_stack(StackName=stack_name)
     cfn.get_waiter("stack_delete_complete").wait(StackName=stack_name)
@@ -307,7 +312,7 @@ def run(args: argparse.Namespace, session: boto3.Session) -> int:
     """
     if args.command == "delete":
         deleted = delete_stack(session, args.stack_name)
-        print(f"emptied the export bucket ({deleted} objects), deleted {args.stack_name}")
+        print(f"emptied the buckets ({deleted} objects), deleted {args.stack_name}")
         return 0
     outputs = stack_outputs(session, args.stack_name)
     if args.command == "smoke":

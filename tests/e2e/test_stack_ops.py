@@ -37,6 +37,7 @@ STACK = "agentic-search-test"
 OUTPUTS_USED = {
     "CatalogTableName",
     "CatalogExportBucketName",
+    "SnapshotBucketName",
     "ReindexStateMachineArn",
     "SearchApiUrl",
 }
@@ -121,6 +122,9 @@ def fake_stack_template(api_url: str) -> dict[str, Any]:
             "CatalogExportBucket": {
                 "Type": "AWS::S3::Bucket",
             },
+            "SnapshotBucket": {
+                "Type": "AWS::S3::Bucket",
+            },
             "ReindexStateMachine": {
                 "Type": "AWS::StepFunctions::StateMachine",
                 "Properties": {
@@ -132,6 +136,7 @@ def fake_stack_template(api_url: str) -> dict[str, Any]:
         "Outputs": {
             "CatalogTableName": {"Value": {"Ref": "CatalogTable"}},
             "CatalogExportBucketName": {"Value": {"Ref": "CatalogExportBucket"}},
+            "SnapshotBucketName": {"Value": {"Ref": "SnapshotBucket"}},
             "ReindexStateMachineArn": {"Value": {"Ref": "ReindexStateMachine"}},
             "SearchApiUrl": {"Value": api_url},
         },
@@ -342,17 +347,20 @@ def test_smoke_says_could_not_reach_in_one_line_exit_2_and_a_non_json_error_is_a
     assert "502 Bad Gateway" in html.stdout
 
 
-def test_delete_empties_the_export_bucket_then_deletes_the_stack(stack):
+def test_delete_empties_the_export_and_snapshot_buckets_then_deletes_the_stack(stack):
     s3 = boto3.client("s3")
-    bucket = stack["CatalogExportBucketName"]
+    bucket, snapshots = stack["CatalogExportBucketName"], stack["SnapshotBucketName"]
     s3.put_object(Bucket=bucket, Key="more.jsonl", Body=b"{}")
-    held = s3.list_object_versions(Bucket=bucket)
-    count = len(held.get("Versions", [])) + len(held.get("DeleteMarkers", []))
-    assert count >= 1
+    s3.put_object(Bucket=snapshots, Key="snapshots/tools/v0000000001-a.tar.gz", Body=b"x")
+    count = 0
+    for b in (bucket, snapshots):
+        held = s3.list_object_versions(Bucket=b)
+        count += len(held.get("Versions", [])) + len(held.get("DeleteMarkers", []))
+    assert count >= 2
     done = run("delete", "--stack-name", STACK)
     assert done.returncode == 0, done.stderr
     # every version and marker was deleted first (CloudFormation refuses a non-empty bucket)
-    assert f"emptied the export bucket ({count} objects)" in done.stdout
+    assert f"emptied the buckets ({count} objects)" in done.stdout
     cfn = boto3.client("cloudformation")
     with pytest.raises(cfn.exceptions.ClientError):
         cfn.describe_stacks(StackName=STACK)

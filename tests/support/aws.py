@@ -60,6 +60,17 @@ def create_idempotency_table(client: Any, name: str = "sync-idempotency") -> str
     return name
 
 
+def create_snapshot_table(client: Any, name: str = "snapshot-pointers") -> str:
+    """The SnapshotTable of template.yaml (pk: the pointer and lease items of edge-s3)."""
+    client.create_table(
+        TableName=name,
+        BillingMode="PAY_PER_REQUEST",
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+    )
+    return name
+
+
 class FakeContext:
     """The parts of a Lambda context Powertools reads."""
 

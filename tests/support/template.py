@@ -74,6 +74,10 @@ RESOURCE_STAR_ACTIONS = {
     # CatalogSync's stream mapping: Lambda's DynamoDB event source calls ListStreams, which
     # takes no resource ARN (the stream reads themselves are granted on CatalogTable's stream).
     "dynamodb:ListStreams",
+    # FuseRerank with RerankModel: Bedrock's Rerank action takes no resource ARN (the model is
+    # granted by bedrock:InvokeModel on its foundation-model ARN; Bedrock user guide, "Permissions
+    # for reranking").
+    "bedrock:Rerank",
     # Step Functions' log delivery to CloudWatch Logs (SearchStateMachine Logging): the vended-log
     # delivery and resource-policy APIs are account-level (Step Functions developer guide, "IAM
     # policies for logging to CloudWatch Logs").
@@ -103,12 +107,13 @@ SECRET_PARAMETERS = {
     "MongoUriSecretArn": ("HasMongoUriSecret", "MONGODB_URI_SECRET_ARN"),
     "OpenAiKeySecretArn": ("HasOpenAiKeySecret", "OPENAI_API_KEY_SECRET_ARN"),
 }
-# Values every deployment must give (no default) plus every optional one set.
-REQUIRED_PARAMETERS = {
-    "QdrantUrl": "https://qdrant.example.com:6333",
-}
+# Values every deployment must give (none: VectorEngine edge-s3 needs no server) plus every
+# optional one set (the Qdrant server engine with its URL among them).
+REQUIRED_PARAMETERS: dict[str, str] = {}
 ALL_SET_PARAMETERS = {
     **REQUIRED_PARAMETERS,
+    "VectorEngine": "qdrant",
+    "QdrantUrl": "https://qdrant.example.com:6333",
     "EmbeddingModel": "text-embedding-3-small",
     **{name: FAKE_SECRET.format(name) for name in SECRET_PARAMETERS},
     "AuthMode": "JWT",

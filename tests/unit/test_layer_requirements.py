@@ -48,7 +48,7 @@ def test_committed_lock_files_are_current(pyproject):
 def test_layers_hold_what_their_functions_use_and_nothing_the_runtime_has(pyproject):
     layers = layer_requirements.layer_requirements(pyproject)
     core, embed = names(layers["core"]), names(layers["embed"])
-    assert {"pydantic", "qdrant-client", "aws-lambda-powertools"} <= core
+    assert {"pydantic", "qdrant-client", "qdrant-edge-py", "aws-lambda-powertools"} <= core
     assert not core & {
         "fastembed",
         "onnxruntime",

@@ -101,14 +101,47 @@ class Settings(BaseSettings):
         description="Qdrant server URL; enables server mode (sparse BM25 vectors with the IDF "
         "modifier, payload indexes).",
     )
-    vector_store: Literal["edge", "local"] = Field(
+    vector_store: Literal["edge", "local", "edge-s3"] = Field(
         default="edge",
         description="Embedded engine when QDRANT_URL is unset: edge = Qdrant Edge "
         "(qdrant-edge-py; dense, sparse BM25 and payload in one engine, the default); local = "
-        "qdrant-client local mode (a pure-Python fallback, fine for a few thousand points). "
+        "qdrant-client local mode (a pure-Python fallback, fine for a few thousand points); "
+        "edge-s3 = Qdrant Edge shards published as immutable snapshots to SNAPSHOT_BUCKET, "
+        "the current one named by a pointer item in SNAPSHOT_TABLE (docs/deploy-edge-s3.md). "
         "One writer per Edge shard: a second one is refused naming the holder's pid; a "
         "local-mode store left by an earlier version is migrated into Edge on first use "
         "(`agentic-search migrate`).",
+    )
+    snapshot_bucket: str | None = Field(
+        default=None, description="S3 bucket of the published Edge snapshots (edge-s3)."
+    )
+    snapshot_table: str | None = Field(
+        default=None,
+        description="DynamoDB table of the snapshot pointers and the writer lease (edge-s3).",
+    )
+    snapshot_role: Literal["reader", "writer"] = Field(
+        default="reader",
+        description="edge-s3: reader = open the published snapshot read-only, re-checked "
+        "against the pointer; writer = apply changes to a local copy under the lease and "
+        "publish a new snapshot (the sync functions).",
+    )
+    snapshot_recheck_s: float = Field(
+        default=5.0,
+        ge=0.0,
+        description="edge-s3 readers look at the pointer at most this often (seconds); a new "
+        "snapshot is swapped in before the next request after that.",
+    )
+    snapshot_lease_s: float = Field(
+        default=330.0,
+        gt=0.0,
+        description="edge-s3 writer lease: how long a writer owns a domain's shard unless it "
+        "releases it (seconds; longer than the longest writing function's timeout).",
+    )
+    snapshot_lease_wait_s: float = Field(
+        default=20.0,
+        ge=0.0,
+        description="edge-s3: how long a writer waits for another's lease before failing "
+        "(its changes are then retried by Lambda; seconds).",
     )
     qdrant_edge_path: Path | None = Field(
         default=None,
@@ -305,6 +338,17 @@ class Settings(BaseSettings):
     )
     reranker_model: str | None = Field(default=None, description="Model of the rerank API.")
     reranker_api_key: SecretStr | None = Field(default=None, description="Key of the rerank API.")
+    bedrock_rerank_model: str | None = Field(
+        default=None,
+        description="Amazon Bedrock Rerank model (amazon.rerank-v1:0, cohere.rerank-v3-5:0) "
+        "scoring the top fused candidates, in BEDROCK_REGION or boto3's region.",
+    )
+    reranker_timeout_s: float = Field(
+        default=3.0,
+        gt=0.0,
+        description="A rerank call's connect and read timeout (seconds), one attempt: a "
+        "failure keeps the fused order and is listed in the errors.",
+    )
 
     # Retrieval -------------------------------------------------------------------------------
     max_rounds: int = Field(
@@ -452,7 +496,8 @@ class Settings(BaseSettings):
             "llm_hyde": self.llm_hyde,
             "llm_rounds": self.llm_rounds,
             "embedder": self.embedder_model,
-            "reranker": self.reranker_model
+            "reranker": self.bedrock_rerank_model
+            or self.reranker_model
             or self.reranker_url
             or (str(self.reranker_model_path) if self.reranker_model_path else None),
             "max_rounds": self.max_rounds,
@@ -470,12 +515,19 @@ class Settings(BaseSettings):
         return self.qdrant_edge_path or (self.agentic_search_home / "edge")
 
     @property
+    def snapshot_path(self) -> Path:
+        """Where an edge-s3 process unpacks the snapshots it opens (one folder per snapshot)."""
+        return self.agentic_search_home / "snapshots"
+
+    @property
     def store_location(self) -> str:
         """Where the vector store keeps the index, for messages: the Qdrant server's URL, the
         Edge folder (:attr:`resolved_edge_path`) or the local-mode one
         (:attr:`resolved_qdrant_path`)."""
         if self.qdrant_url:
             return self.qdrant_url
+        if self.vector_store == "edge-s3" and self.snapshot_bucket:
+            return f"s3://{self.snapshot_bucket}/snapshots/"
         if self.vector_store == "edge":
             return str(self.resolved_edge_path)
         return str(self.resolved_qdrant_path)

@@ -19,6 +19,7 @@ adapter. Nothing here imports an engine or numpy at import time.
 | :class:`HydeGenerator`, :class:`IntentPlanner`, :class:`RoundQueryWriter` | LLM | none |
 | :class:`ResultCache` | DynamoDB | SQLite |
 | :class:`SyncStatusStore` | DynamoDB | SQLite |
+| :class:`SnapshotRegistry` | S3 objects + a DynamoDB pointer | a folder + a pointer file |
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ if TYPE_CHECKING:  # numpy and the schema only for annotations: no import cost h
         StoredRecord,
         VectorUpdate,
     )
+    from agentic_search.wire.snapshots import SnapshotLease, SnapshotPointer
     from agentic_search.wire.sync import SyncEntry
 
 # ----- errors of the contracts ------------------------------------------------------------------
@@ -80,6 +82,18 @@ class HydeError(RuntimeError):
 
 class CacheError(RuntimeError):
     """The cache backend failed (a cache failure never fails a search)."""
+
+
+class SnapshotError(VectorStoreError):
+    """A published snapshot cannot be read or published (the message names the object)."""
+
+
+class SnapshotBusy(SnapshotError):
+    """Another writer holds the collection's lease (the message names it and its expiry)."""
+
+
+class SnapshotConflict(SnapshotError):
+    """The pointer moved since this writer read it, or its lease was lost: not published."""
 
 
 class SyncStatusError(RuntimeError):
@@ -592,6 +606,78 @@ class WriteJournal(Protocol):
         ...
 
 
+class SnapshotRegistry(Protocol):
+    """Where published index snapshots live (immutable objects by collection and catalog
+    version) and the one pointer per collection that names the current one, moved only by a
+    conditional write; writers of a collection are serialized by a lease (a conditional write
+    with an expiry). A writer that dies between :meth:`upload` and :meth:`move_pointer`
+    leaves the old pointer in place; its object is marked by :meth:`retire` and expires.
+    """
+
+    def pointer(self, collection: str) -> SnapshotPointer | None:
+        """The collection's current snapshot (a strongly consistent read), None when none was
+        ever published. Raises :class:`SnapshotError`."""
+        ...
+
+    def download(self, pointer: SnapshotPointer, dest: Any) -> None:
+        """Write the snapshot's object to the file ``dest`` (a Path), checked against the
+        pointer's size and SHA-256. Raises :class:`SnapshotError` naming the key and what
+        is wrong (missing, truncated, checksum)."""
+        ...
+
+    def upload(self, collection: str, version: int, source: Any) -> SnapshotPointer:
+        """Store the archive file ``source`` (a Path) as a new immutable object of
+        ``collection`` at catalog ``version``; returns the pointer that would name it.
+        Raises :class:`SnapshotError`."""
+        ...
+
+    def move_pointer(
+        self, new: SnapshotPointer, expected: SnapshotPointer | None, lease: SnapshotLease
+    ) -> None:
+        """Make ``new`` the current snapshot if the pointer still is ``expected`` (None: none
+        yet) and ``lease`` is still held. Raises :class:`SnapshotConflict` otherwise."""
+        ...
+
+    def acquire(self, collection: str, ttl_s: float, wait_s: float) -> SnapshotLease:
+        """The collection's writer lease for ``ttl_s`` seconds, waiting at most ``wait_s``
+        for another writer's to be released or expire. Raises :class:`SnapshotBusy`."""
+        ...
+
+    def release(self, lease: SnapshotLease) -> None:
+        """Give the lease up (nothing when it was lost or expired)."""
+        ...
+
+    def retire(self, current: SnapshotPointer, previous: SnapshotPointer | None) -> int:
+        """Mark for expiry (the store's lifecycle rule deletes them later) the ``previous``
+        snapshot and every other object of ``current``'s version (those a writer uploaded
+        and died before moving the pointer); returns how many were marked."""
+        ...
+
+
+@runtime_checkable
+class PublishedIndex(Protocol):
+    """A vector store whose index is a published snapshot (``VECTOR_STORE=edge-s3``): readers
+    swap in a newer one between requests, the one writer of a collection writes under its
+    lease and publishes."""
+
+    def refresh_snapshots(self, force: bool = False) -> list[Any]:
+        """Swap in newer snapshots where the pointer moved (at most every re-check
+        interval unless ``force``); one result per collection looked at, each with
+        ``collection``, ``swapped``, ``pointer`` and ``error`` (a failure keeps the open
+        snapshot; never raised)."""
+        ...
+
+    def writing(self, schema: DomainSchema) -> Any:
+        """A context manager holding the domain's writer lease, the local copy brought to the
+        pointer's snapshot first. Raises :class:`SnapshotBusy`, :class:`SnapshotError`."""
+        ...
+
+    def publish(self, schema: DomainSchema) -> SnapshotPointer | None:
+        """Publish what was written under :meth:`writing` (None: nothing was). Raises
+        :class:`SnapshotConflict`, :class:`SnapshotError`."""
+        ...
+
+
 __all__ = [
     "ArrayMemo",
     "CacheError",
@@ -607,10 +693,15 @@ __all__ = [
     "InterruptedWrite",
     "KeywordIndex",
     "KeywordIndexError",
+    "PublishedIndex",
     "Reranker",
     "RerankerError",
     "ResultCache",
     "RoundQueryWriter",
+    "SnapshotBusy",
+    "SnapshotConflict",
+    "SnapshotError",
+    "SnapshotRegistry",
     "StructuredStore",
     "SyncStatusError",
     "SyncStatusStore",

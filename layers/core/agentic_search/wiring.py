@@ -1,8 +1,9 @@
 """Wiring: the only module that names adapters. It turns :class:`Settings` into
 :class:`~agentic_search.dependencies.Dependencies`, one per domain:
 
-* Qdrant server when ``QDRANT_URL`` is set, else Qdrant Edge (the default) or qdrant-client
-  local mode (``VECTOR_STORE=local``, a fallback);
+* Qdrant server when ``QDRANT_URL`` is set, else Qdrant Edge (the default), Edge shards
+  published to S3 (``VECTOR_STORE=edge-s3``, the deployed default) or qdrant-client local
+  mode (``VECTOR_STORE=local``, a fallback);
 * BM25 as the store's sparse vectors (one shared implementation, every engine);
 * MongoDB as the structured source when ``MONGODB_URI`` is set, a Qdrant payload filter
   otherwise;
@@ -53,10 +54,12 @@ from agentic_search.ports import (
     Reranker,
     ResultCache,
     RoundQueryWriter,
+    SnapshotRegistry,
     StructuredStore,
     SyncStatusError,
     SyncStatusStore,
     VectorStore,
+    VectorStoreError,
     WriteJournal,
 )
 from agentic_search.process_tuning import limit_blas_threads
@@ -72,6 +75,12 @@ def build_store(settings: Settings) -> VectorStore:
             shard is first opened).
     """
     limit_blas_threads(settings.blas_threads)  # BLAS_THREADS: see process_tuning.py
+    if settings.vector_store == "edge-s3" and not settings.qdrant_url:
+        from agentic_search.adapters.edge.published import PublishedEdgeStore
+
+        return PublishedEdgeStore(
+            settings, build_snapshot_registry(settings), writer=settings.snapshot_role == "writer"
+        )
     if settings.vector_store == "edge" and not settings.qdrant_url:
         from agentic_search.adapters.edge.store import EdgeStore
 
@@ -90,6 +99,23 @@ def build_store(settings: Settings) -> VectorStore:
     from agentic_search.adapters.qdrant.local import LocalQdrantStore
 
     return LocalQdrantStore(settings)
+
+
+def build_snapshot_registry(settings: Settings) -> SnapshotRegistry:
+    """Where edge-s3 snapshots are published: S3 (``SNAPSHOT_BUCKET``) with the pointer and the
+    writer lease in DynamoDB (``SNAPSHOT_TABLE``).
+
+    Raises:
+        VectorStoreError: when either is not set.
+    """
+    if not (settings.snapshot_bucket and settings.snapshot_table):
+        raise VectorStoreError(
+            "VECTOR_STORE=edge-s3 needs SNAPSHOT_BUCKET and SNAPSHOT_TABLE (the template sets "
+            "both); on a laptop use VECTOR_STORE=edge"
+        )
+    from agentic_search.adapters.s3_snapshots import S3SnapshotRegistry
+
+    return S3SnapshotRegistry(settings.snapshot_bucket, settings.snapshot_table)
 
 
 def sync_holdings(settings: Settings) -> Callable[[DomainSchema], Holdings | None]:
@@ -289,12 +315,20 @@ def identity_embedder(c: Dependencies) -> Embedder | None:
 
 
 def build_reranker(settings: Settings) -> Reranker | None:
-    """The configured reranker: ``RERANKER_MODEL_PATH`` (cross-encoder) or ``RERANKER_URL``
-    (API); None when neither is set.
+    """The configured reranker: ``BEDROCK_RERANK_MODEL`` (Bedrock Rerank),
+    ``RERANKER_MODEL_PATH`` (cross-encoder) or ``RERANKER_URL`` (API); None when none is set.
 
     Raises:
         RerankerError: when the configured cross-encoder folder cannot be loaded.
     """
+    if settings.bedrock_rerank_model:
+        from agentic_search.adapters.bedrock_rerank import BedrockReranker
+
+        return BedrockReranker(
+            settings.bedrock_rerank_model,
+            region=settings.bedrock_region,
+            timeout_s=settings.reranker_timeout_s,
+        )
     if settings.reranker_model_path:
         from agentic_search.adapters.rerank import CrossEncoderReranker
 
@@ -411,7 +445,7 @@ def _on_edge(c: Dependencies) -> bool:
     qdrant = sys.modules.get("agentic_search.adapters.qdrant.store")
     if qdrant is not None and isinstance(c.store, qdrant.QdrantStore):
         return False
-    return c.settings.vector_store == "edge" and not c.settings.qdrant_url
+    return c.settings.vector_store in ("edge", "edge-s3") and not c.settings.qdrant_url
 
 
 def _keyword(c: Dependencies) -> KeywordIndex:
@@ -704,6 +738,7 @@ __all__ = [
     "build_journal",
     "build_maintenance",
     "build_reranker",
+    "build_snapshot_registry",
     "build_store",
     "build_sync_status",
     "collection_info",

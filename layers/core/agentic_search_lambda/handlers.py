@@ -25,6 +25,7 @@ from aws_lambda_powertools.utilities.parser import parse
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from agentic_search.dependencies import Dependencies
+from agentic_search.sync.published import refresh_published
 from agentic_search.wire import RetrieveEvent, SearchState, WireModel
 from agentic_search.wire.budget import STATE_BUDGET_BYTES, fit_state, map_reserve
 from agentic_search_lambda.observability import count, logger, metrics, tracer
@@ -54,13 +55,31 @@ def step_handler(
         def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
             parsed = parse(event=event, model=model)
             if isinstance(parsed, RetrieveEvent):  # one Map item: bounded by its topK
-                return step(parsed, runtime().deps(parsed.domain)).wire()
-            out = step(parsed, runtime().deps(parsed.request.domain)).wire()
+                return step(parsed, fresh(parsed.domain)).wire()
+            out = step(parsed, fresh(parsed.request.domain)).wire()
             return fit(out, before_map=before_map)
 
         return handler
 
     return wrap(fn) if fn is not None else wrap
+
+
+def fresh(domain: str) -> Dependencies:
+    """The domain's dependencies, a newer published snapshot swapped in first when the
+    pointer moved (``VECTOR_STORE=edge-s3``, between requests): a swap is logged and counted
+    (``SnapshotSwapped``), a snapshot that cannot be opened is logged as an error naming it
+    and counted (``SnapshotRefreshFailed``) while the open one keeps serving."""
+    deps = runtime().deps(domain)
+    for r in refresh_published(deps):
+        pointer = r.pointer
+        where = {"collection": r.collection, "snapshot": pointer.key if pointer else None}
+        if r.error:
+            logger.error("snapshot refresh failed", extra={**where, "error": r.error})
+            count("SnapshotRefreshFailed")
+        elif r.swapped:
+            logger.info("snapshot swapped in", extra={**where, "version": pointer.version})
+            count("SnapshotSwapped")
+    return deps
 
 
 #: The least a state is allowed before the Map's results (a floor under :func:`map_reserve`).
@@ -83,4 +102,4 @@ def fit(state: dict[str, Any], *, before_map: bool = False) -> dict[str, Any]:
     return state
 
 
-__all__ = ["fit", "step_handler"]
+__all__ = ["fit", "fresh", "step_handler"]

@@ -60,6 +60,7 @@ from agentic_search.wire import (
 from agentic_search.wire.errors import SearchError
 from agentic_search.wire.response import Comparison
 from agentic_search.wire.search import DROP_MAX, DROP_PATTERN, FILTERS_MAX
+from agentic_search_lambda.handlers import fresh
 from agentic_search_lambda.openapi_doc import field_problems, one_line
 from agentic_search_lambda.runtime import runtime
 from agentic_search_lambda.search_page import DomainsBody, domain_infos
@@ -251,7 +252,7 @@ def records(domain: str, ids: list[str]) -> dict[str, dict[str, Any]]:
     Raises:
         ToolError: when the store cannot be read (its one-line reason).
     """
-    deps = runtime().deps(domain)
+    deps = fresh(domain)  # edge-s3: a newer published snapshot swapped in first
     try:
         with _searching:
             found = deps.store.hydrate_records(deps.schema, ids)

@@ -14,6 +14,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from agentic_search.sync.changes import ChangeError
 from agentic_search.sync.events import parse_change, rejected_record_id
+from agentic_search.sync.published import publishing
 from agentic_search.sync.redrive import (
     StreamRange,
     dlq_message_items,
@@ -116,7 +117,8 @@ def sync_redrive(event: dict[str, Any], context: LambdaContext) -> dict[str, Any
         queued = retry_failed(status, c.schema.name, [str(r) for r in retry])
     urls = rt.lambda_settings.sync_dlq_urls
     drained = drain_dlqs(urls) if urls else {}
-    report = redrive_due(c, status)
+    with publishing(c):  # edge-s3: under the lease, one publish for the pass
+        report = redrive_due(c, status)
     count("RedriveApplied", report.applied)
     count("RedriveParked", report.parked)
     out = {"queued": queued, "drained": drained, **report.wire()}

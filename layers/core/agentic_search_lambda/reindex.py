@@ -10,6 +10,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from agentic_search.sync.apply import SyncReport, apply_changes
 from agentic_search.sync.changes import ChangeError
 from agentic_search.sync.events import parse_change
+from agentic_search.sync.published import publishing
 from agentic_search_lambda.observability import count
 from agentic_search_lambda.runtime import runtime
 
@@ -47,7 +48,8 @@ def reindex_batch(event: dict[str, Any], context: LambdaContext) -> dict[str, An
             )
         except ChangeError as exc:
             problems.append(f"item {n}: {exc}")
-    report: SyncReport = apply_changes(c, changes, None)
+    with publishing(c):  # edge-s3: under the lease, one publish per batch
+        report: SyncReport = apply_changes(c, changes, None)
     problems += [f"{o.change.record_id}: {o.error}" for o in report.failed]
     count("ReindexRecords", len(changes))
     if problems:

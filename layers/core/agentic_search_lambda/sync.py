@@ -10,7 +10,9 @@
   failed in the status store and not retried (retrying cannot fix it; the next valid change of
   the record does). After a batch the core's one after-write sequence runs once
   (:func:`agentic_search.sync.after_write.after_write`: keyword index, entity graph relinked
-  around the batch's records, caches, catalog version).
+  around the batch's records, caches, catalog version). With ``VECTOR_STORE=edge-s3`` the
+  invocation writes under the collection's lease and publishes one snapshot at its end
+  (:func:`agentic_search.sync.published.publishing`).
 
 The redrive and the reindex have their own glue: :mod:`agentic_search_lambda.redrive`,
 :mod:`agentic_search_lambda.reindex`.
@@ -36,6 +38,7 @@ from agentic_search.sync.changes import CatalogChange, ChangeError
 from agentic_search.sync.eventbridge import is_eventbridge_event
 from agentic_search.sync.events import parse_change, rejected_record_id
 from agentic_search.sync.indexer import WriteStats
+from agentic_search.sync.published import publishing
 from agentic_search.sync.redrive import park_rejected
 from agentic_search_lambda.observability import count, logger
 from agentic_search_lambda.runtime import Runtime, runtime
@@ -142,10 +145,11 @@ def catalog_sync(event: dict[str, Any], context: LambdaContext) -> dict[str, Any
         wiring[1].register_lambda_context(context)
     batch = Batch(rt)
     if is_eventbridge_event(event):
-        try:
-            out = batch.apply(event)
-        finally:
-            summary = batch.finish()
+        with publishing(batch.c):  # edge-s3: under the lease, one publish after the write
+            try:
+                out = batch.apply(event)
+            finally:
+                summary = batch.finish()
         logger.info("catalog event applied", extra={"outcome": out, **summary})
         return {**out, **summary}
 
@@ -154,12 +158,13 @@ def catalog_sync(event: dict[str, Any], context: LambdaContext) -> dict[str, Any
     def record_handler(record: DynamoDBRecord) -> dict[str, Any]:
         return batch.apply(record.raw_event)
 
-    try:
-        response = process_partial_response(
-            event=event, record_handler=record_handler, processor=processor, context=context
-        )
-    finally:
-        summary = batch.finish()
+    with publishing(batch.c):  # edge-s3: the whole batch makes one snapshot
+        try:
+            response = process_partial_response(
+                event=event, record_handler=record_handler, processor=processor, context=context
+            )
+        finally:
+            summary = batch.finish()
     logger.info(
         "stream batch applied",
         extra={**summary, "failures": len(response.get("batchItemFailures", []))},

@@ -375,7 +375,11 @@ def test_globals_python312_tracing_powertools_and_app_settings(template):
     assert env["POWERTOOLS_SERVICE_NAME"] == "agentic-search"
     assert env["POWERTOOLS_METRICS_NAMESPACE"]
     assert env["POWERTOOLS_LOG_LEVEL"] == {"Ref": "LogLevel"}
-    assert env["QDRANT_URL"] == {"Ref": "QdrantUrl"}
+    assert env["QDRANT_URL"] == {"Fn::If": ["UseQdrant", {"Ref": "QdrantUrl"}, NO_VALUE]}
+    assert env["VECTOR_STORE"] == {"Fn::If": ["UseEdgeS3", "edge-s3", NO_VALUE]}
+    assert env["SNAPSHOT_BUCKET"] == {"Fn::If": ["UseEdgeS3", {"Ref": "SnapshotBucket"}, NO_VALUE]}
+    assert template["Parameters"]["VectorEngine"]["Default"] == "edge-s3"
+    assert template["Parameters"]["QdrantUrl"]["Default"] == ""
     assert env["COLLECTION_PREFIX"] == {"Ref": "CollectionPrefix"}
     assert env["MAX_ROUNDS"] == {"Ref": "MaxRounds"}
     assert env["AGENTIC_SEARCH_HOME"] == "/tmp/agentic-search"

@@ -4,37 +4,20 @@ given only to the embedding functions and only when chosen."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from cfnlint.decode import cfn_yaml
 from support.template import (
     ALL_SET_PARAMETERS,
     FAKE_SECRET,
-    REGION,
     REQUIRED_PARAMETERS,
-    TEMPLATE,
     as_list,
     failed_assertions,
-    plain,
     sam_transform,
     statements,
 )
 
 TITAN = "amazon.titan-embed-text-v2:0"
-
-
-@pytest.fixture(scope="module")
-def template() -> dict[str, Any]:
-    return plain(cfn_yaml.load(str(TEMPLATE)))
-
-
-@pytest.fixture(scope="module")
-def region() -> Iterator[str]:
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("AWS_DEFAULT_REGION", REGION)
-        yield REGION
 
 
 KEY = FAKE_SECRET.format("OpenAiKeySecretArn")

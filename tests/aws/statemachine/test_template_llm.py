@@ -6,20 +6,15 @@ get; the Rules that refuse an OpenAI LLM with no endpoint and LLM writes with no
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from cfnlint.decode import cfn_yaml
 from support.template import (
     ALL_SET_PARAMETERS,
     NO_VALUE,
-    REGION,
     REQUIRED_PARAMETERS,
-    TEMPLATE,
     as_list,
     failed_assertions,
-    plain,
     sam_transform,
     statements,
 )
@@ -30,18 +25,6 @@ LLM_FUNCTIONS = {"ExtractIntentFunction", "PlanQueryFunction"}
 WRITER = "PrepareRoundFunction"  # writes HyDE passages and later rounds' queries
 BEDROCK = {**REQUIRED_PARAMETERS, "LlmProvider": "bedrock"}
 ARN = "arn:${AWS::Partition}:bedrock:${AWS::Region}::foundation-model/${LlmModelId}"
-
-
-@pytest.fixture(scope="module")
-def template() -> dict[str, Any]:
-    return plain(cfn_yaml.load(str(TEMPLATE)))
-
-
-@pytest.fixture(scope="module")
-def region() -> Iterator[str]:
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("AWS_DEFAULT_REGION", REGION)
-        yield REGION
 
 
 def _llm_grants(deployed: dict[str, Any]) -> dict[str, list[Any]]:
