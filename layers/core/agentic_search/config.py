@@ -385,7 +385,8 @@ class Settings(BaseSettings):
         default="auto",
         description="Result cache: auto = DynamoDB when CACHE_TABLE is set, else SQLite in "
         "$AGENTIC_SEARCH_HOME/cache.sqlite; sqlite; dynamodb; none. An entry is keyed by the "
-        "normalized query, limit, rounds, domain, schema and catalog versions and the "
+        "normalized query, limit, rounds, domain, the schema's content fingerprint, the catalog "
+        "version, added filters and the "
         "answer-shaping settings (LLM on/provider/model, HyDE, LLM rounds, embedder, reranker, "
         "MAX_ROUNDS, RRF k), so changing any of them is a miss.",
     )
