@@ -8,6 +8,7 @@ task-phrased first), then the executor's abstention per split. Reads the JSON on
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from pathlib import Path
@@ -22,8 +23,13 @@ def _cell(block: dict, kind: str) -> str:
 
 def main(argv: list[str]) -> int:
     """Entry point (see module docstring)."""
+    parser = argparse.ArgumentParser(
+        description="Markdown tables of `agentic-search eval --json` outputs, one per model."
+    )
+    parser.add_argument("runs", nargs="+", metavar="NAME=FILE.json", help="a model's eval JSON")
+    args = parser.parse_args(argv)
     runs = {}
-    for arg in argv:
+    for arg in args.runs:
         name, _, path = arg.partition("=")
         runs[name] = json.loads(Path(path).read_text())
     systems = next(iter(runs.values()))["systems"].keys()

@@ -178,6 +178,7 @@ def settings_for(args: argparse.Namespace | None = None, **overrides: Any) -> Se
         overrides.setdefault("llm", "on" if flag else "off")
     from agentic_search.config import Settings
 
+    announce_home()  # once the command is past its usage checks: a refused one says only why
     return Settings(**overrides)
 
 
@@ -236,7 +237,9 @@ def open_service(domain: str, settings: Settings | None = None, recover: bool = 
     from agentic_search.logic.schema import SchemaError
     from agentic_search.service import SearchService
 
-    settings = settings or Settings()
+    if settings is None:
+        announce_home()
+        settings = Settings()
     try:
         service = SearchService.create(settings, domain)
     except SchemaError as exc:

@@ -30,7 +30,6 @@ from agentic_search_cli import (
 from agentic_search_cli.common import (
     EXAMPLES,
     Parser,
-    announce_home,
     apply_embedder_flag,
     collector_paused,
     resume_collector,
@@ -84,7 +83,6 @@ def _main(argv: list[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     apply_embedder_flag(args)
-    announce_home()
     if args.command != "search":  # (search resumes it on a cache miss: cmd_search.run)
         resume_collector()
     from agentic_search.ports import (
