@@ -22,6 +22,7 @@ tokenizer and sessions; split, the computation tested equal to fastembed's would
 
 from __future__ import annotations
 
+import abc
 import importlib.util
 import os
 import threading
@@ -148,7 +149,7 @@ def session_options(ort: Any, threads: int | None) -> Any:
     return options
 
 
-class TwoSessionEmbedder(WordPieceCounter):
+class TwoSessionEmbedder(WordPieceCounter, abc.ABC):
     """The batching of a local embedder with a ``documents`` and a ``queries`` session (each
     under its own lock, made on first use under ``_load_lock``): a subclass gives ``dim`` and
     ``_run(kind, texts) -> (len(texts), dim)`` float32, one batch through that session."""
@@ -179,8 +180,10 @@ class TwoSessionEmbedder(WordPieceCounter):
         threads = self.threads if kind == "documents" else self.query_threads
         return ort, session_options(ort, threads)
 
+    @abc.abstractmethod
     def _run(self, kind: str, texts: list[str]) -> np.ndarray:
-        raise NotImplementedError
+        """The model's vectors of ``texts`` (``[len(texts), dim]`` float32, normalized) through
+        the ``kind`` session ("queries" or "documents"): each model's own graph inputs."""
 
     def _embed(self, kind: str, texts: Sequence[str]) -> np.ndarray:
         import numpy as np
