@@ -71,10 +71,51 @@ def _credentials() -> None:
     os.environ.pop("AWS_PROFILE", None)
 
 
+def _ddb_item_bytes(item: dict[str, Any]) -> int:
+    """An item's size as DynamoDB bills it, approximated from above by its typed JSON."""
+    return len(json.dumps(item, separators=(",", ":")).encode())
+
+
+def ddb_units(operation: str, body: dict[str, Any]) -> tuple[float, float]:
+    """(read, write) request units a DynamoDB request consumes, from its request body: a read
+    one unit per key (half without ``ConsistentRead``; items under 4 KB, as every item read
+    here is), a write one unit per started KB of the item written (at least one, a delete
+    one), a transaction twice that."""
+    if operation == "GetItem":
+        return (1.0 if body.get("ConsistentRead") else 0.5), 0.0
+    if operation == "BatchGetItem":
+        reads = 0.0
+        for spec in body.get("RequestItems", {}).values():
+            reads += len(spec.get("Keys", [])) * (1.0 if spec.get("ConsistentRead") else 0.5)
+        return reads, 0.0
+    if operation in ("Query", "Scan"):
+        return (1.0 if body.get("ConsistentRead") else 0.5), 0.0
+    if operation in ("PutItem", "UpdateItem", "DeleteItem"):
+        item = body.get("Item") or body.get("Key") or {}
+        extra = body.get("ExpressionAttributeValues") or {}
+        return 0.0, float(max(1, -(-(_ddb_item_bytes(item) + _ddb_item_bytes(extra)) // 1024)))
+    if operation == "BatchWriteItem":
+        writes = 0.0
+        for requests in body.get("RequestItems", {}).values():
+            for r in requests:
+                item = (r.get("PutRequest") or {}).get("Item") or {}
+                writes += max(1, -(-_ddb_item_bytes(item) // 1024))
+        return 0.0, writes
+    if operation == "TransactWriteItems":
+        writes = 0.0
+        for entry in body.get("TransactItems", []):
+            for spec in entry.values():
+                item = spec.get("Item") or spec.get("Key") or {}
+                writes += 2 * max(1, -(-_ddb_item_bytes(item) // 1024))
+        return 0.0, writes
+    return 0.0, 0.0
+
+
 class RequestCounter:
     """Counts every AWS API call made by clients of boto3's default session, by
     ``service:Operation`` (a botocore ``before-call`` handler, registered before any client is
-    made: a client copies its session's handlers when it is created)."""
+    made: a client copies its session's handlers when it is created), and DynamoDB's read and
+    write request units (``dynamodb:RRU``, ``dynamodb:WRU``: :func:`ddb_units`)."""
 
     def __init__(self) -> None:
         import boto3
@@ -83,8 +124,13 @@ class RequestCounter:
         self.calls: Counter[str] = Counter()
         boto3.DEFAULT_SESSION.events.register("before-call", self._count)
 
-    def _count(self, model: Any, **_: Any) -> None:
-        self.calls[f"{model.service_model.service_name}:{model.name}"] += 1
+    def _count(self, model: Any, params: dict[str, Any], **_: Any) -> None:
+        service = model.service_model.service_name
+        self.calls[f"{service}:{model.name}"] += 1
+        if service == "dynamodb" and params.get("body"):
+            reads, writes = ddb_units(model.name, json.loads(params["body"]))
+            self.calls["dynamodb:RRU"] += reads
+            self.calls["dynamodb:WRU"] += writes
 
     @contextmanager
     def window(self) -> Iterator[Counter[str]]:
@@ -94,7 +140,9 @@ class RequestCounter:
         try:
             yield got
         finally:
-            got.update(self.calls - before)
+            got.update({k: v - before.get(k, 0) for k, v in self.calls.items()})
+            for k in [k for k, v in got.items() if not v]:
+                del got[k]
 
 
 def _function(directory: str) -> Any:
@@ -414,6 +462,14 @@ def measure_sync(
     return out
 
 
+def _table_bytes(ddb: Any, table: str) -> int:
+    """A table's items' size (:func:`_ddb_item_bytes` summed over a scan)."""
+    total = 0
+    for page in ddb.get_paginator("scan").paginate(TableName=table):
+        total += sum(_ddb_item_bytes(item) for item in page["Items"])
+    return total
+
+
 def _median_requests(runs: list[dict[str, int]]) -> dict[str, float]:
     """Per operation, the median over the runs of its count (0 in a run without it)."""
     ops = sorted({op for r in runs for op in r})
@@ -531,6 +587,10 @@ def main() -> None:
                 TableName=stack.snapshots, Key={"pk": {"S": "pointer#tools"}}
             )["Item"]
             result["archive_bytes"] = int(pointer["size"]["N"])
+            result["points"] = len(records)
+            schema = reader.deps("tools").schema
+            result["dense_dims_per_point"] = len(schema.aspect_names) * 384
+            result["status_table_bytes"] = _table_bytes(stack.ddb, "sync-status")
             result["sync"] = measure_sync(stack, counter, writer, records, args.batches, args.runs)
             result["search"] = measure_searches(stack, counter, reader, args.queries, args.runs)
             stack.close()

@@ -90,6 +90,10 @@ def run(n: int, runs: int, records: list[dict], opens: int = 1) -> dict:
                     vector_store="edge-s3",
                     snapshot_bucket="bench-snapshots",
                     snapshot_table="t",
+                    # the whole shard is built inside one lease here: at 100k points that
+                    # outlasts the deployed writers' 330 s on a loaded machine (a deployed
+                    # catalog that size is reindexed in batches, each under its own lease)
+                    snapshot_lease_s=24 * 3600,
                 )
 
             writer = PublishedEdgeStore(settings("w"), registry, writer=True)
