@@ -76,46 +76,52 @@ def _ddb_item_bytes(item: dict[str, Any]) -> int:
     return len(json.dumps(item, separators=(",", ":")).encode())
 
 
-def ddb_units(operation: str, body: dict[str, Any]) -> tuple[float, float]:
-    """(read, write) request units a DynamoDB request consumes, from its request body: a read
-    one unit per key (half without ``ConsistentRead``; items under 4 KB, as every item read
-    here is), a write one unit per started KB of the item written (at least one, a delete
-    one), a transaction twice that."""
-    if operation == "GetItem":
-        return (1.0 if body.get("ConsistentRead") else 0.5), 0.0
-    if operation == "BatchGetItem":
-        reads = 0.0
-        for spec in body.get("RequestItems", {}).values():
-            reads += len(spec.get("Keys", [])) * (1.0 if spec.get("ConsistentRead") else 0.5)
-        return reads, 0.0
-    if operation in ("Query", "Scan"):
-        return (1.0 if body.get("ConsistentRead") else 0.5), 0.0
-    if operation in ("PutItem", "UpdateItem", "DeleteItem"):
+def _write_units(item: dict[str, Any], extra: dict[str, Any] | None = None) -> float:
+    size = _ddb_item_bytes(item) + (_ddb_item_bytes(extra) if extra else 0)
+    return float(max(1, -(-size // 1024)))
+
+
+def ddb_units(operation: str, body: dict[str, Any]) -> dict[str, tuple[float, float]]:
+    """Table -> (read, write) request units a DynamoDB request consumes, from its request
+    body: a read one unit per key (half without ``ConsistentRead``; items under 4 KB, as every
+    item read here is), a write one unit per started KB of the item written (at least one),
+    a transaction twice that."""
+    out: dict[str, tuple[float, float]] = {}
+
+    def add(table: str, reads: float = 0.0, writes: float = 0.0) -> None:
+        r, w = out.get(table, (0.0, 0.0))
+        out[table] = (r + reads, w + writes)
+
+    table = body.get("TableName", "?")
+    if operation in ("GetItem", "Query", "Scan"):
+        add(table, reads=1.0 if body.get("ConsistentRead") else 0.5)
+    elif operation == "BatchGetItem":
+        for name, spec in body.get("RequestItems", {}).items():
+            unit = 1.0 if spec.get("ConsistentRead") else 0.5
+            add(name, reads=len(spec.get("Keys", [])) * unit)
+    elif operation in ("PutItem", "UpdateItem", "DeleteItem"):
         item = body.get("Item") or body.get("Key") or {}
-        extra = body.get("ExpressionAttributeValues") or {}
-        return 0.0, float(max(1, -(-(_ddb_item_bytes(item) + _ddb_item_bytes(extra)) // 1024)))
-    if operation == "BatchWriteItem":
-        writes = 0.0
-        for requests in body.get("RequestItems", {}).values():
+        add(table, writes=_write_units(item, body.get("ExpressionAttributeValues")))
+    elif operation == "BatchWriteItem":
+        for name, requests in body.get("RequestItems", {}).items():
             for r in requests:
-                item = (r.get("PutRequest") or {}).get("Item") or {}
-                writes += max(1, -(-_ddb_item_bytes(item) // 1024))
-        return 0.0, writes
-    if operation == "TransactWriteItems":
-        writes = 0.0
+                put, delete = r.get("PutRequest") or {}, r.get("DeleteRequest") or {}
+                item = put.get("Item") or delete.get("Key") or {}
+                add(name, writes=_write_units(item))
+    elif operation == "TransactWriteItems":
         for entry in body.get("TransactItems", []):
             for spec in entry.values():
                 item = spec.get("Item") or spec.get("Key") or {}
-                writes += 2 * max(1, -(-_ddb_item_bytes(item) // 1024))
-        return 0.0, writes
-    return 0.0, 0.0
+                add(spec.get("TableName", "?"), writes=2 * _write_units(item))
+    return out
 
 
 class RequestCounter:
     """Counts every AWS API call made by clients of boto3's default session, by
     ``service:Operation`` (a botocore ``before-call`` handler, registered before any client is
     made: a client copies its session's handlers when it is created), and DynamoDB's read and
-    write request units (``dynamodb:RRU``, ``dynamodb:WRU``: :func:`ddb_units`)."""
+    write request units (``dynamodb:RRU``, ``dynamodb:WRU``: :func:`ddb_units`), also by
+    table (``dynamodb:GetItem@<table>``, ``dynamodb:RRU@<table>``...)."""
 
     def __init__(self) -> None:
         import boto3
@@ -128,9 +134,12 @@ class RequestCounter:
         service = model.service_model.service_name
         self.calls[f"{service}:{model.name}"] += 1
         if service == "dynamodb" and params.get("body"):
-            reads, writes = ddb_units(model.name, json.loads(params["body"]))
-            self.calls["dynamodb:RRU"] += reads
-            self.calls["dynamodb:WRU"] += writes
+            for table, (reads, writes) in ddb_units(model.name, json.loads(params["body"])).items():
+                self.calls[f"dynamodb:{model.name}@{table}"] += 1
+                self.calls["dynamodb:RRU"] += reads
+                self.calls["dynamodb:WRU"] += writes
+                self.calls[f"dynamodb:RRU@{table}"] += reads
+                self.calls[f"dynamodb:WRU@{table}"] += writes
 
     @contextmanager
     def window(self) -> Iterator[Counter[str]]:
