@@ -372,7 +372,11 @@ def test_globals_python312_tracing_powertools_and_app_settings(template):
     fn = template["Globals"]["Function"]
     assert fn["Runtime"] == "python3.12"  # Amazon Linux 2023: onnxruntime loads
     assert fn["Tracing"] == "Active"
-    assert fn["Layers"] == [{"Ref": "CoreLayer"}]
+    # CoreLayer for every function, QdrantLayer too with VectorEngine qdrant
+    assert fn["Layers"] == [
+        {"Ref": "CoreLayer"},
+        {"Fn::If": ["UseQdrant", {"Ref": "QdrantLayer"}, NO_VALUE]},
+    ]
     env = fn["Environment"]["Variables"]
     assert env["POWERTOOLS_SERVICE_NAME"] == "agentic-search"
     assert env["POWERTOOLS_METRICS_NAMESPACE"]
