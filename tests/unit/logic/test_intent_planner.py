@@ -722,7 +722,7 @@ def test_plan_rules_hold_for_every_table_query(
     # Reference tools: excluded for alternative-to, their stored vectors used.
     ref_sources = [v for v in plan.vector_sources if v.query_vector_source == "reference_tool"]
     if intent.reference_tool:
-        assert {v.aspect for v in ref_sources} == {"identity", "functionality"}
+        assert {v.aspect for v in ref_sources} == {"identity", "functionality", "record"}
         assert all(v.text == intent.reference_tool for v in ref_sources)
     else:
         assert ref_sources == []

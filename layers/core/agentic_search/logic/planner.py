@@ -9,6 +9,10 @@ The rule-based planner chooses a strategy from what the intent holds and routes 
   transcribe") -> usecases + identity;
 * ``multi-collection-hybrid``: two or more of the above.
 
+Every plan also searches the schema's whole-record aspect
+(:attr:`~agentic_search.logic.schema.DomainSchema.record_aspect`) with the query text (and the
+reference's own record vector), so no routing choice loses what one vector per record finds.
+
 Every plan also has the BM25 keyword source over the query (must-preserve terms appended), a
 structured source when the intent matched vocabulary values (ranked by matched preferences),
 hard constraints pushed down into every source, and the seed's fusion rule: 3+ sources -> RRF,
@@ -205,9 +209,10 @@ class RuleBasedPlanner:
         rationale: list[str] = [f"strategy {strategy}: signals {focus or ['none']}"]
         sources: list[VectorSource] = []
 
-        def add(aspect: str, source: str, text: str | None, weight: float = 1.0) -> None:
+        def add(aspect: str, source: str, text: str | None, weight: float | None = None) -> None:
             if aspect not in aspects:
                 return
+            weight = schema.aspect(aspect).weight if weight is None else weight
             key = (aspect, source)
             if any((s.aspect, s.query_vector_source) == key for s in sources):
                 return
@@ -229,6 +234,12 @@ class RuleBasedPlanner:
             rationale.append(f"reference tool {intent.reference_tool_name!r}: its stored vectors")
         if not by_example_only:
             add(first_aspect, qvs, dense_text)
+        # the whole-record vector in every plan: what it finds is never left to the fragments
+        if record := schema.record_aspect:
+            if reference:
+                add(record, "reference_tool", reference)
+            if not by_example_only:
+                add(record, qvs, dense_text)
         if capability:
             add("functionality", qvs, dense_text)
         if usecase:
@@ -288,15 +299,17 @@ class RuleBasedPlanner:
             top_k = min(TOP_K_MAX, max(schema.aspect(first_aspect).default_top_k, limit * 2))
             sources = [
                 VectorSource(
-                    aspect=first_aspect, top_k=top_k, query_vector_source="query_text",
+                    aspect=aspect, top_k=top_k, query_vector_source="query_text",
                     text=intent.query,
                 )
+                for aspect in dict.fromkeys([first_aspect, schema.record_aspect or first_aspect])
             ]  # fmt: skip
             sparse = SparseSource(text=intent.query, top_k=sparse.top_k)
             structured, filters = [], []
             rationale = [
                 f"a long query ({len(intent.keywords)} content words): the text as written, "
-                f"dense on {first_aspect} and BM25, no filters or vocabulary read from it"
+                f"dense on {', '.join(s.aspect for s in sources)} and BM25, no filters or "
+                "vocabulary read from it"
             ]
         exclude = excluded_ids(intent)
         count = len(sources) + 1 + len(structured)

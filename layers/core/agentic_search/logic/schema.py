@@ -93,6 +93,12 @@ class Aspect(BaseModel):
     fields: list[str] = Field(min_length=1)
     description: str = ""
     default_top_k: int = Field(default=20, ge=1, le=200)
+    weight: float = Field(
+        default=1.0,
+        gt=0,
+        le=10,
+        description="the weight of this aspect's dense lists in the fusion (weighted RRF)",
+    )
     whole_record: bool = Field(
         default=False,
         description="the record's every text field in one vector: searched by every plan "
