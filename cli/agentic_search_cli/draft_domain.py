@@ -493,9 +493,9 @@ def draft_domain(
             check.append(f"{fname}: nested values are left out")
             continue
         spec: dict[str, Any] = {"type": typ}
-        if empty == 0:
+        if empty == 0 and (whole_file or fname == r.id):
             spec["required"] = True
-        elif p.present:
+        elif p.present:  # (from a sample, a field always set there may be empty later)
             spec["nullable"] = True
         if fname == r.id:
             note = "the id (unique in the sample)"
@@ -606,7 +606,7 @@ def draft_domain(
         guessed.append(f"time field: {r.time}")
     else:
         check.append("no time field found: store a year as an integer to filter by time")
-    roles = _constraint_roles(profiles, r)
+    roles = _constraint_roles(profiles, r, whole_file)
     if roles:
         lines += [
             '# Fields the constraint phrases set ("under $20", "free", "open source"; CHECK).',
@@ -639,10 +639,13 @@ def draft_domain(
     return Draft(text, guessed, check)
 
 
-def _constraint_roles(profiles: dict[str, FieldProfile], r: _Roles) -> dict[str, Any]:
+def _constraint_roles(
+    profiles: dict[str, FieldProfile], r: _Roles, whole_file: bool
+) -> dict[str, Any]:
     """``constraint_fields`` guessed by field name and values: a numeric ``price``/``cost``
-    field, a low-cardinality pricing field (its free and paid values), a yes/no open-source
-    field, a low-cardinality deployment field (its local and self-hosted values)."""
+    field, a yes/no open-source field and, when the values are the whole file's (they then
+    form the field's vocabulary), a low-cardinality pricing field (its free and paid values)
+    and a deployment field (its local and self-hosted values)."""
     out: dict[str, Any] = {}
     price = next((f for f in r.numeric if re.search(r"price|cost|fee", f, re.I)), None)
     if price:
@@ -650,7 +653,7 @@ def _constraint_roles(profiles: dict[str, FieldProfile], r: _Roles) -> dict[str,
     pricing = next(
         (f for f in r.categorical if re.search(r"pricing|licen[cs]e|plan", f, re.I)), None
     )
-    if pricing and profiles[pricing].type == "string":
+    if pricing and whole_file and profiles[pricing].type == "string":
         values = list(profiles[pricing].values)
         free = [v for v in values if re.search(r"free|open", v, re.I)]
         paid = [v for v in values if re.search(r"paid|commercial|subscription|premium", v, re.I)]
@@ -664,7 +667,7 @@ def _constraint_roles(profiles: dict[str, FieldProfile], r: _Roles) -> dict[str,
     if oss:
         out["open_source"] = oss
     deploy = next((f for f in r.categorical if re.search(r"deploy|hosting", f, re.I)), None)
-    if deploy:
+    if deploy and whole_file:
         values = list(profiles[deploy].values)
         local = [v for v in values if re.search(r"local|offline|on.?device", v, re.I)]
         selfh = [v for v in values if re.search(r"self", v, re.I)]

@@ -234,11 +234,14 @@ class RuleBasedPlanner:
             rationale.append(f"reference tool {intent.reference_tool_name!r}: its stored vectors")
         if not by_example_only:
             add(first_aspect, qvs, dense_text)
-        # the whole-record vector in every plan: what it finds is never left to the fragments
+        # The whole-record vector: the reference's own, and the query's wherever no capability
+        # was read (a task, a use case, a name, a plain phrase): there the aspects above are
+        # fragments of what the query means and one vector per record reads it best; where a
+        # capability was read, the capability aspect and the structured source carry it.
         if record := schema.record_aspect:
-            if reference:
-                add(record, "reference_tool", reference)
-            if not by_example_only:
+            if reference:  # at the weight of the reference's other vectors
+                add(record, "reference_tool", reference, 1.0)
+            if not by_example_only and not capability:
                 add(record, qvs, dense_text)
         if capability:
             add("functionality", qvs, dense_text)
@@ -300,7 +303,7 @@ class RuleBasedPlanner:
             sources = [
                 VectorSource(
                     aspect=aspect, top_k=top_k, query_vector_source="query_text",
-                    text=intent.query,
+                    text=intent.query, weight=schema.aspect(aspect).weight,
                 )
                 for aspect in dict.fromkeys([first_aspect, schema.record_aspect or first_aspect])
             ]  # fmt: skip
