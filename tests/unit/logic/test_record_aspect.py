@@ -85,7 +85,11 @@ def _schema(aspects: list[dict]) -> dict:
         "version": 1,
         "title_field": "name",
         "text_field": "about",
-        "fields": {"id": {"type": "string"}, "name": {"type": "string"}, "about": {"type": "string"}},
+        "fields": {
+            "id": {"type": "string"},
+            "name": {"type": "string"},
+            "about": {"type": "string"},
+        },
         "aspects": aspects,
         "keyword_fields": ["name", "about"],
         "structured_sort": {"field": "name"},
