@@ -1064,7 +1064,8 @@ def test_a_long_query_searches_what_hybrid_retrieval_searches(
     record's dense sources and BM25, all on the text as written, no structured source and no
     filters read from it (the rules took "strongly preferred ... a paid plan could be
     considered" as three hard filters that removed relevant paid tools; tools queries tuning
-    split: the executor's paragraphs were below hybrid-rrf's). A short query with the same constraint words keeps them."""
+    split: the executor's paragraphs were below hybrid-rrf's). A short query with the same
+    constraint words keeps them."""
     intent = extractor.extract(PARAGRAPH)
     assert intent.constraints and intent.matches  # what the rules read: kept on the intent
     plan = planner.plan(intent, limit=100)
