@@ -177,10 +177,14 @@ def _provenance_rows(
 
 def metadata(schema: DomainSchema, payload: dict[str, Any]) -> dict[str, Any]:
     """A candidate's ``metadata``: the schema's candidate fields of ``payload`` (platforms
-    joined, long descriptions cut at 600 characters)."""
+    joined, long descriptions cut at 600 characters, an ``integer`` field's whole float, as
+    an index written before the field was declared one holds it, an int: 2023, not 2023.0)."""
     meta: dict[str, Any] = {}
     for key, fname in schema.candidate_metadata.items():
         value = payload.get(fname)
+        fdef = schema.fields.get(fname)
+        if fdef is not None and fdef.type == "integer" and isinstance(value, float):
+            value = int(value) if value.is_integer() else value
         if key == "platform" and isinstance(value, list):
             value = ", ".join(value)
         if key == "description" and isinstance(value, str) and len(value) > 600:

@@ -317,20 +317,22 @@
     const prov = c.provenance || {};
     const hits = prov.hits || [];
     const intent = r.intent || {};
+    const names = new Map((intent.entities || []).filter((e) => e.kind === "entity").map((e) => [e.id, e.name]));
     const lines = [];
     const links = [];
     const named = hits.filter((h) => h.source.startsWith("entity:"));
     if (named.length) links.push("named in your query");
     for (const h of hits) {
       const g = h.source.split(":");
-      if (g[0] === "graph" && g.length === 3) links.push(`linked to ${g[2]} (${plainField(g[1])})`);
+      if (g[0] === "graph" && g.length === 3) links.push(`linked from ${names.get(g[2]) || g[2]} (${plainField(g[1])})`);
     }
     const values = [];
     for (const [field, vals] of Object.entries(prov.matchedValues || {})) {
       for (const v of vals) values.push(el("span", { class: "val", "data-field": field, text: `${fmt(v)} (${plainField(field)})` }));
     }
     const words = (prov.matchedKeywords || []).slice(0, 8).map((w) => el("span", { class: "kw", text: w }));
-    const like = intent.referenceToolName || intent.referenceTool;
+    const ref = intent.referenceTool;
+    const like = ref ? names.get(ref) || intent.referenceToolName || ref : null;
     const isLike = like && hits.some((h) => h.queryVectorSource === "reference_tool");
     const items = [];
     const join = (nodes) => nodes.flatMap((n, i) => (i ? [", ", n] : [n]));
@@ -378,14 +380,26 @@
     return out;
   }
 
+  // A candidate's cosine to the query as the answer's quality judged it (the server's
+  // logic.quality.best_cosine): its main aspect's (relevance) or a dense source's that embedded
+  // the query's text, on the model's own scale. Null when neither was measured.
+  function cosineOf(c) {
+    const scores = typeof c.relevance === "number" ? [c.relevance] : [];
+    for (const h of (c.provenance || {}).hits || []) {
+      if (h.aspect && h.queryVectorSource === "query_text") scores.push(h.rawScore);
+    }
+    return scores.length ? Math.max(...scores) : null;
+  }
+
   function scoreOf(c, q) {
-    if (typeof c.relevance !== "number") return null;
+    const cos = cosineOf(c);
+    if (cos === null) return null;
     const need = q && typeof q.supportRelevance === "number" ? q.supportRelevance : null;
-    const tip = "Relevance: the cosine similarity of this record to your query, on the embedding " +
-      "model's own scale (not relative to the other results)." +
+    const tip = "Relevance: the cosine similarity of this record to your query (the best of its " +
+      "descriptions' vectors), on the embedding model's own scale: not relative to the other results." +
       (need !== null ? ` A result counts as a fit from ${fmt(need)} on this scale, or when it holds a value you asked for, every word of the query, or is the record you named.` : "");
-    return el("span", { class: "score", title: tip, "data-relevance": c.relevance, tabindex: "0", "aria-label": `relevance ${c.relevance.toFixed(2)}. ${tip}` },
-      `relevance ${c.relevance.toFixed(2)}`);
+    return el("span", { class: "score", title: tip, "data-relevance": cos, tabindex: "0", "aria-label": `relevance ${cos.toFixed(2)}. ${tip}` },
+      `relevance ${cos.toFixed(2)}`);
   }
 
   function card(c, i, r, weak) {
