@@ -18,7 +18,6 @@ hard constraints pushed down into every source, and the seed's fusion rule: 3+ s
 from __future__ import annotations
 
 import re
-from typing import Protocol
 
 from agentic_search.logic.bm25 import keyword_query
 from agentic_search.logic.complexity import is_long
@@ -34,17 +33,6 @@ from agentic_search.wire import (
     StructuredSource,
     VectorSource,
 )
-
-
-class QueryPlanner(Protocol):
-    """Turns an IntentState into a QueryPlan."""
-
-    name: str
-
-    def plan(self, intent: IntentState, limit: int = 10) -> QueryPlan:
-        """Plan retrieval for ``intent``, returning at most ``limit`` candidates."""
-        ...
-
 
 _TASK = re.compile(
     r"\b(?:for|to|help(?:s)?\s+(?:me\s+)?|so\s+i\s+can|i\s+need\s+to|i\s+want\s+to)\s+\w+"

@@ -242,17 +242,6 @@ def execution_stats(
     )
 
 
-def one_round_confidence(candidates: list[Candidate], intent: IntentState | None) -> float:
-    """Heuristic in [0, 1]: half the intent's confidence, half the share of the top 5
-    candidates that two or more sources agree on (0 without candidates)."""
-    if not candidates:
-        return 0.0
-    top = candidates[:5]
-    agree = sum(1 for c in top if len({h.source for h in c.provenance.hits}) >= 2) / len(top)
-    base = intent.confidence if intent else 0.5
-    return round(0.5 * base + 0.5 * agree, 3)
-
-
 __all__ = [
     "CANDIDATES",
     "PROVENANCES",
@@ -260,6 +249,5 @@ __all__ = [
     "hydrate",
     "matched_values",
     "metadata",
-    "one_round_confidence",
     "provenances",
 ]
