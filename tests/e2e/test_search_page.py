@@ -58,7 +58,10 @@ def page_url(tools_engine, embedder, catalog_by_id, page_home) -> Iterator[str]:
 
     home = page_home
     copy_home(Path(tools_engine.deps.settings.agentic_search_home), home)
-    engine = SearchService.create(make_settings(home), "tools", embedder=embedder)
+    # a result cache, as serve has by default: a repeated search is a hit the page says so of
+    engine = SearchService.create(
+        make_settings(home, cache_backend="sqlite"), "tools", embedder=embedder
+    )
     hostile = dict(catalog_by_id["continue"])
     hostile.update(
         id="quokka-probe",

@@ -405,7 +405,7 @@ class ArrayMemo(Protocol):
     """Keeps arrays derived from the model and the domain (not from the catalog's records)
     between processes, so a process does not compute them again: e.g. the capability
     vocabulary's vectors (:class:`~agentic_search.logic.capabilities.CapabilityMatcher`),
-    which cost every CLI search that reads a need by meaning ~0.35 s to embed again.
+    which every CLI search that reads a need by meaning would embed again (docs/benchmarks.md).
 
     ``key`` names the array's inputs completely (a hash of the model identity and the texts):
     a memo never checks what it holds against anything but the key and the shape.

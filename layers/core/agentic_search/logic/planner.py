@@ -82,7 +82,7 @@ def excluded_ids(intent: IntentState) -> list[str]:
 #: A fuzzy name link rewrites the searched text only from this score (``1 - edits / length``):
 #: one edit in a four-letter word (0.75: French "bout" -> Bolt, "voix" -> Void) is pinned but
 #: too weak to replace what the dense sources embed (on the tools tuning split those two
-#: rewrites lost 0.09 and 0.01 nDCG@10; the rewrites from 0.83 up gained).
+#: rewrites lost nDCG@10 and those scoring 0.83 and more gained: docs/benchmarks.md).
 NAME_REWRITE_MIN_SCORE = 0.8
 
 
