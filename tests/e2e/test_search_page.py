@@ -246,7 +246,7 @@ def shown_keywords(drv: Any) -> list[str]:
 @pytest.mark.parametrize(
     "query", ["a tool to file my taxes in Sweden", "accounting tool for freelancers"]
 )
-def test_a_weak_match_shows_only_the_supported_results_as_cards(browser, page_url, query):
+def test_a_weak_match_shows_only_the_supported_results_as_cards(browser, page_url, query, tmp_path):
     from agentic_search.logic.keywords import NEVER_SHOWN
 
     # GIVEN a need the catalog hardly covers
@@ -290,6 +290,9 @@ def test_a_weak_match_shows_only_the_supported_results_as_cards(browser, page_ur
     for c in body["candidates"]:
         released = c["metadata"].get("released")
         assert released is None or isinstance(released, int), released
+    screenshot(
+        browser, f"search-page-weak-{len(backed)}-of-{len(body['candidates'])}.png", tmp_path
+    )
 
 
 def test_the_weak_match_query_the_issue_tried_has_something_to_fold(page_url):
