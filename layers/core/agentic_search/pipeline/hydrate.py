@@ -14,7 +14,7 @@ from pydantic import TypeAdapter
 from agentic_search.dependencies import Dependencies
 from agentic_search.logic.fusion import minmax
 from agentic_search.logic.keywords import shown_words
-from agentic_search.logic.schema import DomainSchema
+from agentic_search.logic.schema import NUMERIC_TYPES, DomainSchema
 from agentic_search.logic.text import keyword_text
 from agentic_search.wire import (
     INTERNAL_KEYS,
@@ -177,13 +177,14 @@ def _provenance_rows(
 
 def metadata(schema: DomainSchema, payload: dict[str, Any]) -> dict[str, Any]:
     """A candidate's ``metadata``: the schema's candidate fields of ``payload`` (platforms
-    joined, long descriptions cut at 600 characters, an ``integer`` field's whole float, as
-    an index written before the field was declared one holds it, an int: 2023, not 2023.0)."""
+    joined, long descriptions cut at 600 characters, a numeric field's whole value an int:
+    a ``number`` field is validated to a float at ingest, so the payload holds a year as
+    2023.0, which a person reads as 2023)."""
     meta: dict[str, Any] = {}
     for key, fname in schema.candidate_metadata.items():
         value = payload.get(fname)
         fdef = schema.fields.get(fname)
-        if fdef is not None and fdef.type == "integer" and isinstance(value, float):
+        if fdef is not None and fdef.type in NUMERIC_TYPES and isinstance(value, float):
             value = int(value) if value.is_integer() else value
         if key == "platform" and isinstance(value, list):
             value = ", ".join(value)
