@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from agentic_search.dependencies import Dependencies
-from agentic_search.logic.cache_keys import added_filters, cache_key
+from agentic_search.logic.cache_keys import added_filters, cache_key, history_material
 from agentic_search.ports import CacheError
 from agentic_search.wire import BUDGET_STOP, CacheInfo, SearchRequest, SearchState
 
@@ -45,6 +45,7 @@ def cache_lookup(req: SearchRequest, c: Dependencies) -> tuple[CacheInfo, dict[s
             drop=req.drop,
             filters=added_filters(req.filters),
             settings=c.settings.answer_settings,
+            history=history_material(req.history),
         )
         hit = cache.get(info.key)
     except CacheError as exc:
