@@ -130,3 +130,16 @@ def test_catalog_sync_quotes_its_result_file() -> None:
         f"{saved['calls_saved_share']:.0%} of the embedder calls",
         sync["measured_at"][:10],
     )
+
+
+def test_the_follow_up_figures_quote_their_result_file() -> None:
+    summary = _json("benchmarks/follow_ups/results.json")["summary"]
+    held, tuning = summary["heldout"], summary["tuning"]
+    _quoted(
+        "Follow-up conversations",
+        *(f"{s[k]:.4f}" for s in (held, tuning) for k in ("ndcg@10_history", "ndcg@10_alone")),
+        f"+{held['gain']:.4f}",
+        f"+{tuning['gain']:.4f}",
+        f"{held['standalone_misread']} of {held['standalone']}",
+        f"{tuning['standalone_misread']} of {tuning['standalone']}",
+    )
