@@ -1,6 +1,7 @@
-"""``history`` on POST /search through the deployed handler (SearchApiFunction, replayed with
-a recorded event): a follow-up read against the last turn, and the bounds of the history
-answered 422 naming the field (``detail[].field`` = ``history``)."""
+"""``history`` on POST /search through the deployed handler (SearchApiFunction, from the
+recorded follow-up event, which tests/aws/lambda/test_handlers_replay.py replays as it is): the
+same words without history are another answer, and the bounds of the history are answered 422
+naming the field (``detail[].field`` = ``history``)."""
 
 from __future__ import annotations
 
