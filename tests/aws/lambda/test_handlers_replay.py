@@ -441,6 +441,20 @@ def test_post_search_answers_200_with_the_candidates_of_the_step_by_step_run(
     assert [c["id"] for c in body["candidates"]] == _local_ids(tools_engine, "free code editor", 5)
 
 
+@replays("search_api/post_search_follow_up.json")
+def test_post_search_with_history_reads_the_follow_up_as_the_runner_does(
+    handlers, wired_runtime, tools_engine
+):
+    event = load_event("search_api/post_search_follow_up.json")
+    sent = json.loads(event["body"])
+    out = replay(handlers, "search_api/post_search_follow_up.json")
+    assert out["statusCode"] == 200, out["body"][:500]
+    body = _body(out)
+    assert body["intent"]["followUp"]["kind"] == "filter"
+    expected = tools_engine.search(sent["query"], limit=sent["limit"], history=sent["history"])
+    assert [c["id"] for c in body["candidates"]] == [c.id for c in expected.output.candidates]
+
+
 @replays("search_api/post_search_form_encoded.json")
 def test_post_search_reads_a_json_body_sent_form_encoded_like_curl_d(
     handlers, wired_runtime, tools_engine
