@@ -20,6 +20,7 @@ from agentic_search.logic.quality import (
     ids_to_return,
     read_query,
 )
+from agentic_search.pipeline.access import as_caller
 from agentic_search.pipeline.hydrate import execution_stats, hydrate
 from agentic_search.wire import (
     AnswerQuality,
@@ -37,6 +38,7 @@ from agentic_search.wire import (
 )
 
 
+@as_caller
 def finalize(state: SearchState, c: Dependencies) -> SearchState:
     """Finalize: the response (candidates, evidence pack, report). A state that already
     has a response (a cache hit) passes through. Errors of failed steps (``roundError``,
