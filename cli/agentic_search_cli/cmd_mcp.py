@@ -12,8 +12,10 @@ from collections.abc import Iterator
 from typing import Any
 
 from agentic_search_cli.common import (
+    add_as_flag,
     add_embedder_flag,
     add_llm_flag,
+    caller_for,
     complete_interrupted_write,
     settings_for,
 )
@@ -47,6 +49,7 @@ def add_parser(sub: Any) -> None:
     )
     add_llm_flag(m)
     add_embedder_flag(m)
+    add_as_flag(m)
 
 
 @contextlib.contextmanager
@@ -76,11 +79,12 @@ def run(args: argparse.Namespace) -> int:
 
         outside_lambda()
         from agentic_search.service import SearchService
-        from agentic_search_lambda.mcp_tools import build_server, index_lock
+        from agentic_search_lambda.mcp_tools import build_server, index_lock, set_caller
         from agentic_search_lambda.runtime import Runtime, use
 
         rt = Runtime(settings_for(args))
         use(rt)  # the tools search through this runtime
+        set_caller(caller_for(args))  # the one client of stdio: the local user or --as
         service = SearchService(rt.deps("tools"))
         server = build_server()
     lock = index_lock()

@@ -38,6 +38,8 @@ class SearchService:
 
     def __init__(self, deps: Dependencies) -> None:
         self.deps = deps
+        self.caller: Caller | None = None
+        """Who :meth:`search` and :meth:`cached` ask as when not told (None: anonymous)."""
         self._runner: LocalRunner | None = None
         #: the request the cache gate (:meth:`_cached`) just missed and what it noted: the
         #: next :meth:`search` of that request walks on from there, not looking it up again
@@ -94,6 +96,7 @@ class SearchService:
                 message names both and how to fix it).
         """
         request = SearchRequest(query=query, limit=limit, rounds=rounds, domain=self.schema.name)
+        caller = caller if caller is not None else self.caller
         c = self.deps
         miss, self._gate_miss = self._gate_miss, None
         if c.built("store"):  # once it is open, the graph's CacheCheck costs no more; an
@@ -135,7 +138,7 @@ class SearchService:
             VectorStoreError: when the collection's identity file cannot be read.
         """
         request = SearchRequest(query=query, limit=limit, rounds=rounds, domain=self.schema.name)
-        return self._cached(request, caller)
+        return self._cached(request, caller if caller is not None else self.caller)
 
     def _cached(self, request: SearchRequest, caller: Caller | None) -> SearchResponse | None:
         hit, noted = self._lookup(request, caller)
