@@ -11,8 +11,9 @@ missing one is. The catalog's names (linking, "did you mean", comparisons) are r
 the view and kept per effective access set (:meth:`ProcessCaches.view`). A domain without an
 access field, or its administrator, gets the dependencies unchanged.
 
-Corpus statistics stay global: BM25's IDF and average length, term document counts
-(``sparse_counts``) and the set of known terms (``known_terms``) are the whole collection's.
+Corpus statistics stay global: BM25's IDF and average length and term document counts
+(``sparse_counts``) are the whole collection's (they tell term frequencies, never a record, as
+in Lucene). The known terms (what reads as a typo) are the caller's records'.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Any, TypeVar
 
 from agentic_search.dependencies import PORTS, Dependencies
 from agentic_search.logic.access import AccessFilter, AccessPolicy
+from agentic_search.logic.bm25 import term_index
 from agentic_search.logic.schema import DomainSchema
 from agentic_search.wire import Caller, Filter, ScoredRecord, SparseVector, StoredRecord
 
@@ -137,8 +139,32 @@ class AccessStore(_Delegate):
 
 
 class AccessKeyword(_Delegate):
-    """A :class:`~agentic_search.ports.KeywordIndex` searching only the caller's records
-    (its IDF and known terms stay the collection's)."""
+    """A :class:`~agentic_search.ports.KeywordIndex` searching only the caller's records (its
+    IDF and average length stay the collection's); the known terms are those of the caller's
+    records, so whether a word reads as a typo does not tell a record it may not read."""
+
+    def __init__(
+        self,
+        inner: Callable[[], Any],
+        rule: AccessFilter,
+        policy: AccessPolicy,
+        store: AccessStore,
+    ) -> None:
+        super().__init__(inner, rule, policy)
+        self._store = store
+
+    def known_terms(self, schema: DomainSchema, terms: Sequence[str]) -> set[str] | None:
+        """The analysed ``terms`` some record the caller may read holds: one sparse query of
+        each term alone among the caller's records (a hit holds it)."""
+        if not self._store.exists(schema):
+            return set()
+        flt = self._store.compile_filter(schema, [])
+        out: set[str] = set()
+        for term in dict.fromkeys(terms):
+            vec = SparseVector(indices=[term_index(term)], values=[1.0])
+            if self._store.query_sparse(schema, vec, 1, flt):
+                out.add(term)
+        return out
 
     def search(
         self,
@@ -203,9 +229,10 @@ def caller_view(c: Dependencies, caller: Caller | None) -> Dependencies:
     view = views.get(key)
     if view is None:
         view = CallerDependencies(base)
+        store = AccessStore(lambda: base.store, rule, policy)
         view._built.update(
-            store=AccessStore(lambda: base.store, rule, policy),
-            keyword=AccessKeyword(lambda: base.keyword, rule, policy),
+            store=store,
+            keyword=AccessKeyword(lambda: base.keyword, rule, policy, store),
             structured=AccessStructured(lambda: base.structured, rule, policy),
         )
         view.access_key = key
