@@ -43,7 +43,7 @@ def to_mongo(
     if access is not None:
         listed = {access.field: {"$in": principals_of(access)}}
         if access.public:  # no list: absent, null or empty
-            unlisted = [{access.field: {"$exists": False}}, {access.field: {"$in": [None, []]}}]
+            unlisted = [{access.field: None}, {access.field: {"$size": 0}}]
             clauses.append({"$or": [listed, *unlisted]})
         else:
             clauses.append(listed)
