@@ -252,6 +252,8 @@ def print_search(
         )
     elif quality is not None and quality.verdict == "weak":
         items.append(Text(f"weak match: {quality.reason}", style="yellow"))
+    for reason in resp.output.not_permitted or []:  # a restricted class this caller lacks
+        items.append(Text(reason, style="yellow"))
     if resp.output.candidates or quality is None or quality.verdict != "none":
         items.append(results_table(resp))
     err = errors_panel(resp)
