@@ -260,3 +260,29 @@ def test_two_callers_alternating_one_query_are_never_served_each_other(
         assert first["a"] != first["b"]
     finally:
         service.close()
+
+
+def test_a_changed_access_list_takes_effect_on_the_next_search_cache_included(
+    tmp_path, pristine, embedder
+):
+    full, yaml = pristine
+    service = _service(copy_home(full, tmp_path / "home"), yaml, embedder, cache="sqlite")
+    try:
+        target = RECORDS[0]
+        acls = {rid: ["a"] for rid in IDS}
+        service.ingest_records(with_access(RECORDS, acls))
+        bob = Caller.of(["b"])
+        before = service.search(target["name"], caller=bob).wire()
+        assert target["id"] not in {c["id"] for c in before["candidates"]}
+        assert service.search(target["name"], caller=bob).wire()["cache"]["hit"]
+        # the record's list now names b: one payload write, which bumps the catalog version
+        service.ingest_records(with_access([target], {target["id"]: ["a", "b"]}))
+        after = service.search(target["name"], caller=bob).wire()
+        assert not after["cache"]["hit"]
+        assert after["candidates"][0]["id"] == target["id"]  # linked and pinned by its name
+        # and taken away again
+        service.ingest_records(with_access([target], {target["id"]: ["a"]}))
+        again = service.search(target["name"], caller=bob).wire()
+        assert target["id"] not in {c["id"] for c in again["candidates"]}
+    finally:
+        service.close()

@@ -195,18 +195,21 @@ class AccessStructured(_Delegate):
 
 class CallerDependencies(Dependencies):
     """Dependencies of a caller view: the base's adapters (built on the base, on first use),
-    but for the wrapped store, keyword index and structured store; closing it closes
-    nothing (the base owns the adapters)."""
+    but for the wrapped store, keyword index and structured store, and the LLM planner, built
+    for the view (it resolves the names it reads against the caller's catalog); closing it
+    closes nothing (the base owns the adapters)."""
 
     def __init__(self, base: Dependencies) -> None:
-        delegated = {n: (lambda _, n=n: getattr(base, n)) for n in PORTS}
+        delegated: dict[str, Any] = {n: (lambda _, n=n: getattr(base, n)) for n in PORTS}
+        if "llm" in base._factories:  # its names -> ids are the catalog's: the caller's here
+            delegated["llm"] = base._factories["llm"]
         super().__init__(base.settings, base.schema, delegated, base.caches)
         self.analyzer = base.analyzer
         self.caller_base = base
 
     def built(self, name: str) -> bool:
         """Whether adapter ``name`` exists already (on the base, for the delegated ones)."""
-        return self.caller_base.built(name)
+        return name in self._built or self.caller_base.built(name)
 
     def close(self) -> None:
         """Nothing: the base's adapters are the base's to close."""
