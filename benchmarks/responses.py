@@ -49,12 +49,25 @@ def main() -> int:
     ap.add_argument("--home", type=Path, required=True, help="AGENTIC_SEARCH_HOME of the index")
     ap.add_argument("--out", type=Path, required=True, help="the JSON lines to write")
     ap.add_argument("--compare", type=Path, help="another run's file: count what differs")
+    ap.add_argument(
+        "--budget-ms",
+        type=float,
+        default=600_000.0,
+        help="ROUND_BUDGET_MS (default 600000: a busy host's slow round must not stop the "
+        "rounds of one run and not of the other); the source deadline is lifted alike",
+    )
     args = ap.parse_args()
     from agentic_search.config import Settings
     from agentic_search.service import SearchService
 
     service = SearchService.create(
-        Settings(agentic_search_home=args.home, cache_backend="none"), "tools"
+        Settings(
+            agentic_search_home=args.home,
+            cache_backend="none",
+            round_budget_ms=args.budget_ms,
+            source_timeout_s=max(args.budget_ms / 1000.0, 1.0),
+        ),
+        "tools",
     )
     try:
         service.ensure_bundled_catalog()

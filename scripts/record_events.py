@@ -146,6 +146,7 @@ class Recorder:
         return {
             "request": {"query": query, "limit": LIMIT, "domain": "tools"},
             "correlationId": correlation_id,
+            "caller": {"principals": []},
             "config": {"mapMaxConcurrency": 8},
         }
 
