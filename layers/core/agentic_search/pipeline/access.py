@@ -228,6 +228,12 @@ def caller_view(c: Dependencies, caller: Caller | None) -> Dependencies:
     if c.access_key == key:
         return c
     base: Dependencies = getattr(c, "caller_base", None) or c
+    with base._lock:  # the Map's threads may ask for the same view at once
+        return _view(base, key, rule, policy)
+
+
+def _view(base: Dependencies, key: str, rule: AccessFilter, policy: AccessPolicy) -> Dependencies:
+    """The caller view ``key`` of ``base``, made on first use (under ``base``'s lock)."""
     views: dict[str, Dependencies] = base.__dict__.setdefault("caller_views", {})
     view = views.get(key)
     if view is None:
