@@ -275,9 +275,10 @@ def test_prepare_round_2_asks_for_what_round_1_left_missing(handlers, wired_runt
 @replays("retrieve/dense.json", "retrieve/sparse.json", "retrieve/structured.json")
 @pytest.mark.parametrize("kind", ["dense", "sparse", "structured"])
 def test_retrieve_returns_one_sources_ranked_hits(handlers, wired_runtime, tools_engine, kind):
-    # GIVEN one Map item (the Map's ItemSelector: domain and subQuery)
+    # GIVEN one Map item (the Map's ItemSelector: domain, subQuery and the state's caller)
     event = load_event(f"retrieve/{kind}.json")
-    assert set(event) == {"domain", "subQuery"}
+    assert set(event) == {"domain", "subQuery", "caller"}
+    assert event["caller"] == {"principals": []}  # recorded anonymous
     # WHEN RetrieveFunction runs
     out = replay(handlers, f"retrieve/{kind}.json")
     # THEN the source answered without error, hits ranked 1..n
