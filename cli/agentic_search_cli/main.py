@@ -122,9 +122,10 @@ def entry() -> int:
     documented 0/1/2. (``main`` itself never exits the process: tests call it.)"""
     code = main()
     # The process ends: what it made goes to the permanent generation, so the interpreter's
-    # final collections do not walk tens of thousands of live objects (about 50 ms of a
-    # cache hit's CPU). atexit handlers, the streams' flush and reference counting all run
-    # as before; only reference cycles left at exit are not collected, which exit frees.
+    # final collections do not walk tens of thousands of live objects (a good share of a
+    # cache hit's CPU: docs/benchmarks.md). atexit handlers, the streams' flush and reference
+    # counting all run as before; only reference cycles left at exit are not collected,
+    # which exit frees.
     gc.freeze()
     embedding = sys.modules.get("agentic_search.pipeline.embedding")
     if embedding is None or embedding.drain_embedding_threads() == 0:

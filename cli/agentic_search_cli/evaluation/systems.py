@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from agentic_search.logic.fusion import DEFAULT_RRF_K, rrf
+from agentic_search.ports import EngineHybridRrf
 from agentic_search.wire import RankedList
 
 if TYPE_CHECKING:
@@ -101,11 +102,12 @@ def hybrid_rrf_qdrant_ranking(engine: SearchService, text: str, top_k: int = TOP
     """Doc ids of Qdrant's server-side RRF (k = 60) of a dense and a sparse prefetch."""
     from agentic_search.adapters.qdrant.sparse import QdrantSparseKeywordIndex
 
+    store = engine.deps.store
+    if not isinstance(store, EngineHybridRrf):  # unavailable_reason says so first
+        raise TypeError(f"{type(store).__name__} has no engine-side hybrid RRF")
     vec = engine.deps.embedder.embed_query(text)
-    sparse = QdrantSparseKeywordIndex(engine.deps.store).query_vector(text)
-    hits = engine.deps.store.query_hybrid_rrf(
-        engine.schema, dense_aspect(engine), vec, sparse, top_k, RRF_K
-    )
+    sparse = QdrantSparseKeywordIndex(store).query_vector(text)
+    hits = store.query_hybrid_rrf(engine.schema, dense_aspect(engine), vec, sparse, top_k, RRF_K)
     return [h.id for h in hits]
 
 
@@ -113,6 +115,8 @@ def unavailable_reason(engine: SearchService, name: str) -> str | None:
     """Why ``name`` cannot run on ``engine``'s collection (None: it can)."""
     if name in UNAVAILABLE:
         return UNAVAILABLE[name]
+    if name == "hybrid-rrf-qdrant" and not isinstance(engine.deps.store, EngineHybridRrf):
+        return "the vector store has no engine-side hybrid RRF (Qdrant Edge or a Qdrant server)"
     if name == "hybrid-rrf-qdrant" and not engine.deps.store.has_sparse(engine.schema):
         return (
             "needs the collection's sparse bm25 vector (this local-mode collection was built "

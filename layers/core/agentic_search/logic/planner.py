@@ -18,7 +18,6 @@ hard constraints pushed down into every source, and the seed's fusion rule: 3+ s
 from __future__ import annotations
 
 import re
-from typing import Protocol
 
 from agentic_search.logic.bm25 import keyword_query
 from agentic_search.logic.complexity import is_long
@@ -34,17 +33,6 @@ from agentic_search.wire import (
     StructuredSource,
     VectorSource,
 )
-
-
-class QueryPlanner(Protocol):
-    """Turns an IntentState into a QueryPlan."""
-
-    name: str
-
-    def plan(self, intent: IntentState, limit: int = 10) -> QueryPlan:
-        """Plan retrieval for ``intent``, returning at most ``limit`` candidates."""
-        ...
-
 
 _TASK = re.compile(
     r"\b(?:for|to|help(?:s)?\s+(?:me\s+)?|so\s+i\s+can|i\s+need\s+to|i\s+want\s+to)\s+\w+"
@@ -94,7 +82,7 @@ def excluded_ids(intent: IntentState) -> list[str]:
 #: A fuzzy name link rewrites the searched text only from this score (``1 - edits / length``):
 #: one edit in a four-letter word (0.75: French "bout" -> Bolt, "voix" -> Void) is pinned but
 #: too weak to replace what the dense sources embed (on the tools tuning split those two
-#: rewrites lost 0.09 and 0.01 nDCG@10; the rewrites from 0.83 up gained).
+#: rewrites lost nDCG@10 and those scoring 0.83 and more gained: docs/benchmarks.md).
 NAME_REWRITE_MIN_SCORE = 0.8
 
 
