@@ -103,3 +103,27 @@ def test_two_token_callers_alternating_are_never_served_each_other(served):
         assert _ids(answer) <= readers[who]
         assert first.setdefault(who, _ids(answer)) == _ids(answer)
     assert first["eng"] != first["bob"]
+
+
+def test_mcp_record_tools_answer_an_unreadable_id_as_a_missing_one(served):
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    from agentic_search.wire import Caller
+    from agentic_search_lambda import mcp_tools
+
+    _, readers = served
+    mine, theirs = (
+        sorted(readers["eng"] - readers["anonymous"])[0],
+        sorted(readers["bob"] - readers["anonymous"])[0],
+    )
+    mcp_tools.set_caller(Caller.of(["eng"]))
+    try:
+        assert set(mcp_tools.records("acltools", [mine, theirs])) == {mine}
+        missing = mcp_tools._missing("acltools", [theirs], {})
+        unknown = mcp_tools._missing("acltools", ["no-such-record"], {})
+        assert isinstance(missing, ToolError) and isinstance(unknown, ToolError)
+        assert str(missing).replace(theirs, "X") == str(unknown).replace("no-such-record", "X")
+        mcp_tools.set_caller(Caller())
+        assert mcp_tools.records("acltools", [mine, theirs]) == {}
+    finally:
+        mcp_tools.set_caller(Caller())
