@@ -9,6 +9,11 @@ The rule-based planner chooses a strategy from what the intent holds and routes 
   transcribe") -> usecases + identity;
 * ``multi-collection-hybrid``: two or more of the above.
 
+The schema's whole-record aspect
+(:attr:`~agentic_search.logic.schema.DomainSchema.record_aspect`) is searched with the query
+text wherever no capability was read and in a long query, and by a reference's own record
+vector, so those routings never lose what one vector per record finds.
+
 Every plan also has the BM25 keyword source over the query (must-preserve terms appended), a
 structured source when the intent matched vocabulary values (ranked by matched preferences),
 hard constraints pushed down into every source, and the seed's fusion rule: 3+ sources -> RRF,
@@ -193,9 +198,10 @@ class RuleBasedPlanner:
         rationale: list[str] = [f"strategy {strategy}: signals {focus or ['none']}"]
         sources: list[VectorSource] = []
 
-        def add(aspect: str, source: str, text: str | None, weight: float = 1.0) -> None:
+        def add(aspect: str, source: str, text: str | None, weight: float | None = None) -> None:
             if aspect not in aspects:
                 return
+            weight = schema.aspect(aspect).weight if weight is None else weight
             key = (aspect, source)
             if any((s.aspect, s.query_vector_source) == key for s in sources):
                 return
@@ -217,6 +223,15 @@ class RuleBasedPlanner:
             rationale.append(f"reference tool {intent.reference_tool_name!r}: its stored vectors")
         if not by_example_only:
             add(first_aspect, qvs, dense_text)
+        # The whole-record vector: the reference's own, and the query's wherever no capability
+        # was read (a task, a use case, a name, a plain phrase): there the aspects above are
+        # fragments of what the query means and one vector per record reads it best; where a
+        # capability was read, the capability aspect and the structured source carry it.
+        if record := schema.record_aspect:
+            if reference:  # at the weight of the reference's other vectors
+                add(record, "reference_tool", reference, 1.0)
+            if not by_example_only and not capability:
+                add(record, qvs, dense_text)
         if capability:
             add("functionality", qvs, dense_text)
         if usecase:
@@ -276,15 +291,17 @@ class RuleBasedPlanner:
             top_k = min(TOP_K_MAX, max(schema.aspect(first_aspect).default_top_k, limit * 2))
             sources = [
                 VectorSource(
-                    aspect=first_aspect, top_k=top_k, query_vector_source="query_text",
-                    text=intent.query,
+                    aspect=aspect, top_k=top_k, query_vector_source="query_text",
+                    text=intent.query, weight=schema.aspect(aspect).weight,
                 )
+                for aspect in dict.fromkeys([first_aspect, schema.record_aspect or first_aspect])
             ]  # fmt: skip
             sparse = SparseSource(text=intent.query, top_k=sparse.top_k)
             structured, filters = [], []
             rationale = [
                 f"a long query ({len(intent.keywords)} content words): the text as written, "
-                f"dense on {first_aspect} and BM25, no filters or vocabulary read from it"
+                f"dense on {', '.join(s.aspect for s in sources)} and BM25, no filters or "
+                "vocabulary read from it"
             ]
         exclude = excluded_ids(intent)
         count = len(sources) + 1 + len(structured)
