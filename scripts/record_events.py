@@ -151,6 +151,7 @@ class Recorder:
         return {
             "request": {"query": query, "limit": LIMIT, "domain": "tools"},
             "correlationId": correlation_id,
+            "caller": {"principals": []},
             "config": {"mapMaxConcurrency": 8},
         }
 
@@ -207,8 +208,11 @@ class Recorder:
         ctype: str | None = None,
         route_key: str | None = None,
         headers: dict[str, str] | None = None,
+        claims: dict[str, str] | None = None,
+        request_id: str | None = None,
     ) -> None:
-        """Write the API Gateway HTTP API (v2) event of one request as ``events/<rel>``."""
+        """Write the API Gateway HTTP API (v2) event of one request as ``events/<rel>``
+        (``claims``: what a JWT authorizer verified, as API Gateway hands them over)."""
         from agentic_search_cli.local_server import http_api_event
 
         raw = b"" if body is None else json.dumps(body).encode("utf-8")
@@ -224,6 +228,10 @@ class Recorder:
         ev["requestContext"]["timeEpoch"] = int(FIXED_EPOCH * 1000)
         if route_key is not None:  # the route API Gateway matched (its $default route)
             ev["routeKey"] = ev["requestContext"]["routeKey"] = route_key
+        if claims is not None:  # API Gateway renders an array claim as "[a b]"
+            ev["requestContext"]["authorizer"] = {"jwt": {"claims": claims, "scopes": None}}
+        if request_id is not None:
+            ev["requestContext"]["requestId"] = request_id
         self.write(rel, ev, stable=False)
 
     def record_mcp(self) -> None:
@@ -286,6 +294,26 @@ class Recorder:
         event("default_post_sync_status.json", "POST", "/sync/status", {}, route_key="$default")
         event("default_get_search.json", "GET", "/search", route_key="$default")
         event("default_get_unknown.json", "GET", "/nothing/here", route_key="$default")
+        # A JWT-authorized search of an access-controlled domain (docs/guides/access-control.md):
+        # a token with the caller's groups, and one without the claims (public records only).
+        acl = {"query": "code editor", "limit": LIMIT, "domain": "acltools"}
+        jwt = {"iss": "https://issuer.example.com/", "aud": "agentic-search", "exp": "1767229200"}
+        event(
+            "post_search_jwt_groups.json",
+            "POST",
+            "/search",
+            acl,
+            claims={**jwt, "sub": "u-alice", "groups": "[eng ops]"},
+            request_id="Xq3vLhAAoAMEYJ1=",
+        )
+        event(
+            "post_search_jwt_no_claims.json",
+            "POST",
+            "/search",
+            acl,
+            claims=jwt,
+            request_id="Xq3vLhAAoAMEYJ2=",
+        )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -12,7 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from agentic_search_cli.common import (
+    add_as_flag,
     add_embedder_flag,
+    caller_for,
     console,
     eval_llm,
     positive_int,
@@ -85,6 +87,7 @@ def add_parser(sub: Any) -> None:
     )
     e.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     add_embedder_flag(e)
+    add_as_flag(e)
     e.add_argument(
         "--collection-prefix",
         default=None,
@@ -293,6 +296,7 @@ def run(args: argparse.Namespace) -> int:
             )
         with progress_bar(err) as progress:
             sync = sync_corpus(service, dataset, live, progress)
+            service.caller = caller_for(args)  # the searches' principals (the index is built)
             query_task = progress.add_task(
                 f"querying ({len(dataset.queries)} queries x systems)", total=None
             )

@@ -12,8 +12,10 @@ from collections.abc import Iterator
 from typing import Any
 
 from agentic_search_cli.common import (
+    add_as_flag,
     add_embedder_flag,
     add_llm_flag,
+    caller_for,
     complete_interrupted_write,
     settings_for,
 )
@@ -47,6 +49,7 @@ def add_parser(sub: Any) -> None:
     )
     add_llm_flag(m)
     add_embedder_flag(m)
+    add_as_flag(m)
 
 
 @contextlib.contextmanager
@@ -83,21 +86,23 @@ def run(args: argparse.Namespace) -> int:
         except ServeLinkError as exc:
             sys.stderr.write(f"agentic-search: error: {exc}\n")
             return 1
-        return _serve_stdio(settings)
+        return _serve_stdio(settings, caller_for(args))
 
 
-def _serve_stdio(settings: Any) -> int:
-    """Serve MCP on stdio over ``settings`` (a reader's: :func:`run`)."""
+def _serve_stdio(settings: Any, caller: Any) -> int:
+    """Serve MCP on stdio over ``settings`` (a reader's: :func:`run`) to ``caller`` (the
+    local user's principals or ``--as``'s)."""
     with stdout_on_stderr():
         from agentic_search_lambda.observability import outside_lambda
 
         outside_lambda()
         from agentic_search.service import SearchService
-        from agentic_search_lambda.mcp_tools import build_server, index_lock
+        from agentic_search_lambda.mcp_tools import build_server, index_lock, set_caller
         from agentic_search_lambda.runtime import Runtime, use
 
         rt = Runtime(settings)
         use(rt)  # the tools search through this runtime
+        set_caller(caller)  # the one client of stdio
         service = SearchService(rt.deps("tools"))
         server = build_server()
     lock = index_lock()

@@ -10,8 +10,10 @@ from typing import Any
 
 from agentic_search_cli.common import (
     EXAMPLES,
+    add_as_flag,
     add_embedder_flag,
     add_llm_flag,
+    caller_for,
     console,
     open_service,
     positive_limit,
@@ -67,6 +69,7 @@ def add_parser(sub: Any) -> None:
     )
     add_llm_flag(s)
     add_embedder_flag(s)
+    add_as_flag(s)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -87,17 +90,18 @@ def run(args: argparse.Namespace) -> int:
     server = _serving(settings, args.domain)
     if server is not None:
         return _ask_serve(args, server)
+    caller = caller_for(args)
     service = open_service(args.domain, settings)
     try:
         # a cache hit opens neither the store nor the model (see SearchService.cached)
-        resp = service.cached(query, limit=args.limit, rounds=args.rounds)
+        resp = service.cached(query, limit=args.limit, rounds=args.rounds, caller=caller)
         if resp is None:  # a miss: the search's work begins (see common.collector_paused)
             resume_collector()
             _open_index(service)
             code = _before_first_search(service)
             if code is not None:
                 return code
-            resp = service.search(query, limit=args.limit, rounds=args.rounds)
+            resp = service.search(query, limit=args.limit, rounds=args.rounds, caller=caller)
         return _show(args, resp, embedder_note(service, settings) if args.explain else None)
     except _ServeStarted as started:  # serve took the index while this search waited
         server = started.server
@@ -180,8 +184,9 @@ def _ask_serve(args: argparse.Namespace, server: Any) -> int:
     body: dict[str, Any] = {"query": args.query, "limit": args.limit, "domain": args.domain}
     if args.rounds is not None:
         body["rounds"] = args.rounds
-    try:
-        status, answer = post_json(server, "/search", body)
+    principals = caller_for(args).principals
+    try:  # serve trusts the principals header: it is bound to loopback and checks its token
+        status, answer = post_json(server, "/search", body, principals=principals)
     except ServeLinkError as exc:
         sys.stderr.write(f"agentic-search: error: {exc}\n")
         return 1

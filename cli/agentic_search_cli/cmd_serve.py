@@ -60,6 +60,15 @@ def add_parser(sub: Any) -> None:
     v.add_argument("--host", default="127.0.0.1", help="interface to bind (default 127.0.0.1)")
     v.add_argument("--port", type=int, default=8080, help="port (default 8080; 0 picks a free one)")
     v.add_argument(
+        "--tokens",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="token table (YAML or JSON, token: [principal, ...]): a request with "
+        "'Authorization: Bearer TOKEN' searches as those principals in a domain with an access "
+        "field; an unknown token is a 401; without one a request is anonymous (public records)",
+    )
+    v.add_argument(
         "--workers",
         type=int,
         default=None,
@@ -124,6 +133,14 @@ def run(args: argparse.Namespace) -> int:
     for path in files:
         if not path.is_file():
             usage_error(f"--domain {path}: no such file")
+    tokens: dict[str, list[str]] = {}
+    if args.tokens is not None:
+        from agentic_search_cli.serve_access import TokenTableError, load_tokens
+
+        try:
+            tokens = load_tokens(args.tokens)
+        except TokenTableError as exc:
+            usage_error(f"--tokens: {exc}")
     rt = Runtime(settings_for(args, domain_files=files))
     from agentic_search.logic.schema import SchemaError
 
@@ -186,14 +203,17 @@ def run(args: argparse.Namespace) -> int:
         return 1
     from agentic_search_cli import serve_link
     from agentic_search_cli.local_server import attach, search_lock
+    from agentic_search_cli.serve_access import ServeAccess
     from agentic_search_cli.serve_writer import ServeWriter
 
-    writer = None
+    writer, local_token = None, None
     if maintenance is not None:  # ingest and sync of the CLI come here (serve_link)
         host, port = server.server_address[:2]
         info = serve_link.write_info(rt.settings, host, port, tuple(served))
         writer = ServeWriter(rt, info.token, pool, search_lock(), maintenance)
-    attach(pool, writer)
+        local_token = info.token  # what the CLI's requests carry (the principals header's)
+    bound = str(server.server_address[0])
+    attach(pool, writer, ServeAccess(tokens, _loopback(bound), local_token))
     try:
         return _serve(args, rt, server)
     finally:
@@ -201,6 +221,16 @@ def run(args: argparse.Namespace) -> int:
             serve_link.remove_info(rt.settings)
         if pool is not None:
             pool.close()
+
+
+def _loopback(host: str) -> bool:
+    """Whether serve's bound ``host`` is a loopback address (the CLI's header is trusted)."""
+    import ipaddress
+
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host in LOOPBACK_NAMES
 
 
 def start_pool(settings: Any, maintenance: Any, workers: int) -> Any:

@@ -134,6 +134,53 @@ def add_llm_flag(p: argparse.ArgumentParser) -> None:
     )
 
 
+#: The principal every local user holds (besides their user name) when ``--as`` is not given.
+LOCAL_PRINCIPAL = "local"
+
+
+def add_as_flag(p: argparse.ArgumentParser) -> None:
+    """``--as PRINCIPAL`` (repeatable) on a command (read by :func:`caller_for`)."""
+    p.add_argument(
+        "--as",
+        dest="principals",
+        action="append",
+        default=None,
+        metavar="PRINCIPAL",
+        help="search as this principal (a user id, group or tenant; repeat for several): in a "
+        "domain with an access field only the records they may read are searched, shown or "
+        "cached for them (default: your user name and the 'local' principal)",
+    )
+
+
+def caller_for(args: argparse.Namespace) -> Any:
+    """The :class:`~agentic_search.wire.Caller` of a command: its ``--as`` principals, else
+    the local user's name and :data:`LOCAL_PRINCIPAL`.
+
+    Raises:
+        SystemExit: 2 for an empty or over-long principal (a usage error).
+    """
+    import getpass
+
+    from pydantic import ValidationError
+
+    from agentic_search.wire import Caller
+
+    given = getattr(args, "principals", None)
+    if given is None:
+        try:
+            user = getpass.getuser()
+        except (KeyError, OSError):  # no user name (a container without a passwd entry)
+            user = None
+        given = [p for p in (user, LOCAL_PRINCIPAL) if p]
+    if any(not p.strip() for p in given):
+        usage_error("--as: a principal may not be empty")
+    try:
+        return Caller.of(given)
+    except ValidationError as exc:
+        usage_error(f"--as: {exc.errors()[0]['msg']}")
+        raise  # (usage_error exits)
+
+
 EMBEDDERS = ("minilm", "e5-small", "embeddinggemma")
 
 

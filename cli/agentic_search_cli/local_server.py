@@ -37,6 +37,7 @@ from typing import Any
 
 from agentic_search_cli import last_eval
 from agentic_search_cli.local_events import LocalContext, answer_event, http_api_event
+from agentic_search_cli.serve_access import ServeAccess
 from agentic_search_lambda import api
 
 #: Bodies above this are refused with a 413 (API Gateway's own limit is 10 MB).
@@ -63,6 +64,7 @@ class _Handler(BaseHTTPRequestHandler):
     lock: Any = threading.Lock()
     pool: Any = None  # a serve_pool.WorkerPool answers the events when set
     writer: Any = None  # a serve_writer.ServeWriter applies the CLI's writes when set
+    access: ServeAccess = ServeAccess()  # who asks: the token table, the CLI's header
     pending: threading.BoundedSemaphore = threading.BoundedSemaphore(MAX_PENDING)
     timeout = SOCKET_TIMEOUT_S
 
@@ -150,6 +152,11 @@ class _Handler(BaseHTTPRequestHandler):
         event = http_api_event(
             self.command, self.path, dict(self.headers.items()), body, self.client_address[0]
         )
+        principals = self.access.principals(dict(self.headers.items()), self.client_address[0])
+        if principals is None:
+            self._send_json(401, "Unauthorized", "the bearer token is not in serve's token table")
+            return
+        event["requestContext"]["authorizer"] = {"lambda": {"principals": principals}}
         request_id = event["requestContext"]["requestId"]
         try:
             if self.pool is not None:
@@ -248,13 +255,15 @@ def make_server(
     return server
 
 
-def attach(pool: Any = None, writer: Any = None) -> None:
+def attach(pool: Any = None, writer: Any = None, access: ServeAccess | None = None) -> None:
     """Hand the events of the servers made by :func:`make_server` to ``pool`` (a started
-    :class:`~agentic_search_cli.serve_pool.WorkerPool`; None: this process) and the CLI's
+    :class:`~agentic_search_cli.serve_pool.WorkerPool`; None: this process), the CLI's
     writes to ``writer`` (a :class:`~agentic_search_cli.serve_writer.ServeWriter`; None: no
-    write routes). ``serve`` binds its port first and starts its workers after."""
+    write routes) and tell callers apart by ``access`` (None: every caller anonymous).
+    ``serve`` binds its port first and starts its workers after."""
     _Handler.pool = pool
     _Handler.writer = writer
+    _Handler.access = access or ServeAccess()
 
 
 def search_lock() -> Any:

@@ -393,6 +393,8 @@ def print_search(
             else "the results only partly fit"
         )
         items.append(Text(f"weak match: {fit} ({quality.reason})", style="yellow"))
+    for reason in resp.output.not_permitted or []:  # a restricted class this caller lacks
+        items.append(Text(reason, style="yellow"))
     if resp.output.candidates or quality is None or quality.verdict != "none":
         items.append(results_table(resp, explain))
         weaker = weaker_table(resp, explain)

@@ -34,6 +34,9 @@ from typing import Any
 INFO_NAME = "serve.json"
 #: The header that carries the serve-info token.
 TOKEN_HEADER = "x-agentic-search-token"
+#: The principals a local CLI asks as (a JSON list): ``serve`` trusts it only when it is bound
+#: to loopback and the request carries its token (:mod:`agentic_search_cli.serve_access`).
+PRINCIPALS_HEADER = "x-agentic-search-principals"
 #: Seconds the client waits for the next line of the server's answer (an embedding batch, a
 #: worker restart): generous, the server is working, not gone.
 READ_TIMEOUT_S = 600.0
@@ -208,16 +211,19 @@ def post_lines(info: ServeInfo, route: str, body: dict[str, Any]) -> Iterator[di
         conn.close()
 
 
-def post_json(info: ServeInfo, route: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
-    """POST ``body`` (JSON) to ``route`` of the running server on loopback: its status and
-    JSON answer (an answer that is not a JSON object becomes ``{"message": <its text>}``).
+def post_json(
+    info: ServeInfo, route: str, body: dict[str, Any], principals: list[str] | None = None
+) -> tuple[int, dict[str, Any]]:
+    """POST ``body`` (JSON) to ``route`` of the running server on loopback, as ``principals``
+    when given: its status and JSON answer (an answer that is not a JSON object becomes
+    ``{"message": <its text>}``).
 
     Raises:
         ServeLinkError: when the server cannot be reached or breaks off its answer.
     """
     conn, where = _connection(info)
     try:
-        resp = _post(conn, info, route, body)
+        resp = _post(conn, info, route, body, principals)
         raw = resp.read()
     except (OSError, http.client.HTTPException) as exc:
         raise ServeLinkError(f"lost {where}: {exc}") from None
@@ -240,14 +246,16 @@ def _connection(info: ServeInfo) -> tuple[http.client.HTTPConnection, str]:
 
 
 def _post(
-    conn: http.client.HTTPConnection, info: ServeInfo, route: str, body: dict[str, Any]
+    conn: http.client.HTTPConnection,
+    info: ServeInfo,
+    route: str,
+    body: dict[str, Any],
+    principals: list[str] | None = None,
 ) -> http.client.HTTPResponse:
-    conn.request(
-        "POST",
-        route,
-        body=json.dumps(body).encode(),
-        headers={"content-type": "application/json", TOKEN_HEADER: info.token},
-    )
+    headers = {"content-type": "application/json", TOKEN_HEADER: info.token}
+    if principals is not None:
+        headers[PRINCIPALS_HEADER] = json.dumps(principals)
+    conn.request("POST", route, body=json.dumps(body).encode(), headers=headers)
     return conn.getresponse()
 
 

@@ -27,7 +27,7 @@ Systems (all over the same collection, each asked for its top ``TOP_K`` = 100):
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from agentic_search.logic.fusion import DEFAULT_RRF_K, rrf
 from agentic_search.ports import EngineHybridRrf
@@ -67,9 +67,18 @@ OPTIONAL_SYSTEMS: tuple[str, ...] = ("hybrid-rrf-qdrant",)
 UNAVAILABLE: dict[str, str] = {}
 
 
+def _view(engine: SearchService) -> Any:
+    """The engine's dependencies as its caller reads them (``eval --as``; the engine's own
+    in a domain without an access field)."""
+    from agentic_search.pipeline.access import caller_view
+
+    return caller_view(engine.deps, engine.caller)
+
+
 def bm25_ranking(engine: SearchService, text: str, top_k: int = TOP_K) -> list[str]:
     """Doc ids from the keyword index alone, best first (at most ``top_k``)."""
-    return [h.id for h in engine.deps.keyword.search(engine.schema, text, top_k)]
+    keyword = _view(engine).keyword
+    return [h.id for h in keyword.search(engine.schema, text, top_k)]
 
 
 def dense_aspect(engine: SearchService) -> str:
@@ -84,7 +93,8 @@ def dense_ranking(engine: SearchService, text: str, top_k: int = TOP_K) -> list[
     first."""
     vec = engine.deps.embedder.embed_query(text)
     aspect = dense_aspect(engine)
-    return [h.id for h in engine.deps.store.query_dense(engine.schema, aspect, vec, top_k)]
+    store = _view(engine).store
+    return [h.id for h in store.query_dense(engine.schema, aspect, vec, top_k)]
 
 
 def dense_record_ranking(engine: SearchService, text: str, top_k: int = TOP_K) -> list[str]:

@@ -94,6 +94,38 @@ class ProcessCaches:
     source_log: list[tuple[list[Any], dict[str, float]]] | None = None
     setup_ms: float = 0.0
     setup_lock: threading.Lock = field(default_factory=threading.Lock)
+    views: OrderedDict[str, ProcessCaches] = field(default_factory=OrderedDict)
+    """Per effective access set (its key): the caches of that caller's view of the catalog
+    (names, extractor, entities), LRU, dropped with the catalog after a write."""
+    parent: ProcessCaches | None = None
+    """The process's caches this view's caches belong to (None for the process's own)."""
+
+    def view(self, key: str, limit: int = 64) -> ProcessCaches:
+        """The caches of the caller view ``key``: its own names, extractor and entity index,
+        the process's query vectors, token counts and capability matcher shared."""
+        with self.setup_lock:
+            out = self.views.get(key)
+            if out is None:
+                out = ProcessCaches(
+                    query_vectors=self.query_vectors,
+                    in_flight=self.in_flight,
+                    vectors_lock=self.vectors_lock,
+                    token_counts=self.token_counts,
+                    tokens_lock=self.tokens_lock,
+                    source_log=self.source_log,
+                    parent=self,
+                )
+                self.views[key] = out
+                while len(self.views) > limit:
+                    self.views.popitem(last=False)
+            else:
+                self.views.move_to_end(key)
+            return out
+
+    @property
+    def root(self) -> ProcessCaches:
+        """The process's own caches (this, unless this is a caller view's)."""
+        return self.parent or self
 
     @contextmanager
     def setup(self) -> Iterator[None]:
@@ -112,6 +144,7 @@ class ProcessCaches:
         self.catalog = None
         self.extractor = None
         self.entities = None
+        self.views.clear()
 
     def forget_entities(self) -> None:
         """Drop the entity index and what is built on it (after the graph changed)."""
@@ -170,6 +203,9 @@ class Dependencies:
         self._factories = dict(factories or {})
         self._built: dict[str, Any] = dict(given)
         self._lock = threading.RLock()
+        self.access_key: str | None = None
+        """The effective access set these dependencies read as (None: the whole catalog;
+        set by :func:`agentic_search.pipeline.access.caller_view`)."""
 
     @cached_property
     def planner(self) -> RuleBasedPlanner:
@@ -219,11 +255,12 @@ class Dependencies:
             return identity_of(self.embedder).model
         return self.settings.embedder_model
 
-    def derive(self, **given: Any) -> Dependencies:
+    def derive(self, caches: ProcessCaches | None = None, **given: Any) -> Dependencies:
         """The same dependencies with some adapters replaced (``given``); everything built so
-        far, the factories and the process caches are shared."""
-        out = Dependencies(self.settings, self.schema, self._factories, self.caches)
+        far, the factories and the process caches (or ``caches``) are shared."""
+        out = Dependencies(self.settings, self.schema, self._factories, caches or self.caches)
         out._built = {**self._built, **given}
+        out.access_key = self.access_key
         return out
 
     def close(self) -> None:

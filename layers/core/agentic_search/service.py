@@ -17,7 +17,7 @@ from agentic_search.dependencies import Dependencies
 from agentic_search.logic.embedder_identity import check_identity
 from agentic_search.logic.schema import DomainSchema
 from agentic_search.pipeline.cache import cache_lookup
-from agentic_search.wire import CacheInfo, SearchRequest, SearchResponse, Turn
+from agentic_search.wire import CacheInfo, Caller, SearchRequest, SearchResponse, Turn
 from agentic_search.wiring import (
     build_dependencies,
     collection_info,
@@ -38,10 +38,12 @@ class SearchService:
 
     def __init__(self, deps: Dependencies) -> None:
         self.deps = deps
+        self.caller: Caller | None = None
+        """Who :meth:`search` and :meth:`cached` ask as when not told (None: anonymous)."""
         self._runner: LocalRunner | None = None
         #: the request the cache gate (:meth:`_cached`) just missed and what it noted: the
         #: next :meth:`search` of that request walks on from there, not looking it up again
-        self._gate_miss: tuple[SearchRequest, CacheInfo] | None = None
+        self._gate_miss: tuple[tuple[SearchRequest, Caller | None], CacheInfo] | None = None
 
     @classmethod
     def create(
@@ -76,6 +78,7 @@ class SearchService:
         limit: int = 10,
         rounds: int | None = None,
         history: Sequence[Turn | dict[str, Any]] | None = None,
+        caller: Caller | None = None,
     ) -> SearchResponse:
         """The cached response (:meth:`cached`, while the store is not open: a hit opens
         nothing) or else run the search state machine's steps in-process (the local runner):
@@ -84,7 +87,9 @@ class SearchService:
 
         ``rounds`` (default ``MAX_ROUNDS``, 3) caps the executor rounds; ``history`` (the
         conversation's earlier turns, oldest first: :class:`~agentic_search.wire.Turn` or its
-        dict form) reads ``query`` as a follow-up (``intent.followUp``).
+        dict form) reads ``query`` as a follow-up (``intent.followUp``). ``caller`` is who
+        asks (its principals; None: anonymous): in a domain with an access field it reads only
+        the records those may read, and its cache entries are its access set's.
 
         Raises:
             ValueError: for an empty or over-long query, a limit outside 1..100 or rounds
@@ -94,18 +99,20 @@ class SearchService:
                 message names both and how to fix it).
         """
         request = self._request(query, limit, rounds, history)
+        caller = caller if caller is not None else self.caller
         c = self.deps
         miss, self._gate_miss = self._gate_miss, None
         if c.built("store"):  # once it is open, the graph's CacheCheck costs no more; an
             miss = None  # ingest since the gate ran (first use) changed the catalog version
-        elif miss is None or miss[0] != request:
-            hit, noted = self._lookup(request)
+        elif miss is None or miss[0] != (request, caller):
+            hit, noted = self._lookup(request, caller)
             if hit is not None:
                 return hit
-            miss = (request, noted) if noted is not None else None
+            miss = ((request, caller), noted) if noted is not None else None
         check_identity(c.store, c.schema, c.embedder)  # refused before anything runs
         # the gate's miss is the graph's CacheCheck, done: the walk goes on from its Choice
-        result = self.runner.run(request, checked=miss[1] if miss is not None else None)
+        checked = miss[1] if miss is not None else None
+        result = self.runner.run(request, checked=checked, caller=caller)
         assert result.state.response is not None  # Finalize always sets it or raises
         # Finalize's own object when it ran here (parsing the JSON back took milliseconds);
         # a cached response is parsed.
@@ -130,6 +137,7 @@ class SearchService:
         limit: int = 10,
         rounds: int | None = None,
         history: Sequence[Turn | dict[str, Any]] | None = None,
+        caller: Caller | None = None,
     ) -> SearchResponse | None:
         """The result cache's response to this search, or None (a miss), read without opening
         the store or loading the model: the graph's first state, CacheCheck (the same key:
@@ -146,15 +154,18 @@ class SearchService:
             EmbedderMismatch: when the collection was built by another embedder.
             VectorStoreError: when the collection's identity file cannot be read.
         """
-        return self._cached(self._request(query, limit, rounds, history))
+        request = self._request(query, limit, rounds, history)
+        return self._cached(request, caller if caller is not None else self.caller)
 
-    def _cached(self, request: SearchRequest) -> SearchResponse | None:
-        hit, noted = self._lookup(request)
+    def _cached(self, request: SearchRequest, caller: Caller | None) -> SearchResponse | None:
+        hit, noted = self._lookup(request, caller)
         if noted is not None:  # a miss: the next search() of this request walks on from it
-            self._gate_miss = (request, noted)
+            self._gate_miss = ((request, caller), noted)
         return hit
 
-    def _lookup(self, request: SearchRequest) -> tuple[SearchResponse | None, CacheInfo | None]:
+    def _lookup(
+        self, request: SearchRequest, caller: Caller | None
+    ) -> tuple[SearchResponse | None, CacheInfo | None]:
         """The gate: ``(hit, None)``, ``(None, what the lookup noted)`` on a miss, or
         ``(None, None)`` when the cache was not asked (first use, or an embedder that loads
         its model to tell its identity)."""
@@ -164,7 +175,7 @@ class SearchService:
         if embedder is None or not info.exists(c.schema):
             return None, None
         check_identity(info, c.schema, embedder)
-        noted, hit = cache_lookup(request, c)
+        noted, hit = cache_lookup(request, c, caller)
         if hit is None:
             return None, noted
         return SearchResponse.from_wire(hit), None

@@ -35,6 +35,7 @@ from agentic_search.sync.audit import domain_health
 from agentic_search.wire import QUERY_MAX_CHARS, Filter, SearchRequest
 from agentic_search.wire.errors import SearchError, SourcesUnavailable
 from agentic_search.wiring import domain_schema
+from agentic_search_lambda.callers import caller_of
 from agentic_search_lambda.http_guard import MAX_BODY_BYTES, json_body_as_declared, precheck
 from agentic_search_lambda.observability import logger, metrics, tracer
 from agentic_search_lambda.openapi_doc import (
@@ -129,10 +130,13 @@ SEARCH_RESPONSES: dict[int, Any] = {
 @app.post("/search", responses=SEARCH_RESPONSES)
 def search(body: SearchBody) -> dict[str, Any]:
     """Search the catalog; the response is the QueryExecutorOutput with intent, plan,
-    evidencePack and retrievalReport."""
+    evidencePack and retrievalReport, over the records the caller may read (its principals:
+    the JWT authorizer's claims, :mod:`agentic_search_lambda.callers`)."""
     correlation_id = app.current_event.request_context.request_id or str(uuid.uuid4())
     request = SearchRequest.model_validate(body.model_dump())
-    response = runtime().orchestrator.search(request, correlation_id)
+    rt = runtime()
+    caller = caller_of(app.current_event.raw_event, rt.lambda_settings.access_claims)
+    response = rt.orchestrator.search(request, correlation_id, caller)
     metrics.add_metric(name="Searches", unit=MetricUnit.Count, value=1)
     failed = unanswered(response)
     if failed:  # every source failed: not "nothing matches" but "nothing could be asked"

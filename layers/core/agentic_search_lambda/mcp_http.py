@@ -24,6 +24,7 @@ import anyio
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from agentic_search_lambda.callers import caller_of
 from agentic_search_lambda.http_guard import MAX_BODY_BYTES, refusal
 from agentic_search_lambda.observability import count, logger, metrics
 from agentic_search_lambda.runtime import runtime
@@ -157,6 +158,9 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     """McpFunction's handler (``functions/mcp_api/app.py`` re-exports it; ``serve`` calls it
     for ``/mcp``)."""
     count("McpRequests")
+    from agentic_search_lambda.mcp_tools import set_caller  # (loaded with the server)
+
+    set_caller(caller_of(event, runtime().lambda_settings.access_claims))
     return answer(event)
 
 

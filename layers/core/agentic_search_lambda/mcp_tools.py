@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 import threading
 import uuid
+from contextvars import ContextVar
 from functools import lru_cache
 from typing import Annotated, Any
 
@@ -40,11 +41,13 @@ from pydantic import Field, ValidationError
 from agentic_search.logic.availability import unanswered, unavailable_message
 from agentic_search.logic.comparison import compare as compare_records
 from agentic_search.logic.schema import available_domains, load_schema
+from agentic_search.pipeline.access import caller_view
 from agentic_search.ports import EmbedderError, KeywordIndexError, VectorStoreError
 from agentic_search.wire import (
     INTERNAL_KEYS,
     QUERY_MAX_CHARS,
     AnswerQuality,
+    Caller,
     Candidate,
     ExecutionStats,
     ExtractorInfo,
@@ -243,6 +246,25 @@ def _known(domain: str) -> str:
     return domain
 
 
+_CALLER: ContextVar[Caller | None] = ContextVar("mcp_caller", default=None)
+_process_caller = Caller()
+
+
+def set_caller(caller: Caller) -> None:
+    """Make ``caller`` the one the tools answer next (an HTTP request's, from its verified
+    authorizer claims; ``agentic-search mcp``'s ``--as``): every search and record read runs
+    as it reads. One request at a time per process (Lambda, serve's lock), so the value also
+    stands for the process where a tool runs outside the request's context."""
+    global _process_caller
+    _process_caller = caller
+    _CALLER.set(caller)
+
+
+def current_caller() -> Caller:
+    """The caller the tools answer (anonymous, public records only, until one is set)."""
+    return _CALLER.get() or _process_caller
+
+
 def run_search(request: SearchRequest) -> dict[str, Any]:
     """The response wire dict of ``request``, through the runtime's orchestrator.
 
@@ -252,7 +274,7 @@ def run_search(request: SearchRequest) -> dict[str, Any]:
     """
     try:
         with _searching:
-            response = runtime().orchestrator.search(request, str(uuid.uuid4()))
+            response = runtime().orchestrator.search(request, str(uuid.uuid4()), current_caller())
     except SearchError as exc:
         raise ToolError(f"{exc.error}: {exc.cause[:500]}") from None
     except (VectorStoreError, KeywordIndexError, EmbedderError) as exc:
@@ -264,13 +286,15 @@ def run_search(request: SearchRequest) -> dict[str, Any]:
 
 
 def records(domain: str, ids: list[str]) -> dict[str, dict[str, Any]]:
-    """The stored fields of the records ``ids`` found in ``domain`` (id -> fields, without
-    the index's bookkeeping keys).
+    """The stored fields of the records ``ids`` found in ``domain`` that the current caller
+    may read (id -> fields, without the index's bookkeeping keys).
 
     Raises:
         ToolError: when the store cannot be read (its one-line reason).
     """
-    deps = fresh(domain)  # edge-s3: a newer published snapshot swapped in first
+    # edge-s3: a newer published snapshot swapped in first; the caller's view: a record it
+    # may not read is absent, exactly as a missing one
+    deps = caller_view(fresh(domain), current_caller())
     try:
         with _searching:
             found = deps.store.hydrate_records(deps.schema, ids)

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from agentic_search.dependencies import Dependencies
-from agentic_search.wire import RunConfig, SearchRequest, SearchState, error_message
+from agentic_search.wire import Caller, RunConfig, SearchRequest, SearchState, error_message
 from agentic_search.wire.errors import SearchFailed, SearchTimedOut
 from agentic_search_lambda.settings import LambdaSettings
 
@@ -26,8 +26,10 @@ if TYPE_CHECKING:  # the local runner only where it runs (serve): SearchApi in A
 class Orchestrator(Protocol):
     """Runs one search request end to end and returns the response dict."""
 
-    def search(self, request: SearchRequest, correlation_id: str) -> dict[str, Any]:
-        """The search response.
+    def search(
+        self, request: SearchRequest, correlation_id: str, caller: Caller | None = None
+    ) -> dict[str, Any]:
+        """The search response, as ``caller`` (None: anonymous) may read it.
 
         Raises:
             SearchError: :class:`~agentic_search.wire.errors.SearchFailed` or
@@ -42,13 +44,15 @@ class LocalOrchestrator:
     def __init__(self, runner: LocalRunner) -> None:
         self.runner = runner
 
-    def search(self, request: SearchRequest, correlation_id: str) -> dict[str, Any]:
-        """Run the graph in-process (a :class:`SearchFailed` passes: a 502).
+    def search(
+        self, request: SearchRequest, correlation_id: str, caller: Caller | None = None
+    ) -> dict[str, Any]:
+        """Run the graph in-process as ``caller`` (a :class:`SearchFailed` passes: a 502).
 
         Raises:
             SearchFailed: when no path of the graph could answer.
         """
-        result = self.runner.run(request, correlation_id=correlation_id)
+        result = self.runner.run(request, correlation_id=correlation_id, caller=caller)
         assert result.state.response is not None
         return result.state.response
 
@@ -79,17 +83,22 @@ class StepFunctionsOrchestrator:
         self.client = client
         self.concurrency = concurrency
 
-    def execution_input(self, request: SearchRequest, correlation_id: str) -> dict[str, Any]:
-        """The state machine's input: a fresh :class:`SearchState`."""
+    def execution_input(
+        self, request: SearchRequest, correlation_id: str, caller: Caller | None = None
+    ) -> dict[str, Any]:
+        """The state machine's input: a fresh :class:`SearchState` with ``caller``."""
         state = SearchState(
             request=request,
             config=RunConfig(map_max_concurrency=self.concurrency),
             correlation_id=correlation_id,
+            caller=caller or Caller(),
         )
         return state.wire()
 
-    def search(self, request: SearchRequest, correlation_id: str) -> dict[str, Any]:
-        """Start, wait, and map the execution's status.
+    def search(
+        self, request: SearchRequest, correlation_id: str, caller: Caller | None = None
+    ) -> dict[str, Any]:
+        """Start, wait, and map the execution's status (the execution runs as ``caller``).
 
         Raises:
             SearchFailed: for FAILED (with the Fail state's error name; a 502).
@@ -98,7 +107,7 @@ class StepFunctionsOrchestrator:
         out = self.client.start_sync_execution(
             stateMachineArn=self.arn,
             name=correlation_id,
-            input=json.dumps(self.execution_input(request, correlation_id)),
+            input=json.dumps(self.execution_input(request, correlation_id, caller)),
         )
         status = out.get("status")
         if status == "SUCCEEDED":

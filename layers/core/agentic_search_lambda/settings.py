@@ -39,6 +39,11 @@ class LambdaSettings(BaseSettings):
         description="Host header values /mcp accepts (host:port, * any port; comma-separated), "
         "and their http(s) origins; empty: no Host/Origin check (the API's authorizer guards it).",
     )
+    access_claims: Annotated[list[str], NoDecode] = Field(
+        default_factory=lambda: ["sub", "groups", "tenant"],
+        description="JWT claims whose values are the caller's principals in a domain with an "
+        "access field (comma-separated; an array claim gives each element)",
+    )
     secrets_max_age_s: int = Field(
         default=300, ge=0, description="How long a fetched secret is reused (s)."
     )
@@ -52,7 +57,7 @@ class LambdaSettings(BaseSettings):
         default=None, description="Secrets Manager ARN of OPENAI_API_KEY."
     )
 
-    @field_validator("sync_dlq_urls", "mcp_allowed_hosts", mode="before")
+    @field_validator("sync_dlq_urls", "mcp_allowed_hosts", "access_claims", mode="before")
     @classmethod
     def _split(cls, value: object) -> object:
         if isinstance(value, str):

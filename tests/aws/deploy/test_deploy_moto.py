@@ -435,6 +435,15 @@ def test_both_state_machines_have_their_definitions_substituted_with_created_fun
             assert TASK_FUNCTION.match(target) and target in created, (name, target)
 
 
+def test_the_deployed_search_graph_hands_each_retrieve_the_states_caller(deployed, moto_url):
+    # the caller the API set from the JWT claims reaches every Map item (each source filters
+    # by it): the deployed definition's ItemSelector passes it on
+    sfn = client("stepfunctions", moto_url)
+    described = sfn.describe_state_machine(stateMachineArn=deployed["ids"]["SearchStateMachine"])
+    maps = [s for s in json.loads(described["definition"])["States"].values() if s["Type"] == "Map"]
+    assert maps and all(m["ItemSelector"].get("caller.$") == "$.caller" for m in maps)
+
+
 ARN = re.compile(r"^arn:aws:([a-z0-9-]+):[^:]*:[^:]*:(.+)$")
 
 

@@ -116,13 +116,28 @@ def test_a_succeeded_execution_is_200_with_its_output_and_the_input_is_the_searc
     # AND the execution was started once, named by the API request id, with a fresh SearchState
     assert len(sent) == 1
     state = json.loads(sent[0]["input"])
-    assert set(state) - {"stageMs", "texts"} == {"request", "correlationId", "config"}
+    assert set(state) - {"stageMs", "texts"} == {"request", "correlationId", "config", "caller"}
+    assert state["caller"] == {"principals": []}  # no authorizer: anonymous
     assert not state.get("stageMs")
     assert state["request"] == {"query": "free code editor", "limit": 5, "domain": "tools"}
     assert state["correlationId"] == REQUEST_ID
     assert state["config"] == {"mapMaxConcurrency": 6}
     parsed = SearchState.model_validate(state)
     assert parsed.cache is None and parsed.executor is None and parsed.response is None
+
+
+def test_the_execution_runs_as_the_jwt_callers_principals(sfn):
+    stubber, sent = sfn
+    expect_start(stubber, execution("SUCCEEDED", output=json.dumps({"candidates": []})))
+    event = load_event("search_api/post_search_jwt_groups.json")
+    body = json.loads(event["body"])
+    event["body"] = json.dumps({**body, "domain": "tools"})
+    event["headers"]["content-length"] = str(len(event["body"]))
+    event["requestContext"]["requestId"] = REQUEST_ID  # the execution's name expect_start checks
+    out = load_function("search_api").handler(event, LocalContext(aws_request_id=REQUEST_ID))
+    assert out["statusCode"] == 200, out["body"]
+    # the claims named by ACCESS_CLAIMS (sub, groups, tenant), the array claim split
+    assert json.loads(sent[0]["input"])["caller"] == {"principals": ["eng", "ops", "u-alice"]}
 
 
 def test_a_failed_execution_is_502_naming_the_error(sfn):

@@ -282,9 +282,10 @@ def test_prepare_round_2_asks_for_what_round_1_left_missing(handlers, wired_runt
 @replays("retrieve/dense.json", "retrieve/sparse.json", "retrieve/structured.json")
 @pytest.mark.parametrize("kind", ["dense", "sparse", "structured"])
 def test_retrieve_returns_one_sources_ranked_hits(handlers, wired_runtime, tools_engine, kind):
-    # GIVEN one Map item (the Map's ItemSelector: domain and subQuery)
+    # GIVEN one Map item (the Map's ItemSelector: domain, subQuery and the state's caller)
     event = load_event(f"retrieve/{kind}.json")
-    assert set(event) == {"domain", "subQuery"}
+    assert set(event) == {"domain", "subQuery", "caller"}
+    assert event["caller"] == {"principals": []}  # recorded anonymous
     # WHEN RetrieveFunction runs
     out = replay(handlers, f"retrieve/{kind}.json")
     # THEN the source answered without error, hits ranked 1..n
@@ -640,3 +641,96 @@ def test_mcp_search_in_an_unknown_domain_is_a_tool_error_with_the_apis_reason(
     assert problem["field"] == "domain"
     assert text == f"invalid field(s): domain ({problem['message']})"
     assert "unknown domain 'recipes' (known: documents, tools)" in text
+
+
+# ----- access control: JWT claims -> principals, over a DynamoDB cache (moto) -----------------
+
+#: The access-controlled domain the JWT events search (tests/support/access.py), default public:
+#: two records for the ``eng`` group, one for another user, the rest without a list.
+ACL_RECORDS = 8
+
+
+@pytest.fixture()
+def access_api(tmp_path, embedder, monkeypatch) -> Iterator[dict[str, set[str]]]:
+    """SearchApiFunction over the ``acltools`` domain with its result cache in a moto
+    DynamoDB table; yields the ids each kind of caller may read."""
+    import boto3
+    from moto import mock_aws
+    from support.access import access_yaml, tools_records, with_access
+
+    from agentic_search.config import Settings
+    from agentic_search.pipeline.runner import LocalRunner
+    from agentic_search.service import SearchService
+    from agentic_search_lambda.orchestrators import LocalOrchestrator
+    from agentic_search_lambda.runtime import Runtime
+    from agentic_search_lambda.settings import LambdaSettings
+
+    for var, value in {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_DEFAULT_REGION": "us-east-1",
+    }.items():
+        monkeypatch.setenv(var, value)
+    records = tools_records()[:ACL_RECORDS]
+    ids = [r["id"] for r in records]
+    acls = {ids[0]: ["eng"], ids[1]: ["eng", "qa"], ids[2]: ["u-bob"]}
+    yaml = access_yaml(tmp_path / "acltools.yaml", "public")
+    with mock_aws():
+        boto3.client("dynamodb").create_table(
+            TableName="cache",
+            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+            BillingMode="PAY_PER_REQUEST",
+        )
+        settings = Settings(
+            agentic_search_home=tmp_path / "home",
+            cache_backend="dynamodb",
+            cache_table="cache",
+            domain_files=[yaml],
+        )
+        service = SearchService.create(settings, str(yaml), embedder=embedder)
+        service.ingest_records(with_access(records, acls))
+        runner = LocalRunner(lambda _: service.deps, 2)
+        rt = Runtime(
+            settings,
+            LambdaSettings(),
+            deps=lambda _: service.deps,
+            orchestrator=LocalOrchestrator(runner),
+        )
+        public = set(ids[3:])
+        with use_runtime(rt):
+            yield {"alice": public | {ids[0], ids[1]}, "anonymous": public}
+        runner.close()
+        service.close()
+
+
+@replays("search_api/post_search_jwt_groups.json", "search_api/post_search_jwt_no_claims.json")
+def test_jwt_claims_are_the_callers_principals_and_no_claims_read_only_public(handlers, access_api):
+    alice = _body(replay(handlers, "search_api/post_search_jwt_groups.json"))
+    anonymous = _body(replay(handlers, "search_api/post_search_jwt_no_claims.json"))
+    got_alice = {c["id"] for c in alice["candidates"]}
+    got_anonymous = {c["id"] for c in anonymous["candidates"]}
+    assert got_alice <= access_api["alice"] and got_alice & (
+        access_api["alice"] - access_api["anonymous"]
+    )  # the group's records are found
+    assert got_anonymous and got_anonymous <= access_api["anonymous"]
+
+
+def test_two_jwt_callers_alternating_are_never_served_each_others_cached_answer(
+    handlers, access_api
+):
+    events = {
+        "alice": load_event("search_api/post_search_jwt_groups.json"),
+        "anonymous": load_event("search_api/post_search_jwt_no_claims.json"),
+    }
+    first: dict[str, list[str]] = {}
+    hits = 0
+    for i in range(100):
+        who = "alice" if i % 2 == 0 else "anonymous"
+        body = _body(replay(handlers, "search_api/post_search.json", events[who]))
+        ids = [c["id"] for c in body["candidates"]]
+        assert set(ids) <= access_api[who]
+        assert first.setdefault(who, ids) == ids
+        hits += bool(body["cache"]["hit"])
+    assert first["alice"] != first["anonymous"]
+    assert hits == 98  # each caller's first answer was computed, every later one its own hit

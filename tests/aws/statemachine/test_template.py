@@ -239,6 +239,7 @@ def test_the_map_runs_one_retrieve_per_sub_query_and_turns_a_failure_into_a_resu
         "domain.$": "$.request.domain",
         "subQuery.$": "$$.Map.Item.Value",
         "correlationId.$": "$.correlationId",
+        "caller.$": "$.caller",  # who asks: each source reads only what it may read
         "texts.$": "$.texts",  # what the sub-query's "$texts[i]" refer to
     }
     assert m["MaxConcurrencyPath"] == "$.config.mapMaxConcurrency" and "MaxConcurrency" not in m

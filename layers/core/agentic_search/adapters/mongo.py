@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from agentic_search.logic.access import principals_of, split_access
 from agentic_search.logic.filters import contains_regex, validate_filters
 from agentic_search.logic.schema import DomainSchema
 from agentic_search.logic.structured import SCAN_CAP, rank_structured
@@ -36,8 +37,17 @@ def to_mongo(
     Raises:
         FilterError: when a filter is not allowed (see :func:`validate_filters`).
     """
+    filters, access = split_access(filters)
     validate_filters(schema, filters)
     clauses: list[dict[str, Any]] = []
+    if access is not None:
+        listed = {access.field: {"$in": principals_of(access)}}
+        if access.public:  # no list: absent, null or empty
+            unlisted = [{access.field: None}, {access.field: {"$size": 0}}]
+            clauses.append({"$or": [listed, *unlisted]})
+        else:
+            clauses.append(listed)
+        clauses += [{k: {"$nin": list(v)}} for k, v in access.denied]
     for f in filters:
         if f.operator == "contains":
             clauses.append({f.field: {"$regex": contains_regex(f.value), "$options": "i"}})

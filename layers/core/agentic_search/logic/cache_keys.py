@@ -2,11 +2,13 @@
 
 A cached entry is a whole search response. The key is a SHA-256 over the normalized query, the
 request's limit and rounds, the domain, the domain schema's content fingerprint (an edited YAML
-is another schema, whatever its ``version`` says), the catalog version and the
+is another schema, whatever its ``version`` says), the catalog version, the
 answer-shaping settings of the process (LLM provider and model, HyDE and LLM rounds, embedder,
-reranker, round and fusion settings: :attr:`agentic_search.config.Settings.answer_settings`),
-so an entry never outlives the catalog it was computed on (every write to the index bumps the
-catalog version) and a search run with ``LLM=on`` is never served the rules' cached answer.
+reranker, round and fusion settings: :attr:`agentic_search.config.Settings.answer_settings`)
+and, in a domain with an access field, the caller's effective access set (a hash of its
+sorted principals: one caller's answer is never served to another set), so an entry never
+outlives the catalog it was computed on (every write to the index bumps the catalog version)
+and a search run with ``LLM=on`` is never served the rules' cached answer.
 The match is exact on purpose: "free code editors" and "paid code editors"
 are one word apart and need opposite filters, so a semantic (nearest-neighbour) cache would
 serve the wrong answer.
@@ -37,12 +39,15 @@ def cache_key(
     filters: list[dict[str, object]] | None = None,
     settings: dict[str, object] | None = None,
     history: list[dict[str, object]] | None = None,
+    access: dict[str, str] | None = None,
 ) -> str:
     """Hex SHA-256 of the normalized query and everything the response depends on
     (``drop``: the parts of the intent left out, in any order; none keeps the key of a
     request without them; ``settings``: the answer-shaping settings, JSON-serializable, none
     for none; ``history``: :func:`history_material` of the conversation, none keeping the key
-    of a request without one)."""
+    of a request without one; ``access``: the caller's effective access set,
+    :attr:`agentic_search.logic.access.AccessPolicy.cache_part`, none in a domain without an
+    access field: one shared key)."""
     material = json.dumps(
         {
             "q": normalize_query(query),
@@ -55,6 +60,7 @@ def cache_key(
             **_added(filters),
             **({"settings": settings} if settings else {}),
             **({"history": history} if history else {}),
+            **(access or {}),
         },
         sort_keys=True,
     )
@@ -98,12 +104,14 @@ def plan_cache_key(
     drop: list[str] | None = None,
     filters: list[dict[str, object]] | None = None,
     history: list[dict[str, object]] | None = None,
+    access: dict[str, str] | None = None,
 ) -> str:
     """Key of the exact-match plan cache: ``plan:`` + hex SHA-256 of the normalized query, the
     domain, the limit (topK follows it), the schema's fingerprint, the catalog version, the planner
     (``llm:<model>``: another model may plan differently) and the parts of the intent left
-    out (``drop``) and the conversation (``history``: :func:`history_material`). Exact on
-    purpose, as for results:
+    out (``drop``), the conversation (``history``: :func:`history_material`) and the caller's
+    effective access set (``access``, as for results: a plan names records). Exact on purpose,
+    as for results:
     "free code editors" and "paid code editors" need opposite filters."""
     material = json.dumps(
         {
@@ -116,6 +124,7 @@ def plan_cache_key(
             **_dropped(drop),
             **_added(filters),
             **({"history": history} if history else {}),
+            **(access or {}),
         },
         sort_keys=True,
     )

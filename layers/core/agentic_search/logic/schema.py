@@ -300,6 +300,33 @@ _ROLE_VALUES = {
 }
 
 
+class RestrictedClass(BaseModel):
+    """A class of records readable only by callers holding ``claim`` (one of their
+    principals): those whose ``field`` holds one of ``values`` (``sensitivity: [restricted]``).
+    A query that asks for the class without the claim is refused with a reason."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    field: str
+    values: list[str] = Field(min_length=1)
+    claim: str = Field(min_length=1, max_length=200)
+
+
+class AccessSpec(BaseModel):
+    """Per-record access control (docs/guides/access-control.md): ``field`` is a list field of
+    principals (user ids, groups, tenants) that may read the record; ``default`` says what a
+    record without it (or with an empty list) is: ``deny`` (nobody but ``admin``) or
+    ``public`` (every caller). ``admin`` is the principal that reads every record (none when
+    unset); ``restricted`` lists the classes that need a named claim besides."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    field: str
+    default: Literal["deny", "public"] = "deny"
+    admin: str | None = Field(default=None, min_length=1, max_length=200)
+    restricted: list[RestrictedClass] = Field(default_factory=list)
+
+
 class DomainSchema(BaseModel):
     """A domain: vocabularies, record fields, aspects, keyword fields and intent fields.
 
@@ -332,6 +359,11 @@ class DomainSchema(BaseModel):
     constraint_fields: ConstraintFields = Field(default_factory=ConstraintFields)
     capabilities: CapabilitySpec | None = None
     calibrations: dict[str, EmbedderCalibration] = Field(default_factory=dict)
+    access: AccessSpec | None = Field(
+        default=None,
+        description="per-record access control: the principals field, the default of a record "
+        "without it, the administrator principal and the restricted classes",
+    )
     later_dense_weight: float = Field(
         default=0.0,
         ge=0.0,
@@ -429,6 +461,7 @@ class DomainSchema(BaseModel):
             problems.append(f"structured_sort field {self.structured_sort.field!r} is unknown")
         problems += self._entity_problems(known)
         problems += self._intent_problems()
+        problems += self._access_problems()
         if problems:
             raise ValueError("; ".join(problems))
         return self
@@ -463,6 +496,38 @@ class DomainSchema(BaseModel):
                 problems.append(f"temporal field {self.temporal.field!r} must be a number field")
             elif not {"gte", "lt"} <= set(fdef.filter):
                 problems.append(f"temporal field {self.temporal.field!r} must allow gte and lt")
+        return problems
+
+    def _access_problems(self) -> list[str]:
+        """Problems of ``access``: its field must be a declared list field that allows no
+        filter (a caller filtering on it could learn who else reads a record); each restricted
+        class names a declared string or list field, values in its vocabulary when it has one."""
+        spec = self.access
+        if spec is None:
+            return []
+        problems: list[str] = []
+        fdef = self.fields.get(spec.field)
+        if fdef is None:
+            problems.append(f"access.field {spec.field!r} is not defined under fields")
+        else:
+            if fdef.type != "list":
+                problems.append(f"access.field {spec.field!r} must be a list field")
+            if fdef.filter:
+                problems.append(f"access.field {spec.field!r} must allow no filter operator")
+        for cls in spec.restricted:
+            cdef = self.fields.get(cls.field)
+            if cdef is None:
+                problems.append(f"access.restricted names unknown field {cls.field!r}")
+                continue
+            if cdef.type not in ("string", "list"):
+                problems.append(f"access.restricted field {cls.field!r} must be string or list")
+            allowed = self.vocabularies.get(cdef.vocabulary or "")
+            if allowed is not None:
+                problems += [
+                    f"access.restricted value {v!r} is not in the vocabulary of {cls.field!r}"
+                    for v in cls.values
+                    if v not in allowed
+                ]
         return problems
 
     def _intent_problems(self) -> list[str]:
@@ -548,7 +613,10 @@ class DomainSchema(BaseModel):
     @cached_property
     def fingerprint(self) -> str:
         """SHA-256 (hex, 16 chars) of the schema content: part of cache keys and content hashes."""
-        blob = json.dumps(self.model_dump(mode="json"), sort_keys=True).encode()
+        content = self.model_dump(mode="json")
+        if content.get("access") is None:  # a schema without access keeps its fingerprint
+            content.pop("access", None)
+        blob = json.dumps(content, sort_keys=True).encode()
         return hashlib.sha256(blob).hexdigest()[:16]
 
     @cached_property

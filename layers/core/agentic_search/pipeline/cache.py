@@ -12,26 +12,38 @@ from datetime import UTC, datetime
 from typing import Any
 
 from agentic_search.dependencies import Dependencies
+from agentic_search.logic.access import AccessPolicy
 from agentic_search.logic.cache_keys import added_filters, cache_key, history_material
 from agentic_search.ports import CacheError
-from agentic_search.wire import BUDGET_STOP, CacheInfo, SearchRequest, SearchState, elapsed_ms
+from agentic_search.wire import (
+    BUDGET_STOP,
+    CacheInfo,
+    Caller,
+    SearchRequest,
+    SearchState,
+    elapsed_ms,
+)
 
 
 def cache_check(state: SearchState, c: Dependencies) -> SearchState:
     """CacheCheck: look the request up; a hit puts the cached response in the state.
     A failing cache is a miss with ``cache.error`` set (never a failed search)."""
-    info, hit = cache_lookup(state.request, c)
+    info, hit = cache_lookup(state.request, c, state.caller)
     if hit is not None:
         state.response = hit
     state.cache = info
     return state
 
 
-def cache_lookup(req: SearchRequest, c: Dependencies) -> tuple[CacheInfo, dict[str, Any] | None]:
-    """CacheCheck's lookup of ``req``: what it notes (key, backend, catalog version, hit or
-    error) and the cached response (with that note as its ``cache``), or None on a miss. A
-    failing cache is a miss with ``error`` set. Needs no search state (a cache hit ahead of
-    the graph: :meth:`agentic_search.service.SearchService.cached`)."""
+def cache_lookup(
+    req: SearchRequest, c: Dependencies, caller: Caller | None = None
+) -> tuple[CacheInfo, dict[str, Any] | None]:
+    """CacheCheck's lookup of ``req`` asked by ``caller`` (None: anonymous; its effective
+    access set is part of the key when the domain declares access): what it notes (key,
+    backend, catalog version, hit or error) and the cached response (with that note as its
+    ``cache``), or None on a miss. A failing cache is a miss with ``error`` set. Needs no
+    search state (a cache hit ahead of the graph:
+    :meth:`agentic_search.service.SearchService.cached`)."""
     info = CacheInfo()
     try:
         cache = c.cache
@@ -48,6 +60,7 @@ def cache_lookup(req: SearchRequest, c: Dependencies) -> tuple[CacheInfo, dict[s
             filters=added_filters(req.filters),
             settings=c.settings.answer_settings,
             history=history_material(req.history),
+            access=AccessPolicy.of(c.schema, caller).cache_part,
         )
         start = time.perf_counter()
         hit = cache.get(info.key)

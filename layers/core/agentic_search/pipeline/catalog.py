@@ -73,8 +73,9 @@ def capability_matcher(c: Dependencies) -> CapabilityMatcher | None:
     if c.schema.capabilities is None:
         return None
     with _MATCHERS_LOCK:
-        if c.caches.capabilities is None:
-            c.caches.capabilities = CapabilityMatcher(
+        root = c.caches.root  # vocabulary entries, not records: one per process
+        if root.capabilities is None:
+            root.capabilities = CapabilityMatcher(
                 c.schema,
                 lambda texts: document_vectors(c.embedder, texts),
                 lambda text: c.embedder.embed_query(text),
@@ -82,7 +83,7 @@ def capability_matcher(c: Dependencies) -> CapabilityMatcher | None:
                 memo=_memo(c),
                 identity=lambda: identity_of(c.embedder).model_dump_json(),
             )
-        return c.caches.capabilities
+        return root.capabilities
 
 
 def _memo(c: Dependencies) -> Any:

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from agentic_search.dependencies import Dependencies
+from agentic_search.logic.access import AccessPolicy
 from agentic_search.logic.cache_keys import added_filters, history_material, plan_cache_key
 from agentic_search.logic.complexity import with_complexity
 from agentic_search.logic.follow_up import Reading, apply, fold
@@ -16,6 +17,7 @@ from agentic_search.logic.intent_merge import merge_intents
 from agentic_search.logic.intent_overrides import with_filters, without
 from agentic_search.logic.llm_budget import Budget, LLMFallback
 from agentic_search.logic.plan_rules import validate_plan
+from agentic_search.pipeline.access import as_caller
 from agentic_search.pipeline.catalog import catalog_lookup, extract_by_rules
 from agentic_search.ports import CacheError, IntentPlanner
 from agentic_search.wire import (
@@ -28,6 +30,7 @@ from agentic_search.wire import (
 )
 
 
+@as_caller
 def extract_intent(state: SearchState, c: Dependencies) -> SearchState:
     """ExtractIntent (and ExtractIntentRules after a failure).
 
@@ -160,6 +163,7 @@ def plan_cache_get(
             drop=req.drop,
             filters=added_filters(req.filters),
             history=history_material(req.history),
+            access=AccessPolicy.of(c.schema, state.caller).cache_part,
         )
         hit = cache.get(info.key)
         found = None

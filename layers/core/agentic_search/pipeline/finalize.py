@@ -7,6 +7,8 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 
 from agentic_search.dependencies import Dependencies
+from agentic_search.logic.access import AccessPolicy
+from agentic_search.logic.cache_keys import normalize_query
 from agentic_search.logic.chunking import doc_id_of
 from agentic_search.logic.comparison import compare
 from agentic_search.logic.executor import final_placement, finalize_evidence_pack
@@ -23,6 +25,7 @@ from agentic_search.logic.quality import (
     read_query,
     supported,
 )
+from agentic_search.pipeline.access import as_caller
 from agentic_search.pipeline.hydrate import execution_stats, hydrate
 from agentic_search.wire import (
     AnswerQuality,
@@ -40,6 +43,7 @@ from agentic_search.wire import (
 )
 
 
+@as_caller
 def finalize(state: SearchState, c: Dependencies) -> SearchState:
     """Finalize: the response (candidates, evidence pack, report). A state that already
     has a response (a cache hit) passes through. Errors of failed steps (``roundError``,
@@ -65,6 +69,11 @@ def finalize(state: SearchState, c: Dependencies) -> SearchState:
         ex.continue_search = False
         ex.report.stop_reason = f"{errors[0].source} failed: {errors[0].error}"
     output, pack = finish(c, ex, errors)
+    refused = AccessPolicy.of(c.schema, state.caller).refusals(
+        c.schema, state.intent, req.filters or [], normalize_query(req.query).split()
+    )
+    if refused:  # the same whether or not such records exist: they were never read
+        output.not_permitted = refused
     stage = output.execution_stats.stage_ms
     stage.update(state.stage_ms)
     stage["pipeline_total"] = round(

@@ -33,6 +33,7 @@ from agentic_search.logic.executor import (
 )
 from agentic_search.logic.fusion import rrf
 from agentic_search.logic.selection import select_evidence
+from agentic_search.pipeline.access import as_caller
 from agentic_search.pipeline.evidence import build_evidence, count_tokens
 from agentic_search.pipeline.relevance import query_relevance, settle_relevance, word_relevance
 from agentic_search.pipeline.rerank import rerank_candidates
@@ -58,6 +59,7 @@ from agentic_search.wire import (
 RANKING_KEEP = 300
 
 
+@as_caller
 def fuse_rerank(state: SearchState, c: Dependencies) -> SearchState:
     """FuseRerank: fuse the Map's results of ``state.round`` into the executor state.
 

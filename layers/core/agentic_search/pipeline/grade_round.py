@@ -7,9 +7,11 @@ import time
 
 from agentic_search.dependencies import Dependencies
 from agentic_search.logic.executor import should_continue
+from agentic_search.pipeline.access import as_caller
 from agentic_search.wire import ExecutorState, RoundWork, SearchState, elapsed_ms
 
 
+@as_caller
 def grade_round(state: SearchState, c: Dependencies) -> SearchState:
     """GradeRound: coverage, the stopping decision, the round's report; the round is done.
 

@@ -6,6 +6,7 @@ import time
 
 from agentic_search.dependencies import Dependencies
 from agentic_search.logic.executor import executor_gate, hyde_status
+from agentic_search.pipeline.access import as_caller
 from agentic_search.pipeline.extract_intent import ask_llm
 from agentic_search.ports import CacheError
 from agentic_search.wire import (
@@ -19,6 +20,7 @@ from agentic_search.wire import (
 )
 
 
+@as_caller
 def plan_query(state: SearchState, c: Dependencies) -> SearchState:
     """PlanQuery (and PlanQueryRules): the plan, then the executor's gate.
 

@@ -15,10 +15,12 @@ from agentic_search.logic.executor import (
     writer_inputs,
 )
 from agentic_search.logic.llm_budget import LLMFallback
+from agentic_search.pipeline.access import as_caller
 from agentic_search.ports import HydeError
 from agentic_search.wire import ExecutorState, RoundReport, RoundWork, SearchState, SourceError
 
 
+@as_caller
 def prepare_round(state: SearchState, c: Dependencies) -> SearchState:
     """PrepareRound: ``state.round`` becomes the next round (or None, with the executor's
     ``continueSearch`` false).

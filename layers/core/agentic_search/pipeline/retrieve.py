@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from agentic_search.dependencies import Dependencies
+from agentic_search.pipeline.access import as_caller
 from agentic_search.pipeline.sources import run_sources
 from agentic_search.wire import (
     RetrievedList,
@@ -12,6 +13,7 @@ from agentic_search.wire import (
 )
 
 
+@as_caller
 def retrieve(event: RetrieveEvent, c: Dependencies) -> RetrievedList:
     """Retrieve: the Map item's sub-query run against ``c``'s stores (never raises for a
     failing source). Start-up work done meanwhile (a cold process loading the model or

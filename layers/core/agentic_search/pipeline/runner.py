@@ -49,6 +49,7 @@ from agentic_search.pipeline.source_pool import runs_in_process
 from agentic_search.pipeline.steps import FUNCTIONS, call_function, search_definition
 from agentic_search.wire import (
     CacheInfo,
+    Caller,
     ExecutorCaps,
     IntentState,
     QueryPlan,
@@ -137,8 +138,10 @@ class LocalRunner:
         options: RunOptions | None = None,
         correlation_id: str | None = None,
         checked: CacheInfo | None = None,
+        caller: Caller | None = None,
     ) -> RunResult:
-        """Run the graph for ``request``; the response is ``result.state.response``.
+        """Run the graph for ``request`` asked by ``caller`` (its verified principals; None:
+        anonymous, public records only); the response is ``result.state.response``.
         ``correlation_id`` (a fresh one by default) is the state's ``correlationId``, which
         the Map hands each Retrieve as the orchestrator in AWS does. ``checked``: the result
         cache was already looked up for ``request`` and missed (what CacheCheck would have
@@ -150,7 +153,9 @@ class LocalRunner:
         """
         cfg = RunConfig(map_max_concurrency=self.map_max_concurrency)
         cid = correlation_id or uuid.uuid4().hex
-        state = SearchState(request=request, config=cfg, correlation_id=cid)
+        state = SearchState(
+            request=request, config=cfg, correlation_id=cid, caller=caller or Caller()
+        )
         if checked is not None and (options is None or options.start_at is None):
             state.cache = checked
             options = RunOptions(start_at=AFTER_CACHE_CHECK, cache=(options or RunOptions()).cache)

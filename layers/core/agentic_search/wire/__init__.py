@@ -11,11 +11,13 @@ entry) or an adapter port is defined in a submodule here and re-exported by this
 * :mod:`.search` - the search request and the state machine's state;
 * :mod:`.response` - the search response the front door returns;
 * :mod:`.sync` - the sync status of a record;
-* :mod:`.identity` - the identity of the embedder that built a collection.
+* :mod:`.identity` - the identity of the embedder that built a collection;
+* :mod:`.access` - the caller's principals (its effective access set).
 """
 
 from __future__ import annotations
 
+from agentic_search.wire.access import ANONYMOUS, Caller
 from agentic_search.wire.base import (
     WireModel,
     elapsed_ms,
@@ -123,6 +125,7 @@ from agentic_search.wire.sync import (
 )
 
 __all__ = [
+    "ANONYMOUS",
     "BUDGET_STOP",
     "ENTITY_KEY",
     "HASHES_KEY",
@@ -144,6 +147,7 @@ __all__ = [
     "AspectStatus",
     "Bridge",
     "CacheInfo",
+    "Caller",
     "Candidate",
     "ComparedRecord",
     "Comparison",

@@ -180,3 +180,8 @@ class QueryExecutorOutput(WireModel):
     confidence: float = Field(ge=0.0, le=1.0)
     errors: list[SourceError] = Field(default_factory=list)
     answer_quality: AnswerQuality | None = None
+    not_permitted: list[str] | None = Field(
+        default=None,
+        description="why part of what the query asks for is withheld from this caller (a "
+        "restricted class it lacks the claim of), one reason each; absent when nothing is",
+    )

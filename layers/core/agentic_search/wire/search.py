@@ -10,6 +10,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
+from agentic_search.wire.access import Caller
 from agentic_search.wire.base import WireModel
 from agentic_search.wire.executor import ExecutorState, RoundWork, SubQuery
 from agentic_search.wire.query import Filter, IntentState, QueryPlan
@@ -247,6 +248,11 @@ class SearchState(WireModel):
 
     request: SearchRequest
     correlation_id: str | None = Field(default=None, max_length=128)
+    caller: Caller = Field(
+        default_factory=Caller,
+        description="the verified caller's principals (set by the front door, never by the "
+        "request body): every step reads only the records they may read",
+    )
     config: RunConfig = Field(default_factory=RunConfig)
     cache: CacheInfo | None = None
     intent: IntentState | None = None
@@ -325,6 +331,7 @@ class RetrieveEvent(WireModel):
     domain: str = Field(pattern=r"^[a-z][a-z0-9_-]{0,39}$")
     sub_query: SubQuery
     correlation_id: str | None = Field(default=None, max_length=128)
+    caller: Caller = Field(default_factory=Caller, description="the state's caller")
     texts: list[str] = Field(default_factory=list, description="empty once parsed")
 
     @model_validator(mode="before")

@@ -2,7 +2,9 @@
 first), with the semantics of :func:`agentic_search.adapters.qdrant.filters.to_qdrant`:
 ``contains`` is a phrase match (a full-text index with phrase matching on such fields),
 numbers compare as numbers (``eq`` on a number is a closed range, so 20 matches a stored
-20.0), and excluded records are left out by point id."""
+20.0), and excluded records are left out by point id. The caller's access rule
+(:class:`~agentic_search.logic.access.AccessFilter`) is one more ``must`` condition, its
+restricted classes ``must_not`` ones."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import numpy as np
 import qdrant_edge as qe
 
 from agentic_search.adapters.qdrant.ids import point_id
+from agentic_search.logic.access import AccessFilter, principals_of, split_access
 from agentic_search.logic.filters import validate_filters
 from agentic_search.logic.schema import DomainSchema
 from agentic_search.wire import Filter
@@ -40,6 +43,15 @@ def _condition(schema: DomainSchema, f: Filter) -> tuple[bool, Any]:
     raise ValueError(f"operator {op!r} has no Edge form")  # validate_filters rejects it first
 
 
+def _access(rule: AccessFilter) -> Any:
+    """The Edge condition of the caller's access rule: the access list shares a principal,
+    or (``public``) the record has no list."""
+    listed = qe.FieldCondition(key=rule.field, match=qe.MatchAny(principals_of(rule)))
+    if not rule.public:
+        return listed
+    return qe.Filter(should=[listed, qe.IsEmptyCondition(rule.field)])
+
+
 def conditions(
     schema: DomainSchema, filters: Sequence[Filter], exclude_ids: Sequence[str] = ()
 ) -> tuple[list[Any], list[Any]]:
@@ -48,9 +60,13 @@ def conditions(
     Raises:
         FilterError: when a filter is not allowed (see :func:`validate_filters`).
     """
+    filters, access = split_access(filters)
     validate_filters(schema, filters)
     must: list[Any] = []
     must_not: list[Any] = []
+    if access is not None:
+        must.append(_access(access))
+        must_not += [qe.FieldCondition(key=k, match=qe.MatchAny(list(v))) for k, v in access.denied]
     for f in filters:
         negated, cond = _condition(schema, f)
         (must_not if negated else must).append(cond)

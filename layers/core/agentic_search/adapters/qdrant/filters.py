@@ -1,7 +1,9 @@
 """Filters compiled to a Qdrant payload filter (validated against the schema allowlist first).
 
 ``contains`` is Qdrant's ``MatchPhrase`` (a full-text index on a server); numbers compare as
-numbers (``eq`` on a number is a closed range, so 20 matches a stored 20.0).
+numbers (``eq`` on a number is a closed range, so 20 matches a stored 20.0). The caller's
+access rule (:class:`~agentic_search.logic.access.AccessFilter`) is one more ``must``
+condition (``should``: listed, or no list when the domain's default is public).
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from collections.abc import Sequence
 
 from qdrant_client import models as qm
 
+from agentic_search.logic.access import principals_of, split_access
 from agentic_search.logic.filters import validate_filters
 from agentic_search.logic.schema import DomainSchema
 from agentic_search.wire import Filter
@@ -23,9 +26,17 @@ def to_qdrant(
     Raises:
         FilterError: when a filter is not allowed (see :func:`validate_filters`).
     """
+    filters, access = split_access(filters)
     validate_filters(schema, filters)
     must: list[qm.Condition] = []
     must_not: list[qm.Condition] = []
+    if access is not None:
+        listed = qm.FieldCondition(key=access.field, match=qm.MatchAny(any=principals_of(access)))
+        empty = qm.IsEmptyCondition(is_empty=qm.PayloadField(key=access.field))
+        must.append(qm.Filter(should=[listed, empty]) if access.public else listed)
+        must_not += [
+            qm.FieldCondition(key=k, match=qm.MatchAny(any=list(v))) for k, v in access.denied
+        ]
     for f in filters:
         key = f.field
         op = f.operator
