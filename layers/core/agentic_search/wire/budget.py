@@ -39,6 +39,10 @@ HIT_RANKS = (100, 50, 30, 20, 10, 5, 1)
 #: What one Retrieve result (one Map item's output) takes, estimated: a fixed part plus this
 #: much per requested hit (``topK``); measured ~60 bytes a hit on the bundled catalog.
 RETRIEVE_FIXED_BYTES, RETRIEVE_HIT_BYTES = 1024, 80
+#: Room kept for one trim note in one report (a note is one line of about 120 characters):
+#: the notes are written into the state after the steps, so the steps trim to the budget
+#: less this per note and report.
+NOTE_BYTES = 200
 
 
 def wire_size(value: Any) -> int:
@@ -71,14 +75,16 @@ def fit_state(state: dict[str, Any], budget: int = STATE_BUDGET_BYTES) -> list[s
     if size <= budget:
         return []
     notes: list[str] = []
+    # the steps leave room for the notes they write (every step's note in every report)
+    target = budget - NOTE_BYTES * len(_STEPS) * max(1, sum(1 for _ in _reports(state)))
     for name, step in _STEPS:
         before = size
-        what = step(state, budget)
+        what = step(state, target)
         if what is None:
             continue
         size = wire_size(state)
         notes.append(f"{name}: {what} ({before:,} -> {size:,} bytes, budget {budget:,})")
-        if size <= budget:
+        if size <= target:
             break
     for report in _reports(state):
         report.setdefault("trimmed", []).extend(notes)
