@@ -145,10 +145,11 @@ def quoted_phrases(query: str) -> list[str]:
 
 
 def reference_profile(schema: DomainSchema, record: Mapping[str, Any]) -> dict[str, list[str]]:
-    """The reference tool's category and functionality values (query by example), by
+    """The reference record's values of the schema's reference vocabularies (query by
+    example: :attr:`~agentic_search.logic.schema.DomainSchema.reference_vocabularies`), by
     vocabulary name; empty vocabularies are left out."""
     profile: dict[str, list[str]] = {}
-    for vocab in ("categories", "functionality"):
+    for vocab in schema.reference_vocabularies:
         fname = schema.vocabulary_fields.get(vocab)
         value = record.get(fname) if fname else None
         values = value if isinstance(value, list) else [value] if value else []
