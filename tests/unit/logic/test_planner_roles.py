@@ -194,6 +194,16 @@ def test_a_minimal_yaml_searches_every_aspect_and_builds_a_structured_source(
     ]
 
 
+def test_with_roles_declared_only_the_always_aspects_join_every_plan(tmp_path: Path) -> None:
+    roles = {"aspects": {"identity": "description"}}
+    schema = _schema(tmp_path, dict(MINIMAL, roles=roles))
+    plan = RuleBasedPlanner(schema).plan(RuleBasedIntentExtractor(schema).extract("gloves"))
+    assert [v.aspect for v in plan.vector_sources] == ["description"]
+    schema = _schema(tmp_path, dict(MINIMAL, roles=dict(roles, always=["purpose"])))
+    plan = RuleBasedPlanner(schema).plan(RuleBasedIntentExtractor(schema).extract("gloves"))
+    assert [v.aspect for v in plan.vector_sources] == ["description", "purpose"]
+
+
 def test_a_domain_with_no_vocabularies_needs_no_structured_sort(tmp_path: Path) -> None:
     data = {k: v for k, v in MINIMAL.items() if k not in ("vocabularies", "vocabulary_fields")}
     data["fields"] = {k: v for k, v in MINIMAL["fields"].items() if k != "topic"}
@@ -248,6 +258,7 @@ def test_a_time_phrase_is_read_on_the_declared_time_field(
         ({"vocabularies": {"colours": None}}, "unknown vocabulary 'colours'"),
         ({"vocabularies": {"topics": "usecase"}}, "routes to 'usecase': no aspect has it"),
         ({"reference_profile": ["sizes"]}, "unknown vocabulary 'sizes'"),
+        ({"always": ["needs"]}, "roles.always names unknown aspect 'needs'"),
     ],
 )
 def test_bad_roles_are_rejected(tmp_path: Path, change: dict, message: str) -> None:

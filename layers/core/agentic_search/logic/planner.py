@@ -12,8 +12,9 @@ logic.schema.Roles`; the vocabularies' routes say which matched values signal wh
   writing", "to transcribe") -> usecase + identity;
 * ``multi-collection-hybrid``: two or more of the above.
 
-Values routed to platform add the platform aspect; an aspect that plays no role is searched
-with the query text in every plan. Every plan also has the BM25 keyword source over the query
+Values routed to platform add the platform aspect; the schema's ``always`` aspects (by default,
+in a YAML that declares no aspect role, every aspect) are searched with the query text in
+every plan. Every plan also has the BM25 keyword source over the query
 (must-preserve terms appended), a structured source when the intent matched values of a
 preference vocabulary (ranked by matched preferences), hard constraints pushed down into
 every source, and the seed's fusion rule: 3+ sources -> RRF, 2 -> weighted sum, 1 -> none.
@@ -232,7 +233,7 @@ class RuleBasedPlanner:
             rationale.append(f"reference tool {intent.reference_tool_name!r}: its stored vectors")
         if not by_example_only:
             add(first_aspect, qvs, dense_text)
-            for aspect in schema.unroled_aspects:
+            for aspect in schema.always_aspects:
                 add(aspect, qvs, dense_text)
         if capability:
             add(role("capability"), qvs, dense_text)

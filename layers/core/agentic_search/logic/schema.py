@@ -127,7 +127,7 @@ ASPECT_ROLES: tuple[str, ...] = ("identity", "capability", "usecase", "platform"
 class AspectRoles(BaseModel):
     """Which aspect answers which question of a query (:data:`AspectRole`); ``identity``
     defaults to the first aspect, the others to none (a role with no aspect is not searched
-    for). An aspect that plays no role is searched with the query text in every plan."""
+    for)."""
 
     model_config = ConfigDict(extra="forbid", defer_build=True)
 
@@ -146,13 +146,17 @@ class Roles(BaseModel):
     lists them as preferences; left out (None), every vocabulary is a preference with no
     route, in the schema's order, except those the constraint phrases set.
     ``reference_profile``: the vocabularies whose values a reference record ("alternative to
-    X") is searched by; left out, those routed to ``capability``."""
+    X") is searched by; left out, those routed to ``capability``. ``always``: the aspects
+    searched with the query text in every plan beside identity; left out, every aspect
+    that plays no role when ``aspects`` declares none (a minimal YAML searches each aspect
+    it embeds), else none (an aspect given no role is routed by whatever declares it)."""
 
     model_config = ConfigDict(extra="forbid", defer_build=True)
 
     aspects: AspectRoles = Field(default_factory=AspectRoles)
     vocabularies: dict[str, AspectRole | None] | None = None
     reference_profile: list[str] | None = None
+    always: list[str] | None = None
 
 
 class ChunkSpec(BaseModel):
@@ -519,6 +523,11 @@ class DomainSchema(BaseModel):
             name = getattr(self.roles.aspects, role)
             if name is not None and name not in aspects:
                 problems.append(f"roles.aspects.{role} names unknown aspect {name!r}")
+        problems += [
+            f"roles.always names unknown aspect {name!r}"
+            for name in self.roles.always or []
+            if name not in aspects
+        ]
         named = [*(self.roles.vocabularies or {}), *(self.roles.reference_profile or [])]
         for vocab in dict.fromkeys(named):
             if vocab not in self.vocabularies:
@@ -606,10 +615,18 @@ class DomainSchema(BaseModel):
         return name  # type: ignore[no-any-return]
 
     @cached_property
-    def unroled_aspects(self) -> list[str]:
-        """The aspects that play no role, in schema order (searched with the query text)."""
-        played = {self.role_aspect(r) for r in ASPECT_ROLES}
-        return [a.name for a in self.aspects if a.name not in played]
+    def always_aspects(self) -> list[str]:
+        """The aspects searched with the query text in every plan beside identity
+        (``roles.always``; by default, with no aspect role declared, every aspect but the
+        first), in schema order."""
+        if self.roles.always is not None:
+            wanted = set(self.roles.always)
+        elif any(getattr(self.roles.aspects, r) is not None for r in ASPECT_ROLES):
+            return []
+        else:
+            wanted = {a.name for a in self.aspects}
+        identity = self.role_aspect("identity")
+        return [a.name for a in self.aspects if a.name in wanted and a.name != identity]
 
     @cached_property
     def constraint_vocabularies(self) -> set[str]:
