@@ -101,7 +101,8 @@ class CatalogLookup:
         else:
             plain = EntityIndex.from_records(named)
             lower = {n for p in rows for n in lowercase_names(schema, p)}
-            common = common_words(plain.names, (link_text(schema, p) for p in rows), lower)
+            texts = ((record_names(schema, p), link_text(schema, p)) for p in rows)
+            common = common_words(plain.names, texts, lower)
         index = EntityIndex.from_records(named, common)
         linker = None
         if schema.entities is not None:
