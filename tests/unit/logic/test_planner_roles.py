@@ -28,7 +28,7 @@ TOOLS_QUERIES = ROOT / "benchmarks/tools_queries/queries.jsonl"
 
 #: tools aspect -> a name that shares nothing with it
 ASPECTS = {"identity": "about", "functionality": "purpose", "usecases": "audience",
-           "interface": "runtime"}  # fmt: skip
+           "interface": "runtime", "record": "whole"}  # fmt: skip
 #: tools vocabulary -> a name that shares nothing with it
 VOCABS = {"categories": "kinds", "functionality": "topics", "pricing_models": "plans",
           "deployment": "hosting", "interface": "surfaces", "platforms": "systems",

@@ -14,17 +14,21 @@ logic.schema.Roles`; the vocabularies' routes say which matched values signal wh
 
 Values routed to platform add the platform aspect; the schema's ``always`` aspects (by default,
 in a YAML that declares no aspect role, every aspect) are searched with the query text in
-every plan. Every plan also has the BM25 keyword source over the query
-(must-preserve terms appended), a structured source when the intent matched values of a
-preference vocabulary (ranked by matched preferences), hard constraints pushed down into
-every source, and the seed's fusion rule: 3+ sources -> RRF, 2 -> weighted sum, 1 -> none.
-:func:`validate_plan` lists every reason a plan is invalid.
+every plan. The schema's whole-record aspect
+(:attr:`~agentic_search.logic.schema.DomainSchema.record_aspect`) is searched with the query
+text wherever no capability was read and in a long query, and by a reference's own record
+vector, so those routings never lose what one vector per record finds.
+
+Every plan also has the BM25 keyword source over the query (must-preserve terms appended), a
+structured source when the intent matched values of a preference vocabulary (ranked by
+matched preferences), hard constraints pushed down into every source, and the seed's fusion
+rule: 3+ sources -> RRF, 2 -> weighted sum, 1 -> none. :func:`validate_plan` lists every
+reason a plan is invalid.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Protocol
 
 from agentic_search.logic.bm25 import keyword_query
 from agentic_search.logic.complexity import is_long
@@ -40,17 +44,6 @@ from agentic_search.wire import (
     StructuredSource,
     VectorSource,
 )
-
-
-class QueryPlanner(Protocol):
-    """Turns an IntentState into a QueryPlan."""
-
-    name: str
-
-    def plan(self, intent: IntentState, limit: int = 10) -> QueryPlan:
-        """Plan retrieval for ``intent``, returning at most ``limit`` candidates."""
-        ...
-
 
 _TASK = re.compile(
     r"\b(?:for|to|help(?:s)?\s+(?:me\s+)?|so\s+i\s+can|i\s+need\s+to|i\s+want\s+to)\s+\w+"
@@ -94,7 +87,7 @@ def excluded_ids(intent: IntentState) -> list[str]:
 #: A fuzzy name link rewrites the searched text only from this score (``1 - edits / length``):
 #: one edit in a four-letter word (0.75: French "bout" -> Bolt, "voix" -> Void) is pinned but
 #: too weak to replace what the dense sources embed (on the tools tuning split those two
-#: rewrites lost 0.09 and 0.01 nDCG@10; the rewrites from 0.83 up gained).
+#: rewrites lost nDCG@10 and those scoring 0.83 and more gained: docs/benchmarks.md).
 NAME_REWRITE_MIN_SCORE = 0.8
 
 
@@ -208,9 +201,12 @@ class RuleBasedPlanner:
         rationale: list[str] = [f"strategy {strategy}: signals {focus or ['none']}"]
         sources: list[VectorSource] = []
 
-        def add(aspect: str | None, source: str, text: str | None, weight: float = 1.0) -> None:
+        def add(
+            aspect: str | None, source: str, text: str | None, weight: float | None = None
+        ) -> None:
             if aspect is None or aspect not in aspects:
                 return
+            weight = schema.aspect(aspect).weight if weight is None else weight
             key = (aspect, source)
             if any((s.aspect, s.query_vector_source) == key for s in sources):
                 return
@@ -235,6 +231,15 @@ class RuleBasedPlanner:
             add(first_aspect, qvs, dense_text)
             for aspect in schema.always_aspects:
                 add(aspect, qvs, dense_text)
+        # The whole-record vector: the reference's own, and the query's wherever no capability
+        # was read (a task, a use case, a name, a plain phrase): there the aspects above are
+        # fragments of what the query means and one vector per record reads it best; where a
+        # capability was read, the capability aspect and the structured source carry it.
+        if record := schema.record_aspect:
+            if reference:  # at the weight of the reference's other vectors
+                add(record, "reference_tool", reference, 1.0)
+            if not by_example_only and not capability:
+                add(record, qvs, dense_text)
         if capability:
             add(role("capability"), qvs, dense_text)
         if usecase:
@@ -294,15 +299,17 @@ class RuleBasedPlanner:
             top_k = min(TOP_K_MAX, max(schema.aspect(first_aspect).default_top_k, limit * 2))
             sources = [
                 VectorSource(
-                    aspect=first_aspect, top_k=top_k, query_vector_source="query_text",
-                    text=intent.query,
+                    aspect=aspect, top_k=top_k, query_vector_source="query_text",
+                    text=intent.query, weight=schema.aspect(aspect).weight,
                 )
+                for aspect in dict.fromkeys([first_aspect, schema.record_aspect or first_aspect])
             ]  # fmt: skip
             sparse = SparseSource(text=intent.query, top_k=sparse.top_k)
             structured, filters = [], []
             rationale = [
                 f"a long query ({len(intent.keywords)} content words): the text as written, "
-                f"dense on {first_aspect} and BM25, no filters or vocabulary read from it"
+                f"dense on {', '.join(s.aspect for s in sources)} and BM25, no filters or "
+                "vocabulary read from it"
             ]
         exclude = excluded_ids(intent)
         count = len(sources) + 1 + len(structured)
