@@ -54,7 +54,10 @@ QUERY_TWO_ROUNDS = "chatbot for healthcare"
 
 # Keys whose values are clock readings or durations (camelCase, as the state carries them).
 _EPOCH_KEYS = {"startedAt"}
-_DURATION_KEYS = {"ms", "totalMs", "latencyMs", "pipelineTotal"}
+#: ISO 8601 clock readings (a cached answer's computedAt), set to FIXED_EPOCH's instant.
+_ISO_KEYS = {"computedAt"}
+FIXED_ISO = "2026-01-01T00:00:00+00:00"
+_DURATION_KEYS = {"ms", "totalMs", "latencyMs", "pipelineTotal", "lookupMs", "setupMs"}
 _DURATION_MAPS = {"stageMs", "stageTotals", "sourceMs"}
 #: Scores are rounded to this many decimals: the embedder's last digits vary from run to run.
 SCORE_DECIMALS = 4
@@ -86,6 +89,8 @@ def stabilize(value: Any, key: str | None = None, clock: bool = True) -> Any:
         return [stabilize(v, None, clock) for v in value]
     if key in _EPOCH_KEYS and isinstance(value, int | float):
         return FIXED_EPOCH if clock else value
+    if key in _ISO_KEYS and isinstance(value, str):
+        return FIXED_ISO if clock else value
     if key in _DURATION_KEYS and isinstance(value, int | float) and not isinstance(value, bool):
         return 0.0 if clock else value
     if isinstance(value, float):

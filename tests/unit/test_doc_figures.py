@@ -178,3 +178,16 @@ def test_edge_s3_cold_start_and_publish_quote_their_result_files() -> None:
         assert f"{batch['handler_s']:.2f} s | {batch['publish_s']:.2f} s" in text, kind
         assert batch["runs"] >= 5, kind
     assert f"load average {sync['load_before']:.1f} before" in text
+
+
+def test_the_follow_up_figures_quote_their_result_file() -> None:
+    summary = _json("benchmarks/follow_ups/results.json")["summary"]
+    held, tuning = summary["heldout"], summary["tuning"]
+    _quoted(
+        "Follow-up conversations",
+        *(f"{s[k]:.4f}" for s in (held, tuning) for k in ("ndcg@10_history", "ndcg@10_alone")),
+        f"+{held['gain']:.4f}",
+        f"+{tuning['gain']:.4f}",
+        f"{held['standalone_misread']} of {held['standalone']}",
+        f"{tuning['standalone_misread']} of {tuning['standalone']}",
+    )
