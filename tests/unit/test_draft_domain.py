@@ -84,7 +84,7 @@ def test_a_csv_without_tags_gets_phrases_offered_commented_out(tmp_path: Path) -
     assert schema.title_field == "title" and schema.text_field == "about"
     assert not schema.vocabularies  # never required
     assert "#     floor lamp: [floor lamp]" in text  # offered from the text, commented
-    assert schema.structured_sort.field == "rating" and schema.structured_sort.order == "desc"
+    assert [(s.field, s.order) for s in schema.structured_sort] == [("rating", "desc")]
     assert schema.fields["tags"].type == "list" and schema.fields["price"].type == "integer"
     assert schema.temporal is not None and schema.temporal.field == "year"
     assert schema.constraint_fields.price == "price"

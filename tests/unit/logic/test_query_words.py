@@ -46,8 +46,6 @@ def test_typo_fix_reaches_dense_and_keyword_sources(
         ("stabel difusion web ui", "Stable Diffusion web UI", "stabel difusion web ui"),
         ("stabel difusion", "Stable Diffusion", "stabel difusion"),
         ("langchian agents", "LangChain agents", "langchian"),
-        # one edit in a four-letter word is pinned, but too weak to rewrite what is embedded
-        ("tests de bout en bout pour une application web", None, None),
     ],
 )
 def test_a_misspelt_name_reaches_every_source(
@@ -66,6 +64,19 @@ def test_a_misspelt_name_reaches_every_source(
     if kept is not None:
         assert kept in sparse  # the text as written stays a keyword (OR)
         assert dense.split()[0] in sparse
+
+
+def test_a_short_word_near_a_name_and_an_ordinary_word_is_left_as_written(
+    extractor: RuleBasedIntentExtractor, planner: RuleBasedPlanner
+) -> None:
+    # French "bout" is one edit from the record Bolt and from the catalog's words "about" and
+    # "out": neither linked (no pin) nor rewritten
+    query = "tests de bout en bout pour une application web"
+    intent = extractor.extract(query)
+    assert not [lk for lk in intent.linked if lk.kind == "entity"]
+    plan = planner.plan(intent)
+    texts = {vs.text for vs in plan.vector_sources if vs.query_vector_source == "query_text"}
+    assert texts == {query}
 
 
 def test_uncorrected_query_is_asked_as_written(

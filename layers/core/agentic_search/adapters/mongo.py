@@ -84,10 +84,10 @@ class MongoStructuredStore:
             any_pref = {"$or": [to_mongo(schema, [p]) for p in preferences]}
             query = {"$and": [query, any_pref]} if query else any_pref
         coll = self.database[f"{self.collection_prefix}{schema.name}"]
-        direction = 1 if schema.structured_sort.order == "asc" else -1
+        order = [(s.field, 1 if s.order == "asc" else -1) for s in schema.structured_sort]
         cursor = (
             coll.find(query, projection={"_id": False})
-            .sort(schema.structured_sort.field, direction)
+            .sort([*order, (schema.id_field, 1)])
             .limit(SCAN_CAP)
         )
         return rank_structured(schema, list(cursor), preferences, top_k)

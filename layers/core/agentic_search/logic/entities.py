@@ -217,27 +217,66 @@ class EntityIndex:
         return bool(before) and before[-1] not in '.!?:;\n"“'
 
 
+#: A name its own record spells in lowercase is an ordinary word of the catalog when at least
+#: this many other records write it in lowercase ("excel files", "para leer"); on the bundled
+#: tools catalog its lowercase names are written so by at most 2 other records (pgvector).
+ORDINARY_MIN_RECORDS = 3
+
+
+def _inflections(name: str) -> set[str]:
+    """The forms an ordinary word takes that a name does not: plural, past, gerund, agent
+    ("parse": parses, parsed, parsing, parser; "tables": table)."""
+    forms = {name + t for t in ("s", "es", "ed", "d", "ing", "er", "ers")}
+    if name.endswith("e"):
+        forms |= {name[:-1] + t for t in ("ing", "ed", "er", "ers")}
+    if name.endswith("s") and len(name) > 3:
+        forms.add(name[:-1])
+    return forms - {name}
+
+
 def common_words(
-    index_names: Iterable[str], texts: Iterable[str], lowercase_names: Iterable[str] = ()
+    index_names: Iterable[str],
+    texts: Iterable[str | tuple[Iterable[str], str]],
+    lowercase_names: Iterable[str] = (),
 ) -> set[str]:
-    """The plain-word names among ``index_names`` that some text uses in lowercase (an
-    ordinary word there, so the name is ambiguous). Names a record itself spells in
-    lowercase (``lowercase_names``: "pgvector", "pytest") are never common: their lowercase
-    use is the name."""
-    plain = {n for n in index_names if is_plain_word(n)} - set(lowercase_names)
+    """The plain-word names among ``index_names`` that the catalog uses as ordinary
+    lowercase words (ambiguous names, linked only when capitalized or in a naming context).
+
+    ``texts``: the records' link texts, each optionally with its record's folded names
+    (``(names, text)``). A name is common when some text writes it in lowercase; a name a
+    record itself spells in lowercase (``lowercase_names``: "pgvector", "parse") is common
+    only when other records' texts write an inflection of it in lowercase ("parsing",
+    "schemas", "table" for tables) or write it in lowercase in at least
+    :data:`ORDINARY_MIN_RECORDS` of them ("excel files", "para leer"); otherwise its
+    lowercase use is the name."""
+    lower = set(lowercase_names)
+    plain = {n for n in index_names if is_plain_word(n)}
+    inflected = {form: n for n in plain & lower for form in _inflections(n)}
     seen: set[str] = set()
-    for text in texts:
+    uses: dict[str, int] = {}
+    for item in texts:
+        own, text = (set(), item) if isinstance(item, str) else (set(item[0]), item[1])
+        used: set[str] = set()
         for m in _WORD.finditer(text):
             word = m.group(0)
-            if word.islower():
-                folded = fold(word)
-                if folded in plain:
-                    seen.add(folded)
-    return seen
+            if not word.islower():
+                continue
+            folded = fold(word)
+            if folded in plain and folded not in lower:
+                seen.add(folded)
+            elif folded in plain and folded not in own:
+                used.add(folded)
+            name = inflected.get(folded)
+            if name is not None and name not in own:
+                seen.add(name)
+        for name in used:
+            uses[name] = uses.get(name, 0) + 1
+    return seen | {n for n, k in uses.items() if k >= ORDINARY_MIN_RECORDS}
 
 
 __all__ = [
     "MAX_NAME_WORDS",
+    "ORDINARY_MIN_RECORDS",
     "EntityIndex",
     "Mention",
     "Token",

@@ -91,7 +91,8 @@ class CatalogLookup:
         else:
             plain = EntityIndex.from_records(named)
             lower = {n for p in rows for n in lowercase_names(schema, p)}
-            common = common_words(plain.names, (link_text(schema, p) for p in rows), lower)
+            texts = ((record_names(schema, p), link_text(schema, p)) for p in rows)
+            common = common_words(plain.names, texts, lower)
         index = EntityIndex.from_records(named, common)
         linker = None
         if schema.entities is not None:
@@ -135,10 +136,11 @@ def quoted_phrases(query: str) -> list[str]:
 
 
 def reference_profile(schema: DomainSchema, record: Mapping[str, Any]) -> dict[str, list[str]]:
-    """The reference tool's category and functionality values (query by example), by
+    """The reference record's values of the schema's reference vocabularies (query by
+    example: :attr:`~agentic_search.logic.schema.DomainSchema.reference_vocabularies`), by
     vocabulary name; empty vocabularies are left out."""
     profile: dict[str, list[str]] = {}
-    for vocab in ("categories", "functionality"):
+    for vocab in schema.reference_vocabularies:
         fname = schema.vocabulary_fields.get(vocab)
         value = record.get(fname) if fname else None
         values = value if isinstance(value, list) else [value] if value else []

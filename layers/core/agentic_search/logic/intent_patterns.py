@@ -64,7 +64,6 @@ COMPARE_CUE = re.compile(
     r"younger|first|earlier|later|larger|longer|higher|bigger|smaller|faster|slower|"
     r"cheaper|different|differ|common)\b"
 )
-OS_VALUES = {"Windows", "macOS", "Linux", "iOS", "Android"}
 FREE = re.compile(r"(?<![\w-])(?:free|free\s+of\s+charge|no\s+cost|gratis|costs?\s+nothing)\b")
 NOT_PAID = re.compile(rf"\b{NEG}[\s-]+(?:paid|commercial|subscription)\b")
 OPEN_SOURCE = re.compile(r"\b(?:open[\s-]?source|oss|foss)\b")

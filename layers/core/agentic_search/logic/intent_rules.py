@@ -54,12 +54,11 @@ class RuleBasedIntentExtractor:
         #: process tens of milliseconds for the handful a query holds
         self.vocab = entries
         self._patterns: dict[tuple[str, bool], re.Pattern[str]] = {}
-        roles = schema.constraint_fields
         #: vocabularies whose values are read as hard constraints (pricing, deployment)
-        self.constraint_vocabularies = {
-            schema.fields[f].vocabulary
-            for f in (roles.pricing, roles.deployment)
-            if f and f in schema.fields and schema.fields[f].vocabulary
+        self.constraint_vocabularies = schema.constraint_vocabularies
+        #: vocabulary -> the values that are hard filters when named (operating systems)
+        self.hard_values = {
+            v: frozenset(values) for v, values in schema.constraint_fields.hard_values.items()
         }
         names = sorted(self.catalog.names.items(), key=lambda kv: -len(kv[0]))
         #: (name, lowercased name, record id), longest first; patterns as for :attr:`vocab`
@@ -266,7 +265,7 @@ class _Reading:
         spec = self.x.schema.temporal
         if spec is None or not self.x.catalog.dated:
             return
-        for rng in year_ranges(self.q, self.x.today()):
+        for rng in year_ranges(self.q, self.x.today(), (spec.label,)):
             if not self.free(rng.span):
                 continue
             origin = rng.phrase + self.x.catalog.dated_note(spec.label)
@@ -343,7 +342,7 @@ class _Reading:
                     self.constraint_spans.append((neg.start(), m.end()))
                     self.negation_spans.append((neg.start(), m.end()))
                     continue
-                if vocab == "platforms" and canonical in P.OS_VALUES and field:
+                if canonical in self.x.hard_values.get(vocab, ()) and field:
                     self.add(field, "in", [canonical], m.group(0))
                     self.constraint_spans.append(m.span())
                 if vocab in self.x.constraint_vocabularies:

@@ -20,7 +20,12 @@ phrases it misspells.
    Stable Diffusion), among equally long ones the best score, ``1 - distance / length``
    (0.71..0.94). A fuzzy vocabulary phrase or cue word is returned as a correction the
    extractor reads instead of the typo ("vectr databse" -> "vector database", "alternatve"
-   -> "alternative": :data:`~agentic_search.logic.intent_patterns.CUE_WORDS`).
+   -> "alternative": :data:`~agentic_search.logic.intent_patterns.CUE_WORDS`). A word whose
+   best choice is a one-word name is corrected to the catalog's ordinary word one edit away
+   instead, when there is one ("pdf tabel extraction" is table, not the record Babel; a word
+   under :data:`ORDINARY_MIN_LETTERS` letters is then left as written), and a
+   capitalized word inside the query is linked to a one-word name only from
+   :data:`CAPITALIZED_MIN_SCORE` ("life on Mars" is not the record mgrs).
 
 Links are reported with their surface form, method and score (``--explain`` shows them).
 """
@@ -64,6 +69,14 @@ _DETERMINER_AFTER = re.compile(
 )
 #: Minimum score of a fuzzy link (1 - distance / length).
 FUZZY_MIN_SCORE = 0.7
+#: A capitalized word (not opening the query) is fuzzy-linked to a one-word name only from
+#: this score: one edit in four letters (0.75: "Mars" -> mgrs, "Bout" -> Bolt) is as often a
+#: proper noun the catalog lacks, written as meant, as a misspelt name.
+CAPITALIZED_MIN_SCORE = 0.8
+#: A word one edit from both a name and an ordinary word of the catalog is corrected to the
+#: word from this many letters; a shorter one ("bout": about, out, Bolt) is left as written.
+ORDINARY_MIN_LETTERS = 5
+_LETTERS = "abcdefghijklmnopqrstuvwxyz"
 #: Cue words this short ("like", "than") are corrected only from a swap of two letters.
 SHORT_CUE = 4
 
@@ -115,6 +128,8 @@ class QueryLinker:
         self._cue_set = frozenset(self.cues)
         self._choices = [*index.names, *self.phrases, *self.cues]
         self._words = {w for n in self._choices for w in n.split()}
+        #: the words of names that are no ordinary word, and their terms (on first use)
+        self._name_terms: frozenset[str] | None = None
         #: the most words of a choice: the longest n-gram worth comparing
         self._max_words = min(
             MAX_NAME_WORDS, max((len(c.split()) for c in self._choices), default=1)
@@ -206,6 +221,38 @@ class QueryLinker:
 
         return Levenshtein.distance(text, choice) == 2 and sorted(text) == sorted(choice)
 
+    def _ordinary_word(self, word: str) -> str | None:
+        """The catalog's ordinary word one edit from ``word`` (Norvig's candidates: a swap of
+        two adjacent letters first, then a letter dropped, changed, added), if any: a word
+        the keyword index holds that is neither a word of a name nor its stem (a name the
+        catalog uses as an ordinary word, :attr:`EntityIndex.common`, is a word). None
+        without one, or without a keyword index to ask."""
+        if self.known is None:
+            return None
+        n = len(word)
+        swaps = [word[:i] + word[i + 1] + word[i] + word[i + 2 :] for i in range(n - 1)]
+        drops = [word[:i] + word[i + 1 :] for i in range(n)]
+        changes = [word[:i] + c + word[i + 1 :] for i in range(n) for c in _LETTERS]
+        adds = [word[:i] + c + word[i:] for i in range(n + 1) for c in _LETTERS]
+        terms = self.analyzer.terms if self.analyzer else (lambda w: [w])
+        if self._name_terms is None:  # the terms of names that are no ordinary word
+            common = self.index.common
+            words = {w for n in self.index.names if n not in common for w in n.split()}
+            self._name_terms = frozenset(t for w in words for t in terms(w)) | words
+        candidates = [
+            w
+            for w in dict.fromkeys([*swaps, *drops, *changes, *adds])
+            if w != word and len(w) >= 3 and w not in self._name_terms
+        ]
+        stems = {w: terms(w) for w in candidates}
+        known = self.known(sorted({t for ts in stems.values() for t in ts})) if stems else set()
+        for w in candidates:
+            ts = stems[w]
+            # a name's own stem ("camelote" is camelot's) is no ordinary word
+            if ts and all(t in known for t in ts) and not set(ts) <= self._name_terms:
+                return w
+        return None
+
     def _fuzzy(self, query: str, toks: Sequence[Token], taken: list[bool], out: Linking) -> None:
         from rapidfuzz import process
         from rapidfuzz.distance import OSA
@@ -241,9 +288,18 @@ class QueryLinker:
             if best is None:
                 continue
             _, score, a, b, choice = best
+            surface = query[toks[a].start : toks[b - 1].end]
+            if choice in self.index and b - a == 1:
+                if a > 0 and toks[a].surface.istitle() and score < CAPITALIZED_MIN_SCORE:
+                    continue  # "life on Mars": a capitalized word, not a misspelt name
+                word = self._ordinary_word(toks[a].folded)
+                if word is not None:  # "pdf tabel extraction": table, not the record babel
+                    taken[a] = True
+                    if len(toks[a].folded) >= ORDINARY_MIN_LETTERS:
+                        out.corrections[surface] = word
+                    continue  # a shorter word ("bout": about, out) is left as written
             for j in range(a, b):
                 taken[j] = True
-            surface = query[toks[a].start : toks[b - 1].end]
             if choice in self.index:
                 for rid in self.index.ids(choice):
                     out.links.append(
@@ -290,7 +346,9 @@ def apply_corrections(text: str, corrections: Mapping[str, str]) -> str:
 
 
 __all__ = [
+    "CAPITALIZED_MIN_SCORE",
     "FUZZY_MIN_SCORE",
+    "ORDINARY_MIN_LETTERS",
     "SHORT_CUE",
     "Linking",
     "QueryLinker",

@@ -1,23 +1,29 @@
 """Query planning: IntentState -> validated :class:`QueryPlan`.
 
-The rule-based planner chooses a strategy from what the intent holds and routes to aspects:
+The rule-based planner chooses a strategy from what the intent holds and routes to the
+aspects the schema gives each role (``roles`` in the domain YAML, :class:`~agentic_search.
+logic.schema.Roles`; the vocabularies' routes say which matched values signal which role):
 
-* ``identity-focused``: a reference tool and nothing else -> the reference tool's stored
-  identity and functionality vectors, plus the query text on identity;
-* ``capability-focused``: functionality or category values -> functionality + identity;
-* ``usecase-focused``: user types, industries, or a task phrasing ("for writing", "to
-  transcribe") -> usecases + identity;
+* ``identity-focused``: a reference record and nothing else -> the reference's stored
+  identity and capability vectors, plus the query text on identity;
+* ``capability-focused``: values of a vocabulary routed to capability -> capability +
+  identity;
+* ``usecase-focused``: values of a vocabulary routed to usecase, or a task phrasing ("for
+  writing", "to transcribe") -> usecase + identity;
 * ``multi-collection-hybrid``: two or more of the above.
 
-The schema's whole-record aspect
+Values routed to platform add the platform aspect; the schema's ``always`` aspects (by default,
+in a YAML that declares no aspect role, every aspect) are searched with the query text in
+every plan. The schema's whole-record aspect
 (:attr:`~agentic_search.logic.schema.DomainSchema.record_aspect`) is searched with the query
 text wherever no capability was read and in a long query, and by a reference's own record
 vector, so those routings never lose what one vector per record finds.
 
 Every plan also has the BM25 keyword source over the query (must-preserve terms appended), a
-structured source when the intent matched vocabulary values (ranked by matched preferences),
-hard constraints pushed down into every source, and the seed's fusion rule: 3+ sources -> RRF,
-2 -> weighted sum, 1 -> none. :func:`validate_plan` lists every reason a plan is invalid.
+structured source when the intent matched values of a preference vocabulary (ranked by
+matched preferences), hard constraints pushed down into every source, and the seed's fusion
+rule: 3+ sources -> RRF, 2 -> weighted sum, 1 -> none. :func:`validate_plan` lists every
+reason a plan is invalid.
 """
 
 from __future__ import annotations
@@ -42,23 +48,17 @@ from agentic_search.wire import (
 _TASK = re.compile(
     r"\b(?:for|to|help(?:s)?\s+(?:me\s+)?|so\s+i\s+can|i\s+need\s+to|i\s+want\s+to)\s+\w+"
 )
-_PREFERENCE_VOCABS = (
-    "categories",
-    "functionality",
-    "interface",
-    "platforms",
-    "user_types",
-    "industries",
-)
 
 
 def structured_source_for(
     schema: DomainSchema, intent: IntentState, limit: int
 ) -> StructuredSource | None:
     """The structured source of an intent: its hard constraints as filters, its vocabulary
-    matches (and the reference tool's profile) as soft preferences; None without preferences."""
+    matches (and the reference tool's profile) as soft preferences, one per preference
+    vocabulary (:attr:`~agentic_search.logic.schema.DomainSchema.vocabulary_routes`, in
+    their order); None without preferences."""
     preferences: list[Filter] = []
-    for vocab in _PREFERENCE_VOCABS:
+    for vocab in schema.vocabulary_routes:
         values = list(
             dict.fromkeys(
                 [*intent.matches.get(vocab, []), *intent.reference_profile.get(vocab, [])]
@@ -143,7 +143,12 @@ class RuleBasedPlanner:
         schema = self.schema
         aspects = set(schema.aspect_names)
         m = intent.matches
-        capability = bool(m.get("functionality") or m.get("categories"))
+
+        def signals(role: str) -> bool:
+            return any(m.get(v) for v in schema.vocabularies_for(role))
+
+        role = schema.role_aspect
+        capability = signals("capability")
         # Use-case phrasing is looked for in the query minus its constraint and reference phrases
         # ("alternative to X" and "for Linux" are not tasks).
         if intent.semantic_variants:
@@ -152,9 +157,7 @@ class RuleBasedPlanner:
             task_text = ""
         else:
             task_text = intent.normalized_query
-        usecase = bool(m.get("user_types") or m.get("industries")) or bool(
-            _TASK.search(task_text) and not capability
-        )
+        usecase = signals("usecase") or bool(_TASK.search(task_text) and not capability)
         reference = intent.reference_tool
         # With a reference tool and nothing else left of the query ("alternative to Cursor"),
         # the query text carries no meaning of its own: search by the reference's vectors and
@@ -198,8 +201,10 @@ class RuleBasedPlanner:
         rationale: list[str] = [f"strategy {strategy}: signals {focus or ['none']}"]
         sources: list[VectorSource] = []
 
-        def add(aspect: str, source: str, text: str | None, weight: float | None = None) -> None:
-            if aspect not in aspects:
+        def add(
+            aspect: str | None, source: str, text: str | None, weight: float | None = None
+        ) -> None:
+            if aspect is None or aspect not in aspects:
                 return
             weight = schema.aspect(aspect).weight if weight is None else weight
             key = (aspect, source)
@@ -216,13 +221,16 @@ class RuleBasedPlanner:
                 )
             )
 
-        first_aspect = schema.aspect_names[0]
+        first_aspect = role("identity")
+        assert first_aspect is not None  # the first aspect when none is declared
         if reference:
-            add("identity", "reference_tool", reference)
-            add("functionality", "reference_tool", reference)
+            add(role("identity"), "reference_tool", reference)
+            add(role("capability"), "reference_tool", reference)
             rationale.append(f"reference tool {intent.reference_tool_name!r}: its stored vectors")
         if not by_example_only:
             add(first_aspect, qvs, dense_text)
+            for aspect in schema.always_aspects:
+                add(aspect, qvs, dense_text)
         # The whole-record vector: the reference's own, and the query's wherever no capability
         # was read (a task, a use case, a name, a plain phrase): there the aspects above are
         # fragments of what the query means and one vector per record reads it best; where a
@@ -233,19 +241,19 @@ class RuleBasedPlanner:
             if not by_example_only and not capability:
                 add(record, qvs, dense_text)
         if capability:
-            add("functionality", qvs, dense_text)
+            add(role("capability"), qvs, dense_text)
         if usecase:
-            add("usecases", qvs, dense_text)
+            add(role("usecase"), qvs, dense_text)
         if (
             strategy == "multi-collection-hybrid"
             and not reference
             and not capability
             and not usecase
         ):
-            add("functionality", qvs, dense_text)
-            add("usecases", qvs, dense_text)
-        if m.get("interface") or m.get("platforms"):
-            add("interface", qvs, dense_text)
+            add(role("capability"), qvs, dense_text)
+            add(role("usecase"), qvs, dense_text)
+        if signals("platform"):
+            add(role("platform"), qvs, dense_text)
 
         profile_terms = [v for values in intent.reference_profile.values() for v in values]
         if reference:

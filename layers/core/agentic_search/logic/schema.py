@@ -120,12 +120,55 @@ class IntentFieldDef(BaseModel):
 
 
 class SortSpec(BaseModel):
-    """The declared sort field used to rank structured hits (ties after match count)."""
+    """A declared sort field ranking structured hits after their match count: a preference
+    such as popularity or rating (``{field: downloads, order: desc}``)."""
 
     model_config = ConfigDict(defer_build=True)
 
     field: str
     order: Literal["asc", "desc"] = "asc"
+
+
+#: The roles an aspect may play for the planner: what a record is and is called (identity),
+#: what it does (capability), what it is used for and by whom (usecase), where and how it
+#: runs (platform). A vocabulary routes to one of them (or to none: a preference only).
+AspectRole = Literal["identity", "capability", "usecase", "platform"]
+ASPECT_ROLES: tuple[str, ...] = ("identity", "capability", "usecase", "platform")
+
+
+class AspectRoles(BaseModel):
+    """Which aspect answers which question of a query (:data:`AspectRole`); ``identity``
+    defaults to the first aspect, the others to none (a role with no aspect is not searched
+    for)."""
+
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+
+    identity: str | None = None
+    capability: str | None = None
+    usecase: str | None = None
+    platform: str | None = None
+
+
+class Roles(BaseModel):
+    """What the planner and the intent reader take from the schema instead of knowing names.
+
+    ``aspects``: the aspect of each role (:class:`AspectRoles`). ``vocabularies``: for each
+    vocabulary whose matched values the planner uses, the aspect role those values route to
+    (None: no aspect, a structured preference only), in the order the structured source
+    lists them as preferences; left out (None), every vocabulary is a preference with no
+    route, in the schema's order, except those the constraint phrases set.
+    ``reference_profile``: the vocabularies whose values a reference record ("alternative to
+    X") is searched by; left out, those routed to ``capability``. ``always``: the aspects
+    searched with the query text in every plan beside identity; left out, every aspect
+    that plays no role when ``aspects`` declares none (a minimal YAML searches each aspect
+    it embeds), else none (an aspect given no role is routed by whatever declares it)."""
+
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+
+    aspects: AspectRoles = Field(default_factory=AspectRoles)
+    vocabularies: dict[str, AspectRole | None] | None = None
+    reference_profile: list[str] | None = None
+    always: list[str] | None = None
 
 
 class ChunkSpec(BaseModel):
@@ -251,6 +294,11 @@ class ConstraintFields(BaseModel):
     deployment: str | None = None
     local_values: list[str] = Field(default_factory=list)
     self_hosted_values: list[str] = Field(default_factory=list)
+    hard_values: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="vocabulary -> the values that are hard filters when a query names "
+        "them (an operating system: 'for Linux'), not soft preferences",
+    )
 
 
 class CapabilitySpec(BaseModel):
@@ -348,7 +396,12 @@ class DomainSchema(BaseModel):
     vocabulary_fields: dict[str, str] = Field(default_factory=dict)
     aspects: list[Aspect] = Field(min_length=1)
     keyword_fields: list[str] = Field(min_length=1)
-    structured_sort: SortSpec
+    structured_sort: list[SortSpec] = Field(
+        default_factory=list,
+        description="the preference fields ranking a structured source's hits after their "
+        "match count, most significant first (one spec or a list; the id breaks ties)",
+    )
+    roles: Roles = Field(default_factory=Roles)
     chunking: ChunkSpec | None = None
     candidate_metadata: dict[str, str] = Field(default_factory=dict)
     intent_fields: list[IntentFieldDef] = Field(default_factory=list)
@@ -372,6 +425,12 @@ class DomainSchema(BaseModel):
         "1's dense query run again in a later round that has none of its own (0: such a "
         "round is BM25-only). Chosen per domain on its tuning split (benchmarks/README.md)",
     )
+
+    @field_validator("structured_sort", mode="before")
+    @classmethod
+    def _sort_list(cls, v: Any) -> Any:
+        # one spec (`{field: name, order: asc}`) or a list of them
+        return [v] if isinstance(v, dict) else v
 
     @field_validator("version", mode="before")
     @classmethod
@@ -457,8 +516,12 @@ class DomainSchema(BaseModel):
             for k, v in self.candidate_metadata.items()
             if v not in known
         ]
-        if self.structured_sort.field not in known:
-            problems.append(f"structured_sort field {self.structured_sort.field!r} is unknown")
+        problems += [
+            f"structured_sort field {spec.field!r} is unknown"
+            for spec in self.structured_sort
+            if spec.field not in known
+        ]
+        problems += self._role_problems()
         problems += self._entity_problems(known)
         problems += self._intent_problems()
         problems += self._access_problems()
@@ -530,6 +593,45 @@ class DomainSchema(BaseModel):
                 ]
         return problems
 
+    def _role_problems(self) -> list[str]:
+        """Problems of ``roles``: unknown aspects or vocabularies, a routed or profiled
+        vocabulary with no field, or one whose field does not allow ``in``."""
+        problems: list[str] = []
+        aspects = {a.name for a in self.aspects}
+        for role in ASPECT_ROLES:
+            name = getattr(self.roles.aspects, role)
+            if name is not None and name not in aspects:
+                problems.append(f"roles.aspects.{role} names unknown aspect {name!r}")
+        problems += [
+            f"roles.always names unknown aspect {name!r}"
+            for name in self.roles.always or []
+            if name not in aspects
+        ]
+        named = [*(self.roles.vocabularies or {}), *(self.roles.reference_profile or [])]
+        for vocab in dict.fromkeys(named):
+            if vocab not in self.vocabularies:
+                problems.append(f"roles names unknown vocabulary {vocab!r}")
+                continue
+            fname = self.vocabulary_fields.get(vocab)
+            if fname is None:
+                problems.append(f"roles vocabulary {vocab!r} has no field in vocabulary_fields")
+            elif fname in self.fields and "in" not in self.fields[fname].filter:
+                problems.append(f"roles vocabulary {vocab!r}: its field {fname!r} must allow in")
+        for vocab, role in (self.roles.vocabularies or {}).items():
+            if role is not None and self.role_aspect(role) is None:
+                problems.append(f"roles.vocabularies.{vocab} routes to {role!r}: no aspect has it")
+        for vocab, values in self.constraint_fields.hard_values.items():
+            allowed = self.vocabularies.get(vocab)
+            if allowed is None or vocab not in self.vocabulary_fields:
+                problems.append(f"constraint_fields.hard_values names {vocab!r}: no vocabulary")
+                continue
+            problems += [
+                f"constraint_fields.hard_values value {v!r} is not in vocabulary {vocab!r}"
+                for v in values
+                if v not in allowed
+            ]
+        return problems
+
     def _intent_problems(self) -> list[str]:
         """Problems of ``constraint_fields`` and ``capabilities``: roles on unknown fields or
         fields of the wrong type or operators, values outside the field's vocabulary, unknown
@@ -582,6 +684,64 @@ class DomainSchema(BaseModel):
         if self.entities is not None and self.entities.names:
             return list(self.entities.names)
         return [self.title_field]
+
+    def role_aspect(self, role: str) -> str | None:
+        """The aspect playing ``role`` (:data:`ASPECT_ROLES`): the declared one; for
+        ``identity`` the first aspect when none is declared; else None."""
+        name = getattr(self.roles.aspects, role)
+        if name is None and role == "identity":
+            return self.aspects[0].name
+        return name  # type: ignore[no-any-return]
+
+    @cached_property
+    def always_aspects(self) -> list[str]:
+        """The aspects searched with the query text in every plan beside identity
+        (``roles.always``; by default, with no aspect role declared, every aspect but the
+        first and the whole-record one), in schema order."""
+        if self.roles.always is not None:
+            wanted = set(self.roles.always)
+        elif any(getattr(self.roles.aspects, r) is not None for r in ASPECT_ROLES):
+            return []
+        else:  # the whole-record aspect has a routing of its own (see the planner)
+            wanted = {a.name for a in self.aspects} - {self.record_aspect}
+        identity = self.role_aspect("identity")
+        return [a.name for a in self.aspects if a.name in wanted and a.name != identity]
+
+    @cached_property
+    def constraint_vocabularies(self) -> set[str]:
+        """The vocabularies of the fields the constraint phrases set (pricing, deployment):
+        their values are read as hard constraints, never as preferences."""
+        roles = self.constraint_fields
+        return {
+            vocab
+            for f in (roles.pricing, roles.deployment)
+            if f and f in self.fields and (vocab := self.fields[f].vocabulary)
+        }
+
+    @cached_property
+    def vocabulary_routes(self) -> dict[str, str | None]:
+        """Each preference vocabulary -> the aspect role its matched values route to (None:
+        a preference only), in preference order (see :class:`Roles`)."""
+        if self.roles.vocabularies is not None:
+            return dict(self.roles.vocabularies)
+        return {
+            v: None
+            for v, f in self.vocabulary_fields.items()
+            if v not in self.constraint_vocabularies
+            and f in self.fields
+            and "in" in self.fields[f].filter
+        }
+
+    def vocabularies_for(self, role: str) -> list[str]:
+        """The vocabularies routed to the aspect role ``role``, in preference order."""
+        return [v for v, r in self.vocabulary_routes.items() if r == role]
+
+    @cached_property
+    def reference_vocabularies(self) -> list[str]:
+        """The vocabularies a reference record is searched by (query by example)."""
+        if self.roles.reference_profile is not None:
+            return list(self.roles.reference_profile)
+        return self.vocabularies_for("capability")
 
     @property
     def aspect_names(self) -> list[str]:

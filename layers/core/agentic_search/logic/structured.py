@@ -30,24 +30,26 @@ def rank_structured(
     preferences: Sequence[Filter],
     top_k: int,
 ) -> list[ScoredRecord]:
-    """Rank records by preferences matched (desc), then the declared sort field; score in [0, 1].
+    """Rank records by preferences matched (desc), then the declared sort fields
+    (``structured_sort``, most significant first), then the id; score in [0, 1].
 
     Records that match none of a non-empty preference list are dropped.
     """
-    sort = schema.structured_sort
     kept: list[tuple[int, dict[str, Any]]] = []
     for rec in records:
         hits = sum(1 for p in preferences if matches(schema, p, rec))
         if preferences and hits == 0:
             continue
         kept.append((hits, rec))
-    # Stable sorts, least significant key first: id, then the sort field (missing last), then
-    # the number of preferences matched.
+    # Stable sorts, least significant key first: id, then each sort field from the last
+    # declared (missing values last), then the number of preferences matched.
     kept.sort(key=lambda it: str(it[1].get(schema.id_field)))
-    with_value = [it for it in kept if it[1].get(sort.field) is not None]
-    without = [it for it in kept if it[1].get(sort.field) is None]
-    with_value.sort(key=lambda it: it[1][sort.field], reverse=sort.order == "desc")
-    scored = with_value + without
+    scored = kept
+    for sort in reversed(schema.structured_sort):
+        with_value = [it for it in scored if it[1].get(sort.field) is not None]
+        without = [it for it in scored if it[1].get(sort.field) is None]
+        with_value.sort(key=lambda it, f=sort.field: it[1][f], reverse=sort.order == "desc")
+        scored = with_value + without
     scored.sort(key=lambda it: -it[0])
     n = max(1, len(preferences))
     return [
@@ -57,9 +59,10 @@ def rank_structured(
 
 
 def ranking_fields(schema: DomainSchema, preferences: Sequence[Filter]) -> list[str]:
-    """The payload fields :func:`rank_structured` reads: the id, the sort field and every
+    """The payload fields :func:`rank_structured` reads: the id, the sort fields and every
     preference's field (sorted, each once)."""
-    return sorted({schema.id_field, schema.structured_sort.field, *(p.field for p in preferences)})
+    sorts = (s.field for s in schema.structured_sort)
+    return sorted({schema.id_field, *sorts, *(p.field for p in preferences)})
 
 
 def rank_scanned(

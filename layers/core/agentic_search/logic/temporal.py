@@ -6,9 +6,11 @@ The date field holds a year (the bundled tools' ``released``, the documents' ``y
 ranges are in whole years: a range that starts inside a year includes that year ("in the last
 6 months" on 2026-11-24 is ``>= 2026``; "in the last 18 months" is ``>= 2025``).
 
-Recognised (case-insensitive; "released", "published", "launched", "from" optional):
+Recognised (case-insensitive; "released", "published", "launched", the schema's own time label
+("uploaded"), each optionally followed by "in", and "from" optional):
 
-* ``since 2023``, ``from 2023 on``, ``2023 or later``, ``after 2022`` -> ``>= 2023``;
+* ``since 2023``, ``from 2023 on``, ``2023 or later``, ``2023 onwards``, ``released in 2023 or
+  later``, ``after 2022`` -> ``>= 2023``;
 * ``in 2024``, ``released in 2024`` -> ``>= 2024`` and ``< 2025``;
 * ``before 2020``, ``until 2019`` -> ``< 2020`` (``until`` includes 2019: ``< 2020``);
 * ``between 2020 and 2022``, ``2020-2022``, ``from 2020 to 2022`` -> ``>= 2020``, ``< 2023``;
@@ -21,33 +23,52 @@ Recognised (case-insensitive; "released", "published", "launched", "from" option
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
+from functools import lru_cache
 
 _YEAR = r"(19[5-9]\d|20\d\d)"
-_VERB = r"(?:(?:released|published|launched|created|founded|came\s+out|out)\s+)?"
-_PATTERNS: list[tuple[str, str]] = [
-    (rf"\b{_VERB}between\s+{_YEAR}\s+and\s+{_YEAR}\b", "between"),
-    (rf"\b{_VERB}from\s+{_YEAR}\s+(?:to|until|through)\s+{_YEAR}\b", "between"),
-    (rf"\b{_VERB}{_YEAR}\s*[-–]\s*{_YEAR}\b", "between"),
-    (rf"\b{_VERB}(?:since|from)\s+{_YEAR}(?:\s+on(?:wards?)?)?\b", "since"),
-    (rf"\b{_VERB}{_YEAR}\s+or\s+(?:later|newer|after)\b", "since"),
-    (rf"\b{_VERB}after\s+{_YEAR}\b", "after"),
-    (rf"\b{_VERB}(?:before|prior\s+to)\s+{_YEAR}\b", "before"),
-    (rf"\b{_VERB}(?:until|till|up\s+to)\s+{_YEAR}\b", "until"),
-    (
-        rf"\b{_VERB}(?:in|from|over|within|during)\s+(?:the\s+)?(?:last|past)\s+"
-        rf"(\d{{1,3}})\s+(month|year)s?\b",
-        "last",
-    ),
-    (
-        rf"\b{_VERB}(?:(?:in|from|over|within|during)\s+)?(?:the\s+)?(?:last|past)\s+(month|year)\b",
-        "last1",
-    ),
-    (rf"\b{_VERB}this\s+year\b", "this"),
-    (rf"\b(?:released|published|launched|created|founded|came\s+out|out)\s+in\s+{_YEAR}\b", "in"),
-    (rf"\bin\s+{_YEAR}\b", "in"),
-]
+#: The verbs a date phrase may open with; a schema's time label ("uploaded") is added.
+_VERBS = ("released", "published", "launched", "created", "founded", r"came\s+out", "out")
+
+
+def _patterns(verbs: tuple[str, ...]) -> list[tuple[re.Pattern[str], str]]:
+    """The range patterns, the more specific first, with ``verbs`` as the optional opening
+    ("released", "released in")."""
+    alt = "|".join(verbs)
+    verb = rf"(?:(?:{alt})\s+(?:in\s+)?)?"
+    table = [
+        (rf"\b{verb}between\s+{_YEAR}\s+and\s+{_YEAR}\b", "between"),
+        (rf"\b{verb}from\s+{_YEAR}\s+(?:to|until|through)\s+{_YEAR}\b", "between"),
+        (rf"\b{verb}{_YEAR}\s*[-–]\s*{_YEAR}\b", "between"),
+        (rf"\b{verb}(?:since|from)\s+{_YEAR}(?:\s+on(?:wards?)?)?\b", "since"),
+        (rf"\b{verb}{_YEAR}\s+or\s+(?:later|newer|after)\b", "since"),
+        (rf"\b{verb}{_YEAR}\s+(?:on(?:wards?)|and\s+(?:later|newer|after))\b", "since"),
+        (rf"\b{verb}after\s+{_YEAR}\b", "after"),
+        (rf"\b{verb}(?:before|prior\s+to)\s+{_YEAR}\b", "before"),
+        (rf"\b{verb}(?:until|till|up\s+to)\s+{_YEAR}\b", "until"),
+        (
+            rf"\b{verb}(?:in|from|over|within|during)\s+(?:the\s+)?(?:last|past)\s+"
+            rf"(\d{{1,3}})\s+(month|year)s?\b",
+            "last",
+        ),
+        (
+            rf"\b{verb}(?:(?:in|from|over|within|during)\s+)?(?:the\s+)?(?:last|past)\s+"
+            rf"(month|year)\b",
+            "last1",
+        ),
+        (rf"\b{verb}this\s+year\b", "this"),
+        (rf"\b(?:{alt})\s+in\s+{_YEAR}\b", "in"),
+        (rf"\bin\s+{_YEAR}\b", "in"),
+    ]
+    return [(re.compile(p), kind) for p, kind in table]
+
+
+@lru_cache(maxsize=16)
+def _compiled(labels: tuple[str, ...]) -> list[tuple[re.Pattern[str], str]]:
+    extra = tuple(re.escape(w).replace(r"\ ", r"\s+") for w in labels if w not in _VERBS)
+    return _patterns(_VERBS + extra)
 
 
 #: A possessive right after a temporal phrase ("last month's meetings", "this year's
@@ -72,14 +93,16 @@ def _months_back(today: date, months: int) -> int:
     return total // 12
 
 
-def year_ranges(query: str, today: date) -> list[YearRange]:
+def year_ranges(query: str, today: date, labels: Sequence[str] = ()) -> list[YearRange]:
     """Every temporal range of ``query`` (normalized, lowercase), non-overlapping, in the
-    order of the patterns above (the more specific first)."""
+    order of the patterns above (the more specific first); ``labels`` are words that may open
+    a phrase beside "released" (the schema's time label: "uploaded in 2024")."""
     q = query.lower()
     taken = [False] * len(q)
     out: list[YearRange] = []
-    for pattern, kind in _PATTERNS:
-        for m in re.finditer(pattern, q):
+    words = tuple(dict.fromkeys(w.strip().lower() for w in labels if w.strip()))
+    for pattern, kind in _compiled(words):
+        for m in pattern.finditer(q):
             if any(taken[m.start() : m.end()]) or _POSSESSIVE.match(q, m.end()):
                 continue  # "last month's meetings": the time of the meetings, not a release
             g = m.groups()

@@ -126,7 +126,8 @@ def relink(c: Dependencies) -> LinkStats:
     ]
     plain = EntityIndex.from_records(named)
     lower = {n for p in records for n in lowercase_names(schema, p)}
-    common = common_words(plain.names, (link_text(schema, p) for p in records), lower)
+    texts = ((record_names(schema, p), link_text(schema, p)) for p in records)
+    common = common_words(plain.names, texts, lower)
     index = EntityIndex(
         {n: plain.ids(n) for n in plain.names},
         common,

@@ -34,12 +34,12 @@ def hyde_status(intent: IntentState, hyde: HydeGenerator | None) -> str:
 
 
 def dense_aspect(plan: QueryPlan, schema: DomainSchema) -> str:
-    """The aspect of the plan's first text-embedded dense source (else the schema's first):
+    """The aspect of the plan's first text-embedded dense source (else the identity aspect):
     where HyDE, coverage and feedback queries go and whose vectors MMR compares."""
     for vs in plan.vector_sources:
         if vs.query_vector_source != "reference_tool":
             return vs.aspect
-    return schema.aspect_names[0]
+    return schema.role_aspect("identity") or schema.aspect_names[0]
 
 
 def base_text(intent: IntentState) -> str:
