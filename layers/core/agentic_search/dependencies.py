@@ -36,6 +36,8 @@ if TYPE_CHECKING:  # the helpers' modules load on first use (a light Lambda neve
     from agentic_search.ports import (
         ArrayMemo,
         Embedder,
+        Enricher,
+        EnrichmentStore,
         HydeGenerator,
         IntentPlanner,
         KeywordIndex,
@@ -62,6 +64,8 @@ PORTS = (
     "sync_status",
     "journal",
     "memo",
+    "enricher",
+    "enrichment_store",
 )
 
 Factory = Callable[["Dependencies"], Any]
@@ -151,6 +155,8 @@ class Dependencies:
     sync_status: SyncStatusStore
     journal: WriteJournal
     memo: ArrayMemo
+    enricher: Enricher | None
+    enrichment_store: EnrichmentStore
 
     def __init__(
         self,
