@@ -95,6 +95,8 @@ class ProcessCaches:
     capabilities: Any = None
     """The domain's capability matcher (entries embedded once per process; kept over writes)."""
     entities: EntityIndex | None = None
+    enriched: bool | None = None
+    """Whether the index holds enriched records (None: not looked at since the last write)."""
     source_log: list[tuple[list[Any], dict[str, float]]] | None = None
     setup_ms: float = 0.0
     setup_lock: threading.Lock = field(default_factory=threading.Lock)
@@ -116,6 +118,7 @@ class ProcessCaches:
         self.catalog = None
         self.extractor = None
         self.entities = None
+        self.enriched = None
 
     def forget_entities(self) -> None:
         """Drop the entity index and what is built on it (after the graph changed)."""
@@ -182,7 +185,19 @@ class Dependencies:
         """The domain's rule-based planner (built on first use)."""
         from agentic_search.logic.planner import RuleBasedPlanner
 
-        return RuleBasedPlanner(self.schema, rrf_k=self.settings.rrf_k)
+        return RuleBasedPlanner(
+            self.schema, rrf_k=self.settings.rrf_k, enriched=self.index_enriched
+        )
+
+    def index_enriched(self) -> bool:
+        """Whether the domain's index holds enriched records (any of its first points has an
+        enrichment), kept in the process caches until the next write."""
+        caches = self.caches
+        if caches.enriched is None:
+            from agentic_search.sync.enrich import index_has_enrichment
+
+            caches.enriched = index_has_enrichment(self)
+        return caches.enriched
 
     @cached_property
     def matcher(self) -> EvidenceMatcher:

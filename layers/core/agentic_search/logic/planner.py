@@ -6,7 +6,8 @@ The rule-based planner chooses a strategy from what the intent holds and routes 
   identity and functionality vectors, plus the query text on identity;
 * ``capability-focused``: functionality or category values -> functionality + identity;
 * ``usecase-focused``: user types, industries, or a task phrasing ("for writing", "to
-  transcribe") -> usecases + identity;
+  transcribe") -> usecases + identity (+ the enrichment's needs aspect, when the domain
+  declares one);
 * ``multi-collection-hybrid``: two or more of the above.
 
 Every plan also has the BM25 keyword source over the query (must-preserve terms appended), a
@@ -18,6 +19,7 @@ hard constraints pushed down into every source, and the seed's fusion rule: 3+ s
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Protocol
 
 from agentic_search.logic.bm25 import keyword_query
@@ -137,9 +139,18 @@ class RuleBasedPlanner:
 
     name = "rules"
 
-    def __init__(self, schema: DomainSchema, rrf_k: int = 60) -> None:
+    def __init__(
+        self,
+        schema: DomainSchema,
+        rrf_k: int = 60,
+        enriched: Callable[[], bool] | None = None,
+    ) -> None:
+        """``enriched``: whether the index holds enriched records (asked per plan; None:
+        yes), so that an index without any plans no source that would find nothing (and
+        the fusion rule, which counts sources, is the one it had before)."""
         self.schema = schema
         self.rrf_k = rrf_k
+        self.enriched = enriched
 
     def plan(self, intent: IntentState, limit: int = 10) -> QueryPlan:
         """Build and validate the plan for ``intent``.
@@ -231,8 +242,15 @@ class RuleBasedPlanner:
             add(first_aspect, qvs, dense_text)
         if capability:
             add("functionality", qvs, dense_text)
+        # a task-phrased need also searches the needs an enrichment wrote for each record
+        # (the domain's enrichment.route_aspect), as it searches the record's own use cases
+        needs_aspect = schema.enrichment.route_aspect if schema.enrichment else None
+        if needs_aspect and self.enriched is not None and not self.enriched():
+            needs_aspect = None
         if usecase:
             add("usecases", qvs, dense_text)
+            if needs_aspect:
+                add(needs_aspect, qvs, dense_text)
         if (
             strategy == "multi-collection-hybrid"
             and not reference
@@ -241,6 +259,8 @@ class RuleBasedPlanner:
         ):
             add("functionality", qvs, dense_text)
             add("usecases", qvs, dense_text)
+            if needs_aspect:
+                add(needs_aspect, qvs, dense_text)
         if m.get("interface") or m.get("platforms"):
             add("interface", qvs, dense_text)
 

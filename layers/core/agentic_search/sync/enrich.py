@@ -263,6 +263,25 @@ def enrich_records(
     return out, report
 
 
+#: Points an :func:`index_has_enrichment` check reads at most.
+ENRICHED_PROBE = 256
+
+
+def index_has_enrichment(deps: Dependencies) -> bool:
+    """Whether any of the index's first :data:`ENRICHED_PROBE` points carries an enrichment
+    (False without one declared, or with no index)."""
+    schema = deps.schema
+    if schema.enrichment is None or not deps.store.exists(schema):
+        return False
+    from itertools import islice
+
+    try:
+        points = deps.store.scroll(schema, payload=[ENRICHMENT_KEY])
+        return any(ENRICHMENT_KEY in p for p in islice(points, ENRICHED_PROBE))
+    except Exception:  # a store that cannot say: plan as without (the search reports it)
+        return False
+
+
 def _filter_name(deps: Dependencies) -> str:
     """The identity of the embedder the filter runs with (recorded with each enrichment)."""
     ident = getattr(deps.embedder, "identity", None)
@@ -417,7 +436,7 @@ def _filter_and_attach(
         meta: dict[str, Any] = {
             "text": job.text_hash,
             "key": job.key,
-            "model": shipped.model if job.source == "shipped" and shipped else (model or lookup),
+            "model": shipped.model if job.source == "shipped" and shipped else model,
             "prompt": PROMPTS[job.kind].version,
             "filter": filt,
         }
