@@ -59,7 +59,7 @@ class FakeLLM:
             def log_message(self, *args: Any) -> None:
                 pass
 
-            def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
+            def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))
                 user = next(m["content"] for m in body["messages"] if m["role"] == "user")
                 name = record_field(user, "name")
