@@ -15,10 +15,10 @@ import sys
 import time
 from pathlib import Path
 
+from agentic_search.config import Settings
 from agentic_search.logic.enrichment import CATALOG_PROMPT, enrichment_key, record_prompt_text
 from agentic_search.sync.files import bundled_catalog_path, read_catalog
 from agentic_search.wiring import domain_schema
-from agentic_search.config import Settings
 from tests.support.fake_llm import FakeLLM
 
 N = 14
