@@ -216,3 +216,29 @@ def test_a_task_phrased_query_searches_the_needs_only_where_the_index_has_them(
     finally:
         plain.close()
         enriched.close()
+
+
+def test_each_chunk_of_a_long_document_gets_its_situating_context(tmp_path, fake, embedder):
+    words = [f"w{i}" for i in range(900)]
+    docs = [
+        {"_id": "long", "title": "A long study", "text": " ".join(words)},
+        {"_id": "short", "title": "A short note", "text": "nothing to situate here"},
+    ]
+    path = tmp_path / "corpus.jsonl"
+    path.write_text("".join(json.dumps(d) + "\n" for d in docs))
+    settings = _settings(tmp_path / "home", fake)
+    engine = SearchService.create(settings, "documents", embedder=embedder)
+    try:
+        report = engine.ingest_file(path, id_key="_id")
+        payloads = _payloads(engine)
+        chunks = sorted(k for k in payloads if k.startswith("long"))
+        assert len(chunks) == 3 and report.stats.enrichment.asked == 3
+        for rid in chunks:
+            context = payloads[rid]["_context"]
+            first = payloads[rid]["text"].split()[0]
+            assert context.startswith("This passage of the document covers " + first)
+        assert "_context" not in payloads["short"]  # a one-chunk document has no parent
+        hits = engine.deps.keyword.search(engine.schema, "passage document covers", 10)
+        assert sorted(h.id for h in hits) == chunks
+    finally:
+        engine.close()
