@@ -70,6 +70,9 @@ PORTS = (
 
 Factory = Callable[["Dependencies"], Any]
 
+#: Points :meth:`Dependencies.index_enriched` reads at most.
+ENRICHED_PROBE = 256
+
 
 @dataclass
 class ProcessCaches:
@@ -194,10 +197,24 @@ class Dependencies:
         enrichment), kept in the process caches until the next write."""
         caches = self.caches
         if caches.enriched is None:
-            from agentic_search.sync.enrich import index_has_enrichment
-
-            caches.enriched = index_has_enrichment(self)
+            caches.enriched = self._has_enrichment()
         return caches.enriched
+
+    def _has_enrichment(self) -> bool:
+        schema = self.schema
+        if schema.enrichment is None:
+            return False
+        from itertools import islice
+
+        from agentic_search.wire.records import ENRICHMENT_KEY
+
+        try:
+            if not self.store.exists(schema):
+                return False
+            points = self.store.scroll(schema, payload=[ENRICHMENT_KEY])
+            return any(ENRICHMENT_KEY in p for p in islice(points, ENRICHED_PROBE))
+        except Exception:  # a store that cannot say: plan as without (the search reports it)
+            return False
 
     @cached_property
     def matcher(self) -> EvidenceMatcher:

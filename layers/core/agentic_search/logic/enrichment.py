@@ -29,14 +29,16 @@ import hashlib
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentic_search.logic.schema import DomainSchema
 from agentic_search.logic.text import field_text
 from agentic_search.wire.records import CATEGORY_KEY, CONTEXT_KEY, ENRICHMENT_KEY, NEEDS_KEY
+
+if TYPE_CHECKING:  # numpy only when a filter runs (the sync handlers import this module)
+    import numpy as np
 
 #: The fields an enrichment provides, readable by a domain's aspects and keyword text.
 ENRICHED_FIELDS = (NEEDS_KEY, CATEGORY_KEY, CONTEXT_KEY)
@@ -215,6 +217,8 @@ def filter_needs(
     are L2-normalized rows (``need_vectors``: one per need, in order); with no centroid or no
     vectors the meaning rule is skipped.
     """
+    import numpy as np
+
     names = [n for n in forbidden_names if n]
     seen: set[str] = set()
     kept: list[str] = []

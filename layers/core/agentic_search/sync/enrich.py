@@ -27,9 +27,7 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from agentic_search.dependencies import Dependencies
 from agentic_search.logic.chunking import doc_id_of
@@ -45,6 +43,9 @@ from agentic_search.logic.schema import DomainSchema
 from agentic_search.logic.text import field_text
 from agentic_search.ports import Enricher, EnrichmentStore
 from agentic_search.wire.records import CATEGORY_KEY, CONTEXT_KEY, ENRICHMENT_KEY, NEEDS_KEY
+
+if TYPE_CHECKING:  # numpy only when answers are filtered (the sync handlers import this)
+    import numpy as np
 
 #: Records a pass must hold to measure the catalog's mean record itself (fewer: the mean kept
 #: from the last pass that did, else the meaning rule of the filter is skipped).
@@ -263,25 +264,6 @@ def enrich_records(
     return out, report
 
 
-#: Points an :func:`index_has_enrichment` check reads at most.
-ENRICHED_PROBE = 256
-
-
-def index_has_enrichment(deps: Dependencies) -> bool:
-    """Whether any of the index's first :data:`ENRICHED_PROBE` points carries an enrichment
-    (False without one declared, or with no index)."""
-    schema = deps.schema
-    if schema.enrichment is None or not deps.store.exists(schema):
-        return False
-    from itertools import islice
-
-    try:
-        points = deps.store.scroll(schema, payload=[ENRICHMENT_KEY])
-        return any(ENRICHMENT_KEY in p for p in islice(points, ENRICHED_PROBE))
-    except Exception:  # a store that cannot say: plan as without (the search reports it)
-        return False
-
-
 def _filter_name(deps: Dependencies) -> str:
     """The identity of the embedder the filter runs with (recorded with each enrichment)."""
     ident = getattr(deps.embedder, "identity", None)
@@ -373,6 +355,8 @@ def filter_answers(
     Raises:
         EmbedderError: when embedding fails.
     """
+    import numpy as np
+
     texts: list[str] = []
     spans: list[tuple[str, list[str], int, int]] = []
     for rid, text, answer in items:
@@ -471,6 +455,8 @@ def _centroid_name(deps: Dependencies) -> str:
 
 def _stored_centroid(deps: Dependencies) -> np.ndarray | None:
     """The catalog's mean record vector kept from the last pass that measured it."""
+    import numpy as np
+
     kept = deps.enrichment_store.get_meta(_centroid_name(deps))
     return np.asarray(kept, dtype=np.float32) if kept else None
 
