@@ -132,6 +132,8 @@ def run(args: argparse.Namespace) -> int:
     if served := serving(args.domain):  # serve holds the index: it applies the write
         if getattr(args, "embedder", None) is not None:
             usage_error("--embedder needs serve stopped (serve embeds with its own model)")
+        if args.enrich is not None:
+            usage_error("--enrich needs serve stopped (serve writes with its own ENRICH)")
         from agentic_search_cli.serve_link import run_ingest
 
         return run_ingest(args, path, *served)

@@ -35,6 +35,10 @@ class SqliteEnrichmentStore:
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
 
+    def _absent(self) -> bool:
+        """Whether nothing was ever kept (no file): a read then creates none."""
+        return self._conn is None and not self.path.is_file()
+
     def _db(self) -> sqlite3.Connection:
         if self._conn is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -49,6 +53,8 @@ class SqliteEnrichmentStore:
         out: dict[str, dict[str, Any]] = {}
         keys = list(dict.fromkeys(keys))
         with self._lock:
+            if self._absent():
+                return out
             db = self._db()
             for i in range(0, len(keys), 500):
                 part = keys[i : i + 500]
@@ -81,6 +87,8 @@ class SqliteEnrichmentStore:
     def failures(self, domain: str) -> dict[str, str]:
         """See :meth:`EnrichmentStore.failures`."""
         with self._lock:
+            if self._absent():
+                return {}
             rows = self._db().execute(
                 "SELECT record_id, reason FROM failures WHERE domain = ? ORDER BY record_id",
                 (domain,),
@@ -90,6 +98,8 @@ class SqliteEnrichmentStore:
     def get_meta(self, name: str) -> Any:
         """See :meth:`EnrichmentStore.get_meta`."""
         with self._lock:
+            if self._absent():
+                return None
             row = self._db().execute("SELECT value FROM meta WHERE name = ?", (name,)).fetchone()
         return json.loads(row[0]) if row else None
 
