@@ -281,7 +281,7 @@ def print_ingest(console: Console, report: IngestReport) -> None:
         if len(report.errors) > 50:
             console.print(f"  ... and {len(report.errors) - 50} more")
     e = s.enrichment
-    if e is not None and (e.records or e.failed):
+    if e is not None and (e.mode != "off" or e.enriched or e.failed):
         console.print(
             f"enrichment ({e.mode}): {e.enriched} of {e.records} records enriched "
             f"({e.asked} asked, {e.from_cache} cached, {e.from_shipped} shipped, "

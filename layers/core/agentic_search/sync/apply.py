@@ -102,7 +102,12 @@ class SyncReport:
             "seconds": round(self.seconds, 3),
             **(
                 {"enrichment": self.enrichment.wire()}
-                if self.enrichment and (self.enrichment.records or self.enrichment.failed)
+                if self.enrichment
+                and (
+                    self.enrichment.mode != "off"
+                    or self.enrichment.enriched
+                    or self.enrichment.failed
+                )
                 else {}
             ),
         }

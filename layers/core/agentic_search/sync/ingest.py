@@ -86,7 +86,12 @@ class IngestReport:
             "keptRejected": self.kept,
             "seconds": round(self.seconds, 3),
             "docsPerSecond": round(self.docs_per_s, 1),
-            **({"enrichment": self.stats.enrichment.wire()} if self.stats.enrichment else {}),
+            **(
+                {"enrichment": e.wire()}
+                if (e := self.stats.enrichment) is not None
+                and (e.mode != "off" or e.enriched or e.failed)
+                else {}
+            ),
         }
 
 
