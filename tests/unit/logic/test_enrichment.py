@@ -69,3 +69,16 @@ def test_the_prompt_reads_the_declared_fields_and_quotes_the_record_as_data():
     assert msg.startswith("<record>") and msg.count("</record>") == 1
     assert CATALOG_PROMPT.version != DOCUMENT_PROMPT.version
     assert CATALOG_PROMPT.sha256 != DOCUMENT_PROMPT.sha256
+
+
+def test_a_collection_built_before_the_needs_aspect_still_opens():
+    from agentic_search.adapters.engine_failures import missing_vectors
+
+    schema = load_domain("tools")
+    assert schema.enriched_aspects == ["needs"]
+    before = {a: {"size": 384} for a in schema.aspect_names if a != "needs"}
+    assert missing_vectors(schema, before) == []
+    del before["identity"]
+    assert missing_vectors(schema, before) == ["missing named vector 'identity'"]
+    # a documents chunk's content reads its context and its text: always a vector
+    assert load_domain("documents").enriched_aspects == []

@@ -413,8 +413,9 @@ class DomainSchema(BaseModel):
 
     @property
     def enriched_aspects(self) -> list[str]:
-        """The aspects that read an enriched field (empty without ``enrichment``)."""
-        return [a.name for a in self.aspects if any(f in ENRICHED_FIELD_NAMES for f in a.fields)]
+        """The aspects that read only what an enrichment writes (a record without one has no
+        text there, so no vector; empty without ``enrichment``)."""
+        return [a.name for a in self.aspects if all(f in ENRICHED_FIELD_NAMES for f in a.fields)]
 
     @model_validator(mode="after")
     def _consistent(self) -> DomainSchema:
