@@ -25,7 +25,7 @@ def add_parser(sub: Any) -> None:
     """Register ``eval``."""
     e = sub.add_parser(
         "eval",
-        help="evaluate bm25, dense, hybrid RRF and the executor on a BEIR dataset",
+        help="evaluate bm25, dense, dense-record, hybrid RRF and the executor on a BEIR dataset",
         description=(
             "Ingest a BEIR-layout dataset (corpus.jsonl, queries.jsonl, qrels/SPLIT.tsv) into\n"
             "the 'documents' domain when needed, run every system on the same index and the\n"
@@ -36,6 +36,9 @@ def add_parser(sub: Any) -> None:
             "systems:\n"
             "  bm25             the keyword index alone\n"
             "  dense            the 'content' named vector alone\n"
+            "  dense-record     the whole-record named vector alone (one vector per record\n"
+            "                   over every text field, cosine only: the first baseline a\n"
+            "                   user would try)\n"
             "  hybrid-rrf       dense + bm25 fused by plain RRF (k = 60)\n"
             "  executor-1round  intent, plan and executor, one round (`search --rounds 1`)\n"
             "  executor         the multi-round executor, MAX_ROUNDS at most (what `search` runs)\n"
@@ -75,7 +78,8 @@ def add_parser(sub: Any) -> None:
         default=None,
         metavar="LIST",
         help=(
-            "comma-separated systems (default all: bm25,dense,hybrid-rrf,executor-1round,executor)"
+            "comma-separated systems (default all: bm25,dense,dense-record,hybrid-rrf,"
+            "executor-1round,executor)"
         ),
     )
     e.add_argument("--json", action="store_true", help="print one JSON object on stdout")

@@ -47,7 +47,10 @@ def add_parser(sub: Any) -> None:
         "corpus.jsonl",
     )
     i.add_argument(
-        "--domain", default="tools", help="domain name or schema YAML path (default tools)"
+        "--domain",
+        default=None,
+        help="domain name or schema YAML path (default tools; a catalog of other fields needs "
+        "its own: `agentic-search init-domain FILE` drafts one)",
     )
     i.add_argument(
         "--batch-size", type=int, default=64, help="records per write batch (default 64)"
@@ -104,6 +107,33 @@ def add_parser(sub: Any) -> None:
     )
 
 
+def foreign_fields(path: Path) -> list[str]:
+    """The first record's fields (a CSV's header) when they are not a tools record's (fewer
+    than half of the tools schema's required fields present), else []: such a file needs a
+    domain of its own. A file that cannot be read is left to the ingest to report."""
+    import csv
+    import json
+
+    from agentic_search.logic.schema import load_schema
+
+    try:
+        with path.open(encoding="utf-8-sig") as fh:
+            if path.suffix.lower() == ".csv":
+                keys = next(csv.reader(fh), [])
+            else:
+                first = next((line for line in fh if line.strip()), "")
+                if first.lstrip().startswith("["):
+                    return []
+                keys = list(json.loads(first)) if first.strip() else []
+    except (OSError, UnicodeDecodeError, ValueError, TypeError):
+        return []
+    schema = load_schema("tools")
+    required = [n for n, f in schema.fields.items() if f.required]
+    if not keys or 2 * sum(k in keys for k in required) >= len(required):
+        return []
+    return [k for k in keys if k not in schema.fields] or keys
+
+
 def run(args: argparse.Namespace) -> int:
     """Run ``ingest``; returns the exit code (1 with ``--strict`` when a line was rejected)."""
     from agentic_search.sync.files import (
@@ -117,6 +147,16 @@ def run(args: argparse.Namespace) -> int:
     from agentic_search_cli.serve_link import serving
 
     path: Path | None = args.path
+    if args.domain is None:
+        if path is not None and path.is_file() and (fields := foreign_fields(path)):
+            from agentic_search_cli.cmd_init_domain import domain_name
+
+            usage_error(
+                f"{path.name} has fields the tools schema does not ({', '.join(fields[:5])}) and "
+                f"no --domain was given: draft a schema with `agentic-search init-domain "
+                f"{path}`, then `agentic-search ingest {path} --domain {domain_name(path)}.yaml`"
+            )
+        args.domain = "tools"
     if args.batch_size < 1:
         usage_error("--batch-size must be at least 1")
     if args.optimize_min_points is not None and args.optimize_min_points < 1:

@@ -1,8 +1,8 @@
 """``agentic-search``: search and ingest from the command line, on the embedded defaults.
 
-One module per command (``cmd_search``, ``cmd_ingest``, ``cmd_eval``, ``cmd_calibrate``,
-``cmd_bench``, ``cmd_serve``, ``cmd_mcp``, ``sync_cmd``, ``cmd_migrate``), each with
-``add_parser(sub)`` and ``run(args)``.
+One module per command (``cmd_search``, ``cmd_ingest``, ``cmd_init_domain``, ``cmd_eval``,
+``cmd_calibrate``, ``cmd_bench``, ``cmd_serve``, ``cmd_mcp``, ``sync_cmd``, ``cmd_migrate``),
+each with ``add_parser(sub)`` and ``run(args)``.
 
 Exit codes: 0 success; 1 a runtime failure (store, model, file); 2 a usage error (unknown
 option, empty or over-long query, bad value), always with a one-line reason on stderr.
@@ -21,6 +21,7 @@ from agentic_search_cli import (
     cmd_calibrate,
     cmd_eval,
     cmd_ingest,
+    cmd_init_domain,
     cmd_mcp,
     cmd_migrate,
     cmd_search,
@@ -38,6 +39,7 @@ from agentic_search_cli.common import (
 COMMANDS = {
     "search": cmd_search,
     "ingest": cmd_ingest,
+    "init-domain": cmd_init_domain,
     "eval": cmd_eval,
     "calibrate": cmd_calibrate,
     "bench": cmd_bench,
@@ -122,9 +124,10 @@ def entry() -> int:
     documented 0/1/2. (``main`` itself never exits the process: tests call it.)"""
     code = main()
     # The process ends: what it made goes to the permanent generation, so the interpreter's
-    # final collections do not walk tens of thousands of live objects (about 50 ms of a
-    # cache hit's CPU). atexit handlers, the streams' flush and reference counting all run
-    # as before; only reference cycles left at exit are not collected, which exit frees.
+    # final collections do not walk tens of thousands of live objects (a good share of a
+    # cache hit's CPU: docs/benchmarks.md). atexit handlers, the streams' flush and reference
+    # counting all run as before; only reference cycles left at exit are not collected,
+    # which exit frees.
     gc.freeze()
     embedding = sys.modules.get("agentic_search.pipeline.embedding")
     if embedding is None or embedding.drain_embedding_threads() == 0:

@@ -25,25 +25,25 @@ if TYPE_CHECKING:  # the write path: a search's rendering never loads it
     from agentic_search.wire import ExecutionStats
 
 
-def why(candidate: Candidate, query: str) -> str:
-    """One line saying why a candidate matched: aspects, keywords, filters and values."""
+def _plain(field: str) -> str:
+    return field.replace("_", " ")
+
+
+def why(
+    candidate: Candidate, query: str, like: str | None = None, names: dict[str, str] | None = None
+) -> str:
+    """Why a candidate fits, in plain words: the record it was reached from or that the query
+    named, the asked values it holds ("Code Completion (functionality)"), the query's own
+    words it holds (as written: no stopword, no question word) and, when it was found as
+    like the query's reference record, ``like`` (that record's name). ``query`` is the
+    search's text; ``names``: record id -> display name, for the records the query linked.
+    "-" when nothing is said."""
+    names = names or {}
     prov = candidate.provenance
     parts: list[str] = []
-    aspects: list[str] = []
-    for h in prov.hits:
-        if h.aspect:
-            label = h.aspect + ("~ref" if h.query_vector_source == "reference_tool" else "")
-            if label not in aspects:
-                aspects.append(label)
-    if aspects:
-        parts.append("aspects " + ", ".join(aspects))
-    if prov.matched_keywords:  # the user's words as written (no stopword, no question word)
-        parts.append("keywords " + ", ".join(prov.matched_keywords[:5]))
-    if any(h.source.startswith("structured:") for h in prov.hits):
-        parts.append("structured match")
     named = [h.source.split(":", 1)[1] for h in prov.hits if h.source.startswith("entity:")]
     if named:
-        parts.insert(0, f"named in the query ({named[0]})")
+        parts.append(f"named in the query ({named[0]})")
     via = [
         (h.source.split(":", 2), h.query_vector_source)
         for h in prov.hits
@@ -51,27 +51,140 @@ def why(candidate: Candidate, query: str) -> str:
     ]
     if via and len(via[0][0]) == 3:
         (_, kind, origin), placement = via[0]
+        origin = names.get(origin, origin)
         if placement == "bridge":  # placed after the record it was reached from, at its score
-            parts.insert(0, f"placed after {origin} ({kind} edge from it)")
+            parts.append(f"placed after {origin} ({_plain(kind)} link from it)")
         else:
-            parts.insert(0, f"{kind} edge from {origin}")
-    if prov.matched_values:
-        vals = "; ".join(f"{k}={', '.join(map(str, v))}" for k, v in prov.matched_values.items())
-        parts.append(vals)
-    return " · ".join(parts) or "-"
+            parts.append(f"linked from {origin} ({_plain(kind)})")
+    matched = [
+        f"{value} ({_plain(field)})"
+        for field, values in prov.matched_values.items()
+        for value in values
+    ]
+    if prov.matched_keywords:
+        matched.append("your words " + ", ".join(prov.matched_keywords[:5]))
+    if matched:
+        parts.append("matched " + ", ".join(matched))
+    if like and any(h.query_vector_source == "reference_tool" for h in prov.hits):
+        parts.append(f"like {like}")
+    return "; ".join(parts) or "-"
 
 
-def results_table(resp: SearchResponse) -> Table:
-    """Rank, name, score and why for each candidate."""
-    table = Table(title=f"{len(resp.output.candidates)} results for {resp.query!r}", expand=True)
+def details(candidate: Candidate) -> str:
+    """The developer's view of a candidate (``--explain``): the aspects that found it (``~ref``:
+    by the reference record's vector), the sources, the fused score and the rerank score."""
+    prov = candidate.provenance
+    aspects: list[str] = []
+    for h in prov.hits:
+        if h.aspect:
+            label = h.aspect + ("~ref" if h.query_vector_source == "reference_tool" else "")
+            if label not in aspects:
+                aspects.append(label)
+    parts = [f"aspects {', '.join(aspects)}"] if aspects else []
+    kinds = sorted({h.source.split(":", 1)[0] for h in prov.hits})
+    if kinds:
+        parts.append("sources " + "+".join(kinds))
+    parts.append(f"fused {candidate.fused_score:.4f}")
+    if candidate.rerank_score is not None:
+        parts.append(f"rerank {candidate.rerank_score:.3f}")
+    if prov.relaxed_filters:
+        parts.append("relaxed " + "; ".join(prov.relaxed_filters))
+    return " · ".join(parts)
+
+
+def relevance_text(candidate: Candidate) -> str:
+    """The score a person reads: the candidate's cosine to the query as the answer's quality
+    judged it (:func:`~agentic_search.logic.quality.best_cosine`: its main aspect's or a dense
+    source's, on the embedder's own scale, the one the domain's thresholds are calibrated
+    on), "-" when not measured. Never the rank score, a min-max of this list."""
+    from agentic_search.logic.quality import best_cosine
+
+    cosine = best_cosine(candidate.relevance, candidate.provenance.hits)
+    return "-" if cosine is None else f"{cosine:.2f}"
+
+
+def split_supported(resp: SearchResponse) -> tuple[list[Candidate], list[Candidate]]:
+    """The candidates their own evidence supports (``answerQuality.supported``: all of them
+    when the answer judged none on its own) and the weaker rest, each in rank order."""
+    cands = resp.output.candidates
+    quality = resp.output.answer_quality
+    if quality is None or quality.supported is None:
+        return list(cands), []
+    backed = set(quality.supported)
+    return [c for c in cands if c.id in backed], [c for c in cands if c.id not in backed]
+
+
+def _names(resp: SearchResponse) -> tuple[str | None, dict[str, str]]:
+    """The reference record's display name (None without one) and record id -> display name
+    of the records the query linked."""
+    it = resp.intent
+    names = {e.id: e.name for e in it.entities if e.kind == "entity"}
+    ref = it.reference_tool
+    like = names.get(ref, it.reference_tool_name or ref) if ref else None
+    return like, names
+
+
+def _table(
+    title: str,
+    rows: list[tuple[int, Candidate]],
+    resp: SearchResponse,
+    explain: bool,
+    style: str | None = None,
+) -> Table:
+    table = Table(title=title, expand=True, style=style)
     table.add_column("#", justify="right", no_wrap=True)
     table.add_column("name", no_wrap=True, max_width=28)
-    table.add_column("score", justify="right", no_wrap=True)
+    table.add_column("relevance", justify="right", no_wrap=True)
     table.add_column("why", ratio=1)
-    for i, c in enumerate(resp.output.candidates, start=1):
+    if explain:
+        table.add_column("details", ratio=1)
+    like, names = _names(resp)
+    for i, c in rows:
         name = str(c.metadata.get("name") or c.id)
-        table.add_row(str(i), name, f"{c.score:.3f}", why(c, resp.query))
+        cells = [str(i), name, relevance_text(c), why(c, resp.query, like, names)]
+        if explain:
+            cells.append(details(c))
+        table.add_row(*cells, style=style)
     return table
+
+
+def results_table(resp: SearchResponse, explain: bool = False) -> Table:
+    """Rank, name, relevance and why for each supported candidate (``explain``: and the
+    developer's details)."""
+    good, _ = split_supported(resp)
+    rank = {c.id: i for i, c in enumerate(resp.output.candidates, start=1)}
+    n = len(good)
+    title = f"{n} result{'' if n == 1 else 's'} for {resp.query!r}"
+    return _table(title, [(rank[c.id], c) for c in good], resp, explain)
+
+
+def weaker_table(resp: SearchResponse, explain: bool = False) -> Table | None:
+    """The candidates returned but not supported by their own evidence, under "N weaker
+    results" (None when there are none)."""
+    _, weak = split_supported(resp)
+    if not weak:
+        return None
+    rank = {c.id: i for i, c in enumerate(resp.output.candidates, start=1)}
+    n = len(weak)
+    title = f"{n} weaker result{'' if n == 1 else 's'} (their own evidence does not show they fit)"
+    return _table(title, [(rank[c.id], c) for c in weak], resp, explain, style="dim")
+
+
+def cache_line(resp: SearchResponse) -> str | None:
+    """On a result cache hit, when the answer was computed and how long the lookup took."""
+    info = resp.paths.get("cache") or {}
+    if not info.get("hit"):
+        return None
+    when = info.get("computedAt")
+    took = info.get("lookupMs")
+    said = (
+        f"computed {when.replace('T', ' ').replace('+00:00', ' UTC')}"
+        if when
+        else "computed earlier"
+    )
+    return f"from the result cache: {said}" + (
+        f", looked up in {took:.1f} ms" if took is not None else ""
+    )
 
 
 def path_lines(paths: dict) -> list[str]:
@@ -251,9 +364,21 @@ def print_search(
             Text(f"No good match for {resp.query!r}: {quality.reason}{held}", style="yellow")
         )
     elif quality is not None and quality.verdict == "weak":
-        items.append(Text(f"weak match: {quality.reason}", style="yellow"))
+        good, weak = split_supported(resp)
+        fit = (
+            f"{len(good)} of {len(resp.output.candidates)} results show they fit"
+            if weak
+            else "the results only partly fit"
+        )
+        items.append(Text(f"weak match: {fit} ({quality.reason})", style="yellow"))
     if resp.output.candidates or quality is None or quality.verdict != "none":
-        items.append(results_table(resp))
+        items.append(results_table(resp, explain))
+        weaker = weaker_table(resp, explain)
+        if weaker is not None:
+            items.append(weaker)
+    cached = cache_line(resp)
+    if cached is not None:
+        items.append(Text(cached, style="dim"))
     err = errors_panel(resp)
     if err is not None:
         items.append(err)

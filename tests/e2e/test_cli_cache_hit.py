@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
+from datetime import datetime
 from pathlib import Path
 
 from support.cli import run_cli
@@ -68,9 +70,13 @@ def test_a_cache_hit_imports_no_engine_nor_model_and_answers_as_the_search_that_
     imported = _imported(proc.stderr)
     assert "agentic_search.service" in imported  # the listing is there
     assert not imported & set(ENGINE_AND_MODEL), sorted(imported & set(ENGINE_AND_MODEL))
-    # AND its JSON is the first one's, but for the cache note
+    # AND its JSON is the first one's, but for the cache note: a hit, when it was computed
+    # and how long the lookup took
     again = json.loads(proc.stdout)
-    assert again["cache"] == {**first["cache"], "hit": True}
+    note = dict(again["cache"])
+    computed, took = note.pop("computedAt"), note.pop("lookupMs")
+    assert note == {**first["cache"], "hit": True}
+    assert datetime.fromisoformat(computed).tzinfo is not None and took >= 0
     assert {k: v for k, v in again.items() if k != "cache"} == {
         k: v for k, v in first.items() if k != "cache"
     }
@@ -85,9 +91,16 @@ def test_the_table_of_a_cache_hit_is_the_uncached_table_and_imports_no_engine(in
     hit = run_cli(
         indexed_home, "search", QUERY, CACHE_BACKEND="sqlite", PYTHONPROFILEIMPORTTIME="1"
     )
-    # THEN the same table is printed, and neither the engine nor the model was imported
+    # THEN the same table is printed, then when it was computed and how long the lookup took,
+    # and neither the engine nor the model was imported
     assert hit.returncode == 0, hit.stderr[-2000:]
-    assert hit.stdout == uncached.stdout and f"results for {QUERY!r}" in hit.stdout
+    table, _, note = hit.stdout.rstrip("\n").rpartition("\n")
+    assert table + "\n" == uncached.stdout and f"results for {QUERY!r}" in table
+    assert re.fullmatch(
+        r"from the result cache: computed \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC, "
+        r"looked up in \d+\.\d ms",
+        note,
+    ), note
     imported = _imported(hit.stderr)
     assert "agentic_search_cli.render" in imported
     assert not imported & set(ENGINE_AND_MODEL), sorted(imported & set(ENGINE_AND_MODEL))

@@ -109,6 +109,16 @@ def test_hybrid_rrf_is_plain_rrf_of_the_dense_and_bm25_lists(run):
     assert len(result.systems["hybrid-rrf"].rankings["q1"]) == len(DOCS)
 
 
+def test_dense_record_searches_the_whole_record_vector(run, engine):
+    _, _, result = run
+    # GIVEN the documents schema, whose one aspect (content: title and text) is the record
+    assert engine.schema.record_aspect == "content"
+    # THEN dense-record ranks as the content vector does
+    for qid in result.query_ids:
+        assert result.systems["dense-record"].rankings[qid] == result.systems["dense"].rankings[qid]
+    assert ev.unavailable_reason(engine, "dense-record") is None
+
+
 def test_multi_round_executor_runs_and_keeps_the_one_round_candidates(run):
     _, _, result = run
     multi, one = result.systems["executor"], result.systems["executor-1round"]

@@ -89,7 +89,14 @@ def test_eval_domain_compares_every_system_on_the_users_judged_queries(
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     systems = json.loads(done.stdout)["systems"]
-    assert set(systems) == {"bm25", "dense", "hybrid-rrf", "executor-1round", "executor"}
+    assert set(systems) == {
+        "bm25",
+        "dense",
+        "dense-record",
+        "hybrid-rrf",
+        "executor-1round",
+        "executor",
+    }
     for name, s in systems.items():
         assert 0.0 < s["ndcg@10"] <= 1.0, name
     # the domain's own index, searched as it is: nothing ingested

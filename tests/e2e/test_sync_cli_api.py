@@ -162,7 +162,7 @@ def test_failed_pending_and_one_tool(api):
     assert call("GET", "/sync/pending")[1]["entries"] == []
     code, body = call("GET", f"/sync/tool/{rid}")
     assert code == 200 and body["status"] == "synced" and body["appliedVersion"] == 5
-    assert set(body["aspects"]) == {"identity", "functionality", "usecases", "interface"}
+    assert set(body["aspects"]) == {"identity", "functionality", "usecases", "interface", "record"}
     assert all(a["contentHash"] and a["status"] == "synced" for a in body["aspects"].values())
     assert call("GET", "/sync/tool/nope")[0] == 404
     assert call("GET", "/sync/failed", "limit=0")[0] == 422

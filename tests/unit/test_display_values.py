@@ -1,6 +1,6 @@
-"""Whole numbers stored as floats (JSON, the engines) are shown as people write them (issue 25
-finding 15): "released>=2025", "price_monthly_usd=10", never "2025.0" or "10.0"; fractions,
-strings and booleans keep their form."""
+"""Whole numbers stored as floats (JSON, the engines) are shown as people write them:
+"released>=2025", "price_monthly_usd=10", a candidate's ``released`` 2023, never "2025.0" or
+"10.0"; fractions, strings and booleans keep their form."""
 
 from __future__ import annotations
 
@@ -49,3 +49,16 @@ def test_value_text():
         "no",
         "1, a",
     ]
+
+
+def test_candidate_metadata_writes_a_whole_float_as_an_integer():
+    # a `number` field is validated to a float at ingest: the payload holds the year as 2023.0
+    from agentic_search.pipeline.hydrate import metadata
+
+    schema = load_schema("tools")
+    payload = {"name": "X", "released": 2023.0, "price_monthly_usd": 9.99, "open_source": True}
+    meta = metadata(schema, payload)
+    assert meta["released"] == 2023 and isinstance(meta["released"], int)
+    assert meta["price_monthly_usd"] == 9.99
+    assert meta["name"] == "X"
+    assert metadata(schema, {"price_monthly_usd": 0.0})["price_monthly_usd"] == 0

@@ -22,8 +22,9 @@ What is measured, in this order (all wall-clock ``time.perf_counter`` unless sai
    = non-padding tokens of every embedded text (truncated at the max length, as the model sees
    them) / seconds; ``ratio`` = ingest tokens/s ÷ raw tokens/s (target ≥ 0.8). Peak RSS: the
    kernel's high-water mark ``VmHWM`` reset just before the ingest (``/proc/self/clear_refs``)
-   and read after it, cross-checked by a thread sampling ``VmRSS`` every 20 ms
-   (``resource.getrusage`` ``ru_maxrss``, the whole process's peak, is reported beside it).
+   and read after it, cross-checked by a thread sampling ``VmRSS`` every
+   ``RSS_SAMPLE_S`` seconds (``resource.getrusage`` ``ru_maxrss``, the whole process's peak,
+   is reported beside it).
 4. **Search latency per stage** over the golden queries of the bundled tools catalog
    (``agentic_search_cli/data/tools_golden.jsonl``, limit 10, catalog indexed into a temporary
    folder)

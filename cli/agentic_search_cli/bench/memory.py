@@ -2,8 +2,8 @@
 
 The kernel's high-water mark ``VmHWM`` is reset just before the measured work
 (``/proc/self/clear_refs``) and read after it, cross-checked by a thread sampling ``VmRSS``
-every 20 ms (``resource.getrusage`` ``ru_maxrss``, the whole process's peak, is reported beside
-it).
+every ``RSS_SAMPLE_S`` seconds (``resource.getrusage`` ``ru_maxrss``, the whole process's
+peak, is reported beside it).
 """
 
 from __future__ import annotations

@@ -4,8 +4,8 @@ The package, by job:
 
 * :mod:`.datasets`: reading a BEIR folder (corpus, queries, ``qrels/<split>.tsv``);
 * :mod:`.corpus`: making the evaluation collection hold exactly the corpus;
-* :mod:`.systems`: the systems compared (``bm25``, ``dense``, ``hybrid-rrf``, the executor in
-  one and several rounds, optionally Qdrant's own RRF);
+* :mod:`.systems`: the systems compared (``bm25``, ``dense``, ``dense-record``, ``hybrid-rrf``,
+  the executor in one and several rounds, optionally Qdrant's own RRF);
 * :mod:`.metrics`: nDCG@10, Recall@10/100 and MRR@10 from ``pytrec_eval``, Recall@5, both@k,
   abstention counts (unanswerable queries answered with nothing, answerable ones left empty),
   latency percentiles;
@@ -65,6 +65,7 @@ from agentic_search_cli.evaluation.systems import (
     cold_start,
     dense_aspect,
     dense_ranking,
+    dense_record_ranking,
     hybrid_rrf_qdrant_ranking,
     hybrid_rrf_ranking,
     parse_systems,
@@ -102,6 +103,7 @@ __all__ = [
     "dataset_domain",
     "dense_aspect",
     "dense_ranking",
+    "dense_record_ranking",
     "ensure_corpus",
     "evaluate",
     "evaluate_rankings",

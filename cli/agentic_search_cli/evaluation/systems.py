@@ -7,6 +7,10 @@ Systems (all over the same collection, each asked for its top ``TOP_K`` = 100):
 * ``dense``: the ``content`` named vector alone, queried with the embedded query text (a
   schema without a ``content`` aspect: its first aspect, the tools schema's ``identity``:
   name, vendor, category, description);
+* ``dense-record``: the schema's whole-record named vector alone
+  (:attr:`~agentic_search.logic.schema.DomainSchema.record_aspect`: one vector per record
+  over every text field, cosine only; the tools schema's ``record``, the documents schema's
+  ``content``), the simplest dense baseline a user would try first;
 * ``hybrid-rrf``: the two lists above fused in one step by plain RRF, k = 60
   (:func:`agentic_search.logic.fusion.rrf`; Cormack, Clarke, Buettcher, SIGIR 2009);
 * ``executor-1round``: the engine's own pipeline, ``engine.search(query, limit=100)``
@@ -26,6 +30,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 from agentic_search.logic.fusion import DEFAULT_RRF_K, rrf
+from agentic_search.ports import EngineHybridRrf
 from agentic_search.wire import RankedList
 
 if TYPE_CHECKING:
@@ -48,7 +53,14 @@ class Answer(NamedTuple):
 RRF_K = DEFAULT_RRF_K  # plain RRF, k = 60, whatever RRF_K the engine is configured with
 DENSE_ASPECT = "content"
 
-SYSTEMS: tuple[str, ...] = ("bm25", "dense", "hybrid-rrf", "executor-1round", "executor")
+SYSTEMS: tuple[str, ...] = (
+    "bm25",
+    "dense",
+    "dense-record",
+    "hybrid-rrf",
+    "executor-1round",
+    "executor",
+)
 #: Systems run only when asked for by name (``--systems``).
 OPTIONAL_SYSTEMS: tuple[str, ...] = ("hybrid-rrf-qdrant",)
 #: Systems that cannot run in this build, with the reason shown in the output.
@@ -75,6 +87,20 @@ def dense_ranking(engine: SearchService, text: str, top_k: int = TOP_K) -> list[
     return [h.id for h in engine.deps.store.query_dense(engine.schema, aspect, vec, top_k)]
 
 
+def dense_record_ranking(engine: SearchService, text: str, top_k: int = TOP_K) -> list[str]:
+    """Doc ids from the schema's whole-record named vector with the embedded query, best
+    first (cosine only, nothing else).
+
+    Raises:
+        ValueError: when the schema has no whole-record aspect (see :func:`unavailable_reason`).
+    """
+    aspect = engine.schema.record_aspect
+    if not aspect:
+        raise ValueError(f"domain {engine.schema.name!r} has no whole-record aspect")
+    vec = engine.deps.embedder.embed_query(text)
+    return [h.id for h in engine.deps.store.query_dense(engine.schema, aspect, vec, top_k)]
+
+
 def hybrid_rrf_ranking(
     dense: Sequence[str], bm25: Sequence[str], top_k: int = TOP_K, k: int = RRF_K
 ) -> list[str]:
@@ -91,11 +117,12 @@ def hybrid_rrf_qdrant_ranking(engine: SearchService, text: str, top_k: int = TOP
     """Doc ids of Qdrant's server-side RRF (k = 60) of a dense and a sparse prefetch."""
     from agentic_search.adapters.qdrant.sparse import QdrantSparseKeywordIndex
 
+    store = engine.deps.store
+    if not isinstance(store, EngineHybridRrf):  # unavailable_reason says so first
+        raise TypeError(f"{type(store).__name__} has no engine-side hybrid RRF")
     vec = engine.deps.embedder.embed_query(text)
-    sparse = QdrantSparseKeywordIndex(engine.deps.store).query_vector(text)
-    hits = engine.deps.store.query_hybrid_rrf(
-        engine.schema, dense_aspect(engine), vec, sparse, top_k, RRF_K
-    )
+    sparse = QdrantSparseKeywordIndex(store).query_vector(text)
+    hits = store.query_hybrid_rrf(engine.schema, dense_aspect(engine), vec, sparse, top_k, RRF_K)
     return [h.id for h in hits]
 
 
@@ -103,6 +130,13 @@ def unavailable_reason(engine: SearchService, name: str) -> str | None:
     """Why ``name`` cannot run on ``engine``'s collection (None: it can)."""
     if name in UNAVAILABLE:
         return UNAVAILABLE[name]
+    if name == "dense-record" and not engine.schema.record_aspect:
+        return (
+            "the schema has no whole-record aspect (mark one aspect over every text field "
+            "`whole_record: true`)"
+        )
+    if name == "hybrid-rrf-qdrant" and not isinstance(engine.deps.store, EngineHybridRrf):
+        return "the vector store has no engine-side hybrid RRF (Qdrant Edge or a Qdrant server)"
     if name == "hybrid-rrf-qdrant" and not engine.deps.store.has_sparse(engine.schema):
         return (
             "needs the collection's sparse bm25 vector (this local-mode collection was built "
@@ -145,6 +179,7 @@ SystemFn = Callable[["SearchService", str], Answer]
 RUNNERS: dict[str, SystemFn] = {
     "bm25": lambda e, t: Answer(bm25_ranking(e, t)),
     "dense": lambda e, t: Answer(dense_ranking(e, t)),
+    "dense-record": lambda e, t: Answer(dense_record_ranking(e, t)),
     "hybrid-rrf": _run_hybrid,
     "hybrid-rrf-qdrant": lambda e, t: Answer(hybrid_rrf_qdrant_ranking(e, t)),
     "executor-1round": _run_executor_1round,

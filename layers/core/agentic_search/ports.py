@@ -243,7 +243,7 @@ class VectorStore(Protocol):
         self, schema: DomainSchema, filters: Sequence[Filter], exclude_ids: Sequence[str] = ()
     ) -> EngineFilter | None:
         """The engine's filter for ``filters`` and the excluded record ids (None: no filter),
-        for :meth:`scroll`, :meth:`query_sparse` and :meth:`query_hybrid_rrf`.
+        for :meth:`scroll`, :meth:`query_sparse` and :meth:`EngineHybridRrf.query_hybrid_rrf`.
 
         Raises:
             FilterError: when a filter is not allowed by the schema.
@@ -296,21 +296,6 @@ class VectorStore(Protocol):
         """How many points hold each of ``indices`` in the sparse ``bm25`` vector, counted up
         to ``cap`` (one batched engine request; 0 for an index no point holds), in the order
         of ``indices``: a term's document frequency, capped."""
-        ...
-
-    def query_hybrid_rrf(
-        self,
-        schema: DomainSchema,
-        aspect: str,
-        dense: Sequence[float],
-        sparse: SparseVector,
-        top_k: int,
-        rrf_k: int = 60,
-        flt: EngineFilter | None = None,
-    ) -> list[ScoredRecord]:
-        """Dense (``aspect``) and sparse top-``top_k`` prefetches fused by the engine's own
-        Reciprocal Rank Fusion in one query, ``sum 1 / (rrf_k + rank)`` with rank from 1;
-        best first, ids only (the collection needs the sparse vector: :meth:`has_sparse`)."""
         ...
 
     def vector_of(self, schema: DomainSchema, record_id: str, aspect: str) -> list[float] | None:
@@ -424,7 +409,7 @@ class ArrayMemo(Protocol):
     """Keeps arrays derived from the model and the domain (not from the catalog's records)
     between processes, so a process does not compute them again: e.g. the capability
     vocabulary's vectors (:class:`~agentic_search.logic.capabilities.CapabilityMatcher`),
-    which cost every CLI search that reads a need by meaning ~0.35 s to embed again.
+    which every CLI search that reads a need by meaning would embed again (docs/benchmarks.md).
 
     ``key`` names the array's inputs completely (a hash of the model identity and the texts):
     a memo never checks what it holds against anything but the key and the shape.
@@ -705,6 +690,29 @@ class SnapshotRegistry(Protocol):
 
 
 @runtime_checkable
+class EngineHybridRrf(Protocol):
+    """A vector store that also fuses a dense and a sparse ranking by the engine's own RRF in
+    one query: the evaluation's ``hybrid-rrf-qdrant`` baseline only (no search path uses
+    it, so it is not part of :class:`VectorStore`). Qdrant Edge and a Qdrant server
+    implement it; a caller narrows to it with ``isinstance``."""
+
+    def query_hybrid_rrf(
+        self,
+        schema: DomainSchema,
+        aspect: str,
+        dense: Sequence[float],
+        sparse: SparseVector,
+        top_k: int,
+        rrf_k: int = 60,
+        flt: EngineFilter | None = None,
+    ) -> list[ScoredRecord]:
+        """Dense (``aspect``) and sparse top-``top_k`` prefetches fused by the engine's own
+        Reciprocal Rank Fusion in one query, ``sum 1 / (rrf_k + rank)`` with rank from 1;
+        best first, ids only (the collection needs the sparse vector: :meth:`has_sparse`)."""
+        ...
+
+
+@runtime_checkable
 class PublishedIndex(Protocol):
     """A vector store whose index is a published snapshot (``VECTOR_STORE=edge-s3``): readers
     swap in a newer one between requests, the one writer of a collection writes under its
@@ -737,6 +745,7 @@ __all__ = [
     "EmbedderError",
     "EmbedderMismatch",
     "EngineFilter",
+    "EngineHybridRrf",
     "Enricher",
     "EnrichmentError",
     "EnrichmentStore",

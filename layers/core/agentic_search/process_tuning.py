@@ -17,7 +17,7 @@ per search.
 It also raises the young generation's threshold from CPython's 700 allocations to
 ``YOUNG_THRESHOLD``: a SciFact search allocates enough container objects for ~7 young
 collections, and the middle and full ones they cascade into landed on the slowest searches
-(executor p95 55-61 -> 50-52 ms over 300 SciFact test queries, three alternated runs). What
+(the executor's p95 fell with the higher threshold: docs/benchmarks.md). What
 a search allocates is freed by reference counting; only reference cycles wait longer for
 their collection, and the older generations keep their thresholds.
 

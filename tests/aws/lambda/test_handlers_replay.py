@@ -16,6 +16,7 @@ import json
 import re
 import time
 from collections.abc import Callable, Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -143,7 +144,12 @@ def test_cache_store_puts_the_response_under_its_key(handlers, sqlite_cache_step
         stored = reader.get(key)
     finally:
         reader.close()
-    assert stored == event["response"]
+    # as it was, its cache note saying when it was computed (what a later hit shows)
+    note = stored.pop("cache")
+    assert stored == {k: v for k, v in event["response"].items() if k != "cache"}
+    computed = note.pop("computedAt")
+    assert note == event["response"].get("cache", note)
+    assert datetime.fromisoformat(computed).tzinfo is not None
 
 
 @replays("cache_check/hit.json")
@@ -157,6 +163,7 @@ def test_cache_check_hit_answers_from_what_cache_store_stored(handlers, sqlite_c
     # THEN it is a hit carrying the stored response, marked as a hit
     assert out["cache"]["hit"] is True and out["cache"]["backend"] == "sqlite"
     assert out["response"]["cache"]["hit"] is True
+    assert out["response"]["cache"]["computedAt"] and out["response"]["cache"]["lookupMs"] >= 0
     assert out["response"]["candidates"] == stored["candidates"]
     assert out["cache"]["key"] == load_event("finalize/cache_hit.json")["cache"]["key"]
 

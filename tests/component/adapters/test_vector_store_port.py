@@ -3,10 +3,11 @@
 GIVEN the :class:`~agentic_search.ports.VectorStore` Protocol and the code that calls a store
 (the core, the keyword index, the CLI's evaluation) WHEN read statically THEN every method
 called on a store is one the port declares (no caller relies on an engine's extra method; the
-methods of ``PublishedIndex``, the published-snapshot port, only behind an isinstance check), and
-every engine (Qdrant Edge, a Qdrant server, qdrant-client local mode) implements every declared
-method with a compatible signature (same parameters in the same order, the same defaults,
-anything extra optional): adding an engine means implementing this one protocol.
+methods of ``PublishedIndex``, the published-snapshot port, and of ``EngineHybridRrf``, the
+evaluation's engine-side RRF, only behind an isinstance check), and every engine (Qdrant Edge,
+a Qdrant server, qdrant-client local mode) implements every declared method with a compatible
+signature (same parameters in the same order, the same defaults, anything extra optional):
+adding an engine means implementing this one protocol.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from agentic_search.adapters.edge.store import EdgeStore
 from agentic_search.adapters.qdrant.local import LocalQdrantStore
 from agentic_search.adapters.qdrant.store import QdrantStore
 from agentic_search.adapters.sparse_bm25 import SparseBm25Index
-from agentic_search.ports import PublishedIndex, VectorStore
+from agentic_search.ports import EngineHybridRrf, PublishedIndex, VectorStore
 
 CORE = REPO / "layers" / "core" / "agentic_search"
 #: Code that talks to whichever store is wired (never to an engine's own class).
@@ -45,18 +46,23 @@ def declared(port: type = VectorStore) -> set[str]:
     }
 
 
-def narrows_to_published(path: Path) -> bool:
-    """Whether ``path`` checks ``isinstance(..., PublishedIndex)``: the one other store port
-    (a published snapshot, edge-s3), whose methods a caller may use only behind that check."""
+def narrows_to(path: Path, port: type) -> bool:
+    """Whether ``path`` checks ``isinstance(..., port)``: another store port (a published
+    snapshot, edge-s3; the engine's own hybrid RRF, evaluation only), whose methods a caller
+    may use only behind that check."""
     return any(
         isinstance(node, ast.Call)
         and isinstance(node.func, ast.Name)
         and node.func.id == "isinstance"
         and len(node.args) == 2
         and isinstance(node.args[1], ast.Name)
-        and node.args[1].id == PublishedIndex.__name__
+        and node.args[1].id == port.__name__
         for node in ast.walk(ast.parse(path.read_text()))
     )
+
+
+#: The store ports beside VectorStore, each used only behind an isinstance check.
+NARROWED = (PublishedIndex, EngineHybridRrf)
 
 
 def _is_store(node: ast.expr) -> bool:
@@ -84,11 +90,19 @@ def test_every_method_called_on_a_store_is_declared_by_the_port() -> None:
     assert sum(map(len, used.values())) > 10  # the scan sees the callers
     undeclared = {
         path.relative_to(REPO).as_posix(): sorted(
-            names - declared() - (declared(PublishedIndex) if narrows_to_published(path) else set())
+            names
+            - declared()
+            - {m for port in NARROWED if narrows_to(path, port) for m in declared(port)}
         )
         for path, names in used.items()
     }
     assert {p: n for p, n in undeclared.items() if n} == {}
+
+
+def test_the_engine_hybrid_rrf_is_off_the_search_port() -> None:
+    # the evaluation's baseline only: no search path may call it
+    assert "query_hybrid_rrf" not in declared()
+    assert declared(EngineHybridRrf) == {"query_hybrid_rrf"}
 
 
 def test_the_keyword_index_takes_the_port_not_any() -> None:
@@ -99,9 +113,16 @@ def test_the_keyword_index_takes_the_port_not_any() -> None:
 @pytest.mark.parametrize(
     "engine", [EdgeStore, QdrantStore, LocalQdrantStore], ids=lambda e: e.__name__
 )
-@pytest.mark.parametrize("method", sorted(declared()))
-def test_each_engine_implements_the_declared_method_compatibly(engine: type, method: str) -> None:
-    want = inspect.signature(getattr(VectorStore, method))
+@pytest.mark.parametrize(
+    ("port", "method"),
+    [(VectorStore, m) for m in sorted(declared())]
+    + [(EngineHybridRrf, m) for m in sorted(declared(EngineHybridRrf))],
+    ids=lambda x: x if isinstance(x, str) else x.__name__,
+)
+def test_each_engine_implements_the_declared_method_compatibly(
+    engine: type, port: type, method: str
+) -> None:
+    want = inspect.signature(getattr(port, method))
     impl = getattr(engine, method, None)
     assert callable(impl), f"{engine.__name__} lacks {method}"
     have = inspect.signature(impl)

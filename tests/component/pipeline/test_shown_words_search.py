@@ -24,9 +24,9 @@ def test_matched_keywords_are_words_of_the_query(tools_engine, query):
     for c in resp.output.candidates:  # the table's "why" says the same words
         line = why(c, query)
         if c.provenance.matched_keywords:
-            assert "keywords " + ", ".join(c.provenance.matched_keywords[:5]) in line
-        assert not re.search(r"keywords [^·]*\b(vs|to)\b", line), line
-        assert "." not in line.split("keywords ", 1)[-1].split(" · ")[0], line
+            assert "your words " + ", ".join(c.provenance.matched_keywords[:5]) in line
+        assert not re.search(r"your words [^;]*\b(vs|to)\b", line), line
+        assert "." not in line.split("your words ", 1)[-1].split("; ")[0], line
 
 
 def test_the_banner_names_a_missing_word_as_typed(tools_engine):

@@ -107,11 +107,12 @@ def test_reingest_changes_nothing_and_modifications_reembed_only_changed_aspects
     payload = engine.deps.store.retrieve_records(engine.schema, ["tool-1"])["tool-1"].payload
     assert payload["price_monthly_usd"] == 7.0
 
-    # WHEN the features change THEN only the functionality aspect is re-embedded
+    # WHEN the features change THEN only the aspects that read them are re-embedded: the
+    # functionality aspect and the whole record
     records[1] = {**records[1], "features": ["voice control", "music playlists"]}
     stats = engine.ingest_records(records)
     assert stats.updated_vectors == 1
-    assert stats.embedded_aspects == {"functionality": 1}
+    assert stats.embedded_aspects == {"functionality": 1, "record": 1}
     after = engine.deps.store.retrieve_records(engine.schema, ["tool-1"], with_vectors=True)[
         "tool-1"
     ]

@@ -722,7 +722,7 @@ def test_plan_rules_hold_for_every_table_query(
     # Reference tools: excluded for alternative-to, their stored vectors used.
     ref_sources = [v for v in plan.vector_sources if v.query_vector_source == "reference_tool"]
     if intent.reference_tool:
-        assert {v.aspect for v in ref_sources} == {"identity", "functionality"}
+        assert {v.aspect for v in ref_sources} == {"identity", "functionality", "record"}
         assert all(v.text == intent.reference_tool for v in ref_sources)
     else:
         assert ref_sources == []
@@ -766,7 +766,7 @@ def test_alternative_to_excludes_and_uses_reference_vectors(
     refs = {
         v.aspect: v.text for v in plan.vector_sources if v.query_vector_source == "reference_tool"
     }
-    assert refs == {"identity": "cursor", "functionality": "cursor"}
+    assert refs == {"identity": "cursor", "functionality": "cursor", "record": "cursor"}
     assert [f.label() for f in plan.filters] == ["price_monthly_usd<20"]
     assert plan.fusion == "rrf"
 
@@ -1060,16 +1060,18 @@ def test_a_long_query_searches_what_hybrid_retrieval_searches(
     extractor: RuleBasedIntentExtractor, planner: RuleBasedPlanner, tools_schema: DomainSchema
 ) -> None:
     """GIVEN a pasted paragraph (more content words than any question: 24)
-    THEN round 1's lists are plain hybrid retrieval's: the first aspect's dense source and
-    BM25, both on the text as written, no structured source and no filters read from it (the
-    rules took "strongly preferred ... a paid plan could be considered" as three hard filters
-    that removed relevant paid tools; tools queries tuning split: the executor's paragraphs
-    were below hybrid-rrf's). A short query with the same constraint words keeps them."""
+    THEN round 1's lists are plain hybrid retrieval's: the first aspect's and the whole
+    record's dense sources and BM25, all on the text as written, no structured source and no
+    filters read from it (the rules took "strongly preferred ... a paid plan could be
+    considered" as three hard filters that removed relevant paid tools; tools queries tuning
+    split: the executor's paragraphs were below hybrid-rrf's). A short query with the same
+    constraint words keeps them."""
     intent = extractor.extract(PARAGRAPH)
     assert intent.constraints and intent.matches  # what the rules read: kept on the intent
     plan = planner.plan(intent, limit=100)
     assert [(v.aspect, v.query_vector_source, v.text) for v in plan.vector_sources] == [
-        (tools_schema.aspect_names[0], "query_text", PARAGRAPH)
+        (tools_schema.aspect_names[0], "query_text", PARAGRAPH),
+        (tools_schema.record_aspect, "query_text", PARAGRAPH),
     ]
     assert plan.sparse_source is not None and plan.sparse_source.text == PARAGRAPH
     assert plan.structured_sources == [] and plan.filters == []

@@ -4,7 +4,6 @@
 (``$AGENTIC_SEARCH_HOME/journal/<domain>.json``), written atomically: to a temporary file,
 flushed and fsynced, then renamed over the old one (POSIX ``rename`` is atomic), and the folder
 fsynced, so a crash leaves either the old intent or the new one, never half of one.
-:class:`NullJournal` keeps nothing (a deployment whose writes are retried by their queue).
 """
 
 from __future__ import annotations
@@ -65,22 +64,6 @@ class FileJournal:
             _fsync_dir(self.root)
 
 
-class NullJournal:
-    """Keeps nothing: every write is complete as far as it knows."""
-
-    name = "none"
-
-    def begin(self, domain: str, intent: dict[str, Any]) -> None:
-        """Nothing to record."""
-
-    def pending(self, domain: str) -> dict[str, Any] | None:
-        """Never an unfinished write."""
-        return None
-
-    def finish(self, domain: str) -> None:
-        """Nothing to forget."""
-
-
 def _fsync_dir(folder: Path) -> None:
     fd = os.open(folder, os.O_RDONLY)
     try:
@@ -89,4 +72,4 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
-__all__ = ["FileJournal", "NullJournal"]
+__all__ = ["FileJournal"]

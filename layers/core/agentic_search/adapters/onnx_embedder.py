@@ -83,8 +83,8 @@ def _optimized_session(ort: Any, model: Path, options: Any, folder: Path | None)
     With a ``folder``, the graph after onnxruntime's basic and extended optimizations (the
     level it documents as portable: no hardware-specific layout) is kept there, named by the
     model file and the onnxruntime version, and later sessions load it: their optimization
-    pass then finds little left to do, which roughly halves a session's start (about 60 ms of
-    a CLI search's CPU on the 2-core host). The last, hardware-specific level still runs
+    pass then finds little left to do, which roughly halves a session's start
+    (docs/benchmarks.md). The last, hardware-specific level still runs
     on every load, so the graph that computes is the one a fresh session builds (the vectors
     are equal bit for bit: tests/component/adapters/test_onnx_embedder.py). A folder that
     cannot be written is ignored.

@@ -6,8 +6,8 @@ bm25s did). A score is ``(k1 + 1)`` times bm25s's for the same ``k1``, ``b`` and
 document length, so every engine ranks alike.
 
 The average document length is the corpus' own: a document's weights depend on it, and a
-fixed guess ranks measurably worse (HotpotQA nDCG@10 0.769 with 256 against 0.795 with its
-true 63; see benchmarks/scale/README.md). So :meth:`SparseBm25Index.refresh` (called after
+fixed guess ranks measurably worse (HotpotQA with a guessed 256 against its true average:
+docs/benchmarks.md). So :meth:`SparseBm25Index.refresh` (called after
 every ingest and sync) keeps the average the vectors were written with (where is the
 engine's business: :meth:`SparseBm25Index._load_stats`); when the point count has moved by
 more than ``RECHECK_SHARE`` since the last check it measures the average again (on the first

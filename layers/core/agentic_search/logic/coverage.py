@@ -158,8 +158,8 @@ class EvidenceMatcher:
     A term target (a stem) is looked for in the words that start with the stem less its last
     ``analyzer.stem_slack`` characters (:data:`~agentic_search.logic.text.STEM_SLACK`,
     :func:`has_term`): a missing term costs one substring search and the analysis of the
-    few words found, not the analysis of the whole text (a 1,500-character abstract: a few
-    us instead of ~100 us); the answer is the analysis's
+    few words found, not the analysis of the whole text (a long abstract's: docs/benchmarks.md);
+    the answer is the analysis's
     (``stem in terms(ev)``). An analyzer whose ``stem_slack`` is None (not Snowball English)
     has every text analysed whole.
     """

@@ -1,7 +1,7 @@
 """Intent extraction: natural-language query -> :class:`IntentState` in schema vocabularies.
 
-The rule-based extractor (:mod:`.intent_rules`) is the deterministic default (the LLM
-extractor sits behind the same :class:`IntentExtractor` protocol). It finds, in order:
+The rule-based extractor (:mod:`.intent_rules`) is the deterministic default (the LLM's
+reading is merged with its own). It finds, in order:
 
 1. quoted phrases and catalog product names (must-preserve terms);
 2. a reference tool ("like Cursor", "alternative to Copilot", "cheaper than Cursor") and the
@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from agentic_search.logic.chunking import doc_id_of
 from agentic_search.logic.entities import (
@@ -32,17 +32,7 @@ from agentic_search.logic.intent_patterns import CUE_WORDS, QUOTED
 from agentic_search.logic.linking import QueryLinker, vocabulary_phrases
 from agentic_search.logic.schema import DomainSchema
 from agentic_search.logic.text import Analyzer
-from agentic_search.wire import ENTITY_KEY, IntentState
-
-
-class IntentExtractor(Protocol):
-    """Turns a query into an IntentState for a domain."""
-
-    name: str
-
-    def extract(self, query: str) -> IntentState:
-        """Extract the intent of ``query``."""
-        ...
+from agentic_search.wire import ENTITY_KEY
 
 
 @dataclass(frozen=True)

@@ -127,8 +127,8 @@ def merge_intents(
 
     # What the rules cannot read is a query in another language: only then does the LLM's
     # vocabulary reading count. On queries in the catalog's language its matches pulled the
-    # search off the rules' exact reading (golden comparisons 1.0 -> 0.61 nDCG@10, capability
-    # queries 0.84 -> 0.62, 1.5B, 3 a kind).
+    # search off the rules' exact reading (golden comparison and capability queries lost
+    # nDCG@10 with a 1.5B model: docs/benchmarks.md).
     llm_variant = llm.semantic_variants[0] if llm.semantic_variants else None
     foreign = (
         bool(llm_variant)
@@ -151,7 +151,7 @@ def merge_intents(
     # The LLM's reference counts only when the query names it: small models otherwise pick a
     # catalog tool for a query anchored on none, and the search turns into "like that tool".
     # Nor on a comparison the rules read: "Cursor vs Windsurf" searched as "like Cursor" loses
-    # the second named tool (golden comparisons fell from nDCG@10 1.0 to 0.61 with the 1.5B).
+    # the second named tool (golden comparisons lost nDCG@10 with the 1.5B: docs/benchmarks.md).
     # On a query in the catalog's language, only after a reference phrase: the rules read
     # every phrase they know, and a tool named as the setting ("monitoring and alerting for
     # Kubernetes clusters") searched as "like Kubernetes" lost the monitoring tools.

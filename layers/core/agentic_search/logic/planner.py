@@ -10,6 +10,11 @@ The rule-based planner chooses a strategy from what the intent holds and routes 
   declares one);
 * ``multi-collection-hybrid``: two or more of the above.
 
+The schema's whole-record aspect
+(:attr:`~agentic_search.logic.schema.DomainSchema.record_aspect`) is searched with the query
+text wherever no capability was read and in a long query, and by a reference's own record
+vector, so those routings never lose what one vector per record finds.
+
 Every plan also has the BM25 keyword source over the query (must-preserve terms appended), a
 structured source when the intent matched vocabulary values (ranked by matched preferences),
 hard constraints pushed down into every source, and the seed's fusion rule: 3+ sources -> RRF,
@@ -20,7 +25,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Protocol
 
 from agentic_search.logic.bm25 import keyword_query
 from agentic_search.logic.complexity import is_long
@@ -36,17 +40,6 @@ from agentic_search.wire import (
     StructuredSource,
     VectorSource,
 )
-
-
-class QueryPlanner(Protocol):
-    """Turns an IntentState into a QueryPlan."""
-
-    name: str
-
-    def plan(self, intent: IntentState, limit: int = 10) -> QueryPlan:
-        """Plan retrieval for ``intent``, returning at most ``limit`` candidates."""
-        ...
-
 
 _TASK = re.compile(
     r"\b(?:for|to|help(?:s)?\s+(?:me\s+)?|so\s+i\s+can|i\s+need\s+to|i\s+want\s+to)\s+\w+"
@@ -96,7 +89,7 @@ def excluded_ids(intent: IntentState) -> list[str]:
 #: A fuzzy name link rewrites the searched text only from this score (``1 - edits / length``):
 #: one edit in a four-letter word (0.75: French "bout" -> Bolt, "voix" -> Void) is pinned but
 #: too weak to replace what the dense sources embed (on the tools tuning split those two
-#: rewrites lost 0.09 and 0.01 nDCG@10; the rewrites from 0.83 up gained).
+#: rewrites lost nDCG@10 and those scoring 0.83 and more gained: docs/benchmarks.md).
 NAME_REWRITE_MIN_SCORE = 0.8
 
 
@@ -216,9 +209,10 @@ class RuleBasedPlanner:
         rationale: list[str] = [f"strategy {strategy}: signals {focus or ['none']}"]
         sources: list[VectorSource] = []
 
-        def add(aspect: str, source: str, text: str | None, weight: float = 1.0) -> None:
+        def add(aspect: str, source: str, text: str | None, weight: float | None = None) -> None:
             if aspect not in aspects:
                 return
+            weight = schema.aspect(aspect).weight if weight is None else weight
             key = (aspect, source)
             if any((s.aspect, s.query_vector_source) == key for s in sources):
                 return
@@ -240,6 +234,15 @@ class RuleBasedPlanner:
             rationale.append(f"reference tool {intent.reference_tool_name!r}: its stored vectors")
         if not by_example_only:
             add(first_aspect, qvs, dense_text)
+        # The whole-record vector: the reference's own, and the query's wherever no capability
+        # was read (a task, a use case, a name, a plain phrase): there the aspects above are
+        # fragments of what the query means and one vector per record reads it best; where a
+        # capability was read, the capability aspect and the structured source carry it.
+        if record := schema.record_aspect:
+            if reference:  # at the weight of the reference's other vectors
+                add(record, "reference_tool", reference, 1.0)
+            if not by_example_only and not capability:
+                add(record, qvs, dense_text)
         if capability:
             add("functionality", qvs, dense_text)
         # a task-phrased need also searches the needs an enrichment wrote for each record
@@ -308,15 +311,17 @@ class RuleBasedPlanner:
             top_k = min(TOP_K_MAX, max(schema.aspect(first_aspect).default_top_k, limit * 2))
             sources = [
                 VectorSource(
-                    aspect=first_aspect, top_k=top_k, query_vector_source="query_text",
-                    text=intent.query,
+                    aspect=aspect, top_k=top_k, query_vector_source="query_text",
+                    text=intent.query, weight=schema.aspect(aspect).weight,
                 )
+                for aspect in dict.fromkeys([first_aspect, schema.record_aspect or first_aspect])
             ]  # fmt: skip
             sparse = SparseSource(text=intent.query, top_k=sparse.top_k)
             structured, filters = [], []
             rationale = [
                 f"a long query ({len(intent.keywords)} content words): the text as written, "
-                f"dense on {first_aspect} and BM25, no filters or vocabulary read from it"
+                f"dense on {', '.join(s.aspect for s in sources)} and BM25, no filters or "
+                "vocabulary read from it"
             ]
         exclude = excluded_ids(intent)
         count = len(sources) + 1 + len(structured)

@@ -93,6 +93,18 @@ class Aspect(BaseModel):
     fields: list[str] = Field(min_length=1)
     description: str = ""
     default_top_k: int = Field(default=20, ge=1, le=200)
+    weight: float = Field(
+        default=1.0,
+        gt=0,
+        le=10,
+        description="the weight of this aspect's dense lists in the fusion (weighted RRF)",
+    )
+    whole_record: bool = Field(
+        default=False,
+        description="the record's every text field in one vector: searched by every plan "
+        "(the simplest dense baseline a user would try, kept in each plan so that per-aspect "
+        "fragments never lose what it finds); at most one aspect of a schema",
+    )
 
 
 class IntentFieldDef(BaseModel):
@@ -447,6 +459,8 @@ class DomainSchema(BaseModel):
                 problems.append(f"vocabulary_fields names unknown vocabulary {vocab!r}")
             if fname not in known:
                 problems.append(f"vocabulary_fields maps {vocab!r} to unknown field {fname!r}")
+        if (whole := [a.name for a in self.aspects if a.whole_record])[1:]:
+            problems.append(f"aspects {whole} are each whole_record: at most one may be")
         seen: set[str] = set()
         for aspect in self.aspects:
             if aspect.name in seen:
@@ -562,6 +576,16 @@ class DomainSchema(BaseModel):
     def aspect_names(self) -> list[str]:
         """Names of the aspects, i.e. the named dense vectors of the collection."""
         return [a.name for a in self.aspects]
+
+    @property
+    def record_aspect(self) -> str:
+        """The aspect that embeds the whole record: the one marked ``whole_record``, else the
+        only aspect of a one-aspect schema (the documents domain's ``content``); empty when
+        a schema of several aspects marks none."""
+        for a in self.aspects:
+            if a.whole_record:
+                return a.name
+        return self.aspects[0].name if len(self.aspects) == 1 else ""
 
     def aspect(self, name: str) -> Aspect:
         """Return the aspect called ``name``; raises ``KeyError`` if the schema has none."""

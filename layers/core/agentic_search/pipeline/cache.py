@@ -7,12 +7,14 @@ cache is a miss, never a failed search.
 
 from __future__ import annotations
 
+import time
+from datetime import UTC, datetime
 from typing import Any
 
 from agentic_search.dependencies import Dependencies
 from agentic_search.logic.cache_keys import added_filters, cache_key
 from agentic_search.ports import CacheError
-from agentic_search.wire import BUDGET_STOP, CacheInfo, SearchRequest, SearchState
+from agentic_search.wire import BUDGET_STOP, CacheInfo, SearchRequest, SearchState, elapsed_ms
 
 
 def cache_check(state: SearchState, c: Dependencies) -> SearchState:
@@ -46,12 +48,16 @@ def cache_lookup(req: SearchRequest, c: Dependencies) -> tuple[CacheInfo, dict[s
             filters=added_filters(req.filters),
             settings=c.settings.answer_settings,
         )
+        start = time.perf_counter()
         hit = cache.get(info.key)
+        took = elapsed_ms(start)
     except CacheError as exc:
         info.error = str(exc)
         hit = None
     if hit is not None:
         info.hit = True
+        info.lookup_ms = round(took, 2)
+        info.computed_at = (hit.get("cache") or {}).get("computedAt")
         hit["cache"] = info.wire()
     return info, hit
 
@@ -71,8 +77,12 @@ def cache_store(state: SearchState, c: Dependencies) -> SearchState:
     stop = (resp.get("retrievalReport") or {}).get("stopReason") or ""
     if stop.startswith(BUDGET_STOP):
         return state
+    # the stored copy says when it was computed (a hit shows it); the response is unchanged
+    stamped = info.model_copy(
+        update={"computed_at": datetime.now(UTC).isoformat(timespec="seconds")}
+    )
     try:
-        c.cache.put(info.key, resp, c.settings.cache_ttl_s)
+        c.cache.put(info.key, {**resp, "cache": stamped.wire()}, c.settings.cache_ttl_s)
     except CacheError as exc:
         info.error = str(exc)
         resp["cache"] = info.wire()

@@ -96,8 +96,9 @@ def document_vectors(embedder: Embedder, texts: Sequence[str]) -> Any:
     capability entries, the words no record holds. When the embedder's two sides are one model
     with no prefix (its identity names no ``query_prefix`` or ``passage_prefix``) and it has
     ``embed_queries``, through that: the vectors are the same, and a local model's document
-    session (a second onnxruntime session: ~0.3 s to load and ~100 MB in a CLI search) is not
-    made for a few words. Otherwise ``embed_documents`` (e5's ``passage: `` side).
+    session (a second onnxruntime session, costly to load and to hold in a CLI search:
+    docs/benchmarks.md) is not made for a few words. Otherwise ``embed_documents`` (e5's
+    ``passage: `` side).
 
     Raises:
         EmbedderError: when the model fails.

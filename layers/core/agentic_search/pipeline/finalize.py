@@ -18,7 +18,9 @@ from agentic_search.logic.quality import (
     content_words,
     function_word_text,
     ids_to_return,
+    needed_relevance,
     read_query,
+    supported,
 )
 from agentic_search.pipeline.hydrate import execution_stats, hydrate
 from agentic_search.wire import (
@@ -129,6 +131,8 @@ def finish(
     if c.schema.chunking is not None:
         for cand in candidates:
             as_document(cand)
+        if quality.supported is not None:  # named by their documents, as the candidates
+            quality.supported = [doc_id_of(rid) for rid in quality.supported]
     if quality.reason == NO_WORDS:
         coverage = 0.0  # a query with no searchable words has covered nothing
     output = QueryExecutorOutput(
@@ -197,6 +201,11 @@ def grade_answer(
     keep = set(ids_to_return(spec, quality, evidence, reading))
     kept = [cand for cand in candidates if cand.id in keep]
     quality.withheld = len(candidates) - len(kept)
+    if any(ev.relevance is not None for ev in evidence):  # judged one by one
+        quality.supported = [
+            ev.id for ev in evidence if ev.id in keep and supported(spec, ev, reading)
+        ]
+        quality.support_relevance = needed_relevance(spec, reading)
     return kept, quality
 
 

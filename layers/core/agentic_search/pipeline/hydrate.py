@@ -14,7 +14,7 @@ from pydantic import TypeAdapter
 from agentic_search.dependencies import Dependencies
 from agentic_search.logic.fusion import minmax
 from agentic_search.logic.keywords import shown_words
-from agentic_search.logic.schema import DomainSchema
+from agentic_search.logic.schema import NUMERIC_TYPES, DomainSchema
 from agentic_search.logic.text import keyword_text
 from agentic_search.wire import (
     INTERNAL_KEYS,
@@ -177,10 +177,15 @@ def _provenance_rows(
 
 def metadata(schema: DomainSchema, payload: dict[str, Any]) -> dict[str, Any]:
     """A candidate's ``metadata``: the schema's candidate fields of ``payload`` (platforms
-    joined, long descriptions cut at 600 characters)."""
+    joined, long descriptions cut at 600 characters, a numeric field's whole value an int:
+    a ``number`` field is validated to a float at ingest, so the payload holds a year as
+    2023.0, which a person reads as 2023)."""
     meta: dict[str, Any] = {}
     for key, fname in schema.candidate_metadata.items():
         value = payload.get(fname)
+        fdef = schema.fields.get(fname)
+        if fdef is not None and fdef.type in NUMERIC_TYPES and isinstance(value, float):
+            value = int(value) if value.is_integer() else value
         if key == "platform" and isinstance(value, list):
             value = ", ".join(value)
         if key == "description" and isinstance(value, str) and len(value) > 600:
@@ -238,17 +243,6 @@ def execution_stats(
     )
 
 
-def one_round_confidence(candidates: list[Candidate], intent: IntentState | None) -> float:
-    """Heuristic in [0, 1]: half the intent's confidence, half the share of the top 5
-    candidates that two or more sources agree on (0 without candidates)."""
-    if not candidates:
-        return 0.0
-    top = candidates[:5]
-    agree = sum(1 for c in top if len({h.source for h in c.provenance.hits}) >= 2) / len(top)
-    base = intent.confidence if intent else 0.5
-    return round(0.5 * base + 0.5 * agree, 3)
-
-
 __all__ = [
     "CANDIDATES",
     "PROVENANCES",
@@ -256,6 +250,5 @@ __all__ = [
     "hydrate",
     "matched_values",
     "metadata",
-    "one_round_confidence",
     "provenances",
 ]

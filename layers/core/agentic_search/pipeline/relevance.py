@@ -69,8 +69,8 @@ def settle_relevance(c: Dependencies, state: ExecutorState, ids: Sequence[str]) 
     hits of ids that can be returned, which these are) would have measured it then.
     FuseRerank asks it at a later round's end for the head Finalize would return (Finalize
     has no embedder: the Lambda function runs without it): most of a later round's head never
-    is returned (about 6 in 7 on SciFact), and reading all their stored vectors cost ~1.7 ms
-    a round."""
+    is returned, and reading all their stored vectors cost time in every round
+    (docs/benchmarks.md)."""
     due = state.relevance_due
     wanted: dict[int, list[str]] = {}
     for rid in dict.fromkeys(ids):
@@ -85,8 +85,8 @@ def settle_relevance(c: Dependencies, state: ExecutorState, ids: Sequence[str]) 
 def float32(vec: Sequence[float]) -> np.ndarray:
     """``vec`` as a float32 vector, as ``np.asarray(vec, dtype=np.float32)`` makes it: a list
     (what the stores hand stored vectors over as) through ``array.array("f")``, the same
-    round-to-nearest cast of each value in C, ~3x faster for a 384-float list (~3 against
-    ~10 us); anything else, or a list ``array`` refuses (a None), through numpy."""
+    round-to-nearest cast of each value in C, several times faster for a 384-float list
+    (docs/benchmarks.md); anything else, or a list ``array`` refuses (a None), through numpy."""
     if isinstance(vec, list):
         try:
             return np.frombuffer(array.array("f", vec), dtype=np.float32)

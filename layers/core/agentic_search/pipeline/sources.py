@@ -56,10 +56,6 @@ def pinned_or_bridged(result: RetrievedList) -> bool:
     )
 
 
-class SourceTimeout(TimeoutError):
-    """A source did not answer before its deadline."""
-
-
 def source_tasks(
     c: Dependencies, plan: QueryPlan, vectors: dict[str, Any], embed_errors: dict[str, str]
 ) -> tuple[list[Task], list[RetrievedList]]:
@@ -181,8 +177,8 @@ def run_sources(c: Dependencies, plan: QueryPlan) -> tuple[list[RetrievedList], 
 
     Sources on a remote system run on the source threads
     (:mod:`~agentic_search.pipeline.source_pool`), at most ``MAX_PARALLEL_SOURCES`` at once,
-    each abandoned at the deadline (``SOURCE_TIMEOUT_S`` from the start) with a
-    ``SourceTimeout``; sources in this process (:attr:`Task.inline`) run in the calling
+    each abandoned at the deadline (``SOURCE_TIMEOUT_S`` from the start), its result's error
+    then ``"SourceTimeout"``; sources in this process (:attr:`Task.inline`) run in the calling
     thread meanwhile, and answer whenever they finish."""
     stage: dict[str, float] = {}
     t = time.perf_counter()
@@ -260,7 +256,6 @@ def _timed(fn: Callable[[], list[ScoredRecord]]) -> tuple[list[ScoredRecord], fl
 
 
 __all__ = [
-    "SourceTimeout",
     "merge",
     "pinned_or_bridged",
     "run_sources",

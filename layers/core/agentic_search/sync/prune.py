@@ -1,7 +1,7 @@
 """Pruning (``ingest --prune``): the records of the index that a whole catalog file no longer
 holds are deleted, so the index mirrors the file.
 
-:func:`not_in_file` lists the documents in the index that a whole catalog file does not hold;
+:func:`prune_plan` lists the documents in the index that a whole catalog file does not hold;
 :func:`prune_records` deletes them through the one writer as remove changes (tombstones in the
 sync status), then :func:`~agentic_search.sync.after_write.after_write` runs as after every
 write.
@@ -78,15 +78,6 @@ def prune_plan(
     )
 
 
-def not_in_file(
-    c: Dependencies, records: Sequence[dict[str, Any]], rejected_ids: Iterable[str | None] = ()
-) -> list[str]:
-    """Ids of the documents in the index that ``records`` (a whole catalog file) do not hold,
-    sorted; a chunked document counts once, by its document id; the ids of rejected lines
-    (``rejected_ids``) are in the file."""
-    return prune_plan(c, records, rejected_ids).stale
-
-
 def check_prune(plan: PrunePlan, accepted: int, rejected: int, force: bool = False) -> None:
     """Refuse a prune of a file with ``accepted`` valid records and ``rejected`` lines when
     none was accepted (whatever ``force``), or when it would delete more than
@@ -133,7 +124,6 @@ __all__ = [
     "PruneRefused",
     "check_prune",
     "indexed_documents",
-    "not_in_file",
     "prune_plan",
     "prune_records",
 ]

@@ -37,8 +37,8 @@ class ExecutorCaps(WireModel):
         default=0.85,
         ge=0.0,
         le=1.0,
-        description="stop once confidence reaches it; 0.85 = full coverage alone (SciFact "
-        "train nDCG@10 0.7363; 0.9: 0.7364 but slower; 0.8: 0.7341; benchmarks/README.md)",
+        description="stop once confidence reaches it; 0.85 = full coverage alone (on SciFact "
+        "train 0.9 scored the same nDCG@10 but slower, 0.8 less: docs/benchmarks.md)",
     )
     max_no_new_rounds: int = Field(default=1, ge=1, le=5)
     selection_pool: int = Field(default=30, ge=1, le=200, description="top-N read for selection")
@@ -50,8 +50,8 @@ class ExecutorCaps(WireModel):
         default="none",
         description="round 2+'s dense feedback query: none (RM3 words go to BM25 only), "
         "Rocchio on the stored vectors of the feedback documents (no new embedding), or the "
-        "query plus the RM3 words embedded; SciFact train nDCG@10 0.736 / 0.734 / 0.737, "
-        "the last at a higher p95 (benchmarks/README.md)",
+        "query plus the RM3 words embedded; none by default: on SciFact train the others gain "
+        "no nDCG@10 worth their p95 (docs/benchmarks.md)",
     )
     rocchio_alpha: float = Field(
         default=0.8, ge=0.0, le=1.0, description="Rocchio weight of the original query vector"
@@ -62,8 +62,8 @@ class ExecutorCaps(WireModel):
         le=1.0,
         description="RRF weight, within a later round that has no dense query of its own (an "
         "RM3 / missing-term round), of round 1's dense query run again (cached vector); 0 "
-        "leaves such a round BM25-only. SciFact train nDCG@10: 0.7352 at 0, 0.7318 at 1 "
-        "(benchmarks/README.md, issue 27)",
+        "leaves such a round BM25-only, which scored better on SciFact train "
+        "(docs/benchmarks.md)",
     )
     later_round_weight: float = Field(
         default=0.2, gt=0.0, le=1.0, description="RRF weight of rounds 2+ in the final ranking"

@@ -122,13 +122,29 @@ class Candidate(WireModel):
 
 class AnswerQuality(WireModel):
     """Whether the answer fits (:mod:`agentic_search.logic.quality`): ``verdict`` good,
-    weak or none ("no good match"), ``score`` in [0, 1], the ``reason`` in one line, and how
-    many candidates were held back for not clearing it."""
+    weak or none ("no good match"), ``score`` in [0, 1], the ``reason`` in one line, how
+    many candidates were held back for not clearing it, which returned candidates their own
+    evidence supports and the cosine that supports one by itself."""
 
     verdict: Literal["good", "weak", "none"]
     score: float = Field(ge=0.0, le=1.0)
     reason: str
     withheld: int = Field(default=0, ge=0)
+    supported: list[str] | None = Field(
+        default=None,
+        description="ids of the returned candidates supported by their own evidence (named, "
+        "every query word, an asked vocabulary value, or a cosine at least supportRelevance), "
+        "in rank order; the others are weaker results. None when no candidate was judged on "
+        "its own (no query text embedded): every candidate counts as supported",
+    )
+    support_relevance: float | None = Field(
+        default=None,
+        ge=-1.0,
+        le=1.0,
+        description="the cosine to the query (a candidate's relevance, on the embedder "
+        "model's own scale, calibrated per domain and model) at which a candidate is "
+        "supported by its cosine alone; None when none was measured",
+    )
 
 
 class SourceError(WireModel):

@@ -148,6 +148,14 @@ class CacheInfo(WireModel):
     backend: str = "none"
     error: str | None = None
     catalog_version: int | None = None
+    computed_at: str | None = Field(
+        default=None,
+        description="on a hit, when the cached response was computed (ISO 8601, UTC); "
+        "None for an entry stored before it was recorded",
+    )
+    lookup_ms: float | None = Field(
+        default=None, ge=0.0, description="on a hit, how long the cache lookup took (ms)"
+    )
 
 
 class ExtractorInfo(WireModel):

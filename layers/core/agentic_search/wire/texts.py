@@ -3,7 +3,7 @@
 A long query (up to ``QUERY_MAX_CHARS``) is repeated all over the state: the request, the
 intent (and the executor's copy of it), every plan's dense and keyword texts, every retrieved
 list, every round report's queries, every evidence's ``queries`` and provenance. At 4,000
-characters, limit 100 and 5 rounds that is some 300 KB of copies, over Step Functions' 256 KB
+characters, limit 100 and 5 rounds those copies add up to more than Step Functions' 256 KB
 state limit, and the state guard (:mod:`agentic_search.wire.budget`) had to drop source hits.
 
 On the wire, :func:`intern_texts` keeps each text of :data:`MIN_CHARS`+ characters that occurs

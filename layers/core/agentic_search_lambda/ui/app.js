@@ -37,6 +37,15 @@
     if (typeof v === "object") return JSON.stringify(v);
     return String(v);
   }
+  // the whole search (cache check to answer), else the executor's part of it
+  function searchMs(stats) {
+    const total = (stats.stageMs || {}).pipeline_total;
+    return total !== undefined ? total : stats.latencyMs;
+  }
+  function when(iso) {
+    const d = new Date(iso);
+    return Number.isNaN(d.getTime()) ? String(iso) : d.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
+  }
   function ms(v) { return v === undefined || v === null ? "—" : `${(+v).toFixed(v < 10 ? 1 : 0)} ms`; }
 
   // ---- the URL is the state -------------------------------------------------------------
@@ -167,12 +176,15 @@
 
   function render(r, s) {
     const cands = r.candidates || [];
-    $("message").textContent = `${cands.length} result${cands.length === 1 ? "" : "s"} for “${r.query}” in ${ms(r.executionStats && r.executionStats.latencyMs)}` +
-      (r.cache && r.cache.hit ? " (from the result cache)" : "");
+    const cache = r.cache || {};
+    const took = cache.hit
+      ? `from the result cache (computed ${cache.computedAt ? when(cache.computedAt) : "earlier"}, looked up in ${ms(cache.lookupMs)})`
+      : `in ${ms(searchMs(r.executionStats || {}))}`;
+    $("message").textContent = `${cands.length} result${cands.length === 1 ? "" : "s"} for “${r.query}” ${took}`;
     renderIntent(r, s);
-    const threshold = renderVerdict(r);
+    renderVerdict(r);
     renderComparison(r.comparison);
-    renderCards(r, threshold);
+    renderCards(r);
     renderErrors(r.errors || []);
     renderRounds(r);
     $("raw").textContent = JSON.stringify(r, null, 2);
@@ -265,7 +277,11 @@
       $("verdict-reason").textContent = parts.join(" ");
     } else {
       $("verdict-h").textContent = "Weak match";
-      $("verdict-reason").textContent = `These results only partly fit: ${q.reason}.`;
+      const n = (r.candidates || []).length;
+      const fit = Array.isArray(q.supported) ? q.supported.length : n;
+      $("verdict-reason").textContent = (fit < n
+        ? `Only ${fit} of the ${n} results show they fit your query; the others are folded under “${n - fit} weaker result${n - fit === 1 ? "" : "s"}”.`
+        : "These results only partly fit your query.") + ` (${q.reason})`;
     }
     show(box, true);
     return threshold;
@@ -292,7 +308,43 @@
   }
 
   // ---- result cards ----------------------------------------------------------------------------
-  function whyOf(c, query) {
+  // A card says in plain words why it fits (the asked values the record holds, the query's own
+  // words, the reference it is like); aspects, filters and per-source scores are developer
+  // details, behind a disclosure.
+  function plainField(f) { return String(f).replace(/_/g, " "); }
+
+  function matchedOf(c, r) {
+    const prov = c.provenance || {};
+    const hits = prov.hits || [];
+    const intent = r.intent || {};
+    const names = new Map((intent.entities || []).filter((e) => e.kind === "entity").map((e) => [e.id, e.name]));
+    const lines = [];
+    const links = [];
+    const named = hits.filter((h) => h.source.startsWith("entity:"));
+    if (named.length) links.push("named in your query");
+    for (const h of hits) {
+      const g = h.source.split(":");
+      if (g[0] === "graph" && g.length === 3) links.push(`linked from ${names.get(g[2]) || g[2]} (${plainField(g[1])})`);
+    }
+    const values = [];
+    for (const [field, vals] of Object.entries(prov.matchedValues || {})) {
+      for (const v of vals) values.push(el("span", { class: "val", "data-field": field, text: `${fmt(v)} (${plainField(field)})` }));
+    }
+    const words = (prov.matchedKeywords || []).slice(0, 8).map((w) => el("span", { class: "kw", text: w }));
+    const ref = intent.referenceTool;
+    const like = ref ? names.get(ref) || intent.referenceToolName || ref : null;
+    const isLike = like && hits.some((h) => h.queryVectorSource === "reference_tool");
+    const items = [];
+    const join = (nodes) => nodes.flatMap((n, i) => (i ? [", ", n] : [n]));
+    if (values.length) items.push(join(values));
+    if (words.length) items.push(["your words ", ...join(words)]);
+    if (items.length) lines.push(["Matched: ", ...items.flatMap((x, i) => (i ? ["; ", ...x] : x))]);
+    if (isLike) lines.push([`Like ${like}`]);
+    if (links.length) lines.push([[...new Set(links)].join("; ").replace(/^./, (x) => x.toUpperCase())]);
+    return lines;
+  }
+
+  function devRows(c) {
     const prov = c.provenance || {};
     const hits = prov.hits || [];
     const rows = [];
@@ -302,60 +354,112 @@
       const label = h.aspect + (h.queryVectorSource === "reference_tool" ? " (like the reference)" : "");
       if (!aspects.includes(label)) aspects.push(label);
     }
-    const named = hits.filter((h) => h.source.startsWith("entity:")).map((h) => h.source.split(":")[1]);
-    const graph = hits.filter((h) => h.source.startsWith("graph:")).map((h) => h.source.split(":"));
-    const links = [];
-    if (named.length) links.push(`named in the query (${named[0]})`);
-    for (const g of graph) if (g.length === 3) links.push(`${g[1]} edge from ${g[2]}`);
-    if (links.length) rows.push(["Entity links", [...new Set(links)].join("; ")]);
     if (aspects.length) rows.push(["Matched aspects", aspects.join(", ")]);
-    // the query's words as written (never a stem, a stopword or a question word)
-    const words = prov.matchedKeywords || [];
-    if (words.length) rows.push(["Keywords", words.slice(0, 8).join(", ")]);
-    const vals = Object.entries(prov.matchedValues || {}).map(([k, v]) => `${k} = ${fmt(v)}`);
-    if (vals.length) rows.push(["Matched values", vals.join("; ")]);
+    if ((prov.matchedTerms || []).length) rows.push(["Matched terms", prov.matchedTerms.join(", ")]);
     if ((prov.filtersApplied || []).length) rows.push(["Filters", prov.filtersApplied.join("; ")]);
     if ((prov.relaxedFilters || []).length) rows.push(["Relaxed", prov.relaxedFilters.join("; ")]);
+    rows.push(["Fused score", `${fmt(c.fusedScore)} (rank score ${fmt(c.score)}, min-max of this list)`]);
+    if (c.rerankScore !== undefined && c.rerankScore !== null) rows.push(["Rerank score", fmt(c.rerankScore)]);
     return rows;
   }
 
-  function renderCards(r, threshold) {
+  // The record's description, the query's matched words marked (DOM nodes: never markup).
+  function highlighted(text, terms) {
+    const stems = [...new Set(terms.filter((t) => t && t.length > 1).map((t) => t.toLowerCase()))];
+    const out = [];
+    if (!stems.length) return [text];
+    const esc = stems.map((t) => t.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).sort((a, b) => b.length - a.length);
+    const re = new RegExp(`\\b(?:${esc.join("|")})[\\p{L}\\p{N}]*`, "giu");
+    let at = 0;
+    for (const m of text.matchAll(re)) {
+      if (m.index > at) out.push(text.slice(at, m.index));
+      out.push(el("mark", { text: m[0] }));
+      at = m.index + m[0].length;
+    }
+    if (at < text.length) out.push(text.slice(at));
+    return out;
+  }
+
+  // A candidate's cosine to the query as the answer's quality judged it (the server's
+  // logic.quality.best_cosine): its main aspect's (relevance) or a dense source's that embedded
+  // the query's text, on the model's own scale. Null when neither was measured.
+  function cosineOf(c) {
+    const scores = typeof c.relevance === "number" ? [c.relevance] : [];
+    for (const h of (c.provenance || {}).hits || []) {
+      if (h.aspect && h.queryVectorSource === "query_text") scores.push(h.rawScore);
+    }
+    return scores.length ? Math.max(...scores) : null;
+  }
+
+  function scoreOf(c, q) {
+    const cos = cosineOf(c);
+    if (cos === null) return null;
+    const need = q && typeof q.supportRelevance === "number" ? q.supportRelevance : null;
+    const tip = "Relevance: the cosine similarity of this record to your query (the best of its " +
+      "descriptions' vectors), on the embedding model's own scale: not relative to the other results." +
+      (need !== null ? ` A result counts as a fit from ${fmt(need)} on this scale, or when it holds a value you asked for, every word of the query, or is the record you named.` : "");
+    return el("span", { class: "score", title: tip, "data-relevance": cos, tabindex: "0", "aria-label": `relevance ${cos.toFixed(2)}. ${tip}` },
+      `relevance ${cos.toFixed(2)}`);
+  }
+
+  function card(c, i, r, weak) {
+    const meta = c.metadata || {};
+    const name = meta.name || meta.title || c.id;
+    const q = r.answerQuality;
+    const sub = [meta.category, meta.pricing, meta.vendor, meta.released ? `since ${fmt(meta.released)}` : null].filter(Boolean).join(" · ");
+    const node = el("li", { class: `card${weak ? " weak" : ""}`, "data-id": c.id },
+      el("div", { class: "card-head" },
+        el("span", { class: "rank", text: `${i + 1}` }),
+        el("h3", { class: "name", text: name }),
+        scoreOf(c, q),
+        weak ? el("span", { class: "badge", text: "weaker" }) : null),
+      sub ? el("p", { class: "sub", text: sub }) : null);
+    const lines = matchedOf(c, r);
+    if (lines.length) {
+      node.append(el("h4", { class: "vh", text: `Why ${name} fits` }));
+      for (const parts of lines) node.append(el("p", { class: "matched" }, ...parts));
+    }
+    const prov = c.provenance || {};
+    const text = meta.description || meta.text || "";
+    if (text) {
+      const cut = text.length > 420 ? `${text.slice(0, 420)}…` : text;
+      node.append(el("blockquote", { class: "snippet" }, highlighted(cut, [...(prov.matchedTerms || []), ...(prov.matchedKeywords || [])])));
+    }
+    const dev = el("details", { class: "dev-box" }, el("summary", { text: "Details for developers: aspects, filters, provenance" }));
+    const dl = el("dl", { class: "why" });
+    for (const [k, v] of devRows(c)) dl.append(el("dt", { text: k }), el("dd", { text: v }));
+    dev.append(dl);
+    const hits = prov.hits || [];
+    if (hits.length) {
+      const t = el("table", { class: "prov" },
+        el("caption", { text: `Provenance per source: ${hits.length} source hit${hits.length === 1 ? "" : "s"}` }),
+        el("thead", {}, el("tr", {}, ["source", "rank", "raw", "norm.", "round", "query"].map((h) => el("th", { scope: "col", text: h })))),
+        el("tbody", {}, hits.map((h) => el("tr", {},
+          el("td", { text: h.source }), el("td", { text: h.rank }), el("td", { text: fmt(h.rawScore) }),
+          el("td", { text: fmt(h.normalizedScore) }), el("td", { text: h.round || "" }), el("td", { text: h.query || "" })))));
+      dev.append(el("div", { class: "table-wrap", tabindex: "0", role: "region", "aria-label": `Provenance of ${name}` }, t));
+    }
+    node.append(dev);
+    return node;
+  }
+
+  // The supported results are cards; the others (the answer quality judged each on its own
+  // evidence: answerQuality.supported) fold under "N weaker results".
+  function renderCards(r) {
     const list = clear($("cards"));
-    const evidence = new Map(((r.evidencePack || {}).evidence || []).map((e) => [e.id, e]));
+    const folded = clear($("weaker-cards"));
+    const q = r.answerQuality || {};
+    const backed = Array.isArray(q.supported) ? new Set(q.supported) : null;
+    let weaker = 0;
     (r.candidates || []).forEach((c, i) => {
-      const meta = c.metadata || {};
-      const name = meta.name || meta.title || c.id;
-      const weak = threshold !== null && typeof c.relevance === "number" && c.relevance < threshold;
-      const sub = [meta.category, meta.pricing, meta.vendor, meta.released ? `since ${fmt(meta.released)}` : null].filter(Boolean).join(" · ");
-      const card = el("li", { class: `card${weak ? " weak" : ""}`, "data-id": c.id },
-        el("div", { class: "card-head" },
-          el("span", { class: "rank", text: `${i + 1}` }),
-          el("h3", { class: "name", text: name }),
-          el("span", { class: "score", title: `fused ${fmt(c.fusedScore)}, relevance ${fmt(c.relevance)}`, text: `score ${(+c.score).toFixed(3)}` }),
-          weak ? el("span", { class: "badge", text: "weak" }) : null),
-        sub ? el("p", { class: "sub", text: sub }) : null);
-      const rows = whyOf(c, r.query);
-      if (rows.length) {
-        const dl = el("dl", { class: "why" });
-        for (const [k, v] of rows) dl.append(el("dt", { text: k }), el("dd", { text: v }));
-        card.append(el("h4", { class: "vh", text: `Why ${name} matched` }), dl);
-      }
-      const ev = evidence.get(c.id);
-      const snippet = ev ? ev.text : meta.description || meta.text;
-      if (snippet) card.append(el("blockquote", { class: "snippet", text: snippet.length > 420 ? `${snippet.slice(0, 420)}…` : snippet }));
-      const hits = (c.provenance || {}).hits || [];
-      if (hits.length) {
-        const t = el("table", { class: "prov" },
-          el("caption", { text: "Provenance per source" }),
-          el("thead", {}, el("tr", {}, ["source", "rank", "raw", "norm.", "round", "query"].map((h) => el("th", { scope: "col", text: h })))),
-          el("tbody", {}, hits.map((h) => el("tr", {},
-            el("td", { text: h.source }), el("td", { text: h.rank }), el("td", { text: fmt(h.rawScore) }),
-            el("td", { text: fmt(h.normalizedScore) }), el("td", { text: h.round || "" }), el("td", { text: h.query || "" })))));
-        card.append(el("details", { class: "prov-box" }, el("summary", { text: `Provenance: ${hits.length} source hit${hits.length === 1 ? "" : "s"}` }),
-          el("div", { class: "table-wrap", tabindex: "0", role: "region", "aria-label": `Provenance of ${name}` }, t)));
-      }
-      list.append(card);
+      const fits = backed === null || backed.has(c.id);
+      if (fits) list.append(card(c, i, r, false));
+      else { weaker += 1; folded.append(card(c, i, r, true)); }
     });
+    $("weaker-summary").textContent = `${weaker} weaker result${weaker === 1 ? "" : "s"}`;
+    $("weaker").open = false;
+    show($("weaker"), weaker > 0);
+    show($("cards"), list.children.length > 0);
     show($("results"), (r.candidates || []).length > 0);
   }
 

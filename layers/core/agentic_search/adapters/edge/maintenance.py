@@ -1,6 +1,6 @@
 """The Edge-only work outside requests, for the CLI (through
 :func:`agentic_search.wiring.build_maintenance`): optimize in a worker process
-(:mod:`~agentic_search.adapters.edge.optimize`), snapshots and per-process copies for reader
+(:mod:`~agentic_search.adapters.edge.optimize`) and snapshots for reader
 processes (:mod:`~agentic_search.adapters.edge.replica`)."""
 
 from __future__ import annotations
@@ -11,17 +11,16 @@ from pathlib import Path
 from agentic_search.adapters.edge.optimize import (
     MIN_POINTS,
     OptimizeResult,
-    ShardOptimizer,
     needs_optimize,
     optimize_in_worker,
 )
-from agentic_search.adapters.edge.replica import copy_tree, snapshot
+from agentic_search.adapters.edge.replica import snapshot
 from agentic_search.adapters.edge.store import EdgeStore
 from agentic_search.logic.schema import DomainSchema, available_domains, load_schema
 
 
 class EdgeMaintenance:
-    """Optimize, snapshot and copy the shards of one :class:`EdgeStore`."""
+    """Optimize and snapshot the shards of one :class:`EdgeStore`, and hold their writes."""
 
     MIN_POINTS = MIN_POINTS
 
@@ -43,10 +42,6 @@ class EdgeMaintenance:
         shard."""
         return optimize_in_worker(self.store, schema, on_tick)
 
-    def optimizer(self, schema: DomainSchema) -> ShardOptimizer:
-        """A :class:`ShardOptimizer` of the domain's shard, not started."""
-        return ShardOptimizer(self.store, schema)
-
     def snapshot(self, dest: Path) -> list[str]:
         """:func:`~agentic_search.adapters.edge.replica.snapshot` of every served domain."""
         return snapshot(self.store, dest, self.domains())
@@ -62,11 +57,6 @@ class EdgeMaintenance:
         """
         for schema in self.domains():
             self.store.acquire_writer(schema)
-
-    @staticmethod
-    def copy_snapshot(src: Path, dst: Path) -> None:
-        """A reader process's own copy of a snapshot folder."""
-        copy_tree(src, dst)
 
 
 __all__ = ["EdgeMaintenance"]

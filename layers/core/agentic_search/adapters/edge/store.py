@@ -104,7 +104,7 @@ class EngineWeights(Sequence[float]):
 
     What the query side reads a record's sparse vector for (term presence) needs only its
     indices; converting the weights as well cost as much again as reading the vector
-    (~0.5 ms per 100 SciFact abstracts). Each read of the engine vector's ``indices`` or
+    (docs/benchmarks.md). Each read of the engine vector's ``indices`` or
     ``values`` builds a new list, so each is read at most once. Equal to any sequence of the
     same floats.
     """
@@ -400,8 +400,7 @@ class EdgeStore(ShardFiles):
         different in every process), and that order breaks ties between equal scores (records
         whose aspect texts are the same have the same vector): a catalog indexed twice answered
         the same query differently. One point at a time, it is placed in the order written
-        (a replaced point keeps its place), at the same cost: 0.044 ms a point either way
-        (1,024 points of four 384-float vectors, batches of 64)."""
+        (a replaced point keeps its place), at the same cost as a batch (docs/benchmarks.md)."""
         for p in points:
             point = qe.Point(point_id(schema.name, p.id), _vector(p.vectors, p.sparse), p.payload)
             self._update(schema, qe.UpdateOperation.upsert_points([point]))
@@ -614,8 +613,7 @@ class EdgeStore(ShardFiles):
 
     def sparse_counts(self, schema: DomainSchema, indices: Sequence[int], cap: int) -> list[int]:
         """Points holding each sparse index, up to ``cap``: one single-index query each, sent
-        as one ``query_batch`` (a few hundred indices cost ~2 ms, against ~50 us a query sent
-        alone)."""
+        as one ``query_batch`` (far cheaper than one request per index: docs/benchmarks.md)."""
         if not indices:
             return []
         requests = [

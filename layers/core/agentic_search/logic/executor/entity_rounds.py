@@ -51,8 +51,8 @@ BRIDGES_PLACED = 1
 #: Walked records returned by the graph source (the best is placed; the others are reported).
 GRAPH_TOP_K = 10
 #: RRF weight of the "records that name X" walk of an alternative-to query: two lists' worth
-#: (golden set, odd ids: Recall@5 0.836 at 1, 0.857 at 2, 0.864 at 3; even ids 0.877 at
-#: all three: the odd half chose it, the even half says it does no harm).
+#: (chosen on the golden set's odd ids, checked on the even ids, where it does no harm:
+#: docs/benchmarks.md).
 ALTERNATIVES_WEIGHT = 2.0
 #: A record already ranked this high (or within the limit, if smaller) needs no bridge.
 BRIDGE_WINDOW = 10

@@ -6,8 +6,8 @@ from the evidence so far (Lavrenko and Croft 2001; Abdul-Jaleel et al. 2004) in 
 documents' stored vectors, or the query plus the RM3 words embedded; off by default.
 A round with no dense query of its own (RM3 words, a missing term) can run round 1's dense
 query again (its vector is cached: no new embedding) at ``ExecutorCaps.later_dense_weight``;
-off by default: on SciFact's train split it cost 0.0034 nDCG@10 (0.7318 vs 0.7352), where a
-later round's BM25 list is what adds the missing term (issue 27; benchmarks/README.md).
+off by default: on SciFact's train split it cost nDCG@10, where a later round's BM25 list is
+what adds the missing term (docs/benchmarks.md).
 """
 
 from __future__ import annotations
