@@ -1,10 +1,13 @@
 """Unzipped size of each built function with its layers, against Lambda's 250 MiB limit.
 
-Reads the template (for each ``AWS::Serverless::Function`` the Globals' ``Layers`` then its own)
-and sizes the folders ``sam build`` wrote under the build directory (one per logical id).
+Reads the template (for each ``AWS::Serverless::Function`` the Globals' ``Layers`` then its own;
+a layer chosen by ``Fn::If`` on the vector engine's conditions, ``UseQdrant`` / ``UseEdgeS3``, is
+counted for the ``--vector-engine`` given) and sizes the folders ``sam build`` wrote under the
+build directory (one per logical id).
 
 Usage:
     python scripts/built_sizes.py [--template template.yaml] [--build-dir DIR] [--markdown]
+        [--vector-engine edge-s3|qdrant]
 
 Prints one row per layer and per function (MiB = 2**20 bytes; ``--markdown``: the table of
 docs/benchmarks.md) and exits 1 when a function plus its layers is over 250 MiB unzipped
@@ -51,15 +54,50 @@ def folder_bytes(path: Path) -> int:
     return total
 
 
-def function_layers(template: dict[str, Any]) -> dict[str, list[str]]:
-    """Function logical id -> the logical ids of its layers (Globals' first, then its own)."""
+VECTOR_ENGINES = ("edge-s3", "qdrant")
+
+
+def engine_conditions(vector_engine: str) -> dict[str, bool]:
+    """The template's conditions that depend on ``VectorEngine`` alone, for that engine."""
+    if vector_engine not in VECTOR_ENGINES:
+        raise ValueError(f"vector engine {vector_engine!r}: expected one of {VECTOR_ENGINES}")
+    return {"UseQdrant": vector_engine == "qdrant", "UseEdgeS3": vector_engine != "qdrant"}
+
+
+def _layer_ref(node: Any, conditions: dict[str, bool]) -> str | None:
+    """A ``Layers`` entry's logical id: ``Ref``, or the branch of an ``Fn::If`` on one of
+    ``conditions`` (None for ``AWS::NoValue``).
+
+    Raises:
+        ValueError: for an ``Fn::If`` on another condition.
+    """
+    if isinstance(node, dict) and "Fn::If" in node:
+        name, when_true, when_false = node["Fn::If"]
+        if name not in conditions:
+            raise ValueError(f"a layer chosen by condition {name!r}: only {sorted(conditions)}")
+        return _layer_ref(when_true if conditions[name] else when_false, conditions)
+    if isinstance(node, dict) and "Ref" in node and node["Ref"] != "AWS::NoValue":
+        return str(node["Ref"])
+    return None
+
+
+def function_layers(
+    template: dict[str, Any], vector_engine: str = "edge-s3"
+) -> dict[str, list[str]]:
+    """Function logical id -> the logical ids of its layers (Globals' first, then its own) in a
+    stack of ``vector_engine`` (the template's default: ``edge-s3``).
+
+    Raises:
+        ValueError: for an unknown engine, or a layer chosen by another condition.
+    """
+    conditions = engine_conditions(vector_engine)
     glob = template.get("Globals", {}).get("Function", {}).get("Layers", [])
     out = {}
     for name, res in template.get("Resources", {}).items():
         if res.get("Type") != "AWS::Serverless::Function":
             continue
         refs = list(glob) + list(res.get("Properties", {}).get("Layers", []))
-        out[name] = [r["Ref"] for r in refs if isinstance(r, dict) and "Ref" in r]
+        out[name] = [x for r in refs if (x := _layer_ref(r, conditions)) is not None]
     return out
 
 
@@ -88,10 +126,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--template", default="template.yaml")
     parser.add_argument("--build-dir", default=".aws-sam/build")
     parser.add_argument("--markdown", action="store_true", help="a markdown table of the sizes")
+    parser.add_argument(
+        "--vector-engine",
+        choices=VECTOR_ENGINES,
+        default="edge-s3",
+        help="the stack's VectorEngine: which conditional layers count (default: edge-s3)",
+    )
     args = parser.parse_args(argv)
     template = yaml.load(Path(args.template).read_text(encoding="utf-8"), Loader=_CfnLoader)
     build = Path(args.build_dir)
-    layers_of = function_layers(template)
+    layers_of = function_layers(template, args.vector_engine)
     sizes: dict[str, int] = {}
     for name in sorted({x for ls in layers_of.values() for x in ls} | set(layers_of)):
         if not (build / name).is_dir():

@@ -4,6 +4,7 @@ and latency percentiles."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import re
 import sys
@@ -155,7 +156,10 @@ def open_evaluation(args: argparse.Namespace) -> tuple[Any, Any, bool]:
     """The service, the judged queries (``args.max_queries`` at most) and whether the index
     is searched as it is (``--domain`` without ``--catalog``) of ``eval`` / ``calibrate``.
     No result cache (every system answers every query itself); rules unless ``LLM=on`` is
-    set (the figures are reproducible and compare retrieval, not a remote model).
+    set (the figures are reproducible and compare retrieval, not a remote model). An index
+    searched as it is is read as a search reads it, beside a running ``serve`` too
+    (:func:`~agentic_search_cli.serve_link.reader_settings`; the service's ``close`` deletes
+    the copy).
 
     Raises:
         SystemExit: (2) for a dataset, domain or catalog that cannot be used.
@@ -189,9 +193,19 @@ def open_evaluation(args: argparse.Namespace) -> tuple[Any, Any, bool]:
     prefix = args.collection_prefix
     if prefix is None:
         prefix = settings.collection_prefix if live else f"eval-{name}-{model}"
-    service = SearchService.create(
-        settings_for(collection_prefix=prefix, cache_backend="none", llm=eval_llm()), domain
-    )
+    chosen = settings_for(collection_prefix=prefix, cache_backend="none", llm=eval_llm())
+    readers = contextlib.ExitStack()
+    if live:  # the domain's own index, read as a search reads it (docs/concurrency.md)
+        from agentic_search_cli.serve_link import ServeLinkError, reader_settings
+
+        try:
+            chosen = readers.enter_context(reader_settings(chosen, "eval"))
+        except ServeLinkError as exc:
+            readers.close()
+            sys.stderr.write(f"agentic-search: error: {exc}\n")
+            raise SystemExit(1) from None
+    service = SearchService.create(chosen, domain)
+    service.close = closing(service.close, readers.close)  # the copy goes with the service
     try:
         corpus = None
         if own:
@@ -210,6 +224,16 @@ def open_evaluation(args: argparse.Namespace) -> tuple[Any, Any, bool]:
         service.close()
         raise
     return service, dataset.limit(args.max_queries), live
+
+
+def closing(*steps: Any) -> Any:
+    """A ``close`` that runs ``steps`` in order (the service, then its reader's copy)."""
+
+    def close() -> None:
+        for step in steps:
+            step()
+
+    return close
 
 
 def sync_corpus(service: Any, dataset: Any, live: bool, progress: Any) -> Any:

@@ -70,7 +70,24 @@ def run(args: argparse.Namespace) -> int:
 
     The server answers at once (a client gives up on a server that does not initialize
     within seconds); a first use's ingest of the bundled catalog runs meanwhile, and the
-    tools that read the index wait for it."""
+    tools that read the index wait for it. A reader, as ``search`` is (docs/concurrency.md):
+    beside a running ``serve`` it searches a copy serve took for it, else a private copy of
+    the index taken while no writer is at work
+    (:func:`~agentic_search_cli.serve_link.reader_settings`); either is the index as it was
+    when the server started."""
+    from agentic_search_cli.serve_link import ServeLinkError, reader_settings
+
+    with contextlib.ExitStack() as readers:
+        try:
+            settings = readers.enter_context(reader_settings(settings_for(args), "mcp"))
+        except ServeLinkError as exc:
+            sys.stderr.write(f"agentic-search: error: {exc}\n")
+            return 1
+        return _serve_stdio(settings)
+
+
+def _serve_stdio(settings: Any) -> int:
+    """Serve MCP on stdio over ``settings`` (a reader's: :func:`run`)."""
     with stdout_on_stderr():
         from agentic_search_lambda.observability import outside_lambda
 
@@ -79,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
         from agentic_search_lambda.mcp_tools import build_server, index_lock
         from agentic_search_lambda.runtime import Runtime, use
 
-        rt = Runtime(settings_for(args))
+        rt = Runtime(settings)
         use(rt)  # the tools search through this runtime
         service = SearchService(rt.deps("tools"))
         server = build_server()
@@ -103,6 +120,9 @@ def prepare(service: Any, lock: Any) -> None:
     the tools then answer with the store's own error."""
     try:
         complete_interrupted_write(service)
+        store = service.deps.store
+        if service.never_written() and hasattr(store, "acquire_writer"):  # Qdrant Edge
+            store.acquire_writer(service.schema)  # a reader's: waits for a writer
         if service.never_written():  # first use (an index a prune emptied stays empty)
             sys.stderr.write("agentic-search: first use: indexing the bundled catalog...\n")
             report = service.ensure_bundled_catalog()

@@ -192,7 +192,7 @@ def run(args: argparse.Namespace) -> int:
     if maintenance is not None:  # ingest and sync of the CLI come here (serve_link)
         host, port = server.server_address[:2]
         info = serve_link.write_info(rt.settings, host, port, tuple(served))
-        writer = ServeWriter(rt, info.token, pool, search_lock())
+        writer = ServeWriter(rt, info.token, pool, search_lock(), maintenance)
     attach(pool, writer)
     try:
         return _serve(args, rt, server)

@@ -24,6 +24,7 @@ examples:
   agentic-search search "AI code completion tools that work locally"
   agentic-search search "free alternative to Cursor" --json
   agentic-search search "open source vector database I can self-host" --explain --limit 5
+  agentic-search chat                  # a conversation: "only the free ones", "not that one"
   agentic-search ingest my-catalog.jsonl --domain tools
   agentic-search ingest datasets/scifact --domain documents
   agentic-search eval --dataset datasets/scifact --out benchmarks/scifact

@@ -1,8 +1,8 @@
 """``agentic-search``: search and ingest from the command line, on the embedded defaults.
 
-One module per command (``cmd_search``, ``cmd_ingest``, ``cmd_init_domain``, ``cmd_eval``,
-``cmd_calibrate``, ``cmd_bench``, ``cmd_serve``, ``cmd_mcp``, ``sync_cmd``, ``cmd_migrate``),
-each with ``add_parser(sub)`` and ``run(args)``.
+One module per command (``cmd_search``, ``cmd_chat``, ``cmd_ingest``, ``cmd_init_domain``,
+``cmd_eval``, ``cmd_calibrate``, ``cmd_bench``, ``cmd_serve``, ``cmd_mcp``, ``sync_cmd``,
+``cmd_migrate``), each with ``add_parser(sub)`` and ``run(args)``.
 
 Exit codes: 0 success; 1 a runtime failure (store, model, file); 2 a usage error (unknown
 option, empty or over-long query, bad value), always with a one-line reason on stderr.
@@ -19,6 +19,7 @@ import warnings
 from agentic_search_cli import (
     cmd_bench,
     cmd_calibrate,
+    cmd_chat,
     cmd_eval,
     cmd_ingest,
     cmd_init_domain,
@@ -38,6 +39,7 @@ from agentic_search_cli.common import (
 
 COMMANDS = {
     "search": cmd_search,
+    "chat": cmd_chat,
     "ingest": cmd_ingest,
     "init-domain": cmd_init_domain,
     "eval": cmd_eval,
@@ -51,8 +53,8 @@ COMMANDS = {
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The CLI's argument parser (subcommands: search, ingest, eval, bench, serve, mcp, sync,
-    migrate)."""
+    """The CLI's argument parser (subcommands: search, chat, ingest, eval, bench, serve, mcp,
+    sync, migrate)."""
     parser = Parser(
         prog="agentic-search",
         description=(

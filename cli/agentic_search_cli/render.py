@@ -230,6 +230,27 @@ def timing_line(stats: ExecutionStats) -> str:
     )
 
 
+def follow_up_lines(it: Any) -> list[str]:
+    """How a query with history was read (``intent.followUp``): the kind and the turn it was
+    read against, the text searched, and what was kept, added and dropped; none without
+    history."""
+    up = it.follow_up
+    if up is None:
+        return []
+    if up.kind == "standalone":
+        head = "follow-up: none, the query stands alone (the conversation's context is dropped)"
+    else:
+        cue = f" ({up.cue!r})" if up.cue else ""
+        head = f"follow-up: {up.kind} of turn {up.turn}{cue}, searched as {up.read_as!r}"
+    lines = [head]
+    for label, parts in (("kept", up.kept), ("added", up.added), ("dropped", up.dropped)):
+        if parts:
+            lines.append(f"  {label}: " + "; ".join(parts))
+    if up.within:
+        lines.append(f"  searched within the previous results first: {', '.join(up.within)}")
+    return lines
+
+
 def explain_panel(resp: SearchResponse, embedder: str | None = None) -> Panel:
     """The intent and the plan, compactly (``embedder``: a line on the embedder)."""
     it, plan = resp.intent, resp.plan
@@ -238,6 +259,7 @@ def explain_panel(resp: SearchResponse, embedder: str | None = None) -> Panel:
     ]
     if embedder:
         lines.append(f"embedder: {embedder}")
+    lines += follow_up_lines(it)
     lines += link_lines(it)
     lines += path_lines(resp.paths)
     if it.reference_tool:

@@ -137,6 +137,48 @@ def held_message(settings: Any, exc: Exception) -> str:
     return str(exc)
 
 
+@contextlib.contextmanager
+def reader_settings(settings: Any, who: str) -> Iterator[Any]:
+    """Settings that read the index without writing it, for a command that only reads it
+    (``mcp``, ``eval`` of an index as it is, ``bench``'s golden queries), as ``search``
+    reads (docs/concurrency.md): with ``serve`` running over the folder, a copy it snapshots
+    between writes into a private folder under ``$AGENTIC_SEARCH_HOME/run`` (``who``-<pid>-*,
+    ``POST /_local/copy``; deleted when the block ends), searched by this process as its own;
+    otherwise ``QDRANT_EDGE_READER`` (the store copies the shard under its read gate while no
+    writer is at work). A Qdrant server needs neither.
+
+    Raises:
+        ServeLinkError: when ``serve`` could not make the copy.
+    """
+    info = running_server(settings)
+    if settings.vector_store != "edge" or settings.qdrant_url:
+        yield settings
+        return
+    if info is None:
+        yield settings.model_copy(update={"qdrant_edge_reader": True})
+        return
+    import shutil
+
+    from agentic_search.adapters.edge.copying import private_folder
+
+    folder = private_folder(Path(settings.agentic_search_home) / "run", who)
+    try:
+        last: dict[str, Any] = {}
+        edge = folder / "edge"
+        for line in post_lines(info, "/_local/copy", {"dest": str(edge)}):
+            last = line
+        if "copied" not in last:
+            reason = last.get("usage") or last.get("error") or "no answer"
+            raise ServeLinkError(f"serve (pid {info.pid}) could not copy the index: {reason}")
+        sys.stderr.write(
+            f"agentic-search: serve (pid {info.pid}, port {info.port}) holds the index; "
+            f"reading a copy it took ({folder})\n"
+        )
+        yield settings.model_copy(update={"qdrant_edge_path": edge})
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 class ServeLinkError(RuntimeError):
     """The running ``serve`` could not be reached, or broke off its answer."""
 

@@ -50,20 +50,33 @@ class ServeWriter:
     in-process searches take, or a null context) is held during the write when there is no
     pool."""
 
-    ROUTES = ("/_local/ingest", "/_local/sync")
+    ROUTES = ("/_local/ingest", "/_local/sync", "/_local/copy")
 
-    def __init__(self, rt: Any, token: str, pool: Any = None, search_lock: Any = None) -> None:
+    def __init__(
+        self,
+        rt: Any,
+        token: str,
+        pool: Any = None,
+        search_lock: Any = None,
+        maintenance: Any = None,
+    ) -> None:
         self.rt = rt
         self.token = token
         self.pool = pool
+        #: the Edge maintenance of the served store: ``/_local/copy`` snapshots through it
+        self.maintenance = maintenance
         self.search_lock = search_lock if search_lock is not None else contextlib.nullcontext()
         self._write = threading.Lock()  # one write at a time
 
     def handle(self, route: str, body: dict[str, Any], emit: Emit) -> None:
-        """Apply the write of ``route`` described by ``body``, streaming through ``emit``."""
+        """Apply the write of ``route`` described by ``body``, streaming through ``emit``
+        (``/_local/copy``: :meth:`copy`)."""
         from agentic_search.ports import EmbedderError, KeywordIndexError, VectorStoreError
         from agentic_search.sync.prune import PruneRefused
 
+        if route == "/_local/copy":
+            self.copy(body, emit)
+            return
         domain = body.get("domain", "tools")
         known = self.rt.domains()
         if domain not in known:
@@ -106,6 +119,29 @@ class ServeWriter:
                 emit({"error": f"{type(exc).__name__}: {exc}"})
                 return
         emit(result)
+
+    def copy(self, body: dict[str, Any], emit: Emit) -> None:
+        """A reader's own copy of the served index: a snapshot of every served domain into
+        ``body["dest"]``, a folder not there yet inside a folder of ``$AGENTIC_SEARCH_HOME/run``
+        (anything else is refused), taken between writes (never of a half-written index). Emits
+        ``{"copied": [collections], "dest": ...}`` or the reason it could not."""
+        from agentic_search.ports import VectorStoreError
+
+        runs = (Path(self.rt.settings.agentic_search_home) / "run").resolve()
+        dest = Path(str(body.get("dest") or "")).resolve()
+        if self.maintenance is None:
+            emit({"error": "this serve keeps no Edge index to copy (a Qdrant server)"})
+            return
+        if dest.parent.parent != runs or dest.exists():
+            emit({"usage": f"the copy goes to a new folder inside a folder of {runs}"})
+            return
+        with self._write:  # between writes
+            try:
+                copied = self.maintenance.snapshot(dest)
+            except (VectorStoreError, OSError) as exc:
+                emit({"error": str(exc)})
+                return
+        emit({"copied": copied, "dest": str(dest)})
 
     def _ingest(self, domain: str, body: dict[str, Any], emit: Emit) -> dict[str, Any] | None:
         from agentic_search.service import SearchService

@@ -211,3 +211,83 @@ def test_eight_searches_an_ingest_and_serve_at_once(home: Path, new_records: Pat
     ranking is the one serve answers before the ingest or after it."""
     with serving_process(home, "--workers", "2", **ENV):
         _searches_beside_an_ingest(home, new_records, searches=8)
+
+
+TOOLS_QUERIES = Path(__file__).resolve().parents[2] / "benchmarks" / "tools_queries"
+
+
+def test_mcp_eval_and_bench_beside_serve_read_a_copy_serve_took(home: Path, tmp_path) -> None:
+    """GIVEN serve running over the folder (it holds every bundled shard for writing) WHEN
+    ``mcp``, ``eval`` of the index as it is and ``bench`` run beside it THEN each exits 0 (mcp:
+    its search answers what serve answers, a follow-up with history too) instead of failing on
+    the writer lock: mcp and eval read a copy serve took for them (``/_local/copy``), deleted
+    when they end; bench's golden set runs in an index of its own."""
+    import anyio
+    from mcp import Client, StdioServerParameters
+
+    env = {**os.environ, "AGENTIC_SEARCH_HOME": str(home), **ENV}
+    with serving_process(home, "--workers", "1", **ENV) as (_proc, url):
+        import urllib.request
+
+        def direct(body: dict) -> list[str]:
+            req = urllib.request.Request(
+                f"{url}/search",
+                data=json.dumps(body).encode(),
+                headers={"content-type": "application/json"},
+            )
+            with urllib.request.urlopen(req, timeout=600) as resp:
+                return [c["id"] for c in json.loads(resp.read())["candidates"]]
+
+        async def session() -> tuple[list[str], list[str], str]:
+            params = StdioServerParameters(command=CLI[0], args=[*CLI[1:], "mcp"], env=env)
+            async with Client(params, mode="legacy") as client:
+                first = await client.call_tool("search", {"query": QUERY, "limit": 5})
+                shown = [c["id"] for c in first.structured_content["candidates"]]
+                history = [{"query": QUERY, "ids": shown}]
+                second = await client.call_tool(
+                    "search", {"query": "not that one", "limit": 5, "history": history}
+                )
+                content = second.structured_content
+                return shown, [c["id"] for c in content["candidates"]], content["followUp"]["kind"]
+
+        shown, excluded, kind = anyio.run(session)
+        assert shown and shown == direct({"query": QUERY, "limit": 5})
+        history = [{"query": QUERY, "ids": shown}]
+        assert kind == "exclude" and shown[0] not in excluded
+        assert excluded == direct({"query": "not that one", "limit": 5, "history": history})
+        evaluated = run_cli(
+            home,
+            "eval",
+            "--dataset",
+            str(TOOLS_QUERIES),
+            "--domain",
+            "tools",
+            "--split",
+            "heldout",
+            "--max-queries",
+            "2",
+            "--allow-errors",
+            timeout=900,
+            **ENV,
+        )
+        assert evaluated.returncode == 0, evaluated.stderr
+        assert "reading a copy it took" in evaluated.stderr
+        bench = run_cli(
+            home,
+            "bench",
+            "--no-golden",
+            "--import-runs",
+            "1",
+            "--ingest-docs",
+            "5",
+            "--warmup",
+            "0",
+            "--out",
+            str(tmp_path / "bench"),
+            timeout=900,
+            **ENV,
+        )
+        assert bench.returncode == 0, bench.stderr
+        runs = home / "run"
+        left = [p.name for p in runs.iterdir()] if runs.is_dir() else []
+        assert not [n for n in left if n.startswith(("mcp-", "eval-"))], left

@@ -166,6 +166,37 @@ def test_added_filters_constrain_the_search_as_they_do_post_search(
     assert ids == [c["id"] for c in api["body"]["candidates"]]
 
 
+def test_history_reads_a_follow_up_as_post_search_does_and_explain_says_how(
+    wired_runtime, handlers
+):
+    history = [{"query": "AI code completion tools", "ids": ["augment-code", "cursor", "tabby"]}]
+    args = {"query": "more like the second one", "limit": 5, "history": history}
+
+    async def body(client: Client) -> Any:
+        tools = await client.list_tools()
+        return (
+            tools,
+            await client.call_tool("search", args),
+            await client.call_tool("explain", args),
+            await client.call_tool("search", {**args, "history": history * 11}),
+        )
+
+    tools, found, explained, bad = in_memory(body)
+    assert found.is_error is False and explained.is_error is False
+    Draft202012Validator(schemas(tools)["search"]).validate(found.structured_content)
+    Draft202012Validator(schemas(tools)["explain"]).validate(explained.structured_content)
+    api = http_api(handlers, "POST", "/search", args)
+    assert [c["id"] for c in found.structured_content["candidates"]] == [
+        c["id"] for c in api["body"]["candidates"]
+    ]
+    assert found.structured_content["followUp"]["kind"] == "reference"
+    up = explained.structured_content["intent"]["followUp"]
+    assert up == api["body"]["intent"]["followUp"] and up["turn"] == 1
+    assert explained.structured_content["intent"]["referenceTool"] == "cursor"
+    assert bad.is_error is True
+    assert bad.content[0].text.startswith("invalid field(s): history")
+
+
 def test_get_record_gives_the_catalogs_fields_without_index_bookkeeping(
     wired_runtime, catalog_by_id
 ):

@@ -383,6 +383,48 @@ def test_removing_a_chip_reruns_without_it(browser, page_url):
     assert card_names(browser) == names_of(full)
 
 
+def test_refining_sends_the_conversation_and_keeps_it_in_the_url(browser, page_url):
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    # GIVEN a search's results
+    open_page(browser, f"{page_url}/?q=AI+code+completion+tools&limit=5")
+    wait_done(browser)
+    shown = [
+        e.get_attribute("data-id") for e in browser.find_elements("css selector", "#cards .card")
+    ]
+    assert not browser.find_element("id", "refine").get_attribute("hidden")
+    # WHEN the person refines them in the box under the results
+    box = browser.find_element("id", "refine-q")
+    box.send_keys("only the free ones\n")
+    WebDriverWait(browser, 120).until(lambda d: "hq=" in d.current_url)
+    wait_done(browser)
+    # THEN the URL holds the earlier turn (its query and the ids shown) and the new query,
+    # and the cards are the API's answer to that conversation
+    assert "q=only+the+free+ones" in browser.current_url
+    assert "hq=AI+code+completion+tools" in browser.current_url
+    history = [{"query": "AI code completion tools", "ids": shown}]
+    body = api_search(page_url, query="only the free ones", limit=5, history=history)
+    assert body["intent"]["followUp"]["kind"] == "filter"
+    assert card_names(browser) == names_of(body)
+    head = browser.find_element("id", "follow-up-head").text
+    assert "follow-up (filter) of turn 1" in head and "AI code completion tools free" in head
+    turns = [e.text for e in browser.find_elements("css selector", "#turns .turn-q")]
+    assert turns == ["AI code completion tools"]
+    # a page opened from that URL asks the same conversation
+    url = browser.current_url
+    open_page(browser, url)
+    wait_done(browser)
+    assert card_names(browser) == names_of(body)
+    # and "Start over" forgets the conversation: the query alone
+    browser.find_element("id", "start-over").click()
+    WebDriverWait(browser, 120).until(lambda d: "hq=" not in d.current_url)
+    wait_done(browser)
+    assert not browser.find_elements("css selector", "#turns li")
+    assert browser.find_element("id", "follow-up").get_attribute("hidden") is not None
+    alone = api_search(page_url, query="only the free ones", limit=5)
+    assert card_names(browser) == names_of(alone)
+
+
 def test_a_comparison_query_shows_the_table(browser, page_url):
     open_page(browser, f"{page_url}/?q=Cursor+vs+Windsurf&limit=5")
     wait_done(browser)

@@ -130,3 +130,64 @@ def test_catalog_sync_quotes_its_result_file() -> None:
         f"{saved['calls_saved_share']:.0%} of the embedder calls",
         sync["measured_at"][:10],
     )
+
+
+def _cost_report() -> dict:
+    import importlib.util
+    import sys
+
+    spec = importlib.util.spec_from_file_location(
+        "benchmarks_cost", REPO / "benchmarks" / "cost" / "cost.py"
+    )
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module.report(
+        module.load_template(REPO / "template.yaml"),
+        _json("benchmarks/cost/measured.json"),
+        _json("benchmarks/cost/prices.json"),
+    )
+
+
+def test_the_cost_table_is_what_the_cost_command_prints_on_both_pages() -> None:
+    # benchmarks/cost/cost.py over the committed measurements, prices and template: a re-run
+    # of measure.py, a price or a memory size changed, and the pages disagree until updated
+    rep = _cost_report()
+    deploy = " ".join((REPO / "docs/guides/deploy.md").read_text(encoding="utf-8").split())
+    for text in (_sections()["What a search costs"], deploy):
+        for kind, row in rep["per_1000_searches"].items():
+            figures = f"${row['edge-s3']['total']:.4f} | ${row['qdrant']['total']:.4f}"
+            assert f"per 1,000 {kind} searches | {figures}" in text, kind
+        idle = rep["idle_month"]
+        assert f"| ${idle['edge-s3']['total']:.2f} | ${idle['qdrant']['total']:.2f}" in text
+        floor = rep["opensearch_serverless_kb_idle_month"]
+        assert f"${floor['redundant']:.2f} (dev/test ${floor['dev_test']:.2f})" in text
+        assert rep["prices_as_of"] in text
+
+
+def test_edge_s3_cold_start_and_publish_quote_their_result_files() -> None:
+    text = _sections()["edge-s3 snapshots: cold start and publish"]
+    for path in ("benchmarks/edge_s3/results-284.json", "benchmarks/edge_s3/results-100k.json"):
+        [row] = _json(path)["rows"]
+        assert f"| {row['points']:,} | {row['archive_mib']} MiB | {row['publish_s']:.2f} s" in text
+        assert f"{row['cold_open_s']:.2f} s" in text and row["opens"] >= 5, path
+    sync = _json("benchmarks/cost/measured.json")["sync"]
+    for kind in ("modify-1", "modify-1000", "insert-1"):
+        batch = sync[kind]
+        assert f"{batch['handler_s']:.2f} s | {batch['publish_s']:.2f} s" in text, kind
+        assert batch["runs"] >= 5, kind
+    assert f"load average {sync['load_before']:.1f} before" in text
+
+
+def test_the_follow_up_figures_quote_their_result_file() -> None:
+    summary = _json("benchmarks/follow_ups/results.json")["summary"]
+    held, tuning = summary["heldout"], summary["tuning"]
+    _quoted(
+        "Follow-up conversations",
+        *(f"{s[k]:.4f}" for s in (held, tuning) for k in ("ndcg@10_history", "ndcg@10_alone")),
+        f"+{held['gain']:.4f}",
+        f"+{tuning['gain']:.4f}",
+        f"{held['standalone_misread']} of {held['standalone']}",
+        f"{tuning['standalone_misread']} of {tuning['standalone']}",
+    )

@@ -48,7 +48,11 @@ def test_committed_lock_files_are_current(pyproject):
 def test_layers_hold_what_their_functions_use_and_nothing_the_runtime_has(pyproject):
     layers = layer_requirements.layer_requirements(pyproject)
     core, embed = names(layers["core"]), names(layers["embed"])
-    assert {"pydantic", "qdrant-client", "qdrant-edge-py", "aws-lambda-powertools"} <= core
+    assert {"pydantic", "qdrant-edge-py", "aws-lambda-powertools"} <= core
+    # the Qdrant server's client is its own layer's (VectorEngine=qdrant only), with its gRPC
+    assert names(layers["qdrant"]) == {"qdrant-client"} and "qdrant-client" not in core
+    assert {"qdrant-client", "grpcio", "protobuf", "httpx"} <= set(pins("qdrant"))
+    assert not {"qdrant-client", "grpcio", "protobuf", "httpx"} & set(pins("core"))
     assert not core & {
         "fastembed",
         "onnxruntime",
@@ -62,7 +66,7 @@ def test_layers_hold_what_their_functions_use_and_nothing_the_runtime_has(pyproj
     core_pins = pins("core")
     assert "aws-xray-sdk" in core_pins  # the tracer extra of aws-lambda-powertools[tracer,parser]
     never = {"boto3", "botocore", "s3transfer", "python-dateutil", "six", "portalocker"}
-    for layer in ("core", "openai", "mongo", "embed"):
+    for layer in ("core", "openai", "mongo", "embed", "qdrant"):
         assert not set(pins(layer)) & never, layer
     assert "openai" in pins("openai") and not set(pins("openai")) & set(core_pins)
     assert set(pins("mongo")) == {"pymongo", "dnspython"}

@@ -17,7 +17,7 @@ from agentic_search.dependencies import Dependencies
 from agentic_search.logic.embedder_identity import check_identity
 from agentic_search.logic.schema import DomainSchema
 from agentic_search.pipeline.cache import cache_lookup
-from agentic_search.wire import CacheInfo, SearchRequest, SearchResponse
+from agentic_search.wire import CacheInfo, SearchRequest, SearchResponse, Turn
 from agentic_search.wiring import (
     build_dependencies,
     collection_info,
@@ -70,13 +70,21 @@ class SearchService:
 
     # ----- search ----------------------------------------------------------------------------
 
-    def search(self, query: str, limit: int = 10, rounds: int | None = None) -> SearchResponse:
+    def search(
+        self,
+        query: str,
+        limit: int = 10,
+        rounds: int | None = None,
+        history: Sequence[Turn | dict[str, Any]] | None = None,
+    ) -> SearchResponse:
         """The cached response (:meth:`cached`, while the store is not open: a hit opens
         nothing) or else run the search state machine's steps in-process (the local runner):
         cache, intent, plan, executor rounds, finalize. Failing sources are listed in
         ``output.errors``.
 
-        ``rounds`` (default ``MAX_ROUNDS``, 3) caps the executor rounds.
+        ``rounds`` (default ``MAX_ROUNDS``, 3) caps the executor rounds; ``history`` (the
+        conversation's earlier turns, oldest first: :class:`~agentic_search.wire.Turn` or its
+        dict form) reads ``query`` as a follow-up (``intent.followUp``).
 
         Raises:
             ValueError: for an empty or over-long query, a limit outside 1..100 or rounds
@@ -85,7 +93,7 @@ class SearchService:
             EmbedderMismatch: when the collection was built by another embedder (the
                 message names both and how to fix it).
         """
-        request = SearchRequest(query=query, limit=limit, rounds=rounds, domain=self.schema.name)
+        request = self._request(query, limit, rounds, history)
         c = self.deps
         miss, self._gate_miss = self._gate_miss, None
         if c.built("store"):  # once it is open, the graph's CacheCheck costs no more; an
@@ -103,8 +111,25 @@ class SearchService:
         # a cached response is parsed.
         return result.state.built_response or SearchResponse.from_wire(result.state.response)
 
+    def _request(
+        self,
+        query: str,
+        limit: int,
+        rounds: int | None,
+        history: Sequence[Turn | dict[str, Any]] | None,
+    ) -> SearchRequest:
+        """The validated request (a pydantic ``ValidationError`` naming the field)."""
+        fields: dict[str, Any] = {"query": query, "limit": limit, "rounds": rounds}
+        if history:
+            fields["history"] = [t.wire() if isinstance(t, Turn) else t for t in history]
+        return SearchRequest.model_validate({**fields, "domain": self.schema.name})
+
     def cached(
-        self, query: str, limit: int = 10, rounds: int | None = None
+        self,
+        query: str,
+        limit: int = 10,
+        rounds: int | None = None,
+        history: Sequence[Turn | dict[str, Any]] | None = None,
     ) -> SearchResponse | None:
         """The result cache's response to this search, or None (a miss), read without opening
         the store or loading the model: the graph's first state, CacheCheck (the same key:
@@ -121,8 +146,7 @@ class SearchService:
             EmbedderMismatch: when the collection was built by another embedder.
             VectorStoreError: when the collection's identity file cannot be read.
         """
-        request = SearchRequest(query=query, limit=limit, rounds=rounds, domain=self.schema.name)
-        return self._cached(request)
+        return self._cached(self._request(query, limit, rounds, history))
 
     def _cached(self, request: SearchRequest) -> SearchResponse | None:
         hit, noted = self._lookup(request)

@@ -6,7 +6,7 @@ tools and resources, defined once for every transport: ``agentic-search mcp`` (s
 Tools (each read-only, with a JSON Schema input and a structured output schema made from the
 response contract's wire models):
 
-* ``search``: query, domain, limit, rounds, drop, filters -> :class:`SearchResult` (the
+* ``search``: query, domain, limit, rounds, drop, filters, history -> :class:`SearchResult` (the
   candidates with their provenance, the comparison block, the answer's quality, failed
   sources);
 * ``explain``: the same input -> :class:`Explanation` (intent, plan, rounds, why each result);
@@ -49,6 +49,7 @@ from agentic_search.wire import (
     ExecutionStats,
     ExtractorInfo,
     Filter,
+    FollowUp,
     IntentState,
     Provenance,
     QueryPlan,
@@ -59,7 +60,13 @@ from agentic_search.wire import (
 )
 from agentic_search.wire.errors import SearchError
 from agentic_search.wire.response import Comparison
-from agentic_search.wire.search import DROP_MAX, DROP_PATTERN, FILTERS_MAX
+from agentic_search.wire.search import (
+    DROP_MAX,
+    DROP_PATTERN,
+    FILTERS_MAX,
+    HISTORY_TURNS_MAX,
+    Turn,
+)
 from agentic_search_lambda.handlers import fresh
 from agentic_search_lambda.openapi_doc import field_problems, one_line
 from agentic_search_lambda.runtime import runtime
@@ -88,6 +95,9 @@ class SearchResult(WireModel):
     answer_quality: AnswerQuality | None = None
     comparison: Comparison | None = None
     errors: list[SourceError] = Field(default_factory=list)
+    follow_up: FollowUp | None = Field(
+        default=None, description="with history: how the query was read against it"
+    )
 
 
 class Reason(WireModel):
@@ -157,6 +167,14 @@ Filters = Annotated[
         max_length=FILTERS_MAX,
         description=SearchRequest.model_fields["filters"].description,
         examples=[[{"field": "price_monthly_usd", "operator": "lte", "value": 20}]],
+    ),
+]
+History = Annotated[
+    list[Turn] | None,
+    Field(
+        max_length=HISTORY_TURNS_MAX,
+        description=SearchRequest.model_fields["history"].description,
+        examples=[[{"query": "AI code completion tools", "ids": ["cursor", "tabnine"]}]],
     ),
 ]
 RecordId = Annotated[str, Field(min_length=1, max_length=200, description="a record's id")]
@@ -287,12 +305,15 @@ def search(
     rounds: Rounds = None,
     drop: Drop = None,
     filters: Filters = None,
+    history: History = None,
 ) -> Annotated[CallToolResult, SearchResult]:
     """Search the catalog: intent extraction, planning, hybrid retrieval (dense vectors per
     aspect, BM25, structured filters) and fusion. Returns the ranked candidates, each with
     its metadata and why it matched (provenance), the comparison block of a comparison
-    query ('Cursor vs Windsurf'), and whether the answer fits (answerQuality)."""
-    *_, wire = searched(
+    query ('Cursor vs Windsurf'), and whether the answer fits (answerQuality). With
+    history (the earlier turns and the ids they showed) a follow-up such as 'only the free
+    ones' or 'more like the second one' is read against the last turn (followUp says how)."""
+    _, response, wire = searched(
         _SEARCH_KEYS,
         query=query,
         domain=domain,
@@ -300,7 +321,11 @@ def search(
         rounds=rounds,
         drop=drop,
         filters=filters,
+        history=history,
     )
+    follow_up = (response.get("intent") or {}).get("followUp")
+    if follow_up is not None:
+        wire["followUp"] = follow_up
     return answer(SearchResult.model_validate(wire))
 
 
@@ -336,10 +361,12 @@ def explain(
     rounds: Rounds = None,
     drop: Drop = None,
     filters: Filters = None,
+    history: History = None,
 ) -> Annotated[CallToolResult, Explanation]:
     """How a query is read and answered: the intent (filters, preferences, named entities,
     time ranges), the plan (sources and weights), each round (what it searched, added and
-    why it stopped) and why each result matched."""
+    why it stopped) and why each result matched; with history, how the query was read
+    against the conversation (followUp: which turn, what was kept, added and dropped)."""
     request, response, wire = searched(
         _EXPLAIN_KEYS,
         query=query,
@@ -348,6 +375,7 @@ def explain(
         rounds=rounds,
         drop=drop,
         filters=filters,
+        history=history,
     )
     title = load_schema(request.domain).name_fields[0]
     wire["results"] = [

@@ -272,7 +272,14 @@ def created_layers(deployed: dict[str, Any], url: str) -> dict[str, dict[str, An
 
 def test_layers_are_created_for_python312_from_the_packaged_artifacts(deployed, moto_url):
     layers = [n for n, r in source()["Resources"].items() if r["Type"].endswith("LayerVersion")]
-    assert sorted(layers) == ["CoreLayer", "EmbedLayer", "McpLayer", "MongoLayer", "OpenAiLayer"]
+    assert sorted(layers) == [
+        "CoreLayer",
+        "EmbedLayer",
+        "McpLayer",
+        "MongoLayer",
+        "OpenAiLayer",
+        "QdrantLayer",  # created: this stack is VectorEngine=qdrant (UseQdrant)
+    ]
     created = created_layers(deployed, moto_url)
     assert sorted(n.rstrip("0123456789abcdef") for n in created) == sorted(layers)
     for name, version in created.items():
@@ -387,7 +394,8 @@ def test_api_gateway_may_invoke_mcp_function_on_mcp_and_it_runs_with_the_mcp_sdk
     machine = deployed["ids"]["SearchStateMachine"]
     assert config["Environment"]["Variables"]["STATE_MACHINE_ARN"] == machine
     refs = [r["Ref"] for r in resources["McpFunction"]["Properties"]["Layers"]]
-    assert [r.rstrip("0123456789abcdef") for r in refs] == ["CoreLayer", "McpLayer"]
+    # (this stack is VectorEngine=qdrant: QdrantLayer comes with Globals' CoreLayer)
+    assert [r.rstrip("0123456789abcdef") for r in refs] == ["CoreLayer", "QdrantLayer", "McpLayer"]
     assert set(refs) <= set(created_layers(deployed, moto_url))
 
 

@@ -10,9 +10,11 @@ lean, and give the same results as the unmodified wheels.
   layer leaves some unused namespaces uncompiled: this says they are unused at cold start).
 * Sizes (MiB = 2**20 bytes, unzipped, a function with its layers): every function that embeds
   is at most 225 MiB, every other at most 155 MiB but McpFunction (the MCP SDK's layer), 20 MiB
-  more (Lambda's limit is 250 MiB). Both budgets grew by the Edge engine (qdrant-edge-py,
-  29 MiB built) when CoreLayer took it for VectorEngine=edge-s3; qdrant-client and grpc
-  (24 MiB) are still in CoreLayer for VectorEngine=qdrant.
+  more (Lambda's limit is 250 MiB), in a stack of either vector engine. Both budgets grew by the
+  Edge engine (qdrant-edge-py) when CoreLayer took it for VectorEngine=edge-s3; qdrant-client
+  and grpc are QdrantLayer's, attached to every function with VectorEngine=qdrant only.
+* CoreLayer holds no Qdrant server client (nor grpc, protobuf, httpx); QdrantLayer over
+  CoreLayer builds a client and a filter as QdrantStore does.
 * The MCP layer answers a recorded ``tools/list`` over the core layer (McpFunction's handler).
 
 Skipped when the build or a python3.12 is absent (`make validate` builds the layers)."""
@@ -42,6 +44,7 @@ LAYERS = {
     "OpenAiLayer": "openai",
     "MongoLayer": "mongo",
     "McpLayer": "mcp",
+    "QdrantLayer": "qdrant",
 }
 EMBEDDING_BUDGET_MIB, LIGHT_BUDGET_MIB = 225, 155
 #: McpFunction's: the light budget plus 20 MiB for McpLayer, the MCP SDK, whose server imports
@@ -167,10 +170,13 @@ def test_the_embed_layer_leaves_out_onnxruntimes_c_api_library():
     assert list(capi.glob("libonnxruntime.so*")) == []
 
 
-def test_every_function_with_its_layers_is_within_its_budget():
+@pytest.mark.parametrize("engine", ["edge-s3", "qdrant"])
+def test_every_function_with_its_layers_is_within_its_budget(engine):
     template = yaml.load((REPO / "template.yaml").read_text(encoding="utf-8"), Loader=_CfnLoader)
     over = {}
-    for name, layers in function_layers(template).items():
+    layers_of = function_layers(template, engine)
+    assert all(("QdrantLayer" in x) == (engine == "qdrant") for x in layers_of.values())
+    for name, layers in layers_of.items():
         total = sum(folder_bytes(BUILD / x) for x in [name, *layers]) / MB
         budget = EMBEDDING_BUDGET_MIB if "EmbedLayer" in layers else LIGHT_BUDGET_MIB
         if "McpLayer" in layers:
@@ -178,6 +184,47 @@ def test_every_function_with_its_layers_is_within_its_budget():
         if total > budget:
             over[name] = f"{total:.1f} MiB > {budget} MiB"
     assert over == {}
+
+
+QDRANT_CLIENT = r"""
+import json, sys
+from qdrant_client import QdrantClient, models
+import agentic_search.adapters.qdrant.store  # QdrantStore's module imports over the layers
+client = QdrantClient(url="http://127.0.0.1:9", prefer_grpc=True, timeout=1)
+match = models.FieldCondition(key="k", match=models.MatchValue(value="v"))
+print(json.dumps({
+    "qdrant_client": sys.modules["qdrant_client"].__file__,
+    "grpc": sys.modules["grpc"].__file__,
+    "filter": models.Filter(must=[match]).model_dump(exclude_none=True),
+}))
+"""
+
+
+def test_the_qdrant_client_is_in_the_qdrant_layer_only(tmp_path):
+    core = BUILD / "CoreLayer" / "python"
+    for name in ("qdrant_client", "grpc", "google", "httpx", "h2"):
+        assert not (core / name).exists(), name  # an edge-s3 function ships none of them
+    assert (core / "qdrant_edge").is_dir()
+    layers = [core, BUILD / "QdrantLayer" / "python"]
+    done = subprocess.run(
+        [python312(), "-s", "-c", QDRANT_CLIENT],
+        capture_output=True,
+        text=True,
+        env={
+            "PATH": os.environ.get("PATH", ""),
+            "PYTHONPATH": os.pathsep.join(map(str, layers)),
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "HOME": str(tmp_path),
+        },
+        cwd=tmp_path,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = json.loads(done.stdout)
+    assert out["qdrant_client"].startswith(str(BUILD / "QdrantLayer"))
+    assert out["grpc"].startswith(str(BUILD / "QdrantLayer"))
+    assert out["filter"]["must"][0]["key"] == "k"
 
 
 ADAPTERS = r"""
@@ -291,11 +338,12 @@ def _cold_import_env() -> dict[str, str]:
     return dict(module.LAMBDA_ENV)
 
 
-def test_every_module_a_cold_start_imports_from_a_layer_is_precompiled(tmp_path):
+@pytest.mark.parametrize("engine", ["edge-s3", "qdrant"])
+def test_every_module_a_cold_start_imports_from_a_layer_is_precompiled(tmp_path, engine):
     template = yaml.load((REPO / "template.yaml").read_text(encoding="utf-8"), Loader=_CfnLoader)
     base = {"PATH": os.environ.get("PATH", ""), **_cold_import_env()}
     exe = python312()
-    for name, layers in sorted(function_layers(template).items()):
+    for name, layers in sorted(function_layers(template, engine).items()):
         paths = [BUILD / x / "python" for x in layers]
         done = subprocess.run(
             [exe, "-s", "-c", PRECOMPILED, *map(str, paths)],

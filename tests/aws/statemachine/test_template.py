@@ -16,6 +16,7 @@ does what that transform does for this template (conditions from parameter value
 from __future__ import annotations
 
 import ast
+import copy
 import json
 import os
 import re
@@ -55,6 +56,7 @@ from support.template import (
     functions_of,
     placeholder,
     plain,
+    resolve_language_extensions,
     sam_transform,
     statements,
 )
@@ -370,7 +372,11 @@ def test_globals_python312_tracing_powertools_and_app_settings(template):
     fn = template["Globals"]["Function"]
     assert fn["Runtime"] == "python3.12"  # Amazon Linux 2023: onnxruntime loads
     assert fn["Tracing"] == "Active"
-    assert fn["Layers"] == [{"Ref": "CoreLayer"}]
+    # CoreLayer for every function, QdrantLayer too with VectorEngine qdrant
+    assert fn["Layers"] == [
+        {"Ref": "CoreLayer"},
+        {"Fn::If": ["UseQdrant", {"Ref": "QdrantLayer"}, NO_VALUE]},
+    ]
     env = fn["Environment"]["Variables"]
     assert env["POWERTOOLS_SERVICE_NAME"] == "agentic-search"
     assert env["POWERTOOLS_METRICS_NAMESPACE"]
@@ -412,6 +418,7 @@ LAYER_FOLDERS = {
     "OpenAiLayer": "layers/openai",
     "MongoLayer": "layers/mongo",
     "McpLayer": "layers/mcp",
+    "QdrantLayer": "layers/qdrant",
 }
 
 
@@ -424,7 +431,7 @@ def _pinned(folder: str) -> set[str]:
     }
 
 
-def test_five_layers_for_python312_built_by_their_makefiles_without_boto3(resources):
+def test_six_layers_for_python312_built_by_their_makefiles_without_boto3(resources):
     for name, folder in LAYER_FOLDERS.items():
         layer = resources[name]
         assert layer["Type"] == "AWS::Serverless::LayerVersion"
@@ -436,7 +443,10 @@ def test_five_layers_for_python312_built_by_their_makefiles_without_boto3(resour
         assert "--no-deps" in makefile  # the lock file is the whole layer
     names = _pinned("layers/core")
     assert LAYER_REQUIREMENTS == REPO / "layers/core/requirements.txt"
-    assert {"pydantic", "pydantic-settings", "qdrant-client", "aws-lambda-powertools"} <= names
+    assert {"pydantic", "pydantic-settings", "qdrant-edge-py", "aws-lambda-powertools"} <= names
+    # the Qdrant server's client and its gRPC / HTTP stack are QdrantLayer's, not every function's
+    assert not names & {"qdrant-client", "grpcio", "protobuf", "httpx", "h2"}
+    assert {"qdrant-client", "grpcio", "protobuf", "httpx"} <= _pinned("layers/qdrant")
     assert "aws-xray-sdk" in names  # Powertools' tracer extra
     assert not names & {"boto3", "botocore", "python-dateutil", "six"}  # the runtime's
     assert not names & {"fastembed", "onnxruntime", "tokenizers"}  # the embed layer's
@@ -445,6 +455,24 @@ def test_five_layers_for_python312_built_by_their_makefiles_without_boto3(resour
     assert {"pymongo", "dnspython"} == _pinned("layers/mongo")
     assert "mcp" in _pinned("layers/mcp") and not _pinned("layers/mcp") & names
     assert "mcp" not in names  # (only McpFunction imports the SDK)
+
+
+def test_the_qdrant_layer_exists_and_is_attached_only_with_vector_engine_qdrant(template, region):
+    layer = template["Resources"]["QdrantLayer"]
+    assert layer["Condition"] == "UseQdrant"
+    assert {"Fn::If": ["UseQdrant", {"Ref": "QdrantLayer"}, {"Ref": "AWS::NoValue"}]} in template[
+        "Globals"
+    ]["Function"]["Layers"]
+    for engine, params in (
+        ("edge-s3", {}),
+        ("qdrant", {"VectorEngine": "qdrant", "QdrantUrl": "https://q.example.com:6333"}),
+    ):
+        resolved, _ = resolve_language_extensions(copy.deepcopy(template), params)
+        [core, *rest] = resolved["Globals"]["Function"]["Layers"]
+        assert core == {"Ref": "CoreLayer"}, engine
+        assert rest == ([{"Ref": "QdrantLayer"}] if engine == "qdrant" else []), engine
+        env = resolved["Globals"]["Function"]["Environment"]["Variables"]
+        assert ("QDRANT_URL" in env) == (engine == "qdrant"), engine  # every function, or none
 
 
 def test_only_the_functions_that_embed_get_the_embed_layer(resources):

@@ -7,6 +7,7 @@ writes; with qdrant none of this is granted and QdrantUrl is required."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -145,6 +146,30 @@ def test_rerank_model_grants_fuse_rerank_that_model_and_names_it_to_the_cache_ke
     for fn in ("FuseRerankFunction", "CacheCheckFunction", "PlanQueryFunction"):
         assert environment(deployed, fn)["BEDROCK_RERANK_MODEL"] == {"Ref": "RerankModel"}, fn
     assert "BEDROCK_RERANK_MODEL" not in environment(deployed, "RetrieveFunction")
+
+
+@pytest.mark.parametrize(
+    ("region_name", "partition"),
+    [("us-east-1", "aws"), ("cn-north-1", "aws-cn"), ("us-gov-west-1", "aws-us-gov")],
+)
+@pytest.mark.parametrize("model", ["amazon.rerank-v1:0", "cohere.rerank-v3-5:0"])
+def test_the_rerank_grant_is_the_arn_the_adapter_sends_and_rerank_alone_is_on_star(
+    template, region, model, region_name, partition
+):
+    # The model is scoped where IAM can scope it: bedrock:InvokeModel on the one foundation-model
+    # ARN, the very modelArn the adapter puts in its Rerank request (any other model is refused).
+    # bedrock:Rerank itself has no resource type in the Service Authorization Reference
+    # ("Actions defined by Amazon Bedrock": Rerank lists none, and no condition key), so a
+    # statement naming the model's ARN would never match the request and Rerank would be
+    # denied; it is granted on "*" in a statement of its own, with no other action.
+    from agentic_search.adapters.bedrock_rerank import model_arn
+
+    deployed = sam_transform(template, {"RerankModel": model})
+    [(invoke, [scoped]), (rerank, star)] = rerank_grants(deployed)["FuseRerankFunctionRole"]
+    assert invoke == ["bedrock:InvokeModel"] and rerank == ["bedrock:Rerank"] and star == ["*"]
+    values = {"AWS::Partition": partition, "AWS::Region": region_name, "RerankModel": model}
+    resolved = re.sub(r"\$\{([^}]+)\}", lambda m: values[m.group(1)], scoped["Fn::Sub"])
+    assert resolved == model_arn(model, region_name)
 
 
 def test_no_rerank_model_grants_no_rerank(template, region):

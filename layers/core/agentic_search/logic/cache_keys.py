@@ -36,11 +36,13 @@ def cache_key(
     drop: list[str] | None = None,
     filters: list[dict[str, object]] | None = None,
     settings: dict[str, object] | None = None,
+    history: list[dict[str, object]] | None = None,
 ) -> str:
     """Hex SHA-256 of the normalized query and everything the response depends on
     (``drop``: the parts of the intent left out, in any order; none keeps the key of a
     request without them; ``settings``: the answer-shaping settings, JSON-serializable, none
-    for none)."""
+    for none; ``history``: :func:`history_material` of the conversation, none keeping the key
+    of a request without one)."""
     material = json.dumps(
         {
             "q": normalize_query(query),
@@ -52,6 +54,7 @@ def cache_key(
             **_dropped(drop),
             **_added(filters),
             **({"settings": settings} if settings else {}),
+            **({"history": history} if history else {}),
         },
         sort_keys=True,
     )
@@ -70,6 +73,15 @@ def _added(filters: list[dict[str, object]] | None) -> dict[str, list[str]]:
     return {"filters": sorted({json.dumps(f, sort_keys=True) for f in filters})}
 
 
+def history_material(history: list[Any] | None) -> list[dict[str, object]] | None:
+    """``SearchRequest.history`` as the cache keys take it: each turn's normalized query and
+    its shown ids, in order (the order of turns and of ids changes the reading: "the second
+    one"); None for none."""
+    if not history:
+        return None
+    return [{"q": normalize_query(t.query), "ids": list(t.ids)} for t in history]
+
+
 def added_filters(filters: list[Any] | None) -> list[dict[str, object]] | None:
     """``SearchRequest.filters`` as the plain dicts the cache keys take (None for none)."""
     return [f.wire() for f in filters] if filters else None
@@ -85,11 +97,13 @@ def plan_cache_key(
     planner: str,
     drop: list[str] | None = None,
     filters: list[dict[str, object]] | None = None,
+    history: list[dict[str, object]] | None = None,
 ) -> str:
     """Key of the exact-match plan cache: ``plan:`` + hex SHA-256 of the normalized query, the
     domain, the limit (topK follows it), the schema's fingerprint, the catalog version, the planner
     (``llm:<model>``: another model may plan differently) and the parts of the intent left
-    out (``drop``). Exact on purpose, as for results:
+    out (``drop``) and the conversation (``history``: :func:`history_material`). Exact on
+    purpose, as for results:
     "free code editors" and "paid code editors" need opposite filters."""
     material = json.dumps(
         {
@@ -101,10 +115,17 @@ def plan_cache_key(
             "planner": planner,
             **_dropped(drop),
             **_added(filters),
+            **({"history": history} if history else {}),
         },
         sort_keys=True,
     )
     return "plan:" + hashlib.sha256(material.encode("utf-8")).hexdigest()
 
 
-__all__ = ["added_filters", "cache_key", "normalize_query", "plan_cache_key"]
+__all__ = [
+    "added_filters",
+    "cache_key",
+    "history_material",
+    "normalize_query",
+    "plan_cache_key",
+]

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from agentic_search.dependencies import Dependencies
-from agentic_search.logic.cache_keys import added_filters, cache_key
+from agentic_search.logic.cache_keys import added_filters, cache_key, history_material
 from agentic_search.ports import CacheError
 from agentic_search.wire import BUDGET_STOP, CacheInfo, SearchRequest, SearchState, elapsed_ms
 
@@ -47,6 +47,7 @@ def cache_lookup(req: SearchRequest, c: Dependencies) -> tuple[CacheInfo, dict[s
             drop=req.drop,
             filters=added_filters(req.filters),
             settings=c.settings.answer_settings,
+            history=history_material(req.history),
         )
         start = time.perf_counter()
         hit = cache.get(info.key)

@@ -9,13 +9,14 @@ from collections.abc import Callable
 from typing import Any
 
 from agentic_search.dependencies import Dependencies
-from agentic_search.logic.cache_keys import added_filters, plan_cache_key
+from agentic_search.logic.cache_keys import added_filters, history_material, plan_cache_key
 from agentic_search.logic.complexity import with_complexity
+from agentic_search.logic.follow_up import Reading, apply, fold
 from agentic_search.logic.intent_merge import merge_intents
 from agentic_search.logic.intent_overrides import with_filters, without
 from agentic_search.logic.llm_budget import Budget, LLMFallback
 from agentic_search.logic.plan_rules import validate_plan
-from agentic_search.pipeline.catalog import extract_by_rules
+from agentic_search.pipeline.catalog import catalog_lookup, extract_by_rules
 from agentic_search.ports import CacheError, IntentPlanner
 from agentic_search.wire import (
     CacheInfo,
@@ -39,11 +40,18 @@ def extract_intent(state: SearchState, c: Dependencies) -> SearchState:
     then left out (:func:`~agentic_search.logic.intent_overrides.without`) and those of
     ``request.filters`` added (:func:`~agentic_search.logic.intent_overrides.with_filters`).
 
+    With ``request.history`` the query is first read against the conversation by the rules
+    (:func:`follow_up_reading`): the extractors read the text it makes (the previous need
+    with the follow-up's words, or the query when it stands alone), its exclusions, filters
+    and reference are applied, and ``intent.followUp`` says how it was read.
+
     Raises:
         ValueError: for an empty or over-long query.
     """
     t = time.perf_counter()
     req = state.request
+    reading = follow_up_reading(c, state) if req.history else None
+    text = reading.context.text if reading is not None else req.query
     llm = c.llm if state.intent_error is None else None
     if state.intent_error is not None:
         reason = f"fallback after {state.intent_error.Error}: {state.intent_error.Cause}"
@@ -54,9 +62,13 @@ def extract_intent(state: SearchState, c: Dependencies) -> SearchState:
             path="rules", reason=f"{why}: rule-based extractor over the schema vocabularies"
         )
     else:
-        info = _intent_by_llm(state, c, llm)
+        info = _intent_by_llm(state, c, llm, text)
     if info.path == "rules":
-        state.intent = extract_by_rules(c, req.query)
+        state.intent = extract_by_rules(c, text)
+    if state.intent is not None and reading is not None:  # the conversation's overrides
+        record = catalog_lookup(c).record
+        state.intent = apply(state.intent, reading.context, record, c.schema)
+        state.intent.follow_up = reading.follow_up
     if state.intent is not None and req.drop:  # the parts the client asked to leave out
         state.intent = without(state.intent, req.drop)
     if state.intent is not None and req.filters:  # the filters the client asked to add
@@ -68,21 +80,33 @@ def extract_intent(state: SearchState, c: Dependencies) -> SearchState:
     return state
 
 
-def _intent_by_llm(state: SearchState, c: Dependencies, llm: IntentPlanner) -> ExtractorInfo:
-    """Plan cache lookup, then the LLM extractor; sets ``state.intent`` (and ``state.plan`` on
-    a hit) and returns how the intent was made."""
+def follow_up_reading(c: Dependencies, state: SearchState) -> Reading:
+    """The rules' reading of a request with history
+    (:func:`agentic_search.logic.follow_up.fold` over the rule-based extractor and the
+    catalog's records)."""
     req = state.request
+    assert req.history  # only asked with history
+    record = catalog_lookup(c).record
+    return fold(req.history, req.query, lambda q: extract_by_rules(c, q), record, c.schema)
+
+
+def _intent_by_llm(
+    state: SearchState, c: Dependencies, llm: IntentPlanner, text: str
+) -> ExtractorInfo:
+    """Plan cache lookup, then the LLM extractor over ``text`` (the query, or a follow-up's
+    reading); sets ``state.intent`` (and ``state.plan`` on a hit) and returns how the intent
+    was made."""
     cached = plan_cache_get(state, c, llm)
     if cached is not None:
         state.intent, state.plan = cached
         key = state.plan_cache.key[:17] if state.plan_cache else ""
         return ExtractorInfo(path="cache", reason=f"plan cache hit ({key}...)")
     intent, info = ask_llm(
-        state, c, llm, lambda budget: llm.extract(req.query, budget), "answer within the schema"
+        state, c, llm, lambda budget: llm.extract(text, budget), "answer within the schema"
     )
     if intent is not None:
         # The LLM adds what the rules cannot read; a hard constraint the rules found stays.
-        merged, fields, overruled = merge_intents(extract_by_rules(c, req.query), intent)
+        merged, fields, overruled = merge_intents(extract_by_rules(c, text), intent)
         state.intent = merged
         info.reason = f"{info.reason}, merged with the rules"
         info.fields = fields
@@ -135,6 +159,7 @@ def plan_cache_get(
             planner=llm.name,
             drop=req.drop,
             filters=added_filters(req.filters),
+            history=history_material(req.history),
         )
         hit = cache.get(info.key)
         found = None

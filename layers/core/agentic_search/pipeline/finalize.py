@@ -10,6 +10,7 @@ from agentic_search.dependencies import Dependencies
 from agentic_search.logic.chunking import doc_id_of
 from agentic_search.logic.comparison import compare
 from agentic_search.logic.executor import final_placement, finalize_evidence_pack
+from agentic_search.logic.follow_up import within_first
 from agentic_search.logic.quality import (
     CandidateEvidence,
     QueryReading,
@@ -103,6 +104,9 @@ def finish(
     plan, intent = state.plan, state.intent
     # the relevance of what a later round brought into this head was measured by FuseRerank
     ranking, covering = final_placement(state, c.schema.chunking is not None)
+    if intent.follow_up is not None and intent.follow_up.within:
+        # a filter on the previous results: those still matching first, then the rest
+        ranking = within_first(ranking, intent.follow_up.within, lambda f: doc_id_of(f.id))
     state.report.covering = dict(covering)
     results = state.retrieved
     ok_all = [r for r in results if r.error is None]

@@ -55,6 +55,7 @@ from agentic_search.wire.query import (
     EntityLink,
     EntitySource,
     Filter,
+    FollowUp,
     FusionMethod,
     GraphSource,
     IntentState,
@@ -110,6 +111,7 @@ from agentic_search.wire.search import (
     SearchRequest,
     SearchState,
     StepError,
+    Turn,
     error_message,
 )
 from agentic_search.wire.sync import (
@@ -160,6 +162,7 @@ __all__ = [
     "ExecutorState",
     "ExtractorInfo",
     "Filter",
+    "FollowUp",
     "Fused",
     "FusionMethod",
     "GraphSource",
@@ -198,6 +201,7 @@ __all__ = [
     "SubQuery",
     "SyncEntry",
     "TargetKind",
+    "Turn",
     "VectorSource",
     "VectorUpdate",
     "VocabularyMatch",

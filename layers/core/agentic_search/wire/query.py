@@ -87,6 +87,36 @@ class VocabularyMatch(WireModel):
     score: float = Field(ge=-1.0, le=1.0)
 
 
+FollowUpKind = Literal[
+    "filter", "exclude", "reference", "preference", "need", "cheaper", "standalone"
+]
+
+
+class FollowUp(WireModel):
+    """How a query with ``history`` was read against the conversation
+    (:mod:`agentic_search.logic.follow_up`): ``kind`` (``filter``: the previous need plus a
+    constraint, searched within the previous results first; ``exclude``: without a result or
+    a named record; ``reference``: like one of the previous results; ``preference``: the
+    previous need with another preference; ``need``: a new need keeping the previous
+    constraints; ``cheaper``: a price bound under the previous results'; ``standalone``: the
+    query replaces the context), ``turn`` (the 1-based history turn it was read against; 0
+    for a stand-alone query), ``read_as`` (the text searched), and what was ``kept`` from the
+    previous reading, ``added`` and ``dropped``, each a short phrase."""
+
+    kind: FollowUpKind
+    turn: int = Field(ge=0)
+    read_as: str
+    cue: str | None = Field(default=None, description="the words that made it a follow-up")
+    kept: list[str] = Field(default_factory=list)
+    added: list[str] = Field(default_factory=list)
+    dropped: list[str] = Field(default_factory=list)
+    within: list[str] = Field(
+        default_factory=list,
+        description="the previous results searched first (a filter on them): those that "
+        "still match are placed first, in their new order, then the rest",
+    )
+
+
 class IntentState(WireModel):
     """What the user asked for, in the schema's controlled vocabularies.
 
@@ -141,6 +171,11 @@ class IntentState(WireModel):
         default=False,
         description="a question about something it describes rather than names: later rounds "
         "may walk from the evidence to the entities it mentions",
+    )
+    follow_up: FollowUp | None = Field(
+        default=None,
+        description="with history: how the query was read against the conversation (none "
+        "for a request without history)",
     )
 
     @property

@@ -42,6 +42,47 @@ DROP_PATTERN = (
 DROP_MAX = 32
 #: At most this many filters are added to the understood intent in one request.
 FILTERS_MAX = 16
+#: At most this many earlier turns in ``SearchRequest.history``.
+HISTORY_TURNS_MAX = 10
+#: At most this many shown ids per earlier turn.
+HISTORY_IDS_MAX = 50
+#: The longest record id a turn may list, in characters.
+HISTORY_ID_MAX_CHARS = 200
+#: The most characters the whole history may hold (its queries and ids together): within
+#: the API's 64 KiB body limit beside a longest query, so a history too large is a 422 naming
+#: ``history``, not a refused body.
+HISTORY_MAX_CHARS = 48_000
+
+
+class Turn(WireModel):
+    """One earlier turn of a conversation (``SearchRequest.history``): what was asked and the
+    ids of the results that were shown for it, in the order shown (at most
+    :data:`HISTORY_IDS_MAX`)."""
+
+    query: str = Field(min_length=1, json_schema_extra={"maxLength": QUERY_MAX_CHARS})
+    ids: list[Annotated[str, Field(min_length=1, max_length=HISTORY_ID_MAX_CHARS)]] = Field(
+        default_factory=list,
+        max_length=HISTORY_IDS_MAX,
+        description="the ids of the results shown for that turn, in order (the first is "
+        "'the first one', 'that one')",
+    )
+
+    @field_validator("query")
+    @classmethod
+    def _searchable(cls, v: str) -> str:
+        problem = query_problem(v)
+        if problem:
+            raise ValueError(problem)
+        return v
+
+
+def history_problem(history: list[Turn]) -> str | None:
+    """Why ``history`` is too large to read (its queries and ids over
+    :data:`HISTORY_MAX_CHARS` characters together), or None."""
+    size = sum(len(t.query) + sum(len(i) for i in t.ids) for t in history)
+    if size > HISTORY_MAX_CHARS:
+        return f"history is {size:,} characters; the maximum is {HISTORY_MAX_CHARS:,}"
+    return None
 
 
 def query_problem(query: str) -> str | None:
@@ -99,6 +140,23 @@ class SearchRequest(WireModel):
         "constraint on the same field and operator; 'must': true keeps it from relaxation",
         examples=[[{"field": "open_source", "operator": "eq", "value": True}]],
     )
+    history: list[Turn] | None = Field(
+        default=None,
+        max_length=HISTORY_TURNS_MAX,
+        description="the conversation's earlier turns, oldest first: each {query, ids} (the "
+        "ids shown for it, in order); the query is then read as a follow-up of the last turn "
+        "('only the free ones', 'not that one', 'more like the second one', 'cheaper') "
+        "unless it stands alone; intent.followUp says how it was read",
+        examples=[[{"query": "AI code completion tools", "ids": ["cursor", "tabnine"]}]],
+    )
+
+    @field_validator("history")
+    @classmethod
+    def _bounded(cls, v: list[Turn] | None) -> list[Turn] | None:
+        problem = history_problem(v) if v else None
+        if problem:
+            raise ValueError(problem)
+        return v or None
 
     @field_validator("query")
     @classmethod

@@ -1,5 +1,8 @@
 // The search page of agentic-search: the query and its options live in the URL (shareable;
 // opened directly it searches; the back button works), POST /search answers, this renders.
+// A conversation lives there too: each earlier turn is a pair of parameters, hq (its query)
+// and hi (the ids it showed, comma-separated), oldest first; the "refine" box under the
+// results adds the current query as a turn and asks the next one against it.
 // Catalog text is data: every string from the server is written with textContent, never as
 // markup (the server's Content-Security-Policy forbids inline script as a second guard).
 "use strict";
@@ -7,6 +10,7 @@
 (function () {
   const OPS = { eq: "=", ne: "≠", lt: "<", lte: "≤", gt: ">", gte: "≥", in: "in", nin: "not in", contains: "contains" };
   const $ = (id) => document.getElementById(id);
+  const MAX_TURNS = 10, MAX_IDS = 50;  // the API's bounds of history
   let domains = [];
   let lastResponse = null;
   let seq = 0;
@@ -57,7 +61,12 @@
       limit: p.get("limit") || "",
       rounds: p.get("rounds") || "",
       drop: p.getAll("drop"),
+      history: turnsOf(p),
     };
+  }
+  function turnsOf(p) {
+    const qs = p.getAll("hq"), ids = p.getAll("hi");
+    return qs.slice(0, MAX_TURNS).map((q, i) => ({ query: q, ids: (ids[i] || "").split(",").filter(Boolean).slice(0, MAX_IDS) }));
   }
   function writeUrl(s, replace) {
     const p = new URLSearchParams();
@@ -66,6 +75,7 @@
     if (s.limit) p.set("limit", s.limit);
     if (s.rounds) p.set("rounds", s.rounds);
     for (const d of s.drop || []) p.append("drop", d);
+    for (const t of s.history || []) { p.append("hq", t.query); p.append("hi", t.ids.join(",")); }
     const url = `${location.pathname}?${p.toString()}`;
     if (replace) history.replaceState(null, "", url);
     else history.pushState(null, "", url);
@@ -77,6 +87,7 @@
       limit: $("limit").value,
       rounds: $("rounds").value,
       drop: [],
+      history: [],
     };
   }
   function fillForm(s) {
@@ -143,6 +154,8 @@
     const rounds = parseInt(s.rounds, 10);
     if (rounds) payload.rounds = rounds;
     if (s.drop.length) payload.drop = s.drop;
+    if ((s.history || []).length) payload.history = s.history;
+    renderConversation(s);
     let result;
     try {
       result = await getJson("search", { method: "POST", body: JSON.stringify(payload) });
@@ -166,7 +179,7 @@
   }
 
   function renderError(result) {
-    for (const id of ["intent", "verdict", "comparison", "results", "source-errors", "rounds-panel"]) show($(id), false);
+    for (const id of ["intent", "verdict", "comparison", "results", "refine", "source-errors", "rounds-panel"]) show($(id), false);
     const b = result.body || {};
     const fields = (b.detail || []).map((d) => `${d.field}: ${d.message}`).join("; ");
     $("message").textContent = `The search failed (${result.status} ${b.error || ""}): ${b.message || ""}${fields ? ` — ${fields}` : ""}`;
@@ -182,6 +195,7 @@
       : `in ${ms(searchMs(r.executionStats || {}))}`;
     $("message").textContent = `${cands.length} result${cands.length === 1 ? "" : "s"} for “${r.query}” ${took}`;
     renderIntent(r, s);
+    renderFollowUp(r.intent || {});
     renderVerdict(r);
     renderComparison(r.comparison);
     renderCards(r);
@@ -252,6 +266,49 @@
     }
     show($("removed"), s.drop.length > 0);
     show($("intent"), true);
+  }
+
+  // ---- the conversation: earlier turns, how this one was read, the refine box ---------------
+  function renderConversation(s) {
+    const turns = s.history || [];
+    const list = clear($("turns"));
+    turns.forEach((t, i) => list.append(el("li", { "data-turn": i + 1 },
+      el("span", { class: "turn-q", text: t.query }),
+      el("span", { class: "muted", text: ` (${t.ids.length} shown)` }))));
+    show($("conversation"), turns.length > 0);
+  }
+
+  function renderFollowUp(intent) {
+    const up = intent.followUp;
+    const box = $("follow-up");
+    if (!up) { show(box, false); return; }
+    $("follow-up-head").textContent = up.kind === "standalone"
+      ? "Read as a new search: the query stands alone, so the conversation's context was dropped."
+      : `Read as a follow-up (${up.kind}) of turn ${up.turn}${up.cue ? `, from “${up.cue}”` : ""}: searched as “${up.readAs}”.`;
+    const dl = clear($("follow-up-parts"));
+    for (const [label, parts] of [["Kept", up.kept], ["Added", up.added], ["Dropped", up.dropped]]) {
+      if (!(parts || []).length) continue;
+      dl.append(el("dt", { text: label }), el("dd", { text: parts.join("; ") }));
+    }
+    if ((up.within || []).length) dl.append(el("dt", { text: "Searched first within" }), el("dd", { text: up.within.join(", ") }));
+    show(box, true);
+  }
+
+  function refine(text) {
+    const s = readUrl();
+    if (!text || !s.q) return;
+    const ids = ((lastResponse || {}).candidates || []).map((c) => c.id).slice(0, MAX_IDS);
+    const history = [...(s.history || []), { query: s.q, ids }].slice(-MAX_TURNS);
+    const next = Object.assign({}, s, { q: text, drop: [], history });
+    writeUrl(next, false);
+    $("refine-q").value = "";
+    run(next);
+  }
+
+  function startOver() {
+    const s = Object.assign({}, readUrl(), { history: [], drop: [] });
+    writeUrl(s, false);
+    run(s);
   }
 
   function rerun(s, drop) {
@@ -461,6 +518,7 @@
     show($("weaker"), weaker > 0);
     show($("cards"), list.children.length > 0);
     show($("results"), (r.candidates || []).length > 0);
+    show($("refine"), true);
   }
 
   function renderErrors(errors) {
@@ -579,6 +637,11 @@
       writeUrl(next, false);
       run(next);
     });
+    $("refine").addEventListener("submit", (ev) => {
+      ev.preventDefault();
+      refine($("refine-q").value.trim());
+    });
+    $("start-over").addEventListener("click", startOver);
     window.addEventListener("popstate", () => run(readUrl()));
     performance.mark("as:ready");
     const evalShown = loadLastEval();  // beside the search, never before it
