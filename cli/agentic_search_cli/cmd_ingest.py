@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -77,6 +78,19 @@ def add_parser(sub: Any) -> None:
         "given); an unreadable sync status is moved aside",
     )
     add_embedder_flag(i)
+    i.add_argument(
+        "--enrich",
+        choices=("off", "local", "bedrock", "openai"),
+        default=None,
+        help="index-time LLM enrichment of the records (sets ENRICH for this command): the "
+        "needs each catalog record answers, a situating sentence for each chunk of a long "
+        "document. local = the model of `make llm`; bedrock = Bedrock Converse "
+        "(ENRICH_MODEL); openai = the OpenAI-compatible API; off = none asked (answers kept "
+        "from earlier runs and a bundled catalog's shipped ones still apply). Answers are "
+        "kept as they come: a killed ingest resumes without asking again; a record whose "
+        "enrichment fails (ENRICH_TIMEOUT_S, ENRICH_BUDGET_S) is indexed without it, listed, "
+        "and asked again next time. docs/guides/enrichment.md",
+    )
     i.add_argument(
         "--no-optimize",
         action="store_true",
@@ -158,9 +172,13 @@ def run(args: argparse.Namespace) -> int:
     if served := serving(args.domain):  # serve holds the index: it applies the write
         if getattr(args, "embedder", None) is not None:
             usage_error("--embedder needs serve stopped (serve embeds with its own model)")
+        if args.enrich is not None:
+            usage_error("--enrich needs serve stopped (serve writes with its own ENRICH)")
         from agentic_search_cli.serve_link import run_ingest
 
         return run_ingest(args, path, *served)
+    if args.enrich is not None:  # before any Settings is made (the completion's too)
+        os.environ["ENRICH"] = args.enrich
     # the repair path must open what an interrupted write's completion would fail on
     service = open_service(args.domain, recover=not args.rebuild)
     try:
@@ -182,6 +200,14 @@ def run(args: argparse.Namespace) -> int:
         def advance(n: int) -> None:
             done[0] += n
             progress.advance(task, n)
+
+        enrich_task: list[Any] = []
+
+        def enriched(n: int, total: int) -> None:  # one LLM answer (or failure) more
+            if not enrich_task:
+                model = getattr(service.deps.enricher, "model", "the LLM")
+                enrich_task.append(progress.add_task(f"enriching with {model}", total=total))
+            progress.advance(enrich_task[0], 1)
 
         try:
             with progress_bar(err) as progress:
@@ -208,6 +234,7 @@ def run(args: argparse.Namespace) -> int:
                         prune=args.prune,
                         force=args.force,
                         id_key=id_key,
+                        on_enrich=enriched,
                     )
         except PruneRefused as exc:
             sys.stderr.write(f"agentic-search: error: {exc}\n")

@@ -255,9 +255,16 @@ def console(stderr: bool = False) -> Any:
 
 
 def progress_bar(out: Any) -> Any:
-    """A rich progress bar on ``out`` (description, bar, n/total, elapsed) when it is a
+    """A rich progress bar on ``out`` (description, bar, n/total, elapsed, ETA) when it is a
     terminal, else periodic plain lines (:class:`~agentic_search_cli.progress.LineProgress`)."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
 
     if not out.is_terminal:
         from agentic_search_cli.progress import LineProgress
@@ -269,6 +276,7 @@ def progress_bar(out: Any) -> Any:
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
+        TimeRemainingColumn(),
         console=out,
         transient=False,
     )

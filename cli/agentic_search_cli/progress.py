@@ -68,7 +68,10 @@ class LineProgress:
         done, total = int(task["completed"]), task["total"]
         share = f"{done}/{int(total)} ({100 * done / total:.0f}%)" if total else f"{done}"
         elapsed = time.monotonic() - task["started"]
-        self.out.print(f"{task['description']}: {share}, {elapsed:.0f} s", markup=False)
+        eta = ""
+        if total and 0 < done < total:  # the rate so far, over what is left
+            eta = f", ETA {elapsed / done * (total - done):.0f} s"
+        self.out.print(f"{task['description']}: {share}, {elapsed:.0f} s{eta}", markup=False)
 
 
 __all__ = ["LINE_EVERY_S", "LineProgress"]

@@ -429,6 +429,22 @@ def print_ingest(console: Console, report: IngestReport) -> None:
             console.print(Text(f"  {e}", style="yellow"))
         if len(report.errors) > 50:
             console.print(f"  ... and {len(report.errors) - 50} more")
+    e = s.enrichment
+    if e is not None and (e.mode != "off" or e.enriched or e.failed):
+        console.print(
+            f"enrichment ({e.mode}): {e.enriched} of {e.records} records enriched "
+            f"({e.asked} asked, {e.from_cache} cached, {e.from_shipped} shipped, "
+            f"{e.from_index} already in the index); {e.kept} of {e.generated} needs kept"
+        )
+        if e.failed:
+            console.print(
+                f"[yellow]{len(e.failed)} record(s) indexed without enrichment[/yellow] "
+                "(asked again by the next ingest):"
+            )
+            for rid, reason in sorted(e.failed.items())[:20]:
+                console.print(Text(f"  {rid}: {reason}", style="yellow"))
+            if len(e.failed) > 20:
+                console.print(f"  ... and {len(e.failed) - 20} more")
     if report.kept:  # in the file: their indexed version stays, even with --prune
         kept = ", ".join(report.kept[:10]) + (" ..." if len(report.kept) > 10 else "")
         console.print(Text(f"kept {len(report.kept)} record(s) whose line was rejected: {kept}"))

@@ -303,6 +303,43 @@ class Settings(BaseSettings):
         "the evidence so far and what is still missing (IRCoT-style); a failed call is the "
         "round's error and the rules' round still runs.",
     )
+    enrich: Literal["off", "local", "bedrock", "openai"] = Field(
+        default="off",
+        description="Index-time LLM enrichment at ingest and sync (docs/guides/enrichment.md): "
+        "off = no LLM (answers kept beside the index and a bundled catalog's shipped file "
+        "still apply); local = the GGUF of `make llm` (LLM_GGUF_PATH); bedrock = Bedrock "
+        "Converse (ENRICH_MODEL); openai = the OpenAI-compatible API (OPENAI_BASE_URL, "
+        "ENRICH_MODEL). The CLI's `ingest --enrich` overrides it.",
+    )
+    enrich_model: str | None = Field(
+        default=None,
+        description="The enrichment's model (ENRICH=bedrock: the Bedrock model id, default "
+        "amazon.nova-micro-v1:0; ENRICH=openai: the chat model; unset: LLM_MODEL's default).",
+    )
+    enrich_timeout_s: float = Field(
+        default=120.0,
+        gt=0,
+        description="Per-record enrichment call timeout (s); a record that misses it is "
+        "written without enrichment, listed, and asked again by the next ingest or sync.",
+    )
+    enrich_budget_s: float = Field(
+        default=0.0,
+        ge=0,
+        description="Enrichment time per ingest or sync batch (s; 0 = no limit): records not "
+        "asked when it is spent are written without enrichment and asked again next time.",
+    )
+    enrich_concurrency: int = Field(
+        default=1,
+        ge=1,
+        le=32,
+        description="Enrichment calls in flight at once (1 for the local model: one CPU "
+        "server; a few for Bedrock, within its requests-per-minute quota).",
+    )
+    enrich_shipped: bool = Field(
+        default=True,
+        description="Whether a bundled catalog's shipped enrichment file is read at ingest "
+        "(false: only this index's own answers and the LLM).",
+    )
     llm_load_timeout_s: float = Field(
         default=180.0, gt=0, description="How long the local model may take to load (s)."
     )
@@ -449,6 +486,11 @@ class Settings(BaseSettings):
         if self.llm_plan == "auto":
             return self.llm_provider != "local"
         return self.llm_plan == "on"
+
+    @property
+    def enrichment_store_path(self) -> Path:
+        """The SQLite file of the enrichment answers, beside the index."""
+        return self.agentic_search_home / "enrichment.sqlite"
 
     @property
     def resolved_gguf_path(self) -> Path:

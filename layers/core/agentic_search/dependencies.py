@@ -36,6 +36,8 @@ if TYPE_CHECKING:  # the helpers' modules load on first use (a light Lambda neve
     from agentic_search.ports import (
         ArrayMemo,
         Embedder,
+        Enricher,
+        EnrichmentStore,
         HydeGenerator,
         IntentPlanner,
         KeywordIndex,
@@ -62,9 +64,14 @@ PORTS = (
     "sync_status",
     "journal",
     "memo",
+    "enricher",
+    "enrichment_store",
 )
 
 Factory = Callable[["Dependencies"], Any]
+
+#: Points :meth:`Dependencies.index_enriched` reads at most.
+ENRICHED_PROBE = 256
 
 
 @dataclass
@@ -91,6 +98,8 @@ class ProcessCaches:
     capabilities: Any = None
     """The domain's capability matcher (entries embedded once per process; kept over writes)."""
     entities: EntityIndex | None = None
+    enriched: bool | None = None
+    """Whether the index holds enriched records (None: not looked at since the last write)."""
     source_log: list[tuple[list[Any], dict[str, float]]] | None = None
     setup_ms: float = 0.0
     setup_lock: threading.Lock = field(default_factory=threading.Lock)
@@ -145,6 +154,7 @@ class ProcessCaches:
         self.extractor = None
         self.entities = None
         self.views.clear()
+        self.enriched = None
 
     def forget_entities(self) -> None:
         """Drop the entity index and what is built on it (after the graph changed)."""
@@ -184,6 +194,8 @@ class Dependencies:
     sync_status: SyncStatusStore
     journal: WriteJournal
     memo: ArrayMemo
+    enricher: Enricher | None
+    enrichment_store: EnrichmentStore
 
     def __init__(
         self,
@@ -212,7 +224,33 @@ class Dependencies:
         """The domain's rule-based planner (built on first use)."""
         from agentic_search.logic.planner import RuleBasedPlanner
 
-        return RuleBasedPlanner(self.schema, rrf_k=self.settings.rrf_k)
+        return RuleBasedPlanner(
+            self.schema, rrf_k=self.settings.rrf_k, enriched=self.index_enriched
+        )
+
+    def index_enriched(self) -> bool:
+        """Whether the domain's index holds enriched records (any of its first points has an
+        enrichment), kept in the process caches until the next write."""
+        caches = self.caches
+        if caches.enriched is None:
+            caches.enriched = self._has_enrichment()
+        return caches.enriched
+
+    def _has_enrichment(self) -> bool:
+        schema = self.schema
+        if schema.enrichment is None:
+            return False
+        from itertools import islice
+
+        from agentic_search.wire.records import ENRICHMENT_KEY
+
+        try:
+            if not self.store.exists(schema):
+                return False
+            points = self.store.scroll(schema, payload=[ENRICHMENT_KEY])
+            return any(ENRICHMENT_KEY in p for p in islice(points, ENRICHED_PROBE))
+        except Exception:  # a store that cannot say: plan as without (the search reports it)
+            return False
 
     @cached_property
     def matcher(self) -> EvidenceMatcher:

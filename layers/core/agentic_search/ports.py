@@ -80,6 +80,10 @@ class HydeError(RuntimeError):
     """The LLM did not produce a hypothetical document."""
 
 
+class EnrichmentError(RuntimeError):
+    """An enrichment call failed (timeout, provider error, an answer that does not parse)."""
+
+
 class CacheError(RuntimeError):
     """The cache backend failed (a cache failure never fails a search)."""
 
@@ -469,6 +473,52 @@ class RoundQueryWriter(Protocol):
         ...
 
 
+class Enricher(Protocol):
+    """Writes a record's index-time enrichment by an LLM (:mod:`agentic_search.logic.
+    enrichment`): ``model`` is the identity every cache key carries."""
+
+    model: str
+
+    def enrich(self, kind: str, text: str, timeout_s: float) -> dict[str, Any]:
+        """The validated answer of ``kind``'s prompt (``catalog``: ``{"needs", "category"}``;
+        ``document``: ``{"context"}``) for the prompt text ``text``.
+
+        Raises:
+            EnrichmentError: on a timeout, a provider error or an answer that does not parse.
+        """
+        ...
+
+
+class EnrichmentStore(Protocol):
+    """LLM answers by cache key (:func:`~agentic_search.logic.enrichment.enrichment_key`),
+    kept beside the index; each answer is kept as soon as it is written, so a killed ingest
+    resumes without asking again. Also the domain's last failures and small metadata."""
+
+    def get_many(self, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """The answers kept under ``keys`` (absent keys absent)."""
+        ...
+
+    def put(self, key: str, answer: dict[str, Any]) -> None:
+        """Keep ``answer`` (JSON-able) under ``key`` (replacing)."""
+        ...
+
+    def set_failures(self, domain: str, failures: Mapping[str, str]) -> None:
+        """Record the domain's records whose enrichment failed last (id -> reason)."""
+        ...
+
+    def failures(self, domain: str) -> dict[str, str]:
+        """The domain's records whose enrichment failed last (id -> reason)."""
+        ...
+
+    def get_meta(self, name: str) -> Any:
+        """A metadata value (JSON), None when unset."""
+        ...
+
+    def set_meta(self, name: str, value: Any) -> None:
+        """Set a metadata value (JSON-able)."""
+        ...
+
+
 class ChatJSONClient(Protocol):
     """An OpenAI-compatible chat endpoint asked for JSON matching a schema."""
 
@@ -696,6 +746,9 @@ __all__ = [
     "EmbedderMismatch",
     "EngineFilter",
     "EngineHybridRrf",
+    "Enricher",
+    "EnrichmentError",
+    "EnrichmentStore",
     "HydeError",
     "HydeGenerator",
     "IntentPlanner",

@@ -235,6 +235,7 @@ class SearchService:
         prune: bool = False,
         force: bool = False,
         id_key: str | None = None,
+        on_enrich: Callable[[int, int], None] | None = None,
     ) -> ingest.IngestReport:
         """:func:`agentic_search.sync.ingest.ingest_file` on this domain (``batch_size``
         None: its default)."""
@@ -250,6 +251,7 @@ class SearchService:
             prune=prune,
             force=force,
             id_key=id_key,
+            on_enrich=on_enrich,
         )
 
     def is_empty(self) -> bool:

@@ -48,6 +48,8 @@ from agentic_search.ports import (
     CollectionInfo,
     Embedder,
     EmbedderError,
+    Enricher,
+    EnrichmentStore,
     HydeGenerator,
     IntentPlanner,
     KeywordIndex,
@@ -551,6 +553,40 @@ class _UnavailableLLM:
         raise self._error
 
 
+def build_enricher(settings: Settings) -> Enricher | None:
+    """The enrichment's LLM as ``ENRICH`` says (None for ``off``): the local GGUF through its
+    loopback server (a client whose every call fails with the reason when it cannot start),
+    Bedrock Converse or the OpenAI-compatible API, each with ``ENRICH_TIMEOUT_S`` per call."""
+    if settings.enrich == "off":
+        return None
+    from agentic_search.adapters.llm_enricher import LLMEnricher
+
+    update: dict[str, Any] = {
+        "llm_provider": settings.enrich,
+        "llm_timeout_s": settings.enrich_timeout_s,
+    }
+    if settings.enrich_model:
+        update["llm_model"] = settings.enrich_model
+    chat = settings.model_copy(update=update)
+    if settings.enrich == "local":
+        from agentic_search.adapters.local_llm import local_server
+        from agentic_search.logic.llm_budget import LLMFallback
+
+        try:
+            server = local_server(chat.resolved_gguf_path, chat.llm_load_timeout_s)
+        except LLMFallback as exc:
+            return LLMEnricher(_FailingChat(chat.chat_model, exc))
+        chat = chat.model_copy(update={"openai_base_url": server.base_url})
+    return LLMEnricher(build_chat_client(chat), max_retries=settings.llm_max_retries)
+
+
+def build_enrichment_store(settings: Settings) -> EnrichmentStore:
+    """The enrichment answers' SQLite file beside the index."""
+    from agentic_search.adapters.enrichment_store import SqliteEnrichmentStore
+
+    return SqliteEnrichmentStore(settings.enrichment_store_path)
+
+
 #: How each adapter of a :class:`Dependencies` is built from the settings.
 FACTORIES: dict[str, Factory] = {
     "store": lambda c: build_store(c.settings),
@@ -565,6 +601,8 @@ FACTORIES: dict[str, Factory] = {
     "sync_status": lambda c: build_sync_status(c.settings),
     "journal": lambda c: build_journal(c.settings),
     "memo": lambda c: build_memo(c.settings),
+    "enricher": lambda c: build_enricher(c.settings),
+    "enrichment_store": lambda c: build_enrichment_store(c.settings),
 }
 
 

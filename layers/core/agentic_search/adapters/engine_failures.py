@@ -32,8 +32,16 @@ def mismatch_message(what: str, problems: list[str], domain: str) -> str:
 
 def missing_vectors(schema: DomainSchema, vectors: Mapping[str, Any]) -> list[str]:
     """The problems of a collection whose named ``vectors`` lack some aspect of ``schema``
-    (``missing named vector 'x'``), in the schema's order; empty when none is missing."""
-    return [f"missing named vector {a!r}" for a in schema.aspect_names if a not in vectors]
+    (``missing named vector 'x'``), in the schema's order; empty when none is missing. An
+    aspect that reads only what an enrichment writes is not required: a collection built
+    before the domain declared it opens and is searched as before (enriching it needs a
+    rebuild, which creates the vector)."""
+    optional = set(schema.enriched_aspects)
+    return [
+        f"missing named vector {a!r}"
+        for a in schema.aspect_names
+        if a not in vectors and a not in optional
+    ]
 
 
 def damage_message(what: str, exc: BaseException, domain: str) -> str:

@@ -33,7 +33,12 @@ from agentic_search.logic.bm25 import (
     terms_vector,
 )
 from agentic_search.logic.schema import DomainSchema
-from agentic_search.logic.text import Analyzer, default_analyzer, keyword_text
+from agentic_search.logic.text import (
+    Analyzer,
+    default_analyzer,
+    keyword_payload_fields,
+    keyword_text,
+)
 from agentic_search.wire import SPARSE_VECTOR, Filter, ScoredRecord, SparseVector
 
 if TYPE_CHECKING:
@@ -97,7 +102,7 @@ class SparseBm25Index(ABC):
         self._save_stats(schema, {"avgdl": avgdl, "count": count})
 
     def _lengths(self, schema: DomainSchema) -> Iterator[tuple[str, list[str]]]:
-        fields = [schema.id_field, *schema.keyword_fields]
+        fields = [schema.id_field, *keyword_payload_fields(schema)]
         for payload in self.store.scroll(schema, fields):
             terms = self.analyzer.terms(keyword_text(schema, payload))
             yield str(payload[schema.id_field]), terms

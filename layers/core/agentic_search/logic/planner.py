@@ -9,7 +9,8 @@ logic.schema.Roles`; the vocabularies' routes say which matched values signal wh
 * ``capability-focused``: values of a vocabulary routed to capability -> capability +
   identity;
 * ``usecase-focused``: values of a vocabulary routed to usecase, or a task phrasing ("for
-  writing", "to transcribe") -> usecase + identity;
+  writing", "to transcribe") -> usecase + identity (+ the enrichment's needs aspect, when the
+  domain declares one and the index holds enriched records);
 * ``multi-collection-hybrid``: two or more of the above.
 
 Values routed to platform add the platform aspect; the schema's ``always`` aspects (by default,
@@ -29,6 +30,7 @@ reason a plan is invalid.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from agentic_search.logic.bm25 import keyword_query
 from agentic_search.logic.complexity import is_long
@@ -130,9 +132,18 @@ class RuleBasedPlanner:
 
     name = "rules"
 
-    def __init__(self, schema: DomainSchema, rrf_k: int = 60) -> None:
+    def __init__(
+        self,
+        schema: DomainSchema,
+        rrf_k: int = 60,
+        enriched: Callable[[], bool] | None = None,
+    ) -> None:
+        """``enriched``: whether the index holds enriched records (asked per plan; None:
+        yes), so that an index without any plans no source that would find nothing (and
+        the fusion rule, which counts sources, is the one it had before)."""
         self.schema = schema
         self.rrf_k = rrf_k
+        self.enriched = enriched
 
     def plan(self, intent: IntentState, limit: int = 10) -> QueryPlan:
         """Build and validate the plan for ``intent``.
@@ -242,8 +253,15 @@ class RuleBasedPlanner:
                 add(record, qvs, dense_text)
         if capability:
             add(role("capability"), qvs, dense_text)
+        # a task-phrased need also searches the needs an enrichment wrote for each record
+        # (the domain's enrichment.route_aspect), as it searches the record's own use cases
+        needs_aspect = schema.enrichment.route_aspect if schema.enrichment else None
+        if needs_aspect and self.enriched is not None and not self.enriched():
+            needs_aspect = None
         if usecase:
             add(role("usecase"), qvs, dense_text)
+            if needs_aspect:
+                add(needs_aspect, qvs, dense_text)
         if (
             strategy == "multi-collection-hybrid"
             and not reference
@@ -252,6 +270,8 @@ class RuleBasedPlanner:
         ):
             add(role("capability"), qvs, dense_text)
             add(role("usecase"), qvs, dense_text)
+            if needs_aspect:
+                add(needs_aspect, qvs, dense_text)
         if signals("platform"):
             add(role("platform"), qvs, dense_text)
 

@@ -171,6 +171,30 @@ class Roles(BaseModel):
     always: list[str] | None = None
 
 
+#: The fields an index-time enrichment provides (payload keys; see logic/enrichment.py), which
+#: a domain's aspects and keyword fields may read when it declares ``enrichment``.
+ENRICHED_FIELD_NAMES = ("_needs", "_category", "_context")
+
+
+class EnrichmentSpec(BaseModel):
+    """Index-time LLM enrichment of a domain (``agentic_search.logic.enrichment``).
+
+    ``kind``: ``catalog`` (needs and a category for each record, read from ``fields``) or
+    ``document`` (a situating context for each chunk of a chunked document).
+    ``keyword_weight``: how many times the enrichment's words count in the BM25 text (an
+    integer field weight, exactly BM25F's for whole weights: Robertson, Zaragoza and Taylor,
+    "Simple BM25 extension to multiple weighted fields", CIKM 2004); 0 leaves them out.
+    ``route_aspect``: the aspect the planner adds for task-phrased intents (None: none).
+    """
+
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+
+    kind: Literal["catalog", "document"]
+    fields: list[str] = Field(default_factory=list)
+    keyword_weight: int = Field(default=1, ge=0, le=5)
+    route_aspect: str | None = None
+
+
 class ChunkSpec(BaseModel):
     """Chunking of long texts at ingest (see ``agentic_search.logic.chunking``), in words."""
 
@@ -403,6 +427,7 @@ class DomainSchema(BaseModel):
     )
     roles: Roles = Field(default_factory=Roles)
     chunking: ChunkSpec | None = None
+    enrichment: EnrichmentSpec | None = None
     candidate_metadata: dict[str, str] = Field(default_factory=dict)
     intent_fields: list[IntentFieldDef] = Field(default_factory=list)
     entities: EntitySpec | None = None
@@ -469,10 +494,39 @@ class DomainSchema(BaseModel):
             return spec.min_score
         return None
 
+    def _enrichment_problems(self, known: set[str]) -> list[str]:
+        """Problems of ``enrichment``: prompt fields unknown, a route to an unknown aspect, a
+        document enrichment without chunking; and enriched fields read without one."""
+        spec = self.enrichment
+        if spec is None:
+            read = [f for a in self.aspects for f in a.fields] + list(self.keyword_fields)
+            return [
+                f"field {f!r} is written by an enrichment, which the domain does not declare"
+                for f in dict.fromkeys(read)
+                if f in ENRICHED_FIELD_NAMES
+            ]
+        problems = [f"enrichment reads unknown field {f!r}" for f in spec.fields if f not in known]
+        if spec.kind == "catalog" and not spec.fields:
+            problems.append("a catalog enrichment names the fields its prompt reads")
+        if spec.kind == "document" and self.chunking is None:
+            problems.append("a document enrichment situates chunks: declare chunking")
+        if spec.route_aspect is not None and spec.route_aspect not in self.aspect_names:
+            problems.append(f"enrichment routes to unknown aspect {spec.route_aspect!r}")
+        return problems
+
+    @property
+    def enriched_aspects(self) -> list[str]:
+        """The aspects that read only what an enrichment writes (a record without one has no
+        text there, so no vector; empty without ``enrichment``)."""
+        return [a.name for a in self.aspects if all(f in ENRICHED_FIELD_NAMES for f in a.fields)]
+
     @model_validator(mode="after")
     def _consistent(self) -> DomainSchema:
         problems: list[str] = []
         known = set(self.fields)
+        problems += self._enrichment_problems(known)
+        if self.enrichment is not None:
+            known |= set(ENRICHED_FIELD_NAMES)
         for required in (self.id_field, self.title_field, self.text_field):
             if required not in known:
                 problems.append(f"field {required!r} is named but not defined under fields")

@@ -128,16 +128,38 @@ def aspect_text(schema: DomainSchema, aspect: str, record: dict[str, Any]) -> st
     return ". ".join(p for p in parts if p)
 
 
+#: The enriched fields the BM25 text reads (each a payload key; see logic/enrichment.py).
+ENRICHED_KEYWORD_FIELDS = ("_category", "_needs", "_context")
+
+
 def keyword_text(schema: DomainSchema, record: dict[str, Any]) -> str:
-    """The text the BM25 index reads for a record."""
+    """The text the BM25 index reads for a record: its ``keyword_fields``, then, when the
+    domain declares ``enrichment``, the enrichment's words (category, needs, context) as a
+    field of their own repeated ``keyword_weight`` times (an integer BM25F field weight)."""
     parts = [field_text(record.get(f)) for f in schema.keyword_fields]
+    spec = schema.enrichment
+    if spec is not None and spec.keyword_weight > 0:
+        extra = " . ".join(
+            t for t in (field_text(record.get(f)) for f in ENRICHED_KEYWORD_FIELDS) if t
+        )
+        if extra:
+            parts += [extra] * spec.keyword_weight
     return " . ".join(p for p in parts if p)
+
+
+def keyword_payload_fields(schema: DomainSchema) -> list[str]:
+    """The payload keys :func:`keyword_text` reads (a scroll that rebuilds BM25 vectors)."""
+    extra = list(ENRICHED_KEYWORD_FIELDS) if schema.enrichment is not None else []
+    return [*schema.keyword_fields, *extra]
 
 
 def aspect_hash(schema: DomainSchema, aspect: str, record: dict[str, Any]) -> str:
     """SHA-256 of an aspect's source fields (canonical JSON): re-embed only when it changes."""
     fields = schema.aspect(aspect).fields
-    blob = json.dumps({f: record.get(f) for f in fields}, sort_keys=True, ensure_ascii=False)
+    # an enriched field (a "_" key) counts only when present: declaring an enrichment does
+    # not change the hash of a record that has none (no re-embedding on upgrade)
+    values = {f: record.get(f) for f in fields if not f.startswith("_") or record.get(f)}
+    blob = json.dumps(values, sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 

@@ -21,6 +21,7 @@ from agentic_search.logic.schema import DomainSchema
 from agentic_search.ports import SyncStatusStore
 from agentic_search.sync.after_write import after_write
 from agentic_search.sync.changes import CatalogChange, ChangeOp
+from agentic_search.sync.enrich import EnrichReport, enrich_records
 from agentic_search.sync.indexer import Indexer, WriteStats, content_hashes
 from agentic_search.wire.sync import TOMBSTONE_TTL_S, AspectStatus, SyncEntry
 
@@ -64,6 +65,7 @@ class SyncReport:
     stats: WriteStats = field(default_factory=WriteStats)
     seconds: float = 0.0
     catalog_version: int | None = None
+    enrichment: EnrichReport | None = None
 
     @property
     def failed(self) -> list[ChangeOutcome]:
@@ -98,6 +100,16 @@ class SyncReport:
             "failed": [o.wire() for o in self.failed],
             "catalogVersion": self.catalog_version,
             "seconds": round(self.seconds, 3),
+            **(
+                {"enrichment": self.enrichment.wire()}
+                if self.enrichment
+                and (
+                    self.enrichment.mode != "off"
+                    or self.enrichment.enriched
+                    or self.enrichment.failed
+                )
+                else {}
+            ),
         }
 
 
@@ -117,13 +129,17 @@ def apply_changes(
     *,
     after: bool = True,
     clock: Callable[[], float] = time.time,
+    on_enrich: Callable[[int, int], None] | None = None,
+    enrich: bool = True,
 ) -> SyncReport:
     """Apply a batch of changes of ``deps``' domain; see the module docstring.
 
     Never raises for a change's failure (it is reported as ``failed``, and recorded ``pending``
     in ``status``). A batch that wrote anything ends with :func:`~agentic_search.sync.
     after_write.after_write` (its ``catalog_version``) unless ``after`` is False: the caller
-    runs it once after several batches (``ingest``, CatalogSync's stream batch).
+    runs it once after several batches (``ingest``, CatalogSync's stream batch). The upserts
+    are enriched first (:func:`~agentic_search.sync.enrich.enrich_records`; ``on_enrich(done,
+    total)`` after each LLM answer; not with ``enrich=False``: the caller enriched them).
 
     Raises:
         SyncStatusError: when the status store cannot be read or written.
@@ -161,9 +177,25 @@ def apply_changes(
     upserts = [i for i in latest.values() if changes[i].op is not ChangeOp.REMOVE]
     removes = [i for i in latest.values() if changes[i].op is ChangeOp.REMOVE]
     indexer = Indexer(deps.store, deps.embedder, deps.keyword)
+    # the enrichment is attached before the write (never a failure of the write: a record
+    # whose enrichment failed goes without it, listed in report.enrichment)
+    to_write: dict[int, dict[str, Any]] = {}
+    if upserts and not enrich:
+        to_write = {i: changes[i].record for i in upserts}  # type: ignore[misc]
+    elif upserts:
+        plain: list[dict[str, Any]] = [changes[i].record for i in upserts]  # type: ignore[misc]
+        try:
+            enriched, report.enrichment = enrich_records(deps, plain, on_progress=on_enrich)
+        except Exception as exc:  # the filter's embedder, the store: written without
+            enriched, report.enrichment = plain, EnrichReport(mode=deps.settings.enrich)
+            reason = _error_text(exc)
+            report.enrichment.failed = {
+                str(ch.record_id): reason for ch in map(changes.__getitem__, upserts)
+            }
+        to_write = dict(zip(upserts, enriched, strict=True))
 
     def upsert(idx: list[int]) -> WriteStats:
-        return indexer.upsert(schema, [changes[i].record for i in idx], refresh_keyword=False)  # type: ignore[misc]
+        return indexer.upsert(schema, [to_write[i] for i in idx], refresh_keyword=False)
 
     if upserts:
         try:

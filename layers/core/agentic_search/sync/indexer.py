@@ -58,6 +58,8 @@ class WriteStats:
     embedded_aspects: dict[str, int] = field(default_factory=dict)
     written_ids: list[str] = field(default_factory=list)
     deleted_ids: list[str] = field(default_factory=list)
+    #: the enrichment pass of an ingest (an EnrichReport; None: none ran)
+    enrichment: Any = None
 
     def add(self, other: WriteStats) -> None:
         """Accumulate another batch's stats into this one."""
@@ -120,6 +122,7 @@ class Indexer:
         existing = self.store.retrieve_records(schema, ids)
 
         counter = token_counter_name(self.embedder)
+        enriched = set(schema.enriched_aspects)
         jobs: list[tuple[int, str, str]] = []  # (record index, aspect, text)
         plans: list[tuple[str, dict[str, str], list[str]]] = []
         for i, rec in enumerate(records):
@@ -131,7 +134,12 @@ class Indexer:
                 kind = "insert"
             else:
                 changed = [a for a in schema.aspect_names if old_hashes.get(a) != hashes[a]]
-                if changed:
+                if any(a in enriched and not aspect_text(schema, a, rec) for a in changed):
+                    # an enriched aspect lost its text (no enrichment now): the point is
+                    # written whole, without that vector (an update would keep the old one)
+                    changed = list(schema.aspect_names)
+                    kind = "insert"
+                elif changed:
                     kind = "vectors"
                 elif (
                     old_hashes.get(RECORD_HASH) != hashes[RECORD_HASH]
@@ -143,7 +151,10 @@ class Indexer:
                 else:
                     kind = "same"
             plans.append((kind, hashes, changed))
-            jobs += [(i, a, aspect_text(schema, a, rec)) for a in changed]
+            # an aspect with no text (an enriched one of a record without enrichment) has no
+            # vector: a search of it does not see the record
+            texts = [(a, aspect_text(schema, a, rec)) for a in changed]
+            jobs += [(i, a, t) for a, t in texts if t or a not in enriched]
 
         vectors = self.embedder.embed_documents([t for _, _, t in jobs]) if jobs else []
         by_record: dict[int, dict[str, list[float]]] = {}
@@ -189,8 +200,13 @@ class Indexer:
                 old_payload = (old.payload or {}) if old else {}
                 payload.update({k: old_payload[k] for k in GRAPH_KEYS if k in old_payload})
             if kind == "insert":
-                inserts.append(PointWrite(rid, dict(by_record[i]), payload, sparse))
-                stats.inserted += 1
+                if old is not None and sparse is None:  # a rewrite keeps its BM25 vector
+                    sparse = self.keyword.sparse_vector(keyword_text(schema, rec))
+                inserts.append(PointWrite(rid, dict(by_record.get(i, {})), payload, sparse))
+                if old is None:
+                    stats.inserted += 1
+                else:
+                    stats.updated_vectors += 1
             elif kind in ("vectors", "payload"):
                 vecs = dict(by_record.get(i, {}))
                 if vecs or sparse is not None:

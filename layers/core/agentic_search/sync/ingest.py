@@ -32,6 +32,7 @@ from agentic_search.ports import SyncStatusStore
 from agentic_search.sync.after_write import after_write
 from agentic_search.sync.apply import apply_changes
 from agentic_search.sync.changes import insert_changes
+from agentic_search.sync.enrich import enrich_records
 from agentic_search.sync.files import CatalogRead, LineError, bundled_catalog_path, read_catalog
 from agentic_search.sync.indexer import WriteStats
 from agentic_search.sync.links import LinkStats, relink
@@ -85,6 +86,12 @@ class IngestReport:
             "keptRejected": self.kept,
             "seconds": round(self.seconds, 3),
             "docsPerSecond": round(self.docs_per_s, 1),
+            **(
+                {"enrichment": e.wire()}
+                if (e := self.stats.enrichment) is not None
+                and (e.mode != "off" or e.enriched or e.failed)
+                else {}
+            ),
         }
 
 
@@ -95,11 +102,14 @@ def ingest_records(
     on_progress: Callable[[int], None] | None = None,
     status: SyncStatusStore | None = None,
     force_refresh: bool = False,
+    on_enrich: Callable[[int, int], None] | None = None,
 ) -> WriteStats:
     """Upsert validated records in batches; the keyword index is refreshed once at the end
     (also when nothing changed with ``force_refresh``: completing an interrupted ingest whose
     points were all written). ``on_progress(n)`` gets the number of ``records`` done (not of
-    their chunks); ``status`` records each record's outcome.
+    their chunks); ``status`` records each record's outcome. The records are enriched first,
+    all at once (:func:`~agentic_search.sync.enrich.enrich_records`: ``on_enrich(done, total)``
+    after each LLM answer; what it did is ``stats.enrichment``).
 
     Ingest is sync with insert events: each batch goes through
     :func:`agentic_search.sync.apply.apply_changes` (unversioned inserts), so there is one
@@ -113,6 +123,9 @@ def ingest_records(
     schema = c.schema
     if schema.chunking is not None:
         records = chunk_records(schema, records)
+    enriched = schema.enrichment is not None
+    if enriched:  # the whole file at once: one mean record, one progress, resumable answers
+        records, total.enrichment = enrich_records(c, records, on_progress=on_enrich)
     for i in range(0, len(records), batch_size):
         batch = records[i : i + batch_size]
         report = apply_changes(
@@ -120,6 +133,7 @@ def ingest_records(
             insert_changes(schema, batch),
             status,
             after=False,
+            enrich=not enriched,
         )
         total.add(report.stats)
         if report.failed and report.failed[0].exception is not None:
@@ -148,6 +162,7 @@ def ingest_file(
     id_key: str | None = None,
     source: str | None = None,
     force_refresh: bool = False,
+    on_enrich: Callable[[int, int], None] | None = None,
 ) -> IngestReport:
     """Read, validate and upsert a JSONL catalog; bad lines are reported, the rest go in.
     Journaled (see the module docstring): ``source`` names the file for a later completion
@@ -187,7 +202,9 @@ def ingest_file(
         },
     )
     status = c.sync_status
-    stats = ingest_records(c, catalog.records, batch_size, on_progress, status, force_refresh)
+    stats = ingest_records(
+        c, catalog.records, batch_size, on_progress, status, force_refresh, on_enrich
+    )
     plan = prune_plan(c, catalog.records, rejected_ids)
     pruned = prune_records(c, plan.stale, status) if prune and plan.stale else 0
     c.journal.finish(schema.name)

@@ -26,8 +26,27 @@ LINKED_FROM_KEY = "_linked_from"
 #: Payload key of a hit found by name or along the graph: the name asked for, or the edge it
 #: was reached by (``<edge kind>:<from id>``); set on hits only, never stored.
 VIA_KEY = "_via"
+#: Payload keys of an index-time enrichment (agentic_search.logic.enrichment): the needs a
+#: record answers, its category in everyday words, a chunk's situating context, provenance.
+NEEDS_KEY = "_needs"
+CATEGORY_KEY = "_category"
+CONTEXT_KEY = "_context"
+ENRICHMENT_KEY = "_enrichment"
 #: Payload keys the writers add to a record's fields: never shown as record data.
-INTERNAL_KEYS = frozenset({HASHES_KEY, TOKENS_KEY, ENTITY_KEY, LINKS_KEY, LINKED_FROM_KEY, VIA_KEY})
+INTERNAL_KEYS = frozenset(
+    {
+        HASHES_KEY,
+        TOKENS_KEY,
+        ENTITY_KEY,
+        LINKS_KEY,
+        LINKED_FROM_KEY,
+        VIA_KEY,
+        NEEDS_KEY,
+        CATEGORY_KEY,
+        CONTEXT_KEY,
+        ENRICHMENT_KEY,
+    }
+)
 #: Name of the BM25 sparse vector where the engine stores one (a Qdrant server).
 SPARSE_VECTOR = "bm25"
 

@@ -29,7 +29,7 @@ from typing import Any
 from agentic_search.config import Settings
 from agentic_search.logic.bm25 import terms_vector
 from agentic_search.logic.schema import DomainSchema, available_domains, load_schema
-from agentic_search.logic.text import keyword_text
+from agentic_search.logic.text import keyword_payload_fields, keyword_text
 from agentic_search.ports import VectorStoreError
 from agentic_search.wire import SPARSE_VECTOR, PointWrite
 
@@ -175,7 +175,7 @@ def _migrate_one(
             else None
         )
         lengths = 0
-        for payload in local.scroll(schema, [schema.id_field, *schema.keyword_fields]):
+        for payload in local.scroll(schema, [schema.id_field, *keyword_payload_fields(schema)]):
             lengths += len(kw.analyzer.terms(keyword_text(schema, payload)))
             if task is not None:
                 progress.advance(task)

@@ -140,7 +140,8 @@ class QdrantStore:
                 for aspect in schema.aspect_names:
                     params = vectors.get(aspect)
                     if params is None:
-                        problems.append(f"missing named vector {aspect!r}")
+                        if aspect not in schema.enriched_aspects:  # built before it: optional
+                            problems.append(f"missing named vector {aspect!r}")
                     elif params.size != dim:
                         problems.append(
                             f"vector {aspect!r} has dimension {params.size}, "
