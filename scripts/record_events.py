@@ -177,7 +177,9 @@ class Recorder:
         missing = {"dense", "sparse", "structured"} - set(kinds)
         assert not missing, f"{QUERY!r} has no {missing} sub-query: pick another query"
         for kind, sq in kinds.items():
-            self.write(f"retrieve/{kind}.json", {"domain": "tools", "subQuery": sq})
+            # a Map item as the ASL's ItemSelector makes it: the domain, the state's caller
+            item = {"domain": "tools", "caller": first["caller"], "subQuery": sq}
+            self.write(f"retrieve/{kind}.json", item)
         self.write("fuse_rerank/input.json", first)
         self.write("grade_round/input.json", seen["GradeRoundFunction"][0])
         self.write("finalize/input.json", seen["FinalizeFunction"][0])
