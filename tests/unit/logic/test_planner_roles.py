@@ -28,7 +28,7 @@ TOOLS_QUERIES = ROOT / "benchmarks/tools_queries/queries.jsonl"
 
 #: tools aspect -> a name that shares nothing with it
 ASPECTS = {"identity": "about", "functionality": "purpose", "usecases": "audience",
-           "interface": "runtime", "record": "whole"}  # fmt: skip
+           "interface": "runtime", "record": "whole", "needs": "asks"}  # fmt: skip
 #: tools vocabulary -> a name that shares nothing with it
 VOCABS = {"categories": "kinds", "functionality": "topics", "pricing_models": "plans",
           "deployment": "hosting", "interface": "surfaces", "platforms": "systems",
@@ -57,6 +57,8 @@ def _renamed_tools(tmp_path: Path) -> DomainSchema:
         if item.get("vocabulary"):
             item["vocabulary"] = VOCABS[item["vocabulary"]]
             item["name"] = VOCABS.get(item["name"], item["name"])
+    if data.get("enrichment", {}).get("route_aspect"):
+        data["enrichment"]["route_aspect"] = ASPECTS[data["enrichment"]["route_aspect"]]
     rel = data["entities"]["relations"]
     rel["similar_aspect"] = ASPECTS[rel["similar_aspect"]]
     data["capabilities"]["vocabularies"] = [VOCABS[v] for v in data["capabilities"]["vocabularies"]]
