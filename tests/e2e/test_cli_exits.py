@@ -93,7 +93,7 @@ def test_a_search_no_path_could_answer_is_one_line_exit_1(monkeypatch, indexed_h
     from agentic_search.wire.errors import SearchFailed
     from agentic_search_cli.main import main
 
-    def failing(self, query, limit=10, rounds=None):
+    def failing(self, query, limit=10, rounds=None, history=None, caller=None):
         raise SearchFailed("TypeError", "the intent step broke")
 
     monkeypatch.setenv("AGENTIC_SEARCH_HOME", str(indexed_home))

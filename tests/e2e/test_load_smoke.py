@@ -75,7 +75,7 @@ class _HeldOrchestrator:
     def __init__(self) -> None:
         self.release = threading.Event()
 
-    def search(self, request, correlation_id):
+    def search(self, request, correlation_id, caller=None):
         self.release.wait(60.0)
         return {"query": request.query, "candidates": [], "errors": []}
 

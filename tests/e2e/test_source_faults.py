@@ -530,7 +530,7 @@ class _AnsweringOrchestrator:
     def __init__(self, response: dict[str, Any]) -> None:
         self.response = response
 
-    def search(self, request: Any, correlation_id: str) -> dict[str, Any]:
+    def search(self, request: Any, correlation_id: str, caller: Any = None) -> dict[str, Any]:
         return self.response
 
 

@@ -21,6 +21,8 @@ from support.lambdas import runtime_over, use_runtime
 from support.paths import EVENTS as ALL_EVENTS
 
 from agentic_search.adapters.sync_status import SqliteSyncStatus
+from agentic_search.logic.schema import load_schema
+from agentic_search.logic.text import aspect_text
 from agentic_search.sync.apply import apply_changes
 from agentic_search.sync.changes import CatalogChange, ChangeOp
 from agentic_search.sync.indexer import Indexer
@@ -48,8 +50,11 @@ def test_sync_applies_the_valid_changes_and_names_the_bad_record(cli_engine, cou
     assert "description: Field required" in captured.err
     assert "1 applied, 2 superseded" in captured.out
     assert "; 1 record(s) rejected (listed on stderr)" in captured.out
-    assert counting.texts == 4  # the newest valid change, once
     point = cli_engine.deps.store.retrieve_records(cli_engine.schema, ["syncdemo-notes"])
+    schema, stored = cli_engine.schema, point["syncdemo-notes"].payload
+    # the newest valid change, once: one text for each aspect the record has words for
+    assert counting.texts == sum(1 for a in schema.aspects if aspect_text(schema, a.name, stored))
+    assert counting.texts >= 4
     assert point["syncdemo-notes"].payload["features"][-1] == "searchable meeting archive"
     counting.texts = 0
     assert cli.main(["sync", str(EVENTS / "stream_modify_aspect.json"), "--json"]) == 0
@@ -162,7 +167,9 @@ def test_failed_pending_and_one_tool(api):
     assert call("GET", "/sync/pending")[1]["entries"] == []
     code, body = call("GET", f"/sync/tool/{rid}")
     assert code == 200 and body["status"] == "synced" and body["appliedVersion"] == 5
-    assert set(body["aspects"]) == {"identity", "functionality", "usecases", "interface", "record"}
+    # every aspect the domain declares (an empty one, such as needs without enrichment, too)
+    assert set(body["aspects"]) == {a.name for a in load_schema("tools").aspects}
+    assert {"identity", "functionality", "usecases", "interface"} <= set(body["aspects"])
     assert all(a["contentHash"] and a["status"] == "synced" for a in body["aspects"].values())
     assert call("GET", "/sync/tool/nope")[0] == 404
     assert call("GET", "/sync/failed", "limit=0")[0] == 422

@@ -333,7 +333,13 @@ def test_every_state_output_stays_under_256_kb(
     trimmed = response["retrievalReport"]["trimmed"]
     assert trimmed and any(t.startswith("query texts: ") for t in trimmed), trimmed
     ids = [c["id"] for c in response["candidates"]]
-    assert ids and ids == [c["id"] for c in untrimmed["candidates"]][: len(ids)]  # best, in order
+    best = [c["id"] for c in untrimmed["candidates"]][: len(ids)]
+    if not any("hits of rank > " in t for t in trimmed):
+        assert ids and ids == best  # best, in order
+    else:
+        # hits ranked below the limit were dropped (reported): their small RRF shares can swap
+        # neighbours whose scores were that close, never which records are returned, nor the top
+        assert ids and set(ids) == set(best) and ids[:10] == best[:10], (ids, best)
     # the query is carried once (state.texts): no round dropped a source hit ranked within
     # the request's limit (before, a 4,000-character query forced cuts at rank 50, 30, 20)
     cuts = [int(t.split("rank > ")[1].split()[0]) for t in trimmed if "hits of rank > " in t]

@@ -78,6 +78,28 @@ def _finish(acc: dict[str, list], scale: float) -> list[Fused]:
     return out
 
 
+#: Decimals a kept entry's contributions are rounded to (:func:`kept_entries`).
+CONTRIBUTION_DECIMALS = 6
+
+
+def kept_entries(fused: Sequence[Fused], n: int) -> list[Fused]:
+    """The first ``n`` of ``fused`` to keep across steps, each with its contributions rounded
+    to :data:`CONTRIBUTION_DECIMALS` decimals. Contributions only explain and order an entry's
+    provenance; its ``fused`` and ``score``, which rank it, are kept exact. The kept list
+    crosses every later step in the state (Step Functions' 256 KB limit), where a float's
+    17 digits would be most of an entry."""
+    return [
+        Fused(
+            f.id,
+            f.fused,
+            f.score,
+            f.best_rank,
+            {k: round(v, CONTRIBUTION_DECIMALS) for k, v in f.contributions.items()},
+        )
+        for f in fused[:n]
+    ]
+
+
 def _accumulate(lists: Sequence[RankedList], per_item) -> dict[str, list]:
     """doc -> ``[total, contributions, best rank]`` over ``lists``: one dict lookup per item
     (the fused lists of a round are hundreds of ids each); each total is summed in list order.

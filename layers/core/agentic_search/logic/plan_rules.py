@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from agentic_search.logic.filters import filter_problems
 from agentic_search.logic.schema import DomainSchema
-from agentic_search.wire import TOP_K_MAX, TOP_K_MIN, QueryPlan
+from agentic_search.wire import TOP_K_MAX, TOP_K_MIN, IntentState, QueryPlan
 
 
 class PlanError(ValueError):
@@ -15,6 +15,17 @@ class PlanError(ValueError):
     def __init__(self, reasons: list[str]) -> None:
         self.reasons = reasons
         super().__init__("invalid query plan: " + "; ".join(reasons))
+
+
+def reference_names(intent: IntentState) -> set[str]:
+    """The reference record's names, lower-cased: as the query wrote it and, when that was a
+    linked (possibly misspelt) name, as the record spells it. Query by example searches the
+    reference's vectors and values, never these words (they favour records that mention it)."""
+    names = {(intent.reference_tool_name or "").lower()} - {""}
+    for link in intent.entities:
+        if link.kind == "entity" and link.id == intent.reference_tool:
+            names |= {link.name.lower(), link.surface.lower()}
+    return names
 
 
 def validate_plan(plan: QueryPlan, schema: DomainSchema) -> None:

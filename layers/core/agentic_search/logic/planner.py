@@ -35,7 +35,7 @@ from collections.abc import Callable
 from agentic_search.logic.bm25 import keyword_query
 from agentic_search.logic.complexity import is_long
 from agentic_search.logic.intent import normalize_query
-from agentic_search.logic.plan_rules import fusion_for, validate_plan
+from agentic_search.logic.plan_rules import fusion_for, reference_names, validate_plan
 from agentic_search.logic.schema import DomainSchema
 from agentic_search.wire import (
     TOP_K_MAX,
@@ -279,8 +279,8 @@ class RuleBasedPlanner:
         if reference:
             # Query by example: the reference's vocabulary values replace its name, which would
             # otherwise favour tools that merely mention it ("an alternative to Cursor").
-            ref_name = (intent.reference_tool_name or "").lower()
-            preserved = [t for t in intent.must_preserve_terms if t.lower() != ref_name]
+            ref_names = reference_names(intent)
+            preserved = [t for t in intent.must_preserve_terms if t.lower() not in ref_names]
             base = intent.semantic_variants[0] if intent.semantic_variants else ""
             keyword_text = keyword_query(base, *preserved, *profile_terms)
         else:

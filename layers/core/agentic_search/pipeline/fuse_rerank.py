@@ -31,7 +31,7 @@ from agentic_search.logic.executor import (
     relax_step,
     with_pins_and_bridges,
 )
-from agentic_search.logic.fusion import rrf
+from agentic_search.logic.fusion import kept_entries, rrf
 from agentic_search.logic.selection import select_evidence
 from agentic_search.pipeline.access import as_caller
 from agentic_search.pipeline.evidence import build_evidence, count_tokens
@@ -103,7 +103,7 @@ def fuse_round(c: Dependencies, state: ExecutorState, work: RoundWork) -> RoundW
     ranking = pin_and_bridge(state, work, results, fused)
     keep_n = max(state.plan.limit, state.caps.selection_pool, state.caps.rerank_top_n)
     if rnd == 1:  # only what can still be returned: the state crosses every step as JSON
-        state.first_fused = fused[:keep_n]
+        state.first_fused = kept_entries(fused, keep_n)
 
     t = time.perf_counter()
     reranker = c.reranker

@@ -200,12 +200,12 @@ def enrich_records(
     spec = schema.enrichment
     if spec is None or not records:
         return list(records), report
-    store: EnrichmentStore = deps.enrichment_store
+    cache: EnrichmentStore = deps.enrichment_store
     model = enricher.model if enricher is not None else None
     # ENRICH=off asks nothing, but the answers kept from the domain's last model still apply
-    lookup = model or store.get_meta(f"model:{schema.name}")
-    if model is not None and lookup != store.get_meta(f"model:{schema.name}"):
-        store.set_meta(f"model:{schema.name}", model)
+    lookup = model or cache.get_meta(f"model:{schema.name}")
+    if model is not None and lookup != cache.get_meta(f"model:{schema.name}"):
+        cache.set_meta(f"model:{schema.name}", model)
     filt = _filter_name(deps)
     jobs = _prompt_jobs(schema, records)
     report.records = len(jobs)
@@ -234,7 +234,7 @@ def enrich_records(
     if lookup:
         for job in pending:
             job.key = enrichment_key(job.text, lookup, PROMPTS[job.kind].version)
-        kept = store.get_many([j.key for j in pending if j.key])
+        kept = cache.get_many([j.key for j in pending if j.key])
         for job in pending:
             if job.key in kept:
                 job.answer, job.source = kept[job.key], "cache"
@@ -249,7 +249,7 @@ def enrich_records(
 
     ask = [j for j in pending if j.answer is None]
     if ask and enricher is not None:
-        _ask(deps, enricher, store, ask, report, on_progress, clock)
+        _ask(deps, enricher, cache, ask, report, on_progress, clock)
     elif ask:
         pass  # ENRICH=off: nothing to ask; these records go without (not a failure)
 
@@ -259,7 +259,7 @@ def enrich_records(
     report.from_shipped = sum(1 for j in done if j.source == "shipped")
     report.asked = sum(1 for j in done if j.source == "llm")
     if enricher is not None:
-        _record_failures(store, schema.name, [j.record_id for j in jobs], report.failed)
+        _record_failures(cache, schema.name, [j.record_id for j in jobs], report.failed)
     report.seconds = time.perf_counter() - t0
     return out, report
 
@@ -281,14 +281,14 @@ def _shipped(deps: Dependencies) -> Any:
 def _ask(
     deps: Dependencies,
     enricher: Enricher,
-    store: EnrichmentStore,
+    cache: EnrichmentStore,
     jobs: list[_Job],
     report: EnrichReport,
     on_progress: Callable[[int, int], None] | None,
     clock: Callable[[], float],
 ) -> None:
     """Ask the LLM for ``jobs`` on a bounded pool within the budget; each answer is kept in
-    ``store`` as it arrives."""
+    ``cache`` as it arrives."""
     settings = deps.settings
     budget = settings.enrich_budget_s
     deadline = clock() + budget if budget else None
@@ -304,7 +304,7 @@ def _ask(
             answer = None
         if answer is not None:
             assert job.key is not None
-            store.put(job.key, answer)
+            cache.put(job.key, answer)
             job.answer, job.source = answer, "llm"
         with lock:
             done += 1
@@ -462,15 +462,15 @@ def _stored_centroid(deps: Dependencies) -> np.ndarray | None:
 
 
 def _record_failures(
-    store: EnrichmentStore, domain: str, ids: Sequence[str], failed: dict[str, str]
+    cache: EnrichmentStore, domain: str, ids: Sequence[str], failed: dict[str, str]
 ) -> None:
     """The domain's failures after a pass: those of ``ids`` that succeeded are dropped, the
     new ones added."""
-    current = store.failures(domain)
+    current = cache.failures(domain)
     for rid in ids:
         current.pop(rid, None)
     current.update(failed)
-    store.set_failures(domain, current)
+    cache.set_failures(domain, current)
 
 
 __all__ = [

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from agentic_search.logic.plan_rules import fusion_for
+from agentic_search.logic.plan_rules import fusion_for, reference_names
 from agentic_search.logic.schema import DomainSchema
 from agentic_search.wire import (
     ExecutorState,
@@ -119,11 +119,11 @@ def round_one_plan(
     update: dict[str, Any] = {"round": 1}
     if plan.sparse_source is not None:
         text = plan.sparse_source.text
-        ref = (intent.reference_tool_name or "").lower()
+        refs = reference_names(intent)
         lacking = [
             t
             for t in intent.must_preserve_terms
-            if t.lower() not in text.lower() and t.lower() != ref
+            if t.lower() not in text.lower() and t.lower() not in refs
         ]
         if lacking:
             update["sparse_source"] = plan.sparse_source.model_copy(
