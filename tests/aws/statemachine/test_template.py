@@ -570,6 +570,17 @@ def test_http_api_auth_is_on_by_default_and_selectable(template, resources):
     assert jwt["DefaultAuthorizer"] in jwt["Authorizers"]
     config = jwt["Authorizers"][jwt["DefaultAuthorizer"]]["JwtConfiguration"]
     assert config == {"issuer": {"Ref": "JwtIssuer"}, "audience": {"Ref": "JwtAudience"}}
+    # The claims read as the caller's principals (issue 44) are a parameter, with the default
+    # the functions' own settings have
+    from agentic_search_lambda.settings import LambdaSettings
+
+    claims = template["Parameters"]["AccessClaims"]
+    assert claims["Default"].split(",") == LambdaSettings.model_fields["access_claims"].get_default(
+        call_default_factory=True
+    )
+    for fn in ("SearchApiFunction", "McpFunction"):
+        env = resources[fn]["Properties"]["Environment"]["Variables"]
+        assert env["ACCESS_CLAIMS"] == {"Ref": "AccessClaims"}, fn
     # No event opts out of the default authorizer.
     for event in resources["SearchApiFunction"]["Properties"]["Events"].values():
         assert "Auth" not in event["Properties"]
