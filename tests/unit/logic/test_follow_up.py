@@ -64,7 +64,9 @@ def test_which_of_those_reads_the_platform_against_the_need(read):
 @pytest.mark.parametrize(
     ("query", "excluded"),
     [("not that one", "augment-code"), ("drop the second one", "cursor"),
-     ("without Cursor", "cursor"), ("not #3", "refact-ai")],
+     ("without Cursor", "cursor"), ("not #3", "refact-ai"),
+     ("not that one either", "augment-code"), ("without Cursor too", "cursor"),
+     ("no, not the second one either.", "cursor")],
 )  # fmt: skip
 def test_an_exclusion_names_a_shown_result_or_a_record(read, query, excluded):
     reading, intent = read(NEED, query=query)

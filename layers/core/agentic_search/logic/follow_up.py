@@ -69,6 +69,8 @@ EXCLUDE = re.compile(
     r"leave\s+out|forget)\s+(?P<rest>.+)$"
 )
 _ORDINAL_ONLY = re.compile(r"^" + _ORDINAL + r"$")
+#: what may trail an exclusion's object: "not that one either", "without Cursor too"
+_TRAILING = re.compile(r"(?:[\s,.!?]+(?:either|too|as\s+well|also|again|please))+[\s,.!?]*$")
 CHEAPER = re.compile(
     r"\b(?:cheaper|less\s+expensive|more\s+affordable|lower[\s-]priced|cheapest|cost(?:s)?"
     r"\s+less|lower\s+price)\b"
@@ -176,7 +178,7 @@ def read_turn(context: Context, query: str, extract: Extract, record: Record,
             return made("reference", ctx, m.group(0))
     m = EXCLUDE.match(q)
     if m is not None:
-        rest = m.group("rest").strip()
+        rest = _TRAILING.sub("", " " + m.group("rest")).strip(" ,.!?")
         om = _ORDINAL_ONLY.match(rest)
         ids = [_nth(context.ids, om)] if om is not None else _named_ids(extract(rest))
         ids = [i for i in ids if i is not None]
