@@ -163,3 +163,51 @@ def test_calibrate_proposes_thresholds_that_answer_no_good_match(own_home) -> No
     )
     assert searched.returncode == 0, searched.stderr
     assert json.loads(searched.stdout)["answerQuality"]["verdict"] == "none"
+
+
+def _run_ids(out: Path, system: str) -> dict[str, list[str]]:
+    """``runs/<system>.run`` (TREC run format) as query id -> ranked record ids."""
+    ranked: dict[str, list[str]] = {}
+    for line in (out / "runs" / f"{system}.run").read_text().splitlines():
+        qid, _, rid, *_ = line.split()
+        ranked.setdefault(qid, []).append(rid)
+    return ranked
+
+
+def test_eval_as_a_principal_scores_only_what_it_may_read(tmp_path: Path, indexed_home) -> None:
+    """GIVEN the pkgs domain with an access field (esbuild and dotenv readable by ``ops`` only,
+    the rest by ``eng``) WHEN ``eval --as eng`` THEN no system's ranking holds a record eng
+    cannot read and their queries score 0, and ``--as eng --as ops`` finds them (issue 44:
+    evaluation runs as a principal)."""
+    yaml_path, catalog, queries = write(tmp_path / "data")
+    only_ops = {"esbuild", "dotenv"}
+    text = (
+        yaml_path.read_text().replace("  released:", "  acl: {type: list}\n  released:")
+        + "access: {field: acl, default: deny}\n"
+    )
+    yaml_path.write_text(text)
+    rows = [json.loads(line) for line in catalog.read_text().splitlines()]
+    for r in rows:
+        r["acl"] = ["ops"] if r["id"] in only_ops else ["eng"]
+    catalog.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    systems = "bm25,dense,hybrid-rrf,executor"
+
+    def evaluate(*principals: str) -> tuple[dict, Path]:
+        out = tmp_path / ("out-" + "-".join(principals))
+        done = run_cli(
+            indexed_home, "eval", "--domain", str(yaml_path), "--catalog", str(catalog),
+            "--dataset", str(queries), "--split", "heldout", "--systems", systems, "--json",
+            "--out", str(out), *[a for p in principals for a in ("--as", p)],
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        return json.loads((out / "results.json").read_text()), out
+
+    eng, eng_out = evaluate("eng")
+    both, both_out = evaluate("eng", "ops")
+    for system in systems.split(","):
+        seen = {rid for ids in _run_ids(eng_out, system).values() for rid in ids}
+        assert seen and not seen & only_ops, system
+        assert only_ops <= {rid for ids in _run_ids(both_out, system).values() for rid in ids}
+        for qid in ("h1", "h2"):  # esbuild's and dotenv's queries
+            assert eng["systems"][system]["per_query"][qid]["ndcg@10"] == 0.0, (system, qid)
+        assert both["systems"][system]["ndcg@10"] > eng["systems"][system]["ndcg@10"], system
