@@ -286,3 +286,128 @@ def test_a_changed_access_list_takes_effect_on_the_next_search_cache_included(
         assert target["id"] not in {c["id"] for c in again["candidates"]}
     finally:
         service.close()
+
+
+def _llm_answer(content: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-recorded",
+        "object": "chat.completion",
+        "created": 1_767_225_600,
+        "model": "recorded",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": json.dumps(content)},
+                "finish_reason": "stop",
+            }
+        ],
+        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+    }
+
+
+#: What the recorded LLM answers: "Cursor" as the query's reference, exclusion and preserved
+#: name, whoever asks.
+_LLM_INTENT = {
+    "primary_goal": "alternative-to",
+    "reference_tool": "Cursor",
+    "excluded_tools": ["Cursor"],
+    "matches": {
+        "categories": ["IDE"],
+        "functionality": ["Code Completion"],
+        **{k: [] for k in ("pricing_models", "deployment", "interface", "platforms")},
+        "user_types": [],
+    },
+    "must_preserve_terms": ["Cursor"],
+    "semantic_query": "code editor with AI completion",
+    "confidence": 0.8,
+    "constraints": [],
+}
+_LLM_PLAN = {
+    "strategy": "multi-collection-hybrid",
+    "vector_sources": [
+        {
+            "aspect": "functionality",
+            "query_vector_source": "query_text",
+            "text": "AI code completion editor",
+            "top_k": 20,
+        }
+    ],
+    "keyword_text": "code editor completion",
+    "structured": False,
+    "fusion": "rrf",
+    "confidence": 0.7,
+    "rationale": "an editor with completion",
+}
+
+
+@pytest.fixture()
+def recorded_llm() -> Iterator[tuple[str, list[dict[str, Any]]]]:
+    """An OpenAI-compatible chat endpoint on loopback answering :data:`_LLM_INTENT` and
+    :data:`_LLM_PLAN` (by the response format's schema name); yields (base URL, requests)."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    asked: list[dict[str, Any]] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: Any) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))
+            asked.append(body)
+            name = body.get("response_format", {}).get("json_schema", {}).get("name")
+            data = json.dumps(_llm_answer(_LLM_PLAN if name == "plan" else _LLM_INTENT)).encode()
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1", asked
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_the_llm_path_resolves_names_on_the_callers_view(
+    tmp_path, pristine, embedder, recorded_llm
+):
+    """GIVEN the LLM path as the wiring builds it (the real openai client, a recorded
+    endpoint on loopback) reading "Cursor" as the query's reference, exclusion and preserved
+    name, and a caller who may not read Cursor WHEN it answers THEN the LLM's names resolve on
+    the caller's records, as the rules' do: no reference, profile, exclusion, link, candidate
+    or text of Cursor (another record's text may name it); a caller who may read it gets the
+    reference (issue 44)."""
+    base_url, asked = recorded_llm
+    full, yaml = pristine
+    settings = Settings(
+        agentic_search_home=copy_home(full, tmp_path / "home"),
+        cache_backend="none",
+        openai_base_url=base_url,
+        llm_model="recorded-model",
+    )
+    service = SearchService.create(settings, str(yaml), embedder=embedder)
+    try:
+        hidden = RECORDS[0]
+        assert hidden["id"] == "cursor"
+        acls = {rid: ["a"] for rid in IDS} | {hidden["id"]: ["b"]}
+        service.ingest_records(with_access(RECORDS, acls))
+        query = "alternative to Cursor for code completion"
+        seen = service.search(query, caller=Caller.of(["a"])).wire()
+        assert asked and seen["intent"]["extractor"].startswith("llm:")
+        assert seen["intent"].get("referenceTool") is None
+        assert not seen["intent"].get("referenceProfile")
+        assert not seen["intent"].get("excludedTools")
+        # "cursor" stays a word of the query (a keyword, a coverage term), never a record
+        assert hidden["id"] not in {c["id"] for c in seen["candidates"]}
+        assert hidden["id"] not in {e["id"] for e in seen["intent"].get("entities", [])}
+        assert hidden["description"][:40] not in json.dumps(seen)
+        as_b = service.search(query, caller=Caller.of(["b"])).wire()
+        assert as_b["intent"]["extractor"].startswith("llm:")
+        assert as_b["intent"].get("referenceTool") == hidden["id"]
+    finally:
+        service.close()
