@@ -79,13 +79,17 @@ def usage_error(message: str) -> NoReturn:
 
 
 def positive_limit(text: str) -> int:
-    """argparse type: a result limit, 1..100."""
+    """argparse type: a result limit, ``LIMIT_MIN``..``LIMIT_MAX`` (1..100)."""
+    from agentic_search.wire.search import LIMIT_MAX, LIMIT_MIN
+
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"invalid limit {text!r}: not an integer") from None
-    if not 1 <= value <= 100:
-        raise argparse.ArgumentTypeError(f"invalid limit {value}: must be between 1 and 100")
+    if not LIMIT_MIN <= value <= LIMIT_MAX:
+        raise argparse.ArgumentTypeError(
+            f"invalid limit {value}: must be between {LIMIT_MIN} and {LIMIT_MAX}"
+        )
     return value
 
 
@@ -112,13 +116,17 @@ def non_negative_int(text: str) -> int:
 
 
 def rounds_arg(text: str) -> int:
-    """argparse type: executor rounds, 1..5."""
+    """argparse type: executor rounds, ``ROUNDS_MIN``..``ROUNDS_MAX`` (1..5)."""
+    from agentic_search.wire.search import ROUNDS_MAX, ROUNDS_MIN
+
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
-    if not 1 <= value <= 5:
-        raise argparse.ArgumentTypeError(f"must be between 1 and 5, got {value}")
+    if not ROUNDS_MIN <= value <= ROUNDS_MAX:
+        raise argparse.ArgumentTypeError(
+            f"must be between {ROUNDS_MIN} and {ROUNDS_MAX}, got {value}"
+        )
     return value
 
 

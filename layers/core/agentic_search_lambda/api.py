@@ -32,7 +32,15 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validat
 from agentic_search.logic.availability import unanswered, unavailable_message
 from agentic_search.logic.filters import filter_problems
 from agentic_search.sync.audit import domain_health
-from agentic_search.wire import QUERY_MAX_CHARS, Filter, SearchRequest
+from agentic_search.wire import (
+    LIMIT_MAX,
+    LIMIT_MIN,
+    QUERY_MAX_CHARS,
+    ROUNDS_MAX,
+    ROUNDS_MIN,
+    Filter,
+    SearchRequest,
+)
 from agentic_search.wire.errors import SearchError, SourcesUnavailable
 from agentic_search.wiring import domain_schema
 from agentic_search_lambda.callers import caller_of
@@ -68,8 +76,8 @@ class SearchBody(SearchRequest):
         examples=["free code editor"],
         json_schema_extra={"maxLength": QUERY_MAX_CHARS},  # checked by SearchRequest's validator
     )
-    limit: int = Field(default=10, ge=1, le=100, strict=True)
-    rounds: int | None = Field(default=None, ge=1, le=5, strict=True)
+    limit: int = Field(default=10, ge=LIMIT_MIN, le=LIMIT_MAX, strict=True)
+    rounds: int | None = Field(default=None, ge=ROUNDS_MIN, le=ROUNDS_MAX, strict=True)
 
     @field_validator("domain")
     @classmethod

@@ -68,6 +68,10 @@ from agentic_search.wire.search import (
     DROP_PATTERN,
     FILTERS_MAX,
     HISTORY_TURNS_MAX,
+    LIMIT_MAX,
+    LIMIT_MIN,
+    ROUNDS_MAX,
+    ROUNDS_MIN,
     Turn,
 )
 from agentic_search_lambda.handlers import fresh
@@ -151,10 +155,14 @@ Domain = Annotated[
     str,
     Field(description="the domain to search (list_domains names them)", examples=["tools"]),
 ]
-Limit = Annotated[int, Field(ge=1, le=100, description="how many results at most")]
+Limit = Annotated[int, Field(ge=LIMIT_MIN, le=LIMIT_MAX, description="how many results at most")]
 Rounds = Annotated[
     int | None,
-    Field(ge=1, le=5, description="executor rounds at most (default: the deployment's)"),
+    Field(
+        ge=ROUNDS_MIN,
+        le=ROUNDS_MAX,
+        description="executor rounds at most (default: the deployment's)",
+    ),
 ]
 Drop = Annotated[
     list[Annotated[str, Field(pattern=DROP_PATTERN)]] | None,

@@ -30,6 +30,10 @@ QUERY_MAX_CHARS = 4000
 #: QUERY_MAX_CHARS stays under it; it bounds the work a query makes (BM25 terms, coverage
 #: targets) where characters alone would not ("ab ab ab ..." is 1,333 tokens in 4,000).
 QUERY_MAX_TOKENS = 1000
+#: A request's bounds, one home for the HTTP API, MCP, ``serve``, the CLI and the settings:
+#: results returned (``limit``) and executor rounds (``rounds``, ``MAX_ROUNDS``).
+LIMIT_MIN, LIMIT_MAX = 1, 100
+ROUNDS_MIN, ROUNDS_MAX = 1, 5
 #: The keyword analyzer's tokenizer (``agentic_search.logic.text.Analyzer`` uses it).
 WORD_TOKEN = re.compile(r"(?u)\b\w\w+\b")
 #: One part of the understood intent to leave out (``SearchRequest.drop``): ``filter:FIELD:OP``
@@ -117,8 +121,8 @@ class SearchRequest(WireModel):
 
     # the length bounds are query_problem's (its one-line reasons); maxLength documents them
     query: str = Field(min_length=1, json_schema_extra={"maxLength": QUERY_MAX_CHARS})
-    limit: int = Field(default=10, ge=1, le=100)
-    rounds: int | None = Field(default=None, ge=1, le=5)
+    limit: int = Field(default=10, ge=LIMIT_MIN, le=LIMIT_MAX)
+    rounds: int | None = Field(default=None, ge=ROUNDS_MIN, le=ROUNDS_MAX)
     domain: str = Field(default="tools", pattern=r"^[a-z][a-z0-9_-]{0,39}$")
     drop: list[Annotated[str, Field(pattern=DROP_PATTERN)]] | None = Field(
         default=None,
