@@ -32,6 +32,7 @@ from support.access import (
     with_access,
 )
 from support.homes import copy_home
+from support.llm_answers import chat_completion, intent_answer, plan_answer
 
 from agentic_search.config import Settings
 from agentic_search.pipeline.access import caller_view
@@ -288,56 +289,19 @@ def test_a_changed_access_list_takes_effect_on_the_next_search_cache_included(
         service.close()
 
 
-def _llm_answer(content: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "id": "chatcmpl-recorded",
-        "object": "chat.completion",
-        "created": 1_767_225_600,
-        "model": "recorded",
-        "choices": [
-            {
-                "index": 0,
-                "message": {"role": "assistant", "content": json.dumps(content)},
-                "finish_reason": "stop",
-            }
-        ],
-        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-    }
-
-
 #: What the recorded LLM answers: "Cursor" as the query's reference, exclusion and preserved
-#: name, whoever asks.
-_LLM_INTENT = {
-    "primary_goal": "alternative-to",
-    "reference_tool": "Cursor",
-    "excluded_tools": ["Cursor"],
-    "matches": {
-        "categories": ["IDE"],
-        "functionality": ["Code Completion"],
-        **{k: [] for k in ("pricing_models", "deployment", "interface", "platforms")},
-        "user_types": [],
-    },
-    "must_preserve_terms": ["Cursor"],
-    "semantic_query": "code editor with AI completion",
-    "confidence": 0.8,
-    "constraints": [],
-}
-_LLM_PLAN = {
-    "strategy": "multi-collection-hybrid",
-    "vector_sources": [
+#: name, whoever asks; a plan without a reference source.
+_LLM_INTENT = intent_answer(excluded_tools=["Cursor"], constraints=[])
+_LLM_PLAN = plan_answer(
+    vector_sources=[
         {
             "aspect": "functionality",
             "query_vector_source": "query_text",
             "text": "AI code completion editor",
             "top_k": 20,
         }
-    ],
-    "keyword_text": "code editor completion",
-    "structured": False,
-    "fusion": "rrf",
-    "confidence": 0.7,
-    "rationale": "an editor with completion",
-}
+    ]
+)
 
 
 @pytest.fixture()
@@ -357,7 +321,9 @@ def recorded_llm() -> Iterator[tuple[str, list[dict[str, Any]]]]:
             body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))
             asked.append(body)
             name = body.get("response_format", {}).get("json_schema", {}).get("name")
-            data = json.dumps(_llm_answer(_LLM_PLAN if name == "plan" else _LLM_INTENT)).encode()
+            data = json.dumps(
+                chat_completion(json.dumps(_LLM_PLAN if name == "plan" else _LLM_INTENT))
+            ).encode()
             self.send_response(200)
             self.send_header("content-type", "application/json")
             self.send_header("content-length", str(len(data)))

@@ -21,6 +21,7 @@ import httpx
 import pytest
 from cfnlint.decode import cfn_yaml
 from moto import mock_aws
+from support.llm_answers import chat_completion, intent_answer, plan_answer
 from support.paths import REPO
 
 from agentic_search.adapters.caches import DynamoDBCache, SqliteCache
@@ -65,24 +66,7 @@ class RecordedLLM:
         if callable(answer):
             return answer(request)
         content = answer if isinstance(answer, str) else json.dumps(answer)
-        return httpx.Response(200, json=_completion(content))
-
-
-def _completion(content: str) -> dict[str, Any]:
-    return {
-        "id": "chatcmpl-recorded",
-        "object": "chat.completion",
-        "created": 1_767_225_600,
-        "model": "recorded",
-        "choices": [
-            {
-                "index": 0,
-                "message": {"role": "assistant", "content": content},
-                "finish_reason": "stop",
-            }
-        ],
-        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-    }
+        return httpx.Response(200, json=chat_completion(content))
 
 
 def _settings(tmp: Path, **kw: Any) -> Settings:
@@ -100,61 +84,6 @@ def _llm(engine: SearchService, transport: RecordedLLM, settings: Settings) -> L
         settings, http_client=httpx.Client(transport=httpx.MockTransport(transport))
     )
     return LLMIntentPlanner(engine.schema, settings, client, (lambda: catalog_lookup(engine.deps)))
-
-
-def intent_answer(**over: Any) -> dict[str, Any]:
-    """A well-formed intent answer for "free alternative to Cursor that works offline"."""
-    base: dict[str, Any] = {
-        "primary_goal": "alternative-to",
-        "reference_tool": "Cursor",
-        "excluded_tools": [],
-        "matches": {
-            "categories": ["IDE"],
-            "functionality": ["Code Completion"],
-            "pricing_models": [],
-            "deployment": [],
-            "interface": [],
-            "platforms": [],
-            "user_types": [],
-        },
-        "must_preserve_terms": ["Cursor"],
-        "semantic_query": "code editor with AI completion",
-        "confidence": 0.8,
-        "constraints": [
-            {"field": "pricing_model", "operator": "in", "value": ["Free", "Open Source"]},
-            {"field": "deployment", "operator": "in", "value": ["Local"]},
-        ],
-    }
-    base.update(over)
-    return base
-
-
-def plan_answer(**over: Any) -> dict[str, Any]:
-    """A well-formed plan answer with three sources (RRF)."""
-    base: dict[str, Any] = {
-        "strategy": "multi-collection-hybrid",
-        "vector_sources": [
-            {
-                "aspect": "identity",
-                "query_vector_source": "reference_tool",
-                "text": "",
-                "top_k": 20,
-            },
-            {
-                "aspect": "functionality",
-                "query_vector_source": "query_text",
-                "text": "AI code completion editor",
-                "top_k": 20,
-            },
-        ],
-        "keyword_text": "code editor completion",
-        "structured": False,
-        "fusion": "rrf",
-        "confidence": 0.7,
-        "rationale": "editor like Cursor",
-    }
-    base.update(over)
-    return base
 
 
 @pytest.fixture
@@ -414,7 +343,7 @@ def test_a_server_that_outlasts_the_sdk_timeout_is_abandoned_at_the_deadline(
     def trickle(request: httpx.Request) -> httpx.Response:
         release.wait(60.0)
         answered.append(True)
-        return httpx.Response(200, json=_completion(json.dumps(intent_answer())))
+        return httpx.Response(200, json=chat_completion(json.dumps(intent_answer())))
 
     transport = llm_engine(trickle, trickle, llm_timeout_s=0.3, llm_max_retries=0, llm_budget_s=4.0)
     try:
@@ -437,7 +366,7 @@ def test_the_budget_is_shared_by_the_intent_and_the_plan(tools_engine, tmp_path)
 
     def slow_answer(request: httpx.Request) -> httpx.Response:
         now[0] += 1.5
-        return httpx.Response(200, json=_completion(json.dumps(intent_answer())))
+        return httpx.Response(200, json=chat_completion(json.dumps(intent_answer())))
 
     transport = RecordedLLM(slow_answer, slow_answer)
     settings = _settings(tmp_path, llm_budget_s=2.0, llm_timeout_s=2.0)
