@@ -26,12 +26,11 @@ from agentic_search.logic.intent import (
 )
 from agentic_search.logic.llm_budget import LLMFallback
 from agentic_search.logic.llm_prompts import MAX_MATCHES, MAX_TEXT, MAX_WRITTEN_QUERIES
-from agentic_search.logic.plan_rules import PlanError, validate_plan
+from agentic_search.logic.plan_rules import PlanError, top_k, validate_plan
 from agentic_search.logic.planner import excluded_ids, structured_source_for
 from agentic_search.logic.schema import DomainSchema
 from agentic_search.logic.text import default_analyzer
 from agentic_search.wire import (
-    TOP_K_MAX,
     Filter,
     IntentState,
     QueryPlan,
@@ -199,7 +198,7 @@ def plan_from_output(
     sparse = None
     if out["keyword_text"] and out["keyword_text"].strip():
         words = " ".join([out["keyword_text"].strip(), *intent.must_preserve_terms])
-        sparse = SparseSource(text=words, top_k=min(TOP_K_MAX, max(50, limit * 3)))
+        sparse = SparseSource(text=words, top_k=top_k(limit, "sparse"))
     structured = []
     if out["structured"] and (st := structured_source_for(schema, intent, limit)):
         structured.append(st)

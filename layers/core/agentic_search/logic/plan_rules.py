@@ -1,12 +1,32 @@
 """The plan rules every plan is held to, whoever planned it (the rules or an LLM): known
 aspects, topK within 1..200, filters on the schema's allowlist, a fusion method that fits the
-number of ranked lists (three or more lists: RRF only)."""
+number of ranked lists (three or more lists: RRF only); and the one rule for how deep a
+source reads (:func:`top_k`)."""
 
 from __future__ import annotations
+
+from typing import Literal
 
 from agentic_search.logic.filters import filter_problems
 from agentic_search.logic.schema import DomainSchema
 from agentic_search.wire import TOP_K_MAX, TOP_K_MIN, IntentState, QueryPlan
+
+#: Hits a source reads per result asked for, and at least, by kind of source: a dense or
+#: structured source reads twice the results asked for (fusion and selection need a pool
+#: beyond the page), BM25 three times (its top ranks are noisier on paraphrased queries).
+DEPTH: dict[str, tuple[int, int]] = {"dense": (2, 30), "structured": (2, 30), "sparse": (3, 50)}
+
+
+def top_k(
+    limit: int, source: Literal["dense", "structured", "sparse"] = "dense", floor: int | None = None
+) -> int:
+    """How many hits a source of a plan reads for a request of ``limit`` results: ``limit``
+    times the source kind's factor (:data:`DEPTH`), at least ``floor`` (default: the kind's;
+    a dense source passes its aspect's ``default_top_k``), within ``TOP_K_MIN..TOP_K_MAX``.
+    The one rule every planner (rules, LLM, later rounds) uses."""
+    per_result, least = DEPTH[source]
+    least = least if floor is None else floor
+    return max(TOP_K_MIN, min(TOP_K_MAX, max(least, limit * per_result)))
 
 
 class PlanError(ValueError):

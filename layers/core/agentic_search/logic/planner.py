@@ -35,10 +35,9 @@ from collections.abc import Callable
 from agentic_search.logic.bm25 import keyword_query
 from agentic_search.logic.complexity import is_long
 from agentic_search.logic.intent import normalize_query
-from agentic_search.logic.plan_rules import fusion_for, reference_names, validate_plan
+from agentic_search.logic.plan_rules import fusion_for, reference_names, top_k, validate_plan
 from agentic_search.logic.schema import DomainSchema
 from agentic_search.wire import (
-    TOP_K_MAX,
     Filter,
     IntentState,
     QueryPlan,
@@ -74,7 +73,7 @@ def structured_source_for(
     return StructuredSource(
         filters=list(intent.constraints),
         preferences=preferences,
-        top_k=min(TOP_K_MAX, max(30, limit * 2)),
+        top_k=top_k(limit, "structured"),
     )
 
 
@@ -221,11 +220,10 @@ class RuleBasedPlanner:
             key = (aspect, source)
             if any((s.aspect, s.query_vector_source) == key for s in sources):
                 return
-            top_k = min(TOP_K_MAX, max(schema.aspect(aspect).default_top_k, limit * 2))
             sources.append(
                 VectorSource(
                     aspect=aspect,
-                    top_k=top_k,
+                    top_k=top_k(limit, floor=schema.aspect(aspect).default_top_k),
                     query_vector_source=source,  # type: ignore[arg-type]
                     text=text,
                     weight=weight,
@@ -290,9 +288,7 @@ class RuleBasedPlanner:
             fixed = [corrected] if corrected != intent.query else []
             extra = [intent.translation] if intent.translation else []
             keyword_text = keyword_query(intent.query, *fixed, *intent.must_preserve_terms, *extra)
-        sparse = SparseSource(
-            text=keyword_text or intent.query, top_k=min(TOP_K_MAX, max(50, limit * 3))
-        )
+        sparse = SparseSource(text=keyword_text or intent.query, top_k=top_k(limit, "sparse"))
 
         structured: list[StructuredSource] = []
         if (st := structured_source_for(schema, intent, limit)) is not None:
@@ -316,10 +312,10 @@ class RuleBasedPlanner:
             # as hard filters), so round 1 searches what plain hybrid retrieval searches: the
             # text as written, embedded (within the model's window) and by every keyword. Its
             # constraints stay coverage targets, not filters; later rounds only add.
-            top_k = min(TOP_K_MAX, max(schema.aspect(first_aspect).default_top_k, limit * 2))
+            depth = top_k(limit, floor=schema.aspect(first_aspect).default_top_k)
             sources = [
                 VectorSource(
-                    aspect=aspect, top_k=top_k, query_vector_source="query_text",
+                    aspect=aspect, top_k=depth, query_vector_source="query_text",
                     text=intent.query, weight=schema.aspect(aspect).weight,
                 )
                 for aspect in dict.fromkeys([first_aspect, schema.record_aspect or first_aspect])

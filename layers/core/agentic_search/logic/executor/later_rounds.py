@@ -16,6 +16,7 @@ from agentic_search.logic.bm25 import keyword_query
 from agentic_search.logic.executor.entity_rounds import graph_source_for
 from agentic_search.logic.executor.queries import MAX_TARGET_QUERIES, base_text, dense_aspect
 from agentic_search.logic.expansion import rm3_terms
+from agentic_search.logic.plan_rules import top_k
 from agentic_search.logic.schema import DomainSchema
 from agentic_search.logic.text import Analyzer
 from agentic_search.wire import (
@@ -39,8 +40,8 @@ def later_round_plan(
     rnd = state.round_index + 1
     base = base_text(intent)
     aspect = dense_aspect(plan, schema)
-    dense_k = max((v.top_k for v in plan.vector_sources), default=max(20, plan.limit * 2))
-    sparse_k = plan.sparse_source.top_k if plan.sparse_source else max(50, plan.limit * 3)
+    dense_k = max((v.top_k for v in plan.vector_sources), default=top_k(plan.limit, floor=20))
+    sparse_k = plan.sparse_source.top_k if plan.sparse_source else top_k(plan.limit, "sparse")
     queries: list[RoundQuery] = []
     vector_sources: list[VectorSource] = []
     structured: list[StructuredSource] = []
@@ -63,7 +64,7 @@ def later_round_plan(
                 StructuredSource(
                     filters=current_filters(state),
                     preferences=[flt],
-                    top_k=min(200, max(30, plan.limit * 2)),
+                    top_k=top_k(plan.limit, "structured"),
                 )
             )
             text = " ".join([base, *map(str, target.values)])

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from agentic_search.logic.plan_rules import fusion_for, reference_names
+from agentic_search.logic.plan_rules import fusion_for, reference_names, top_k
 from agentic_search.logic.schema import DomainSchema
 from agentic_search.wire import (
     ExecutorState,
@@ -89,11 +89,11 @@ def with_written_queries(
     if not texts:
         return plan, queries
     aspect = dense_aspect(plan, schema)
-    top_k = max((v.top_k for v in plan.vector_sources), default=plan.limit * 2)
+    depth = max((v.top_k for v in plan.vector_sources), default=top_k(plan.limit, floor=1))
     sources = [
         *plan.vector_sources,
         *(
-            VectorSource(aspect=aspect, top_k=top_k, query_vector_source="llm", text=t)
+            VectorSource(aspect=aspect, top_k=depth, query_vector_source="llm", text=t)
             for t in texts
         ),
     ]
@@ -132,10 +132,10 @@ def round_one_plan(
     purposes: dict[str, str] = {}
     if hyde_passage is not None:
         aspect = dense_aspect(plan, schema)
-        top_k = max((v.top_k for v in plan.vector_sources), default=plan.limit * 2)
+        depth = max((v.top_k for v in plan.vector_sources), default=top_k(plan.limit, floor=1))
         sources = [
             *plan.vector_sources,
-            VectorSource(aspect=aspect, top_k=top_k, query_vector_source="hyde", text=hyde_passage),
+            VectorSource(aspect=aspect, top_k=depth, query_vector_source="hyde", text=hyde_passage),
         ]
         update["vector_sources"] = sources
         count = plan.source_count + 1
