@@ -31,6 +31,7 @@ from agentic_search.ports import (
 )
 from agentic_search.sync.indexer import RECORD_HASH, content_hashes
 from agentic_search.wire import HASHES_KEY
+from agentic_search.wire.records import ENRICHMENT_KEYS
 from agentic_search.wire.sync import Holdings
 
 
@@ -90,11 +91,19 @@ def audit(c: Dependencies, records: Sequence[dict[str, Any]], status: bool = Tru
     schema = c.schema
     idf = schema.id_field
     points = chunk_records(schema, records) if schema.chunking is not None else list(records)
-    want = {str(r[idf]): content_hashes(schema, r)[RECORD_HASH] for r in points}
     have: dict[str, str | None] = {}
+    enrichment: dict[str, dict[str, Any]] = {}
     if c.store.exists(schema):
-        for payload in c.store.scroll(schema, payload=[idf, HASHES_KEY]):
-            have[str(payload[idf])] = (payload.get(HASHES_KEY) or {}).get(RECORD_HASH)
+        for payload in c.store.scroll(schema, payload=[idf, HASHES_KEY, *ENRICHMENT_KEYS]):
+            rid = str(payload[idf])
+            have[rid] = (payload.get(HASHES_KEY) or {}).get(RECORD_HASH)
+            enrichment[rid] = {k: payload[k] for k in ENRICHMENT_KEYS if k in payload}
+    # a point's hash covers the enrichment written beside its record (never a record field):
+    # the record as the file says, with the enrichment as the point holds it
+    want = {
+        str(r[idf]): content_hashes(schema, {**r, **enrichment.get(str(r[idf]), {})})[RECORD_HASH]
+        for r in points
+    }
     out = Audit(
         missing=sorted(set(want) - set(have)),
         extra=sorted(set(have) - set(want)),

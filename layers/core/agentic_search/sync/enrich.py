@@ -42,7 +42,13 @@ from agentic_search.logic.enrichment import (
 from agentic_search.logic.schema import DomainSchema
 from agentic_search.logic.text import field_text
 from agentic_search.ports import Enricher, EnrichmentStore
-from agentic_search.wire.records import CATEGORY_KEY, CONTEXT_KEY, ENRICHMENT_KEY, NEEDS_KEY
+from agentic_search.wire.records import (
+    CATEGORY_KEY,
+    CONTEXT_KEY,
+    ENRICHMENT_KEY,
+    ENRICHMENT_KEYS,
+    NEEDS_KEY,
+)
 
 if TYPE_CHECKING:  # numpy only when answers are filtered (the sync handlers import this)
     import numpy as np
@@ -223,7 +229,7 @@ def enrich_records(
     for job in jobs:
         old = existing.get(job.record_id)
         if _reusable(old, job, model, filt):
-            for k in (NEEDS_KEY, CATEGORY_KEY, CONTEXT_KEY, ENRICHMENT_KEY):
+            for k in ENRICHMENT_KEYS:
                 if old and k in old:
                     out[job.index][k] = old[k]
             report.from_index += 1

@@ -32,6 +32,8 @@ NEEDS_KEY = "_needs"
 CATEGORY_KEY = "_category"
 CONTEXT_KEY = "_context"
 ENRICHMENT_KEY = "_enrichment"
+#: Every payload key an enrichment writes beside a record (never one of its fields).
+ENRICHMENT_KEYS = (NEEDS_KEY, CATEGORY_KEY, CONTEXT_KEY, ENRICHMENT_KEY)
 #: Payload keys the writers add to a record's fields: never shown as record data.
 INTERNAL_KEYS = frozenset(
     {
@@ -103,6 +105,7 @@ class VectorUpdate:
 
 
 __all__ = [
+    "ENRICHMENT_KEYS",
     "ENTITY_KEY",
     "HASHES_KEY",
     "INTERNAL_KEYS",
