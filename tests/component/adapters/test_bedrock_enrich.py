@@ -93,8 +93,12 @@ def test_the_sync_path_enriches_through_bedrock_converse_on_exact_bodies(
     tmp_path: Path, stubbed, embedder
 ):
     client, stubber = stubbed
-    settings = Settings(
-        agentic_search_home=tmp_path, enrich="bedrock", enrich_model=MODEL, cache_backend="none"
+    settings = Settings(  # the bundled records' shipped answers would spare Bedrock the calls
+        agentic_search_home=tmp_path,
+        enrich="bedrock",
+        enrich_model=MODEL,
+        enrich_shipped=False,
+        cache_backend="none",
     )
     enricher = LLMEnricher(BedrockChatClient(MODEL, client=client), max_retries=0)
     deps = build_dependencies(settings, "tools", embedder=embedder, enricher=enricher)

@@ -13,6 +13,7 @@ import pytest
 
 from agentic_search.config import Settings
 from agentic_search.logic.enrichment import CATALOG_PROMPT
+from agentic_search.logic.text import keyword_text
 from agentic_search.service import SearchService
 from agentic_search.sync.files import bundled_catalog_path, read_catalog
 from agentic_search.wire import ENTITY_KEY, INTERNAL_KEYS
@@ -93,9 +94,20 @@ def test_an_enriched_ingest_writes_filtered_needs_beside_the_unchanged_fields(
             assert all(rec["name"].lower() not in n.lower() for n in needs)
             assert len(needs) == len({n.lower() for n in needs})
             assert p[CATEGORY_KEY] == "handy software"
-        # the needs' words are in the BM25 text: a word only the enrichment wrote finds them
-        hits = engine.deps.keyword.search(engine.schema, "handy software", 100)
-        assert len(hits) == N
+        # the tools domain keeps the needs' words out of BM25 (keyword_weight 0): the indexed
+        # text is the record's own; a domain that weights them reads them as a field of
+        # their own, repeated keyword_weight times
+        spec = engine.schema.enrichment
+        assert spec is not None and spec.keyword_weight == 0
+        one = payloads[records[0]["id"]]
+        assert "handy" not in keyword_text(engine.schema, one)
+        weighted = engine.schema.model_copy(
+            update={"enrichment": spec.model_copy(update={"keyword_weight": 2})}
+        )
+        assert keyword_text(weighted, one).count("handy software") == 2
+        assert keyword_text(weighted, validated[records[0]["id"]]) == keyword_text(
+            engine.schema, one
+        )  # a record without enrichment: the same text under either weight
         # and the needs aspect holds a vector per record that kept a need
         kept = [rid for rid, p in payloads.items() if p.get(NEEDS_KEY)]
         vec = embedder.embed_query(payloads[kept[0]][NEEDS_KEY][0])
