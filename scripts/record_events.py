@@ -212,9 +212,11 @@ class Recorder:
         headers: dict[str, str] | None = None,
         claims: dict[str, str] | None = None,
         request_id: str | None = None,
+        iam_arn: str | None = None,
     ) -> None:
         """Write the API Gateway HTTP API (v2) event of one request as ``events/<rel>``
-        (``claims``: what a JWT authorizer verified, as API Gateway hands them over)."""
+        (``claims``: what a JWT authorizer verified, as API Gateway hands them over;
+        ``iam_arn``: the SigV4 caller the IAM authorizer verified)."""
         from agentic_search_cli.local_server import http_api_event
 
         raw = b"" if body is None else json.dumps(body).encode("utf-8")
@@ -232,6 +234,20 @@ class Recorder:
             ev["routeKey"] = ev["requestContext"]["routeKey"] = route_key
         if claims is not None:  # API Gateway renders an array claim as "[a b]"
             ev["requestContext"]["authorizer"] = {"jwt": {"claims": claims, "scopes": None}}
+        if iam_arn is not None:  # AuthMode=IAM: who signed, never its tags
+            account = iam_arn.split(":")[4]
+            session = iam_arn.rsplit("/", 1)[-1]
+            ev["requestContext"]["authorizer"] = {
+                "iam": {
+                    "accessKey": "ASIAXAMPLEACCESSKEY1",
+                    "accountId": account,
+                    "callerId": f"AROAXAMPLEROLEID0001:{session}",
+                    "cognitoIdentity": None,
+                    "principalOrgId": None,
+                    "userArn": iam_arn,
+                    "userId": f"AROAXAMPLEROLEID0001:{session}",
+                }
+            }
         if request_id is not None:
             ev["requestContext"]["requestId"] = request_id
         self.write(rel, ev, stable=False)
@@ -315,6 +331,15 @@ class Recorder:
             acl,
             claims=jwt,
             request_id="Xq3vLhAAoAMEYJ2=",
+        )
+        # A SigV4-signed search (AuthMode=IAM): a session of a role whose tags name its groups.
+        event(
+            "post_search_iam_role.json",
+            "POST",
+            "/search",
+            acl,
+            iam_arn="arn:aws:sts::123456789012:assumed-role/search-readers/alice",
+            request_id="Xq3vLhAAoAMEYJ3=",
         )
 
 

@@ -139,11 +139,13 @@ SEARCH_RESPONSES: dict[int, Any] = {
 def search(body: SearchBody) -> dict[str, Any]:
     """Search the catalog; the response is the QueryExecutorOutput with intent, plan,
     evidencePack and retrievalReport, over the records the caller may read (its principals:
-    the JWT authorizer's claims, :mod:`agentic_search_lambda.callers`)."""
+    the JWT authorizer's claims or the IAM caller's tags, :mod:`agentic_search_lambda.callers`)."""
     correlation_id = app.current_event.request_context.request_id or str(uuid.uuid4())
     request = SearchRequest.model_validate(body.model_dump())
     rt = runtime()
-    caller = caller_of(app.current_event.raw_event, rt.lambda_settings.access_claims)
+    caller = caller_of(
+        app.current_event.raw_event, rt.lambda_settings.access_claims, rt.iam_principals
+    )
     response = rt.orchestrator.search(request, correlation_id, caller)
     metrics.add_metric(name="Searches", unit=MetricUnit.Count, value=1)
     failed = unanswered(response)

@@ -4,13 +4,15 @@ The caller's principals come only from ``requestContext.authorizer``, which API 
 after verifying the request (a client cannot set it): a JWT authorizer's claims
 (``authorizer.jwt.claims``; the claims read are :attr:`LambdaSettings.access_claims`) or a
 Lambda authorizer's context (``authorizer.lambda.principals``, which ``agentic-search serve``
-sets from its token table). An event without them is an anonymous caller: public records
-only. Headers and the body are never read for principals.
+sets from its token table), or, for a SigV4-signed request (``AuthMode=IAM``), the IAM
+caller's ARN and its tags (``authorizer.iam.userArn``; :mod:`agentic_search_lambda.
+iam_principals`). An event without them is an anonymous caller: public records only. Headers
+and the body are never read for principals.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from agentic_search.wire import Caller
@@ -32,9 +34,14 @@ def claim_values(value: Any) -> list[str]:
     return []
 
 
-def caller_of(event: Mapping[str, Any], claims: Iterable[str]) -> Caller:
+def caller_of(
+    event: Mapping[str, Any],
+    claims: Iterable[str],
+    iam: Callable[[str], list[str]] | None = None,
+) -> Caller:
     """The caller of ``event``: its Lambda authorizer's ``principals``, else the values of the
-    JWT claims named in ``claims``; anonymous when there are none. At most
+    JWT claims named in ``claims``, else an IAM caller's principals (``iam(userArn)``: its ARN
+    and tags; without ``iam``, the ARN alone); anonymous when there are none. At most
     :data:`~agentic_search.wire.access.MAX_PRINCIPALS` are kept (in claim order)."""
     authorizer = (event.get("requestContext") or {}).get("authorizer") or {}
     found: list[str] = []
@@ -47,6 +54,9 @@ def caller_of(event: Mapping[str, Any], claims: Iterable[str]) -> Caller:
         if isinstance(token_claims, Mapping):
             for name in claims:
                 found += claim_values(token_claims.get(name))
+        elif isinstance(signed := authorizer.get("iam"), Mapping) and signed.get("userArn"):
+            arn = str(signed["userArn"])
+            found = iam(arn) if iam is not None else [arn]
     unique = list(dict.fromkeys(p[:200] for p in found))[:MAX_PRINCIPALS]
     return Caller.of(unique)
 

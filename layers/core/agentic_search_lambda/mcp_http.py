@@ -160,7 +160,8 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     count("McpRequests")
     from agentic_search_lambda.mcp_tools import set_caller  # (loaded with the server)
 
-    set_caller(caller_of(event, runtime().lambda_settings.access_claims))
+    rt = runtime()
+    set_caller(caller_of(event, rt.lambda_settings.access_claims, rt.iam_principals))
     return answer(event)
 
 

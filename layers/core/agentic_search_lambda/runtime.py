@@ -66,6 +66,7 @@ class Runtime:
         self._orchestrator = orchestrator
         self._sync_status = sync_status
         self._idempotency: tuple[Any, Any] | None = None
+        self._iam_principals: Any = None
         self._domains: list[str] | None = None
         self._lock = threading.Lock()
 
@@ -78,6 +79,20 @@ class Runtime:
 
                 self._orchestrator = from_settings(self.lambda_settings, self.deps)
             return self._orchestrator
+
+    @property
+    def iam_principals(self) -> Callable[[str], list[str]]:
+        """A SigV4 caller's principals from its IAM identity (``ACCESS_IAM_TAGS``), kept for
+        the container's life (its tag cache with it)."""
+        with self._lock:
+            if self._iam_principals is None:
+                from agentic_search_lambda.iam_principals import IamPrincipals
+
+                ls = self.lambda_settings
+                self._iam_principals = IamPrincipals(
+                    ls.access_iam_tags, ttl_s=ls.access_iam_tags_ttl_s
+                )
+            return self._iam_principals
 
     @property
     def sync_status(self) -> SyncStatusStore:

@@ -44,6 +44,15 @@ class LambdaSettings(BaseSettings):
         description="JWT claims whose values are the caller's principals in a domain with an "
         "access field (comma-separated; an array claim gives each element)",
     )
+    access_iam_tags: Annotated[list[str], NoDecode] = Field(
+        default_factory=lambda: ["groups", "tenant"],
+        description="Tags of a SigV4 caller's IAM role or user whose values (space-separated) "
+        "are its principals beside its ARN, read with iam:ListRoleTags/ListUserTags "
+        "(comma-separated; empty: the ARN alone)",
+    )
+    access_iam_tags_ttl_s: float = Field(
+        default=300.0, ge=0, description="How long a caller's IAM tags are reused (s)."
+    )
     secrets_max_age_s: int = Field(
         default=300, ge=0, description="How long a fetched secret is reused (s)."
     )
@@ -57,7 +66,9 @@ class LambdaSettings(BaseSettings):
         default=None, description="Secrets Manager ARN of OPENAI_API_KEY."
     )
 
-    @field_validator("sync_dlq_urls", "mcp_allowed_hosts", "access_claims", mode="before")
+    @field_validator(
+        "sync_dlq_urls", "mcp_allowed_hosts", "access_claims", "access_iam_tags", mode="before"
+    )
     @classmethod
     def _split(cls, value: object) -> object:
         if isinstance(value, str):

@@ -140,6 +140,29 @@ def test_the_execution_runs_as_the_jwt_callers_principals(sfn):
     assert json.loads(sent[0]["input"])["caller"] == {"principals": ["eng", "ops", "u-alice"]}
 
 
+def test_the_execution_runs_as_the_iam_callers_role_and_its_tags(sfn):
+    # GIVEN a SigV4-signed request (AuthMode=IAM) from a session of a role tagged with groups
+    stubber, sent = sfn
+    expect_start(stubber, execution("SUCCEEDED", output=json.dumps({"candidates": []})))
+    event = load_event("search_api/post_search_iam_role.json")
+    body = json.loads(event["body"])
+    event["body"] = json.dumps({**body, "domain": "tools"})
+    event["headers"]["content-length"] = str(len(event["body"]))
+    event["requestContext"]["requestId"] = REQUEST_ID
+    with mock_aws():
+        iam = boto3.client("iam")
+        iam.create_role(
+            RoleName="search-readers",
+            AssumeRolePolicyDocument='{"Version":"2012-10-17","Statement":[]}',
+            Tags=[{"Key": "groups", "Value": "eng ops"}, {"Key": "owner", "Value": "x"}],
+        )
+        out = load_function("search_api").handler(event, LocalContext(aws_request_id=REQUEST_ID))
+    assert out["statusCode"] == 200, out["body"]
+    # THEN the execution runs as the role (not the session) and the ACCESS_IAM_TAGS values
+    role = f"arn:aws:iam::{ACCOUNT}:role/search-readers"
+    assert json.loads(sent[0]["input"])["caller"] == {"principals": sorted([role, "eng", "ops"])}
+
+
 def test_a_failed_execution_is_502_naming_the_error(sfn):
     stubber, _ = sfn
     # GIVEN the execution ended in the SearchFailed state (still HTTP 200 from Step Functions)

@@ -503,8 +503,9 @@ def test_search_api_function_starts_only_this_state_machine(resources):
     env = props["Environment"]["Variables"]
     assert env["STATE_MACHINE_ARN"] == {"Ref": "SearchStateMachine"}  # Ref is the ARN
     assert env["MAP_MAX_CONCURRENCY"] == {"Ref": "MapMaxConcurrency"}
-    [policy] = props["Policies"]
+    policy, caller_tags = props["Policies"]
     [statement] = policy["Statement"]
+    assert [st["Sid"] for st in caller_tags["Statement"]] == ["ReadCallerTags"]
     assert statement["Effect"] == "Allow"
     assert statement["Action"] in ("states:StartSyncExecution", ["states:StartSyncExecution"])
     assert statement["Resource"] == {"Ref": "SearchStateMachine"}
@@ -578,9 +579,23 @@ def test_http_api_auth_is_on_by_default_and_selectable(template, resources):
     assert claims["Default"].split(",") == LambdaSettings.model_fields["access_claims"].get_default(
         call_default_factory=True
     )
+    tags = template["Parameters"]["AccessIamTags"]
+    assert tags["Default"].split(",") == LambdaSettings.model_fields["access_iam_tags"].get_default(
+        call_default_factory=True
+    )
     for fn in ("SearchApiFunction", "McpFunction"):
-        env = resources[fn]["Properties"]["Environment"]["Variables"]
+        props = resources[fn]["Properties"]
+        env = props["Environment"]["Variables"]
         assert env["ACCESS_CLAIMS"] == {"Ref": "AccessClaims"}, fn
+        assert env["ACCESS_IAM_TAGS"] == {"Ref": "AccessIamTags"}, fn
+        # the tags are read in this account only, and nothing else of IAM
+        statements = [
+            st for pol in props["Policies"] if isinstance(pol, dict)
+            for st in pol.get("Statement", []) if st.get("Sid") == "ReadCallerTags"
+        ]  # fmt: skip
+        assert len(statements) == 1, fn
+        assert sorted(statements[0]["Action"]) == ["iam:ListRoleTags", "iam:ListUserTags"]
+        assert all("${AWS::AccountId}" in r["Fn::Sub"] for r in statements[0]["Resource"])
     # No event opts out of the default authorizer.
     for event in resources["SearchApiFunction"]["Properties"]["Events"].values():
         assert "Auth" not in event["Properties"]
@@ -859,6 +874,10 @@ def test_every_function_role_gets_only_its_own_grants(deployed_all_set):
         elif any(a.startswith("states:") for a in actions):
             assert role in {"SearchApiFunctionRole", "McpFunctionRole"}, role
             assert statement["Resource"] == {"Ref": "SearchStateMachine"}
+        elif actions == {"iam:ListRoleTags", "iam:ListUserTags"}:
+            assert role in {"SearchApiFunctionRole", "McpFunctionRole"}, role
+            for resource in as_list(statement["Resource"]):
+                assert resource["Fn::Sub"].endswith((":role/*", ":user/*")), resource
         elif any(a.startswith("dynamodb:") for a in actions):
             assert role in {
                 "CacheCheckFunctionRole",
