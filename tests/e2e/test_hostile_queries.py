@@ -26,7 +26,7 @@ from pydantic import ValidationError
 from agentic_search.adapters.mongo import MongoStructuredStore, to_mongo
 from agentic_search.adapters.qdrant.filters import to_qdrant
 from agentic_search.logic.filters import contains_regex, filter_problems
-from agentic_search.logic.planner import TOP_K_MAX
+from agentic_search.wire import TOP_K_MAX
 
 OUTCOMES: dict[str, dict[str, Any]] = {}
 MONGO_OPERATORS = {"$and", "$or", "$eq", "$ne", "$in", "$nin", "$lt", "$lte", "$gt", "$gte"}

@@ -266,3 +266,26 @@ def test_a_time_phrase_is_read_on_the_declared_time_field(
 def test_bad_roles_are_rejected(tmp_path: Path, change: dict, message: str) -> None:
     with pytest.raises(SchemaError, match=message):
         _schema(tmp_path, dict(MINIMAL, roles=change))
+
+
+def test_the_needs_aspect_is_searched_for_use_case_intents_only(catalog_records) -> None:
+    """A record added without enrichment has no needs vector: a plain phrase that searched it
+    would let every enriched record outvote the record the query names. Over the golden and
+    judged tools queries, a plan searches the needs exactly when it read a use case."""
+    schema = load_schema(TOOLS_YAML)
+    extractor = RuleBasedIntentExtractor(
+        schema, _lookup(schema, catalog_records), today=lambda: date(2026, 11, 24)
+    )
+    enriched = RuleBasedPlanner(schema, enriched=lambda: True)
+    plain = RuleBasedPlanner(schema, enriched=lambda: False)
+    seen = set()
+    for query in _queries():
+        intent = extractor.extract(query)
+        plan = enriched.plan(intent)
+        aspects = [s.aspect for s in plan.vector_sources]
+        read_use_case = "'usecase'" in plan.rationale[0]  # "strategy X: signals [...]"
+        assert ("needs" in aspects) == read_use_case, (query, plan.rationale[0], aspects)
+        seen.add(read_use_case)
+        # an index without enriched records never searches it
+        assert "needs" not in [s.aspect for s in plain.plan(intent).vector_sources], query
+    assert seen == {True, False}  # both kinds are among the queries

@@ -266,10 +266,10 @@ class RuleBasedPlanner:
             and not capability
             and not usecase
         ):
+            # not the needs: a plain phrase (a name above all) would be outvoted by the
+            # records that have needs, and a record added without enrichment has none
             add(role("capability"), qvs, dense_text)
             add(role("usecase"), qvs, dense_text)
-            if needs_aspect:
-                add(needs_aspect, qvs, dense_text)
         if signals("platform"):
             add(role("platform"), qvs, dense_text)
 
