@@ -447,6 +447,10 @@ def test_the_deployed_search_graph_hands_each_retrieve_the_states_caller(deploye
 ARN = re.compile(r"^arn:aws:([a-z0-9-]+):[^:]*:[^:]*:(.+)$")
 
 
+#: A SigV4 caller's role or user, whose tags are its principals (ACCESS_IAM_TAGS).
+CALLER_TAGS = re.compile(r"^arn:aws:iam::\d{12}:(role|user)/\*$")
+
+
 def test_iam_policies_name_created_resources_and_use_star_only_where_no_resource_exists(
     deployed, moto_url
 ):
@@ -474,6 +478,12 @@ def test_iam_policies_name_created_resources_and_use_star_only_where_no_resource
                     checked += 1
                     if resource == "*":
                         assert set(actions) <= RESOURCE_STAR_ACTIONS, (name, actions)
+                        continue
+                    if CALLER_TAGS.match(resource):
+                        # the callers' roles and users are not the stack's: their tags are
+                        # read in this account, and only read
+                        assert set(actions) <= {"iam:ListRoleTags", "iam:ListUserTags"}, name
+                        assert resource.split(":")[4] in {a.split(":")[4] for a in arns}, name
                         continue
                     assert names_a_created_resource(resource, arns), (name, resource)
         managed = deployed["expanded"]["Resources"][name]["Properties"].get("ManagedPolicyArns", [])

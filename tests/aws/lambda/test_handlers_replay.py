@@ -716,6 +716,24 @@ def test_jwt_claims_are_the_callers_principals_and_no_claims_read_only_public(ha
     assert got_anonymous and got_anonymous <= access_api["anonymous"]
 
 
+@replays("search_api/post_search_iam_role.json")
+def test_an_iam_callers_role_tags_are_its_principals(handlers, access_api):
+    # GIVEN the signing role (moto's IAM, inside the fixture's mock) tagged with group eng
+    import boto3
+
+    boto3.client("iam").create_role(
+        RoleName="search-readers",
+        AssumeRolePolicyDocument='{"Version":"2012-10-17","Statement":[]}',
+        Tags=[{"Key": "groups", "Value": "eng"}],
+    )
+    # WHEN a session of it searches (AuthMode=IAM: the event names the session, no tags)
+    got = {c["id"] for c in _body(replay(handlers, "search_api/post_search_iam_role.json"))[
+        "candidates"
+    ]}  # fmt: skip
+    # THEN it reads what the group eng may: the public records and the group's
+    assert got <= access_api["alice"] and got & (access_api["alice"] - access_api["anonymous"])
+
+
 def test_two_jwt_callers_alternating_are_never_served_each_others_cached_answer(
     handlers, access_api
 ):
