@@ -469,9 +469,11 @@ def list_domains() -> Annotated[CallToolResult, DomainsBody]:
 def schema_document(domain: str) -> str:
     """``agentic-search://domains/{domain}/schema``: the domain's schema as JSON (fields with
     their types, filter operators and vocabularies, aspects, comparison fields), without the
-    vocabularies' values (their own resource)."""
+    vocabularies' values (their own resource) and the tuning (the operator's numbers, nothing
+    a query is written by: ``agentic-search config --domain NAME`` prints them)."""
     schema = load_schema(domain)
-    return json.dumps(schema.model_dump(mode="json", exclude={"vocabularies"}), indent=1)
+    body = schema.model_dump(mode="json", exclude={"vocabularies", "tuning"})
+    return json.dumps(body, indent=1)
 
 
 def vocabularies_document(domain: str) -> str:

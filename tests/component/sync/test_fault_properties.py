@@ -240,7 +240,11 @@ def test_after_redrive_the_index_equals_the_catalog(case):
         # the snippet token count follows the record's text through every change
         counter = token_counter(engine.deps.embedder)
         entry = snippet_token_entries(
-            SCHEMA, [rec], counter, token_counter_name(engine.deps.embedder)
+            SCHEMA,
+            [rec],
+            counter,
+            token_counter_name(engine.deps.embedder),
+            snippet_chars=SCHEMA.tuning.executor.snippet_chars,
         )
         assert payload.pop(TOKENS_KEY) == entry[0], rid
         assert payload == rec, rid

@@ -60,7 +60,8 @@ def test_coverage_targets_kinds_labels_and_skipped_terms(tools_schema: DomainSch
     assert targets[1].field == "functionality"
     assert targets[1].values == ["Code Completion"]
     assert targets[2].text == "pair programmer"
-    assert [t.weight for t in targets] == [3.0, 2.0, 3.0, 1.0, 1.0]
+    weights = tools_schema.tuning.coverage
+    assert [weights.weight(t.kind) for t in targets] == [3.0, 2.0, 3.0, 1.0, 1.0]
 
 
 def test_coverage_targets_skip_phrase_naming_the_reference_tool(

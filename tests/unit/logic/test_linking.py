@@ -13,6 +13,7 @@ from agentic_search.logic.intent import CatalogLookup
 from agentic_search.logic.intent_rules import RuleBasedIntentExtractor
 from agentic_search.logic.linking import QueryLinker, apply_corrections
 from agentic_search.logic.text import default_analyzer
+from agentic_search.logic.tuning import LinkingTuning
 
 
 def links(lookup: CatalogLookup, query: str) -> list[tuple[str, str, str]]:
@@ -117,13 +118,14 @@ def test_fuzzy_only_for_words_the_corpus_does_not_know():
         {},
         lambda ts: {t for t in ts if t in known},
         default_analyzer(),
+        tuning=LinkingTuning(),
     )
     # "bonnn" is unknown to the corpus and one edit from a name
     assert [lk.id for lk in linker.link("who was born in bonnn").links] == ["bonn"]
     # a known word is never bent into a name, however close
     assert linker.link("who was born there").links == []
     # no keyword index to ask: no fuzzy linking at all
-    blind = QueryLinker(index, {}, {}, None, default_analyzer())
+    blind = QueryLinker(index, {}, {}, None, default_analyzer(), tuning=LinkingTuning())
     assert blind.link("bonnn").links == []
 
 

@@ -118,7 +118,7 @@ def test_named_tools_listed_together_are_compared_and_pinned(
 ) -> None:
     intent = extractor.extract(query)
     assert intent.primary_goal == "compare"
-    source = entity_source_for(intent)
+    source = entity_source_for(intent, extractor.schema.tuning.graph)
     assert source is not None and source.pin
     assert len(source.ids) >= 2
 

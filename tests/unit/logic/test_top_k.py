@@ -1,4 +1,5 @@
-"""How deep a source reads is one rule (`plan_rules.top_k`), used by every planner."""
+"""How deep a source reads is one rule (`plan_rules.top_k`, over the schema's `tuning.depth`), used
+by every planner."""
 
 from __future__ import annotations
 
@@ -9,11 +10,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agentic_search.logic.plan_rules import DEPTH, top_k
+from agentic_search.logic.plan_rules import top_k
+from agentic_search.logic.tuning import DepthTuning
 from agentic_search.wire import TOP_K_MAX, TOP_K_MIN
 from agentic_search.wire.search import LIMIT_MAX, LIMIT_MIN
 
 LOGIC = Path(__file__).resolve().parents[3] / "layers" / "core" / "agentic_search" / "logic"
+#: The defaults (a domain without a tuning: block).
+DEPTH = DepthTuning()
 
 
 @pytest.mark.parametrize(
@@ -32,16 +36,16 @@ LOGIC = Path(__file__).resolve().parents[3] / "layers" / "core" / "agentic_searc
 def test_top_k_is_the_page_times_the_factor_within_the_floor_and_the_cap(
     limit: int, source: str, floor: int | None, expected: int
 ) -> None:
-    assert top_k(limit, source, floor) == expected  # type: ignore[arg-type]
+    assert top_k(DEPTH, limit, source, floor) == expected  # type: ignore[arg-type]
 
 
 @given(
     limit=st.integers(LIMIT_MIN, LIMIT_MAX),
-    source=st.sampled_from(sorted(DEPTH)),
+    source=st.sampled_from(["dense", "sparse", "structured"]),
     floor=st.none() | st.integers(1, 400),
 )
 def test_every_depth_is_a_valid_top_k(limit: int, source: str, floor: int | None) -> None:
-    k = top_k(limit, source, floor)  # type: ignore[arg-type]
+    k = top_k(DEPTH, limit, source, floor)  # type: ignore[arg-type]
     assert TOP_K_MIN <= k <= TOP_K_MAX
     assert k >= min(TOP_K_MAX, limit)  # never fewer hits than the page asks for
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from agentic_search.logic.text import default_analyzer
+from agentic_search.logic.tuning import GraphTuning
 from agentic_search.pipeline.fuse_rerank import pin_and_bridge
 from agentic_search.wire import (
     ExecutorCaps,
@@ -56,7 +57,7 @@ def test_only_a_bridge_question_places_a_bridge():
         )
         graph = RetrievedList(name="graph", hits=list(hits), query_vector_source="bridge")
         fused = [Fused(x, 1.0 - i / 10, 1.0 - i / 10, i + 1, {}) for i, x in enumerate("abc")]
-        out = pin_and_bridge(state, work, [graph], fused)
+        out = pin_and_bridge(state, work, [graph], fused, GraphTuning())
         placed = [b.id for b in state.bridges]
         assert placed == (["x"] if bridge else []), bridge
         assert [f.id for f in out] == (["a", "x", "b", "c"] if bridge else ["a", "b", "c"])

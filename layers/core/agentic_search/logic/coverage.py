@@ -290,11 +290,12 @@ def find_contradictions(
 class DeterministicGrader:
     """The default grader (see the module docstring).
 
-    ``confidence = 0.85 * weighted_coverage + 0.15 * quality``, minus 0.1 per contradiction
-    (floored at 0), where ``weighted_coverage`` weighs constraints and phrases 3, preferences
-    2 and terms 1 (1.0 when there are no targets), and ``quality`` is the share of selected
-    evidence that two or more retrieval modes (dense, sparse, structured) found. No evidence:
-    confidence 0.
+    ``confidence = covered_weight * weighted_coverage + quality_weight * quality``, less
+    ``contradiction_penalty`` per contradiction (floored at 0), the three of the schema's
+    ``tuning.coverage`` (:class:`~agentic_search.logic.tuning.CoverageTuning`), where
+    ``weighted_coverage`` counts each target at its kind's weight there (1.0 when there are
+    no targets), and ``quality`` is the share of selected evidence that two or more retrieval
+    modes (dense, sparse, structured) found. No evidence: confidence 0.
     """
 
     name = "deterministic"
@@ -302,6 +303,7 @@ class DeterministicGrader:
     def __init__(self, schema: DomainSchema, matcher: EvidenceMatcher) -> None:
         self.schema = schema
         self.matcher = matcher
+        self.tuning = schema.tuning.coverage
 
     def grade(self, targets: Sequence[CoverageTarget], evidence: Sequence[Evidence]) -> Coverage:
         """The coverage map of ``evidence`` for ``targets``."""
@@ -316,12 +318,18 @@ class DeterministicGrader:
             )
         if not evidence:
             return Coverage(items=items, quality=0.0, confidence=0.0, grader=self.name)
-        total = sum(t.weight for t in targets)
-        got = sum(t.weight for t, i in zip(targets, items, strict=True) if i.covered)
+        tuning = self.tuning
+        total = sum(tuning.weight(t.kind) for t in targets)
+        got = sum(tuning.weight(t.kind) for t, i in zip(targets, items, strict=True) if i.covered)
         ratio = got / total if total else 1.0
         quality = sum(1 for e in evidence if _modes(e) >= 2) / len(evidence)
         contradictions = find_contradictions(evidence)
-        confidence = max(0.0, 0.85 * ratio + 0.15 * quality - 0.1 * len(contradictions))
+        confidence = max(
+            0.0,
+            tuning.covered_weight * ratio
+            + tuning.quality_weight * quality
+            - tuning.contradiction_penalty * len(contradictions),
+        )
         return Coverage(
             items=items,
             quality=round(quality, 4),

@@ -108,6 +108,7 @@ class CatalogLookup:
                 known_terms if known is not None else None,
                 analyzer,
                 CUE_WORDS,
+                tuning=schema.tuning.linking,
             )
         names = {title.lower(): rid for rid, title in titles.items()}
         temporal = schema.temporal

@@ -373,17 +373,21 @@ class _Reading:
 
     def intent(self) -> IntentState:
         """The IntentState: keywords, the semantic variant and a confidence from what was
-        found (0.35 + 0.15 per vocabulary matched up to 3 + 0.1 for a reference tool + 0.05
-        per constraint up to 2, at most 0.95; 0.3 or 0.1 when nothing was recognised)."""
+        found, by the schema's ``tuning.intent``
+        (:class:`~agentic_search.logic.tuning.IntentTuning`): a base, a share per vocabulary
+        matched and per constraint, each up to a count, one for a reference tool, at most a
+        cap; a confidence of its own when nothing was recognised, with content words or
+        without."""
         q, reference = self.q, self.reference
         keywords = content_keywords(q, self.constraint_spans)
         variant = P.semantic_variant(q, self.constraint_spans)
-        confidence = 0.35
-        confidence += 0.15 * min(3, len(self.found))
-        confidence += 0.1 if reference else 0.0
-        confidence += 0.05 * min(2, len(self.constraints))
+        tuning = self.x.schema.tuning.intent
+        confidence = tuning.base
+        confidence += tuning.per_vocabulary * min(tuning.vocabularies_counted, len(self.found))
+        confidence += tuning.reference if reference else 0.0
+        confidence += tuning.per_constraint * min(tuning.constraints_counted, len(self.constraints))
         if not self.found and not reference and not self.constraints:
-            confidence = 0.3 if keywords else 0.1
+            confidence = tuning.keywords_only if keywords else tuning.nothing
         linked = self.linking.links if self.linking is not None else []
         fuzzy_names = [lk.name for lk in linked if lk.kind == "entity" and lk.method == "fuzzy"]
         for name in fuzzy_names:  # "copilt" is asked as "GitHub Copilot"
@@ -405,7 +409,7 @@ class _Reading:
             keywords=keywords,
             by_meaning=self.by_meaning,
             semantic_variants=[variant] if variant and variant != q else [],
-            confidence=round(min(0.95, confidence), 2),
+            confidence=round(min(tuning.cap, confidence), 2),
             extractor=self.x.name,
             entities=[lk for lk in linked if lk.kind != "entity" or lk.id in self._named()],
         )

@@ -23,9 +23,11 @@ phrases it misspells.
    -> "alternative": :data:`~agentic_search.logic.intent_patterns.CUE_WORDS`). A word whose
    best choice is a one-word name is corrected to the catalog's ordinary word one edit away
    instead, when there is one ("pdf tabel extraction" is table, not the record Babel; a word
-   under :data:`ORDINARY_MIN_LETTERS` letters is then left as written), and a
-   capitalized word inside the query is linked to a one-word name only from
-   :data:`CAPITALIZED_MIN_SCORE` ("life on Mars" is not the record mgrs).
+   under ``ordinary_min_letters`` letters is then left as written), and a capitalized word
+   inside the query is linked to a one-word name only from ``capitalized_min_score``
+   ("life on Mars" is not the record mgrs). A fuzzy link or correction scores at least
+   ``fuzzy_min_score``. The three are the schema's ``tuning.linking``
+   (:class:`~agentic_search.logic.tuning.LinkingTuning`).
 
 Links are reported with their surface form, method and score (``--explain`` shows them).
 """
@@ -46,6 +48,7 @@ from agentic_search.logic.entities import (
     tokens,
 )
 from agentic_search.logic.text import ENGLISH_STOPWORDS, Analyzer
+from agentic_search.logic.tuning import LinkingTuning
 from agentic_search.wire import EntityLink
 
 #: Phrases before a name that make a plain word name the product.
@@ -67,15 +70,6 @@ _ORDINARY_BEFORE = re.compile(
 _DETERMINER_AFTER = re.compile(
     r"^\s+(?:a|an|the|my|our|your|his|her|their|its|this|that|these|those|some|me|us|it)\b"
 )
-#: Minimum score of a fuzzy link (1 - distance / length).
-FUZZY_MIN_SCORE = 0.7
-#: A capitalized word (not opening the query) is fuzzy-linked to a one-word name only from
-#: this score: one edit in four letters (0.75: "Mars" -> mgrs, "Bout" -> Bolt) is as often a
-#: proper noun the catalog lacks, written as meant, as a misspelt name.
-CAPITALIZED_MIN_SCORE = 0.8
-#: A word one edit from both a name and an ordinary word of the catalog is corrected to the
-#: word from this many letters; a shorter one ("bout": about, out, Bolt) is left as written.
-ORDINARY_MIN_LETTERS = 5
 _LETTERS = "abcdefghijklmnopqrstuvwxyz"
 #: Cue words this short ("like", "than") are corrected only from a swap of two letters.
 SHORT_CUE = 4
@@ -106,7 +100,8 @@ class QueryLinker:
     vocabulary phrase -> its canonical value (synonyms included); ``known``: analysed terms ->
     those the keyword index holds (None: every word counts as known, no fuzzy linking of
     words); ``analyzer``: the keyword analyzer the ``known`` terms come from; ``cues``: the
-    words the reading turns on ("alternative", "cheaper"), corrected like phrases.
+    words the reading turns on ("alternative", "cheaper"), corrected like phrases;
+    ``tuning``: the thresholds, the schema's ``tuning.linking`` (each field says why).
     """
 
     def __init__(
@@ -117,8 +112,11 @@ class QueryLinker:
         known: Callable[[Sequence[str]], set[str]] | None = None,
         analyzer: Analyzer | None = None,
         cues: Iterable[str] = (),
+        *,
+        tuning: LinkingTuning,
     ) -> None:
         self.index = index
+        self.tuning = tuning
         self.titles = dict(titles)
         self.phrases = dict(phrases or {})
         self.known = known
@@ -257,6 +255,9 @@ class QueryLinker:
         from rapidfuzz import process
         from rapidfuzz.distance import OSA
 
+        least = self.tuning.fuzzy_min_score
+        capitalized = self.tuning.capitalized_min_score
+        ordinary = self.tuning.ordinary_min_letters
         for i in self._unknown(toks, taken):
             if taken[i]:
                 continue
@@ -281,7 +282,7 @@ class QueryLinker:
                     if not self._plausible_cue(text, choice):
                         continue
                     score = 1.0 - dist / max(len(choice), len(text))
-                    if score >= FUZZY_MIN_SCORE and (best is None or (n, score) > best[:2]):
+                    if score >= least and (best is None or (n, score) > best[:2]):
                         best = (n, score, start, start + n, choice)
                 if best is not None:
                     break  # a longer n-gram matched: no shorter one is compared
@@ -290,12 +291,12 @@ class QueryLinker:
             _, score, a, b, choice = best
             surface = query[toks[a].start : toks[b - 1].end]
             if choice in self.index and b - a == 1:
-                if a > 0 and toks[a].surface.istitle() and score < CAPITALIZED_MIN_SCORE:
+                if a > 0 and toks[a].surface.istitle() and score < capitalized:
                     continue  # "life on Mars": a capitalized word, not a misspelt name
                 word = self._ordinary_word(toks[a].folded)
                 if word is not None:  # "pdf tabel extraction": table, not the record babel
                     taken[a] = True
-                    if len(toks[a].folded) >= ORDINARY_MIN_LETTERS:
+                    if len(toks[a].folded) >= ordinary:
                         out.corrections[surface] = word
                     continue  # a shorter word ("bout": about, out) is left as written
             for j in range(a, b):
@@ -346,9 +347,6 @@ def apply_corrections(text: str, corrections: Mapping[str, str]) -> str:
 
 
 __all__ = [
-    "CAPITALIZED_MIN_SCORE",
-    "FUZZY_MIN_SCORE",
-    "ORDINARY_MIN_LETTERS",
     "SHORT_CUE",
     "Linking",
     "QueryLinker",

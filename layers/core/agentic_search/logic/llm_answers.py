@@ -198,7 +198,7 @@ def plan_from_output(
     sparse = None
     if out["keyword_text"] and out["keyword_text"].strip():
         words = " ".join([out["keyword_text"].strip(), *intent.must_preserve_terms])
-        sparse = SparseSource(text=words, top_k=top_k(limit, "sparse"))
+        sparse = SparseSource(text=words, top_k=top_k(schema.tuning.depth, limit, "sparse"))
     structured = []
     if out["structured"] and (st := structured_source_for(schema, intent, limit)):
         structured.append(st)

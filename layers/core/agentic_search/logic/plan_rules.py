@@ -5,26 +5,21 @@ source reads (:func:`top_k`)."""
 
 from __future__ import annotations
 
-from typing import Literal
-
 from agentic_search.logic.filters import filter_problems
 from agentic_search.logic.schema import DomainSchema
+from agentic_search.logic.tuning import DepthTuning, SourceKind
 from agentic_search.wire import TOP_K_MAX, TOP_K_MIN, IntentState, QueryPlan
-
-#: Hits a source reads per result asked for, and at least, by kind of source: a dense or
-#: structured source reads twice the results asked for (fusion and selection need a pool
-#: beyond the page), BM25 three times (its top ranks are noisier on paraphrased queries).
-DEPTH: dict[str, tuple[int, int]] = {"dense": (2, 30), "structured": (2, 30), "sparse": (3, 50)}
 
 
 def top_k(
-    limit: int, source: Literal["dense", "structured", "sparse"] = "dense", floor: int | None = None
+    depth: DepthTuning, limit: int, source: SourceKind = "dense", floor: int | None = None
 ) -> int:
     """How many hits a source of a plan reads for a request of ``limit`` results: ``limit``
-    times the source kind's factor (:data:`DEPTH`), at least ``floor`` (default: the kind's;
-    a dense source passes its aspect's ``default_top_k``), within ``TOP_K_MIN..TOP_K_MAX``.
-    The one rule every planner (rules, LLM, later rounds) uses."""
-    per_result, least = DEPTH[source]
+    times the source kind's hits per result of ``depth`` (the schema's ``tuning.depth``,
+    :class:`~agentic_search.logic.tuning.DepthTuning`), at least ``floor`` (default: the
+    kind's least; a dense source passes its aspect's ``default_top_k``), within
+    ``TOP_K_MIN..TOP_K_MAX``. The one rule every planner (rules, LLM, later rounds) uses."""
+    per_result, least = depth.of(source)
     least = least if floor is None else floor
     return max(TOP_K_MIN, min(TOP_K_MAX, max(least, limit * per_result)))
 

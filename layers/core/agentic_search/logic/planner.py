@@ -37,6 +37,7 @@ from agentic_search.logic.complexity import is_long
 from agentic_search.logic.intent import normalize_query
 from agentic_search.logic.plan_rules import fusion_for, reference_names, top_k, validate_plan
 from agentic_search.logic.schema import DomainSchema
+from agentic_search.logic.tuning import IntentTuning
 from agentic_search.wire import (
     Filter,
     IntentState,
@@ -73,7 +74,7 @@ def structured_source_for(
     return StructuredSource(
         filters=list(intent.constraints),
         preferences=preferences,
-        top_k=top_k(limit, "structured"),
+        top_k=top_k(schema.tuning.depth, limit, "structured"),
     )
 
 
@@ -124,6 +125,14 @@ def without_negations(text: str, negations: list[str]) -> str:
     out = re.sub(r"\s+([,;:.!?])", r"\1", out)
     out = re.sub(r"\s+", " ", out).strip(" ,;:-–—")
     return out if out.strip() else text
+
+
+def plan_confidence(tuning: IntentTuning, intent_confidence: float) -> float:
+    """The rule-based plan's confidence: ``plan_base`` plus ``plan_per_intent`` times the
+    intent's, at most ``plan_cap`` (the schema's ``tuning.intent``), to two decimals."""
+    return round(
+        min(tuning.plan_cap, tuning.plan_base + tuning.plan_per_intent * intent_confidence), 2
+    )
 
 
 class RuleBasedPlanner:
@@ -223,7 +232,9 @@ class RuleBasedPlanner:
             sources.append(
                 VectorSource(
                     aspect=aspect,
-                    top_k=top_k(limit, floor=schema.aspect(aspect).default_top_k),
+                    top_k=top_k(
+                        schema.tuning.depth, limit, floor=schema.aspect(aspect).default_top_k
+                    ),
                     query_vector_source=source,  # type: ignore[arg-type]
                     text=text,
                     weight=weight,
@@ -288,7 +299,9 @@ class RuleBasedPlanner:
             fixed = [corrected] if corrected != intent.query else []
             extra = [intent.translation] if intent.translation else []
             keyword_text = keyword_query(intent.query, *fixed, *intent.must_preserve_terms, *extra)
-        sparse = SparseSource(text=keyword_text or intent.query, top_k=top_k(limit, "sparse"))
+        sparse = SparseSource(
+            text=keyword_text or intent.query, top_k=top_k(schema.tuning.depth, limit, "sparse")
+        )
 
         structured: list[StructuredSource] = []
         if (st := structured_source_for(schema, intent, limit)) is not None:
@@ -312,7 +325,9 @@ class RuleBasedPlanner:
             # as hard filters), so round 1 searches what plain hybrid retrieval searches: the
             # text as written, embedded (within the model's window) and by every keyword. Its
             # constraints stay coverage targets, not filters; later rounds only add.
-            depth = top_k(limit, floor=schema.aspect(first_aspect).default_top_k)
+            depth = top_k(
+                schema.tuning.depth, limit, floor=schema.aspect(first_aspect).default_top_k
+            )
             sources = [
                 VectorSource(
                     aspect=aspect, top_k=depth, query_vector_source="query_text",
@@ -340,7 +355,7 @@ class RuleBasedPlanner:
             fusion=fusion_for(count),  # type: ignore[arg-type]
             rrf_k=self.rrf_k,
             limit=limit,
-            confidence=round(min(0.95, 0.5 + 0.5 * intent.confidence), 2),
+            confidence=plan_confidence(schema.tuning.intent, intent.confidence),
             rationale=rationale,
             planner=self.name,
         )

@@ -36,6 +36,7 @@ from pydantic import (
     model_validator,
 )
 
+from agentic_search.logic.tuning import Tuning
 from agentic_search.wire.query import Operator
 
 FieldType = Literal["string", "list", "number", "integer", "boolean"]
@@ -450,6 +451,12 @@ class DomainSchema(BaseModel):
         "1's dense query run again in a later round that has none of its own (0: such a "
         "round is BM25-only). Chosen per domain on its tuning split (benchmarks/README.md)",
     )
+    tuning: Tuning = Field(
+        default_factory=Tuning,
+        description="the numbers the search's rules are tuned with (coverage, intent, "
+        "linking, graph, depth, executor): only the keys the domain changes, the rest keep "
+        "their defaults (`agentic-search config --domain NAME` prints them all)",
+    )
 
     @field_validator("structured_sort", mode="before")
     @classmethod
@@ -830,6 +837,11 @@ class DomainSchema(BaseModel):
         content = self.model_dump(mode="json")
         if content.get("access") is None:  # a schema without access keeps its fingerprint
             content.pop("access", None)
+        # the tuning's changes only: a schema on the defaults keeps its fingerprint, a changed
+        # knob changes the answers (and so the cache keys)
+        content.pop("tuning", None)
+        if changed := self.tuning.differences():
+            content["tuning"] = changed
         blob = json.dumps(content, sort_keys=True).encode()
         return hashlib.sha256(blob).hexdigest()[:16]
 

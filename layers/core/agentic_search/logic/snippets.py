@@ -4,10 +4,11 @@ An evidence snippet is a record's keyword text without its title, cut at ``snipp
 characters (:func:`evidence_text`); the evidence budget (``max_total_tokens``) is counted in
 the embedder's tokens. Word-piece tokenizing the snippets was a visible share of a search's
 time (benchmarks/README.md, "Performance notes moved from the code"), so the indexer stores
-each record's count for the default ``SNIPPET_CHARS`` in the payload under ``TOKENS_KEY``,
-``{"chars": 1200, "counter": <embedder name>, "tokens": n}``. A search uses a stored count
-only when both the snippet length and the counter match, and counts the snippet itself
-otherwise (records written before this existed, another ``snippet_chars``).
+each record's count for the domain's snippet length (``tuning.executor.snippet_chars``, by
+default ``SNIPPET_CHARS``) in the payload under ``TOKENS_KEY``, ``{"chars": 1200, "counter":
+<embedder name>, "tokens": n}``. A search uses a stored count only when both the snippet
+length and the counter match, and counts the snippet itself otherwise (records written before
+this existed, or before the domain's ``snippet_chars`` changed).
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ def snippet_token_entries(
     records: Sequence[Mapping[str, Any]],
     count_tokens: Callable[[Sequence[str]], list[int]],
     counter: str,
-    snippet_chars: int = SNIPPET_CHARS,
+    *,
+    snippet_chars: int,
 ) -> list[dict[str, Any]]:
     """The ``TOKENS_KEY`` payload entry of each record: ``{"chars", "counter", "tokens"}``,
     with ``tokens`` the count of its snippet by ``count_tokens`` (one call for the batch)."""

@@ -128,7 +128,13 @@ def finish(
             cand.rerank_score = state.rerank_scores.get(cand.id)
     stage_total = dict(state.stage_totals)
     stage_total["hydrate"] = elapsed_ms(t)
-    pack = finalize_evidence_pack(state, c.grader, [f.id for f in ranking], c.matcher.supports)
+    pack = finalize_evidence_pack(
+        state,
+        c.grader,
+        [f.id for f in ranking],
+        c.matcher.supports,
+        coverage=c.schema.tuning.coverage,
+    )
     total = (time.time() - state.started_at) * 1000.0 if state.started_at else elapsed_ms(t)
     stage_total["total"] = total
     state.report.total_ms = round(total, 2)

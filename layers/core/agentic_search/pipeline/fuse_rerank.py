@@ -33,6 +33,7 @@ from agentic_search.logic.executor import (
 )
 from agentic_search.logic.fusion import kept_entries, rrf
 from agentic_search.logic.selection import select_evidence
+from agentic_search.logic.tuning import GraphTuning
 from agentic_search.pipeline.access import as_caller
 from agentic_search.pipeline.evidence import build_evidence, count_tokens
 from agentic_search.pipeline.relevance import query_relevance, settle_relevance, word_relevance
@@ -100,7 +101,7 @@ def fuse_round(c: Dependencies, state: ExecutorState, work: RoundWork) -> RoundW
     state.candidates_before += rep.candidates_before_fusion
     state.candidates_after = max(state.candidates_after, len(fused))
     state.round_rankings.append([f.id for f in fused[:RANKING_KEEP]])
-    ranking = pin_and_bridge(state, work, results, fused)
+    ranking = pin_and_bridge(state, work, results, fused, c.schema.tuning.graph)
     keep_n = max(state.plan.limit, state.caps.selection_pool, state.caps.rerank_top_n)
     if rnd == 1:  # only what can still be returned: the state crosses every step as JSON
         state.first_fused = kept_entries(fused, keep_n)
@@ -234,12 +235,17 @@ def fuse_round(c: Dependencies, state: ExecutorState, work: RoundWork) -> RoundW
 
 
 def pin_and_bridge(
-    state: ExecutorState, work: RoundWork, results: list[RetrievedList], fused: list[Fused]
+    state: ExecutorState,
+    work: RoundWork,
+    results: list[RetrievedList],
+    fused: list[Fused],
+    tuning: GraphTuning,
 ) -> list[Fused]:
     """The round's fused list with what its entity fetch pins and its graph walk bridges
     placed (see :mod:`agentic_search.logic.executor.entity_rounds`); the pins and bridges are kept
     in the state for the final ranking and listed in the round's report. Only a bridge
-    question (``intent.bridge``) places bridges, whatever walk a plan asked for."""
+    question (``intent.bridge``) places bridges, whatever walk a plan asked for, at most
+    ``tuning.bridges_placed`` (the schema's ``tuning.graph``)."""
     by_name = {r.name: r for r in results if r.error is None}
     if (entity := by_name.get("entity")) is not None and not state.pins:
         state.pins = [h.id for h in entity.hits]
@@ -250,7 +256,7 @@ def pin_and_bridge(
     bridge_walk = walk is not None and walk.placement == "bridge" and state.intent.bridge
     if graph is not None and walk is not None and bridge_walk:
         hits = [(h.id, h.score, h.via) for h in graph.hits]
-        bridges = bridges_from(hits, walk.seeds)
+        bridges = bridges_from(hits, walk.seeds, tuning)
         state.bridges += bridges
         work.report.bridges = bridges
     return with_pins_and_bridges(fused, state.pins, state.bridges if bridges or state.pins else [])

@@ -67,7 +67,8 @@ def plan_query(state: SearchState, c: Dependencies) -> SearchState:
     if llm is not None and info.path != "cache":
         _plan_cache_put(state, c, plan)
     rounds = req.rounds or c.settings.max_rounds
-    caps = ExecutorCaps(
+    # the domain's knobs (tuning.executor), and what is the request's and the calibration's
+    caps = c.schema.tuning.executor.caps(
         max_rounds=rounds,
         max_total_docs=min(req.limit, 100),
         round_budget_ms=c.settings.round_budget_ms,

@@ -33,7 +33,6 @@ from agentic_search.wire import (
     HASHES_KEY,
     LINKED_FROM_KEY,
     LINKS_KEY,
-    SNIPPET_CHARS,
     TOKENS_KEY,
     PointWrite,
     VectorUpdate,
@@ -122,6 +121,7 @@ class Indexer:
         existing = self.store.retrieve_records(schema, ids)
 
         counter = token_counter_name(self.embedder)
+        snippet_chars = schema.tuning.executor.snippet_chars  # what a search cuts at
         enriched = set(schema.enriched_aspects)
         jobs: list[tuple[int, str, str]] = []  # (record index, aspect, text)
         plans: list[tuple[str, dict[str, str], list[str]]] = []
@@ -144,7 +144,7 @@ class Indexer:
                 elif (
                     old_hashes.get(RECORD_HASH) != hashes[RECORD_HASH]
                     or old_hashes.get(KEYWORD_HASH) != hashes[KEYWORD_HASH]
-                    or stored_snippet_tokens(old.payload or {}, SNIPPET_CHARS, counter) is None
+                    or stored_snippet_tokens(old.payload or {}, snippet_chars, counter) is None
                 ):  # a changed record, keyword text (the schema's keyword_fields changed:
                     # its BM25 vector is written anew), or one written before snippet counts
                     kind = "payload"
@@ -174,6 +174,7 @@ class Indexer:
                     [records[i] for i in written],
                     token_counter(self.embedder),
                     counter,
+                    snippet_chars=snippet_chars,
                 ),
                 strict=True,
             )

@@ -19,19 +19,31 @@ SNIPPET_CHARS = 1200
 
 QueryPurpose = Literal["plan", "coverage", "feedback", "hyde", "relaxed", "bridge", "llm"]
 TargetKind = Literal["constraint", "preference", "phrase", "term", "entity"]
+#: Round 2+'s dense feedback query (``ExecutorCaps.feedback_vector``).
+FeedbackVector = Literal["none", "rocchio", "embed"]
 
 
 class ExecutorCaps(WireModel):
-    """Hard caps and policy knobs of the multi-round executor (enforced by the gate).
+    """Hard caps and policy knobs of the multi-round executor (enforced by the gate), as they
+    travel in the state.
 
-    Token counts are in the embedder's word-piece tokens; times in milliseconds.
+    Token counts are in the embedder's word-piece tokens; times in milliseconds. PlanQuery
+    builds them per request: ``max_rounds``, ``max_total_docs`` and ``round_budget_ms`` from
+    the request and the settings, ``later_dense_weight`` from the domain's calibration, every
+    other knob from the domain's tuning (``tuning.executor`` of the domain YAML, whose fields
+    are these fields' definitions: :class:`agentic_search.logic.tuning.ExecutorTuning`). The
+    defaults here are the tuning's defaults.
     """
 
     max_rounds: int = Field(default=3, ge=1, le=5)
     max_docs: int = Field(default=8, ge=1, le=50, description="evidence selected per round")
     max_total_docs: int = Field(default=10, ge=1, le=100, description="evidence pack size")
-    max_total_tokens: int = Field(default=2048, ge=32, le=32768)
-    max_chunks_per_doc: int = Field(default=2, ge=1, le=20)
+    max_total_tokens: int = Field(
+        default=2048, ge=32, le=32768, description="tokens of the evidence pack, at most"
+    )
+    max_chunks_per_doc: int = Field(
+        default=2, ge=1, le=20, description="chunks of one document selected, at most"
+    )
     round_budget_ms: float = Field(default=2000.0, gt=0, description="latency budget per round")
     confidence_threshold: float = Field(
         default=0.85,
@@ -40,13 +52,25 @@ class ExecutorCaps(WireModel):
         description="stop once confidence reaches it; 0.85 = full coverage alone (on SciFact "
         "train 0.9 scored the same nDCG@10 but slower, 0.8 less: docs/benchmarks.md)",
     )
-    max_no_new_rounds: int = Field(default=1, ge=1, le=5)
+    max_no_new_rounds: int = Field(
+        default=1,
+        ge=1,
+        le=5,
+        description="stop after this many rounds in a row that added no new evidence",
+    )
     selection_pool: int = Field(default=30, ge=1, le=200, description="top-N read for selection")
-    rerank_top_n: int = Field(default=30, ge=1, le=200)
-    mmr_lambda: float = Field(default=0.7, ge=0.0, le=1.0)
+    rerank_top_n: int = Field(
+        default=30, ge=1, le=200, description="the head of the ranking the reranker reorders"
+    )
+    mmr_lambda: float = Field(
+        default=0.7,
+        ge=0.0,
+        le=1.0,
+        description="MMR's trade-off in evidence selection: 1 relevance alone, 0 novelty alone",
+    )
     feedback_docs: int = Field(default=3, ge=1, le=20, description="RM3 feedback documents")
     feedback_terms: int = Field(default=10, ge=0, le=50, description="RM3 expansion terms")
-    feedback_vector: Literal["none", "rocchio", "embed"] = Field(
+    feedback_vector: FeedbackVector = Field(
         default="none",
         description="round 2+'s dense feedback query: none (RM3 words go to BM25 only), "
         "Rocchio on the stored vectors of the feedback documents (no new embedding), or the "
@@ -68,7 +92,12 @@ class ExecutorCaps(WireModel):
     later_round_weight: float = Field(
         default=0.2, gt=0.0, le=1.0, description="RRF weight of rounds 2+ in the final ranking"
     )
-    snippet_chars: int = Field(default=SNIPPET_CHARS, ge=100, le=20000)
+    snippet_chars: int = Field(
+        default=SNIPPET_CHARS,
+        ge=100,
+        le=20000,
+        description="characters of a record's text an evidence snippet keeps, at most",
+    )
 
 
 class CoverageTarget(WireModel):
@@ -84,13 +113,6 @@ class CoverageTarget(WireModel):
     values: list[Any] = Field(default_factory=list)
     text: str | None = None
     must: bool = False
-
-    @property
-    def weight(self) -> float:
-        """Weight in the coverage confidence: constraints, phrases and named records 3,
-        preferences 2, terms 1."""
-        weights = {"constraint": 3.0, "phrase": 3.0, "entity": 3.0, "preference": 2.0}
-        return weights.get(self.kind, 1.0)
 
 
 class Evidence(WireModel):

@@ -13,7 +13,6 @@ from agentic_search.logic.comparison import compare
 from agentic_search.logic.complexity import complexity, is_bridge
 from agentic_search.logic.coverage import DeterministicGrader, EvidenceMatcher, coverage_targets
 from agentic_search.logic.executor.entity_rounds import (
-    BRIDGE_MAX_MENTIONS,
     bridges_from,
     entity_source_for,
     graph_source_for,
@@ -38,6 +37,7 @@ from agentic_search.wire import (
 )
 
 TOOLS = load_schema("tools")
+GRAPH = TOOLS.tuning.graph
 AN = default_analyzer()
 TODAY = date(2026, 11, 24)
 
@@ -75,9 +75,9 @@ def test_a_comparison_pins_its_named_records_and_asks_their_own_vectors():
     it = intent(
         "Cursor vs Windsurf", "compare", [("cursor", "Cursor", 1.0), ("windsurf", "Windsurf", 1.0)]
     )
-    src = entity_source_for(it)
+    src = entity_source_for(it, GRAPH)
     assert src is not None and src.pin and src.ids == ["cursor", "windsurf"]
-    out = with_entity_source(plan(), it)
+    out = with_entity_source(plan(), it, GRAPH)
     assert out.entity_source == src
     # the text vectors give way to the named records' own (their competitors follow them)
     assert [(v.aspect, v.query_vector_source, v.text) for v in out.vector_sources] == [
@@ -97,23 +97,23 @@ def test_what_is_never_fetched_or_pinned():
         [("cursor", "Cursor", 1.0)],
         reference_tool="cursor",
     )
-    assert entity_source_for(alt) is None
+    assert entity_source_for(alt, GRAPH) is None
     neg = intent(
         "iac tool that is not terraform",
         links=[("terraform", "Terraform", 1.0)],
         excluded_tools=["terraform"],
     )
-    assert entity_source_for(neg) is None
+    assert entity_source_for(neg, GRAPH) is None
     # a name mentioned in a larger search is not pinned; a lookup is
     find = intent("AI code completion for vs code", links=[("vs-code", "Visual Studio Code", 1.0)])
-    assert entity_source_for(find) is None
+    assert entity_source_for(find, GRAPH) is None
     look = intent("ollama pricing", links=[("ollama", "Ollama", 1.0)], complexity="simple")
-    assert entity_source_for(look).ids == ["ollama"]  # type: ignore[union-attr]
+    assert entity_source_for(look, GRAPH).ids == ["ollama"]  # type: ignore[union-attr]
     # a weak link is reported, not fetched
     weak = intent(
         "Cursr vs Windsrf", "compare", [("cursor", "Cursor", 0.7), ("windsurf", "Windsurf", 0.7)]
     )
-    assert entity_source_for(weak) is None
+    assert entity_source_for(weak, GRAPH) is None
 
 
 def test_placement_pins_first_and_bridges_after_their_anchor():
@@ -171,7 +171,7 @@ def test_the_bridge_round_walks_from_round_ones_best_and_places_one_reached_from
     it = intent("What government position was held by the woman who portrayed Corliss Archer?")
     state = ExecutorState(plan=plan(limit=10), intent=it, caps=ExecutorCaps())
     state.round_rankings = [[f"d{i}" for i in range(30)]]
-    gs = graph_source_for(state, "identity", "government position woman Corliss Archer")
+    gs = graph_source_for(state, "identity", "government position woman Corliss Archer", GRAPH)
     assert gs is not None and gs.seeds == ["d0", "d1", "d2"]
     assert gs.exclude == [f"d{i}" for i in range(10)]
     hits = [
@@ -180,9 +180,11 @@ def test_the_bridge_round_walks_from_round_ones_best_and_places_one_reached_from
         ("z", 0.7, "mention:d0"),
         ("w", 0.6, "mention:d0"),
     ]
-    assert bridges_from(hits, gs.seeds) == [Bridge(id="z", after="d0", via="mention:d0", score=0.7)]
+    assert bridges_from(hits, gs.seeds, GRAPH) == [
+        Bridge(id="z", after="d0", via="mention:d0", score=0.7)
+    ]
     state.round_rankings = [[]]
-    assert graph_source_for(state, "identity", "q") is None
+    assert graph_source_for(state, "identity", "q", GRAPH) is None
 
 
 def test_the_walk_restarts_on_round_ones_top_k_by_score_and_skips_hubs():
@@ -196,10 +198,10 @@ def test_the_walk_restarts_on_round_ones_top_k_by_score_and_skips_hubs():
         Fused(id=f"d{i}", fused=s, score=s, best_rank=i + 1)
         for i, s in enumerate([1.0, 0.9, 0.2, 0.1, 0.05])
     ]
-    gs = graph_source_for(state, "identity", "q")
+    gs = graph_source_for(state, "identity", "q", GRAPH)
     assert gs is not None
     assert (gs.seeds, gs.weights) == (["d0", "d1", "d2"], [1.0, 0.9, 0.2])
-    assert gs.max_mentions == BRIDGE_MAX_MENTIONS == 3
+    assert gs.max_mentions == GRAPH.bridge_max_mentions == 3
     # a seed without a fused score weighs 1/rank of the best
     assert seed_weights([0.8, None, 0.0]) == [0.8, 0.4, round(0.8 / 3, 6)]
 

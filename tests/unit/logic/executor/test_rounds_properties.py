@@ -214,7 +214,7 @@ def test_finalize_evidence_pack_invariants(
     pool, order, caps = case
     state = ExecutorState(plan=PLAN, intent=INTENT, caps=caps, pool=pool)
     grader = DeterministicGrader(DOC_SCHEMA, EvidenceMatcher(DOC_SCHEMA, default_analyzer()))
-    pack = finalize_evidence_pack(state, grader, order)
+    pack = finalize_evidence_pack(state, grader, order, coverage=DOC_SCHEMA.tuning.coverage)
     kept = [e.id for e in pack.evidence]
     assert sum(e.tokens for e in pack.evidence) == pack.tokens <= caps.max_total_tokens
     assert len(kept) <= caps.max_total_docs

@@ -12,13 +12,18 @@ and where what they find is placed in the ranking.
   mention or are mentioned by; the walked records are ranked by personalized PageRank times
   their similarity to the question, and the best one is placed right after the seed it was
   reached from (the evidence that names it). The seeds are round 1's first
-  :data:`BRIDGE_SEEDS`, weighted by their fused scores. Records already among the first ten
-  (or the first ``limit``, if fewer) are never targets, nor are hubs: records mentioned by
-  more than :data:`BRIDGE_MAX_MENTIONS` others (a bridge names a specific entity).
+  ``bridge_seeds``, weighted by their fused scores. Records already among the first
+  ``bridge_window`` (or the first ``limit``, if fewer) are never targets, nor are hubs:
+  records mentioned by more than ``bridge_max_mentions`` others (a bridge names a specific
+  entity).
 * **placement**: pins first, then each bridge right after its seed; the rest keeps its order.
   A pin shows the best score of the list (it is first because the query names it); a bridge
   the score of the record it is placed after (it is there because that record names it), so
   the scores shown never rise down the list. Only a bridge question places bridges.
+
+The numbers (the least link score fetched, the seeds, the hub limit, the bridges placed, the
+walks' depth and weight, the window) are the schema's ``tuning.graph``
+(:class:`~agentic_search.logic.tuning.GraphTuning`).
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from agentic_search.logic.plan_rules import fusion_for
+from agentic_search.logic.tuning import GraphTuning
 from agentic_search.wire import (
     Bridge,
     EntitySource,
@@ -37,36 +43,17 @@ from agentic_search.wire import (
     VectorSource,
 )
 
-#: Links weaker than this are reported but never fetched.
-MIN_LINK_SCORE = 0.8
-#: Round 1's best records the bridge round walks from (PageRank restarts on them in
-#: proportion to their fused score).
-BRIDGE_SEEDS = 3
-#: A bridge is a specific record: one mentioned by more records than this is a hub ("Information
-#: Retrieval", named by 80 records) and is never placed. On HotpotQA every relevant bridge is
-#: mentioned by at most 3 records.
-BRIDGE_MAX_MENTIONS = 3
-#: Bridges placed per bridge round.
-BRIDGES_PLACED = 1
-#: Walked records returned by the graph source (the best is placed; the others are reported).
-GRAPH_TOP_K = 10
-#: RRF weight of the "records that name X" walk of an alternative-to query: two lists' worth
-#: (chosen on the golden set's odd ids, checked on the even ids, where it does no harm:
-#: docs/benchmarks.md).
-ALTERNATIVES_WEIGHT = 2.0
-#: A record already ranked this high (or within the limit, if smaller) needs no bridge.
-BRIDGE_WINDOW = 10
 
-
-def entity_source_for(intent: IntentState) -> EntitySource | None:
+def entity_source_for(intent: IntentState, tuning: GraphTuning) -> EntitySource | None:
     """The round-1 fetch of the records the query names (see the module docstring), or None
-    when it names none (strongly enough) or all it names are excluded."""
+    when it names none (at ``tuning.min_link_score`` or more) or all it names are
+    excluded."""
     excluded = set(intent.excluded_tools)
     if intent.primary_goal == "alternative-to" and intent.reference_tool:
         excluded.add(intent.reference_tool)
     ids: dict[str, str] = {}
     for link in intent.linked:
-        if link.score >= MIN_LINK_SCORE and link.id not in excluded:
+        if link.score >= tuning.min_link_score and link.id not in excluded:
             ids.setdefault(link.id, link.name)
     if not ids:
         return None
@@ -80,11 +67,13 @@ def entity_source_for(intent: IntentState) -> EntitySource | None:
     return EntitySource(ids=list(ids), names=list(ids.values()), pin=True)
 
 
-def alternatives_walk(plan: QueryPlan, intent: IntentState) -> QueryPlan:
+def alternatives_walk(plan: QueryPlan, intent: IntentState, tuning: GraphTuning) -> QueryPlan:
     """An "alternative to X" plan with one more ranked list: the records that point at X in
     the entity graph (those that name it, "an open-source alternative to X", and those whose
     nearest neighbour it is; not the records X itself names, its integrations), ranked by
-    PageRank from X times similarity to X's own vector."""
+    PageRank from X times similarity to X's own vector, fused at
+    ``tuning.alternatives_weight`` (a heavier list than the others: the query asks for
+    exactly these records)."""
     ref = intent.reference_tool
     if intent.primary_goal != "alternative-to" or not ref or plan.graph_source is not None:
         return plan
@@ -98,21 +87,22 @@ def alternatives_walk(plan: QueryPlan, intent: IntentState) -> QueryPlan:
         direction="in",
         reference=ref,
         aspect=aspect,
-        top_k=GRAPH_TOP_K * 3,
+        top_k=tuning.graph_top_k * 3,
         exclude=[ref],
-        weight=ALTERNATIVES_WEIGHT,
+        weight=tuning.alternatives_weight,
     )
     rationale = [*plan.rationale, f"graph walk: records next to {ref} (named by, similar to)"]
     return plan.model_copy(update={"graph_source": walk, "rationale": rationale})
 
 
-def with_entity_source(plan: QueryPlan, intent: IntentState) -> QueryPlan:
+def with_entity_source(plan: QueryPlan, intent: IntentState, tuning: GraphTuning) -> QueryPlan:
     """``plan`` with the entity fetch of ``intent`` (unchanged when it names no record) and,
     for "alternative to X", the walk of X's neighbourhood. A comparison's dense sources
     become the named records' own stored vectors (query by example: their closest
-    competitors follow them), on the aspects the plan searched."""
-    plan = alternatives_walk(plan, intent)
-    source = entity_source_for(intent)
+    competitors follow them), on the aspects the plan searched. ``tuning``: the schema's
+    ``tuning.graph``."""
+    plan = alternatives_walk(plan, intent, tuning)
+    source = entity_source_for(intent, tuning)
     if source is None or plan.entity_source is not None:
         return plan
     rationale = [*plan.rationale, f"entity_state: {', '.join(source.names)} fetched by id"]
@@ -132,22 +122,24 @@ def with_entity_source(plan: QueryPlan, intent: IntentState) -> QueryPlan:
     return plan.model_copy(update=update)
 
 
-def graph_source_for(state: ExecutorState, aspect: str, text: str) -> GraphSource | None:
-    """The bridge round's walk from round 1's best records, or None when round 1 found
-    nothing."""
+def graph_source_for(
+    state: ExecutorState, aspect: str, text: str, tuning: GraphTuning
+) -> GraphSource | None:
+    """The bridge round's walk from round 1's best records (``tuning``: the schema's
+    ``tuning.graph``), or None when round 1 found nothing."""
     first = state.round_rankings[0] if state.round_rankings else []
     if not first:
         return None
     scores = {f.id: f.score for f in state.first_fused}
-    seeds = first[:BRIDGE_SEEDS]
+    seeds = first[: tuning.bridge_seeds]
     return GraphSource(
         seeds=seeds,
         weights=seed_weights([scores.get(rid) for rid in seeds]),
         text=text,
         aspect=aspect,
-        top_k=GRAPH_TOP_K,
-        exclude=first[: min(state.plan.limit, BRIDGE_WINDOW)],
-        max_mentions=BRIDGE_MAX_MENTIONS,
+        top_k=tuning.graph_top_k,
+        exclude=first[: min(state.plan.limit, tuning.bridge_window)],
+        max_mentions=tuning.bridge_max_mentions,
     )
 
 
@@ -160,13 +152,14 @@ def seed_weights(scores: Sequence[float | None]) -> list[float]:
 
 
 def bridges_from(
-    graph_hits: Sequence[tuple[str, float, str | None]], seeds: Sequence[str]
+    graph_hits: Sequence[tuple[str, float, str | None]], seeds: Sequence[str], tuning: GraphTuning
 ) -> list[Bridge]:
     """The bridges of a walk: its best hits (id, score, via ``kind:from``) reached from a
-    seed, at most :data:`BRIDGES_PLACED`, each anchored after the seed that names it."""
+    seed, at most ``tuning.bridges_placed`` (the schema's ``tuning.graph``), each anchored
+    after the seed that names it."""
     out: list[Bridge] = []
     for rid, score, via in graph_hits:
-        if len(out) >= BRIDGES_PLACED:
+        if len(out) >= tuning.bridges_placed:
             break
         if not via or ":" not in via:
             continue
@@ -213,13 +206,6 @@ def with_pins_and_bridges(
 
 
 __all__ = [
-    "ALTERNATIVES_WEIGHT",
-    "BRIDGES_PLACED",
-    "BRIDGE_MAX_MENTIONS",
-    "BRIDGE_SEEDS",
-    "BRIDGE_WINDOW",
-    "GRAPH_TOP_K",
-    "MIN_LINK_SCORE",
     "alternatives_walk",
     "bridges_from",
     "entity_source_for",

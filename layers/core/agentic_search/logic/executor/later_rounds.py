@@ -1,7 +1,8 @@
 """What rounds 2+ ask: new queries for what the coverage map still misses (soft preferences
 as a structured source plus a dense query, quoted phrases and uncovered terms pushed into the
-BM25 query, by target weight, each target asked once) and RM3 pseudo-relevance feedback terms
-from the evidence so far (Lavrenko and Croft 2001; Abdul-Jaleel et al. 2004) in the BM25 query.
+BM25 query, heaviest target first by the schema's ``tuning.coverage`` weights, each target
+asked once) and RM3 pseudo-relevance feedback terms from the evidence so far (Lavrenko and
+Croft 2001; Abdul-Jaleel et al. 2004) in the BM25 query.
 ``ExecutorCaps.feedback_vector`` adds a dense feedback query: Rocchio on the feedback
 documents' stored vectors, or the query plus the RM3 words embedded; off by default.
 A round with no dense query of its own (RM3 words, a missing term) can run round 1's dense
@@ -40,8 +41,13 @@ def later_round_plan(
     rnd = state.round_index + 1
     base = base_text(intent)
     aspect = dense_aspect(plan, schema)
-    dense_k = max((v.top_k for v in plan.vector_sources), default=top_k(plan.limit, floor=20))
-    sparse_k = plan.sparse_source.top_k if plan.sparse_source else top_k(plan.limit, "sparse")
+    depth = schema.tuning.depth
+    dense_k = max(
+        (v.top_k for v in plan.vector_sources), default=top_k(depth, plan.limit, floor=20)
+    )
+    sparse_k = (
+        plan.sparse_source.top_k if plan.sparse_source else top_k(depth, plan.limit, "sparse")
+    )
     queries: list[RoundQuery] = []
     vector_sources: list[VectorSource] = []
     structured: list[StructuredSource] = []
@@ -49,7 +55,8 @@ def later_round_plan(
     missing = [
         t for t, item in zip(state.targets, state.coverage.items, strict=False) if not item.covered
     ]
-    missing.sort(key=lambda t: -t.weight)
+    weights = schema.tuning.coverage
+    missing.sort(key=lambda t: -weights.weight(t.kind))
     asked = 0
     relaxed = {f.label() for f in state.plan.filters} - {f.label() for f in current_filters(state)}
     for target in missing:
@@ -64,7 +71,7 @@ def later_round_plan(
                 StructuredSource(
                     filters=current_filters(state),
                     preferences=[flt],
-                    top_k=top_k(plan.limit, "structured"),
+                    top_k=top_k(depth, plan.limit, "structured"),
                 )
             )
             text = " ".join([base, *map(str, target.values)])
@@ -200,7 +207,7 @@ def bridge_round_plan(
     plan = state.plan
     aspect = dense_aspect(plan, schema)
     text = planned_dense_text(plan, aspect) or base_text(state.intent)
-    graph = graph_source_for(state, aspect, text)
+    graph = graph_source_for(state, aspect, text, schema.tuning.graph)
     state.walked = True
     if graph is None:
         return None, []

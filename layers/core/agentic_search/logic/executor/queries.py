@@ -89,7 +89,10 @@ def with_written_queries(
     if not texts:
         return plan, queries
     aspect = dense_aspect(plan, schema)
-    depth = max((v.top_k for v in plan.vector_sources), default=top_k(plan.limit, floor=1))
+    depth = max(
+        (v.top_k for v in plan.vector_sources),
+        default=top_k(schema.tuning.depth, plan.limit, floor=1),
+    )
     sources = [
         *plan.vector_sources,
         *(
@@ -132,7 +135,10 @@ def round_one_plan(
     purposes: dict[str, str] = {}
     if hyde_passage is not None:
         aspect = dense_aspect(plan, schema)
-        depth = max((v.top_k for v in plan.vector_sources), default=top_k(plan.limit, floor=1))
+        depth = max(
+            (v.top_k for v in plan.vector_sources),
+            default=top_k(schema.tuning.depth, plan.limit, floor=1),
+        )
         sources = [
             *plan.vector_sources,
             VectorSource(aspect=aspect, top_k=depth, query_vector_source="hyde", text=hyde_passage),

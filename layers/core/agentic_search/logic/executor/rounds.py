@@ -23,6 +23,7 @@ from agentic_search.logic.fusion import rrf
 from agentic_search.logic.plan_rules import validate_plan
 from agentic_search.logic.schema import DomainSchema
 from agentic_search.logic.text import Analyzer, default_analyzer
+from agentic_search.logic.tuning import CoverageTuning
 from agentic_search.wire import (
     BUDGET_STOP,
     Coverage,
@@ -53,14 +54,16 @@ def executor_gate(
     """Validate the plan, fix the caps and start the state and report.
 
     A plan without sources is a non-retrieval plan: ``continue_search`` is False and the
-    report says why. The caps are validated by :class:`ExecutorCaps` itself (bounded fields).
+    report says why. The caps are validated by :class:`ExecutorCaps` itself (bounded fields);
+    without ``caps``, the schema's ``tuning.executor`` with the per-request fields at their
+    defaults.
 
     Raises:
         PlanError: for any other plan violation (unknown aspect, bad fusion, ...).
     """
-    caps = caps or ExecutorCaps()
+    caps = caps or schema.tuning.executor.caps()
     caps = caps_for(intent, caps)
-    plan = with_entity_source(plan, intent)
+    plan = with_entity_source(plan, intent, schema.tuning.graph)
     state = ExecutorState(plan=plan, intent=intent, caps=caps)
     state.report.caps = caps
     state.report.reranker = reranker or "none (not configured)"
@@ -274,13 +277,16 @@ def finalize_evidence_pack(
     grader: CoverageGrader,
     order: Sequence[str] = (),
     supports: Callable[[CoverageTarget, Evidence], bool] | None = None,
+    *,
+    coverage: CoverageTuning,
 ) -> EvidencePack:
     """Sort pooled evidence by its best available score (rerank score when every piece has
     one, else its position in ``order``, the final ranking, then relevance), trim to
     ``max_total_docs`` and ``max_total_tokens``, grade the result and attach the report.
 
-    With ``supports``, trimming keeps coverage first: for each target the pool covers, the
-    best piece supporting it is kept (budget permitting) before the rest fill by order.
+    With ``supports``, trimming keeps coverage first: for each target the pool covers,
+    heaviest first (the weights of ``coverage``, the schema's ``tuning.coverage``), the best
+    piece supporting it is kept (budget permitting) before the rest fill by order.
     """
     pos = {rid: i for i, rid in enumerate(order)}
     pool = list(state.pool)
@@ -303,7 +309,7 @@ def finalize_evidence_pack(
         return True
 
     if supports is not None:
-        for target in sorted(state.targets, key=lambda t: -t.weight):
+        for target in sorted(state.targets, key=lambda t: -coverage.weight(t.kind)):
             if any(supports(target, e) for e in kept):
                 continue
             for ev in pool:
