@@ -1,8 +1,8 @@
 """``agentic-search``: search and ingest from the command line, on the embedded defaults.
 
 One module per command (``cmd_search``, ``cmd_chat``, ``cmd_ingest``, ``cmd_init_domain``,
-``cmd_eval``, ``cmd_calibrate``, ``cmd_bench``, ``cmd_serve``, ``cmd_mcp``, ``sync_cmd``,
-``cmd_migrate``), each with ``add_parser(sub)`` and ``run(args)``.
+``cmd_config``, ``cmd_eval``, ``cmd_calibrate``, ``cmd_bench``, ``cmd_serve``, ``cmd_mcp``,
+``sync_cmd``, ``cmd_migrate``), each with ``add_parser(sub)`` and ``run(args)``.
 
 Exit codes: 0 success; 1 a runtime failure (store, model, file); 2 a usage error (unknown
 option, empty or over-long query, bad value), always with a one-line reason on stderr.
@@ -20,6 +20,7 @@ from agentic_search_cli import (
     cmd_bench,
     cmd_calibrate,
     cmd_chat,
+    cmd_config,
     cmd_eval,
     cmd_ingest,
     cmd_init_domain,
@@ -42,6 +43,7 @@ COMMANDS = {
     "chat": cmd_chat,
     "ingest": cmd_ingest,
     "init-domain": cmd_init_domain,
+    "config": cmd_config,
     "eval": cmd_eval,
     "calibrate": cmd_calibrate,
     "bench": cmd_bench,
@@ -53,8 +55,8 @@ COMMANDS = {
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The CLI's argument parser (subcommands: search, chat, ingest, eval, bench, serve, mcp,
-    sync, migrate)."""
+    """The CLI's argument parser (subcommands: search, chat, ingest, init-domain, config, eval,
+    calibrate, bench, serve, mcp, sync, migrate)."""
     parser = Parser(
         prog="agentic-search",
         description=(
