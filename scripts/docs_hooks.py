@@ -7,7 +7,8 @@ each time the site is built, never copied by hand.
   serves at ``GET /openapi.json`` (:func:`agentic_search_lambda.api.openapi_document`).
 * ``reference/configuration.md``: every field of :class:`agentic_search.config.Settings` and
   :class:`agentic_search_lambda.settings.LambdaSettings` (environment variable, type, bounds,
-  default, description).
+  default, description), and every key of a domain's ``tuning:`` block
+  (:class:`agentic_search.logic.tuning.Tuning`).
 * ``explanation/architecture.md``: ARCHITECTURE.md at the repository's root, as it is.
 
 A page may link to any file of the repository by its relative path (right on GitHub); the
@@ -311,14 +312,42 @@ configuration), are not cached.
 """
 
 
+TUNING_INTRO = """## Domain tuning (`agentic_search.logic.tuning.Tuning`) { #domain-tuning }
+
+Not the environment's: the `tuning:` block of a domain's YAML, one group a mapping, naming only
+the keys the domain changes ([Your own domain](../guides/own-domain.md#tuning)).
+`agentic-search config --domain NAME` prints a domain's effective tuning. An unknown key or a
+value out of its bounds fails the YAML's load with the key named.
+"""
+
+
+def tuning_tables() -> list[str]:
+    """One table per group of a domain's tuning: key, type and bounds, default, meaning."""
+    from agentic_search.logic.tuning import Tuning
+
+    rows: list[str] = []
+    for group, field in Tuning.model_fields.items():
+        model = field.default_factory
+        rows += ["", f"### `tuning.{group}`", "", _cell(field.description or ""), ""]
+        rows += ["| key | type | default | meaning |", "|---|---|---|---|"]
+        for name, knob in model.model_fields.items():  # type: ignore[union-attr]
+            kind = _type_name(knob.annotation)
+            bounds = _bounds(knob)
+            if bounds:
+                kind += f" ({bounds})"
+            rows.append(_row(f"`{name}`", kind, _default(knob), _cell(knob.description or "")))
+    return rows
+
+
 def configuration_page() -> str:
-    """The configuration reference: the core's and the Lambda glue's settings models."""
+    """The configuration reference: the core's and the Lambda glue's settings models, and a
+    domain's tuning."""
     from agentic_search.config import Settings
     from agentic_search_lambda.settings import LambdaSettings
 
     parts = [CONFIGURATION_INTRO, *settings_table(Settings), "", LAMBDA_INTRO]
-    parts += [*settings_table(LambdaSettings), "", CACHE_NOTE]
-    return "\n".join(parts)
+    parts += [*settings_table(LambdaSettings), "", CACHE_NOTE, TUNING_INTRO, *tuning_tables()]
+    return "\n".join(parts) + "\n"
 
 
 def architecture_page() -> str:

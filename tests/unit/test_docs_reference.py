@@ -3,7 +3,8 @@
 GIVEN the CLI's parser, the OpenAPI document and the settings models WHEN the pages are
 rendered THEN the CLI page holds every subcommand's own --help, the HTTP page every route and
 schema of the document, and the configuration page every field as its environment variable with
-its default and description (a new option, route or setting reaches the docs with no edit).
+its default and description, and every knob of a domain's tuning (a new option, route, setting
+or knob reaches the docs with no edit).
 """
 
 from __future__ import annotations
@@ -63,6 +64,19 @@ def test_the_configuration_page_has_every_setting_with_its_description(hooks, mo
         row = next(line for line in page.splitlines() if line.startswith(f"| `{name.upper()}` |"))
         assert hooks._cell(field.description) in row
     assert "| `ROUND_BUDGET_MS` | float (> 0) | `2000.0` |" in page
+
+
+def test_the_configuration_page_has_every_knob_of_a_domains_tuning(hooks):
+    from agentic_search.logic.tuning import Tuning
+
+    page = hooks.configuration_page()
+    assert "{ #domain-tuning }" in page  # (the anchor docs/guides/own-domain.md links to)
+    for group, field in Tuning.model_fields.items():
+        assert f"### `tuning.{group}`" in page
+        for name, knob in field.default_factory.model_fields.items():
+            row = next(line for line in page.splitlines() if line.startswith(f"| `{name}` |"))
+            assert hooks._cell(knob.description) in row, f"{group}.{name}"
+    assert "| `term_weight` | float (> 0.0, ≤ 100.0) | `1.0` |" in page
 
 
 def test_links_to_repository_files_are_sent_where_the_site_has_them(hooks):
