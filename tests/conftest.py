@@ -176,13 +176,9 @@ def sync_engine(tmp_path: Path, counting: CountingEmbedder, catalog_records):
 def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """moto for every AWS call, with fake credentials."""
     from moto import mock_aws
+    from support.aws import fake_credentials
 
-    for var, value in {
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_DEFAULT_REGION": REGION,
-    }.items():
-        monkeypatch.setenv(var, value)
+    fake_credentials(monkeypatch)
     with mock_aws():
         yield
 

@@ -21,6 +21,7 @@ from aws_lambda_powertools.utilities import parameters
 from aws_lambda_powertools.utilities.parameters.exceptions import GetParameterError
 from botocore.stub import ANY, Stubber
 from moto import mock_aws
+from support.aws import fake_credentials
 from support.lambdas import load_event, load_function, use_runtime
 
 from agentic_search.config import Settings
@@ -40,15 +41,7 @@ T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 @pytest.fixture()
 def aws_env(monkeypatch: pytest.MonkeyPatch) -> None:
     """Fake credentials and a region: nothing can reach a real AWS account."""
-    for var, value in {
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_SESSION_TOKEN": "testing",
-        "AWS_DEFAULT_REGION": REGION,
-        "AWS_REGION": REGION,
-    }.items():
-        monkeypatch.setenv(var, value)
-    monkeypatch.delenv("AWS_PROFILE", raising=False)
+    fake_credentials(monkeypatch)
 
 
 @pytest.fixture()
@@ -91,6 +84,17 @@ def expect_start(stubber: Stubber, response: dict[str, Any]) -> None:
     )
 
 
+def authorized_search(name: str) -> dict[str, Any]:
+    """The recorded API Gateway event ``search_api/<name>`` (a verified caller's POST
+    /search), its body aimed at the tools domain and named by the request id
+    :func:`expect_start` checks."""
+    event = load_event(f"search_api/{name}")
+    event["body"] = json.dumps({**json.loads(event["body"]), "domain": "tools"})
+    event["headers"]["content-length"] = str(len(event["body"]))
+    event["requestContext"]["requestId"] = REQUEST_ID
+    return event
+
+
 def post_search() -> dict[str, Any]:
     """events/search_api/post_search.json through the deployed handler module."""
     handler = load_function("search_api").handler
@@ -129,11 +133,7 @@ def test_a_succeeded_execution_is_200_with_its_output_and_the_input_is_the_searc
 def test_the_execution_runs_as_the_jwt_callers_principals(sfn):
     stubber, sent = sfn
     expect_start(stubber, execution("SUCCEEDED", output=json.dumps({"candidates": []})))
-    event = load_event("search_api/post_search_jwt_groups.json")
-    body = json.loads(event["body"])
-    event["body"] = json.dumps({**body, "domain": "tools"})
-    event["headers"]["content-length"] = str(len(event["body"]))
-    event["requestContext"]["requestId"] = REQUEST_ID  # the execution's name expect_start checks
+    event = authorized_search("post_search_jwt_groups.json")
     out = load_function("search_api").handler(event, LocalContext(aws_request_id=REQUEST_ID))
     assert out["statusCode"] == 200, out["body"]
     # the claims named by ACCESS_CLAIMS (sub, groups, tenant), the array claim split
@@ -144,11 +144,7 @@ def test_the_execution_runs_as_the_iam_callers_role_and_its_tags(sfn):
     # GIVEN a SigV4-signed request (AuthMode=IAM) from a session of a role tagged with groups
     stubber, sent = sfn
     expect_start(stubber, execution("SUCCEEDED", output=json.dumps({"candidates": []})))
-    event = load_event("search_api/post_search_iam_role.json")
-    body = json.loads(event["body"])
-    event["body"] = json.dumps({**body, "domain": "tools"})
-    event["headers"]["content-length"] = str(len(event["body"]))
-    event["requestContext"]["requestId"] = REQUEST_ID
+    event = authorized_search("post_search_iam_role.json")
     with mock_aws():
         iam = boto3.client("iam")
         iam.create_role(

@@ -657,6 +657,7 @@ def access_api(tmp_path, embedder, monkeypatch) -> Iterator[dict[str, set[str]]]
     import boto3
     from moto import mock_aws
     from support.access import access_yaml, tools_records, with_access
+    from support.aws import fake_credentials
 
     from agentic_search.config import Settings
     from agentic_search.pipeline.runner import LocalRunner
@@ -665,12 +666,7 @@ def access_api(tmp_path, embedder, monkeypatch) -> Iterator[dict[str, set[str]]]
     from agentic_search_lambda.runtime import Runtime
     from agentic_search_lambda.settings import LambdaSettings
 
-    for var, value in {
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_DEFAULT_REGION": "us-east-1",
-    }.items():
-        monkeypatch.setenv(var, value)
+    fake_credentials(monkeypatch)
     records = tools_records()[:ACL_RECORDS]
     ids = [r["id"] for r in records]
     acls = {ids[0]: ["eng"], ids[1]: ["eng", "qa"], ids[2]: ["u-bob"]}

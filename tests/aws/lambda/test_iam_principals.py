@@ -9,6 +9,7 @@ from typing import Any
 import boto3
 import pytest
 from moto import mock_aws
+from support.aws import fake_credentials
 
 from agentic_search_lambda.callers import caller_of
 from agentic_search_lambda.iam_principals import IamPrincipals, identity_of
@@ -21,12 +22,7 @@ TRUST = '{"Version":"2012-10-17","Statement":[]}'
 
 @pytest.fixture()
 def iam(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    for var, value in {
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_DEFAULT_REGION": "us-east-1",
-    }.items():
-        monkeypatch.setenv(var, value)
+    fake_credentials(monkeypatch)
     with mock_aws():
         client = boto3.client("iam")
         client.create_role(
