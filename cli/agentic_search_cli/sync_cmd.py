@@ -34,7 +34,9 @@ applied (as `ingest` does: exit 0 unless --strict). A change that fails (embedde
 error) is left pending in the sync status ($AGENTIC_SEARCH_HOME/sync.sqlite); `--redrive`
 retries the pending ones that are due (backoff 1, 2, 4, 8 minutes; parked after 5 attempts),
 `--retry-failed` re-queues the parked ones first and says why any cannot be (a refused
-change: only a valid new one syncs it). While `agentic-search serve` runs over the folder,
+change: only a valid new one syncs it). With an enricher (ENRICH=local|bedrock|openai),
+`--redrive` also asks again for the records whose enrichment failed, with the same backoff
+and parking (`--retry-failed` unparks them too). While `agentic-search serve` runs over the folder,
 the command hands all this to it (it holds the index) and prints the same summary.
 """
 
@@ -72,7 +74,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--strict", action="store_true", help="exit 1 when any record was rejected")
     p.add_argument(
-        "--redrive", action="store_true", help="then retry the pending changes that are due"
+        "--redrive",
+        action="store_true",
+        help="then retry the pending changes that are due, and the enrichments that failed",
     )
     p.add_argument(
         "--retry-failed",
@@ -218,8 +222,14 @@ def sync_summary(
         retried = retry_report(status, schema.name)
         summary["requeued"] = retried.queued
         summary["notRequeued"] = retried.skipped
+        from agentic_search.sync.enrich_redrive import unpark_enrichment
+
+        summary["enrichmentRequeued"] = unpark_enrichment(c)
     if args.redrive:
+        from agentic_search.sync.enrich_redrive import redrive_enrichment
+
         summary["redrive"] = redrive_due(c, status).wire()
+        summary["redrive"]["enrichment"] = redrive_enrichment(c, status).wire()
     if args.status or args.events is None:
         summary["status"] = status_summary(status, schema.name)
     return summary
@@ -256,12 +266,21 @@ def print_summary(args: argparse.Namespace, summary: dict[str, Any]) -> int:
             )
             for rid, why in skipped.items():
                 out.print(f"  {rid}: {why}")
+            if summary["enrichmentRequeued"]:
+                out.print(f"unparked {len(summary['enrichmentRequeued'])} failed enrichment(s)")
         if "redrive" in summary:
             r = summary["redrive"]
             out.print(
                 f"redrive: {r['attempted']} attempted, {r['applied']} applied, "
                 f"{r['rescheduled']} rescheduled, {r['parked']} parked"
             )
+            e = r["enrichment"]
+            if e["attempted"] or e["skipped"]:
+                out.print(
+                    f"enrichment asked again: {e['attempted']} record(s), {e['enriched']} "
+                    f"enriched, {e['rescheduled']} rescheduled, {e['parked']} parked"
+                    + (f", {len(e['skipped'])} skipped" if e["skipped"] else "")
+                )
         if "status" in summary:
             counts = summary["status"]["counts"]
             out.print(

@@ -20,6 +20,7 @@ import re
 import sys
 import threading
 import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -48,10 +49,18 @@ class FakeLLM:
     """The server: ``port`` after :meth:`start`; ``log`` gets one JSON line per request
     (``{"name": record name or "", "t": time}``)."""
 
-    def __init__(self, log: Path, delay_s: float = 0.0, fail: set[str] | None = None) -> None:
+    def __init__(
+        self,
+        log: Path,
+        delay_s: float = 0.0,
+        fail: set[str] | None = None,
+        on_ask: Callable[[str], None] | None = None,
+    ) -> None:
         self.log = Path(log)
         self.delay_s = delay_s
         self.fail = fail or set()
+        #: called with the record name before each answer (a test's write during the call)
+        self.on_ask = on_ask
         self._lock = threading.Lock()
         fake = self
 
@@ -66,6 +75,8 @@ class FakeLLM:
                 with fake._lock, fake.log.open("a", encoding="utf-8") as fh:
                     fh.write(json.dumps({"name": name, "t": time.time()}) + "\n")
                 time.sleep(fake.delay_s)
+                if fake.on_ask is not None:
+                    fake.on_ask(name)
                 if name in fake.fail:
                     self._send(500, {"error": {"message": "recorded failure"}})
                     return

@@ -13,6 +13,7 @@ from typing import Any
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from agentic_search.sync.changes import ChangeError
+from agentic_search.sync.enrich_redrive import redrive_enrichment, unpark_enrichment
 from agentic_search.sync.events import parse_change, rejected_record_id
 from agentic_search.sync.published import publishing
 from agentic_search.sync.redrive import (
@@ -105,23 +106,29 @@ def drain_dlqs(
 
 
 def sync_redrive(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    """SyncRedriveFunction: drain the DLQs, then re-apply what is due. A direct invocation
-    ``{"retry": ["id", ...]}`` or ``{"retry": "all"}`` first re-queues parked failures."""
+    """SyncRedriveFunction: drain the DLQs, then re-apply what is due and ask the enricher
+    again for the records whose enrichment failed (:mod:`agentic_search.sync.enrich_redrive`).
+    A direct invocation ``{"retry": ["id", ...]}`` or ``{"retry": "all"}`` first re-queues
+    parked failures (``"all"``: parked enrichments too)."""
     rt = runtime()
     c, status = rt.sync_dependencies(), rt.sync_status
     queued: list[str] = []
     retry = event.get("retry") if isinstance(event, dict) else None
     if retry == "all":
         queued = retry_failed(status, c.schema.name)
+        queued += [rid for rid in unpark_enrichment(c) if rid not in queued]
     elif isinstance(retry, list):
         queued = retry_failed(status, c.schema.name, [str(r) for r in retry])
     urls = rt.lambda_settings.sync_dlq_urls
     drained = drain_dlqs(urls) if urls else {}
     with publishing(c):  # edge-s3: under the lease, one publish for the pass
         report = redrive_due(c, status)
+        enrichment = redrive_enrichment(c, status)  # records whose enrichment failed
     count("RedriveApplied", report.applied)
     count("RedriveParked", report.parked)
-    out = {"queued": queued, "drained": drained, **report.wire()}
+    count("RedriveEnriched", enrichment.enriched)
+    count("RedriveEnrichmentParked", enrichment.parked)
+    out = {"queued": queued, "drained": drained, **report.wire(), "enrichment": enrichment.wire()}
     logger.info("redrive pass", extra=out)
     return out
 
