@@ -27,6 +27,7 @@ from agentic_search.pipeline.embedding import embed_texts
 from agentic_search.pipeline.graph import fetch_entities, walk
 from agentic_search.pipeline.source_pool import SOURCES, bounded, runs_in_process
 from agentic_search.wire import (
+    SOURCE_TIMEOUT,
     Fused,
     QueryPlan,
     RankedList,
@@ -178,8 +179,9 @@ def run_sources(c: Dependencies, plan: QueryPlan) -> tuple[list[RetrievedList], 
     Sources on a remote system run on the source threads
     (:mod:`~agentic_search.pipeline.source_pool`), at most ``MAX_PARALLEL_SOURCES`` at once,
     each abandoned at the deadline (``SOURCE_TIMEOUT_S`` from the start), its result's error
-    then ``"SourceTimeout"``; sources in this process (:attr:`Task.inline`) run in the calling
-    thread meanwhile, and answer whenever they finish."""
+    then :data:`~agentic_search.wire.SOURCE_TIMEOUT`; sources in this process
+    (:attr:`Task.inline`) run in the calling thread meanwhile, and answer whenever they
+    finish."""
     stage: dict[str, float] = {}
     t = time.perf_counter()
     vectors, embed_errors = embed_texts(c, plan)
@@ -214,7 +216,7 @@ def run_sources(c: Dependencies, plan: QueryPlan) -> tuple[list[RetrievedList], 
                     res.ms = timeout * 1000
                     res.error = SourceError(
                         source=res.name,
-                        error="SourceTimeout",
+                        error=SOURCE_TIMEOUT,
                         message=f"no answer within {timeout:.1f} s",
                     )
                     results.append(res)
