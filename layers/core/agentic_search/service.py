@@ -100,16 +100,16 @@ class SearchService:
         """
         request = self._request(query, limit, rounds, history)
         caller = caller if caller is not None else self.caller
-        c = self.deps
+        deps = self.deps
         miss, self._gate_miss = self._gate_miss, None
-        if c.built("store"):  # once it is open, the graph's CacheCheck costs no more; an
+        if deps.built("store"):  # once it is open, the graph's CacheCheck costs no more; an
             miss = None  # ingest since the gate ran (first use) changed the catalog version
         elif miss is None or miss[0] != (request, caller):
             hit, noted = self._lookup(request, caller)
             if hit is not None:
                 return hit
             miss = ((request, caller), noted) if noted is not None else None
-        check_identity(c.store, c.schema, c.embedder)  # refused before anything runs
+        check_identity(deps.store, deps.schema, deps.embedder)  # refused before anything runs
         # the gate's miss is the graph's CacheCheck, done: the walk goes on from its Choice
         checked = miss[1] if miss is not None else None
         result = self.runner.run(request, checked=checked, caller=caller)
@@ -169,13 +169,13 @@ class SearchService:
         """The gate: ``(hit, None)``, ``(None, what the lookup noted)`` on a miss, or
         ``(None, None)`` when the cache was not asked (first use, or an embedder that loads
         its model to tell its identity)."""
-        c = self.deps
-        info = collection_info(c)
-        embedder = identity_embedder(c)
-        if embedder is None or not info.exists(c.schema):
+        deps = self.deps
+        info = collection_info(deps)
+        embedder = identity_embedder(deps)
+        if embedder is None or not info.exists(deps.schema):
             return None, None
-        check_identity(info, c.schema, embedder)
-        noted, hit = cache_lookup(request, c, caller)
+        check_identity(info, deps.schema, embedder)
+        noted, hit = cache_lookup(request, deps, caller)
         if hit is None:
             return None, noted
         return SearchResponse.from_wire(hit), None
@@ -200,11 +200,11 @@ class SearchService:
         from agentic_search.pipeline.runner import RunOptions, from_plan
         from agentic_search.process_tuning import freeze_long_lived
 
-        c = self.deps
-        c.embedder.embed_query(query)
+        deps = self.deps
+        deps.embedder.embed_query(query)
         if not self.is_empty():
-            intent = extract_by_rules(c, query)
-            state = from_plan(c, c.planner.plan(intent, limit=10), intent)
+            intent = extract_by_rules(deps, query)
+            state = from_plan(deps, deps.planner.plan(intent, limit=10), intent)
             self.runner.walk(state, RunOptions(start_at="PrepareRound", cache=False))
         if freeze:
             freeze_long_lived()

@@ -108,17 +108,17 @@ def sync_redrive(event: dict[str, Any], context: LambdaContext) -> dict[str, Any
     """SyncRedriveFunction: drain the DLQs, then re-apply what is due. A direct invocation
     ``{"retry": ["id", ...]}`` or ``{"retry": "all"}`` first re-queues parked failures."""
     rt = runtime()
-    c, status = rt.sync_dependencies(), rt.sync_status
+    deps, status = rt.sync_dependencies(), rt.sync_status
     queued: list[str] = []
     retry = event.get("retry") if isinstance(event, dict) else None
     if retry == "all":
-        queued = retry_failed(status, c.schema.name)
+        queued = retry_failed(status, deps.schema.name)
     elif isinstance(retry, list):
-        queued = retry_failed(status, c.schema.name, [str(r) for r in retry])
+        queued = retry_failed(status, deps.schema.name, [str(r) for r in retry])
     urls = rt.lambda_settings.sync_dlq_urls
     drained = drain_dlqs(urls) if urls else {}
-    with publishing(c):  # edge-s3: under the lease, one publish for the pass
-        report = redrive_due(c, status)
+    with publishing(deps):  # edge-s3: under the lease, one publish for the pass
+        report = redrive_due(deps, status)
     count("RedriveApplied", report.applied)
     count("RedriveParked", report.parked)
     out = {"queued": queued, "drained": drained, **report.wire()}

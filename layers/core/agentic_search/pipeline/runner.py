@@ -184,10 +184,10 @@ class LocalRunner:
             final = SearchState.model_validate(final)
         return RunResult(final, done.trace)
 
-    def _map(self, c: Dependencies, run: Callable[[Any], Any], items: Sequence[Any]) -> list:
+    def _map(self, deps: Dependencies, run: Callable[[Any], Any], items: Sequence[Any]) -> list:
         """The Map's items: in this thread when every adapter runs in this process
         (:func:`_all_in_process`: threads would only hand the GIL over), else on the pool."""
-        if len(items) <= 1 or _all_in_process(c):
+        if len(items) <= 1 or _all_in_process(deps):
             return [run(i) for i in items]
         with self._pool_lock:
             if self._pool is None:
@@ -202,9 +202,9 @@ class _Tasks:
     """The walk's Task adapter (:class:`agentic_search.pipeline.asl.Tasks`): a function name
     -> its step on this domain's dependencies; ``last`` is the last search state seen."""
 
-    def __init__(self, runner: LocalRunner, c: Dependencies, options: RunOptions) -> None:
+    def __init__(self, runner: LocalRunner, deps: Dependencies, options: RunOptions) -> None:
         self.runner = runner
-        self.c = c
+        self.deps = deps
         self.options = options
         self.last: Any = None
 
@@ -212,11 +212,11 @@ class _Tasks:
         if function in CACHE_FUNCTIONS and not self.options.cache:
             return payload
         if self.runner.wire:
-            out = call_function(function, json.loads(json.dumps(payload)), lambda _: self.c)
+            out = call_function(function, json.loads(json.dumps(payload)), lambda _: self.deps)
         elif function == "RetrieveFunction":
-            out = FUNCTIONS[function](RetrieveEvent.model_validate(payload), self.c)
+            out = FUNCTIONS[function](RetrieveEvent.model_validate(payload), self.deps)
         else:
-            out = FUNCTIONS[function](payload, self.c)
+            out = FUNCTIONS[function](payload, self.deps)
         if function != "RetrieveFunction":
             self.last = out
         return out
@@ -261,11 +261,11 @@ class _Tasks:
         return kept
 
     def map(self, run: Callable[[Any], Any], items: Sequence[Any], concurrency: int) -> list:
-        return self.runner._map(self.c, run, list(items))
+        return self.runner._map(self.deps, run, list(items))
 
 
 def from_plan(
-    c: Dependencies, plan: QueryPlan, intent: IntentState, caps: ExecutorCaps | None = None
+    deps: Dependencies, plan: QueryPlan, intent: IntentState, caps: ExecutorCaps | None = None
 ) -> SearchState:
     """The state PlanQuery leaves for ``plan`` and ``intent`` (the executor's gate passed),
     to walk from ``RunOptions(start_at="PrepareRound")``: what warm-up and the tests of the
@@ -274,18 +274,20 @@ def from_plan(
     Raises:
         PlanError: when the plan is invalid.
     """
-    request = SearchRequest(query=intent.query, limit=plan.limit, domain=c.schema.name)
+    request = SearchRequest(query=intent.query, limit=plan.limit, domain=deps.schema.name)
     return SearchState(
-        request=request, intent=intent, executor=start_executor(c, plan, intent, caps)
+        request=request, intent=intent, executor=start_executor(deps, plan, intent, caps)
     )
 
 
-def _all_in_process(c: Dependencies) -> bool:
-    """Whether the store, keyword index, structured store and embedder of ``c`` all run in
+def _all_in_process(deps: Dependencies) -> bool:
+    """Whether the store, keyword index, structured store and embedder of ``deps`` all run in
     this process (:func:`~agentic_search.pipeline.source_pool.runs_in_process`: Qdrant Edge
     and the local
     model, the embedded defaults)."""
-    return all(runs_in_process(a) for a in (c.store, c.keyword, c.structured, c.embedder))
+    return all(
+        runs_in_process(a) for a in (deps.store, deps.keyword, deps.structured, deps.embedder)
+    )
 
 
 __all__ = [
