@@ -42,7 +42,7 @@ class SearchService:
         """Who :meth:`search` and :meth:`cached` ask as when not told (None: anonymous)."""
         self._runner: LocalRunner | None = None
         #: the request the cache gate (:meth:`_cached`) just missed and what it noted: the
-        #: next :meth:`search` of that request walks on from there, not looking it up again
+        #: next :meth:`search` of that request runs on from there, not looking it up again
         self._gate_miss: tuple[tuple[SearchRequest, Caller | None], CacheInfo] | None = None
 
     @classmethod
@@ -159,7 +159,7 @@ class SearchService:
 
     def _cached(self, request: SearchRequest, caller: Caller | None) -> SearchResponse | None:
         hit, noted = self._lookup(request, caller)
-        if noted is not None:  # a miss: the next search() of this request walks on from it
+        if noted is not None:  # a miss: the next search() of this request runs on from it
             self._gate_miss = ((request, caller), noted)
         return hit
 
@@ -191,7 +191,7 @@ class SearchService:
 
     def warm_up(self, query: str = "warm up", freeze: bool = True) -> None:
         """Load what a search needs (embedding model, keyword index, dense matrix, catalog
-        lookup) by walking the executor's rounds for ``query`` without the result cache, then,
+        lookup) by running the executor's rounds for ``query`` without the result cache, then,
         with ``freeze``, exclude everything alive from garbage collection
         (:func:`agentic_search.process_tuning.freeze_long_lived`). For a long-running process
         before its first request (``serve`` calls it). An empty collection only loads the
@@ -205,7 +205,7 @@ class SearchService:
         if not self.is_empty():
             intent = extract_by_rules(deps, query)
             state = from_plan(deps, deps.planner.plan(intent, limit=10), intent)
-            self.runner.walk(state, RunOptions(start_at="PrepareRound", cache=False))
+            self.runner.run_asl(state, RunOptions(start_at="PrepareRound", cache=False))
         if freeze:
             freeze_long_lived()
 

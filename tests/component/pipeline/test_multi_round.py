@@ -101,7 +101,7 @@ def run_rounds(
     lifted = {"round_budget_ms": UNBOUNDED["round_budget_ms"]}
     caps = (caps or ExecutorCaps()).model_copy(update=lifted)
     state = from_plan(deps, plan, intent, caps)
-    result = LocalRunner(lambda _: deps).walk(
+    result = LocalRunner(lambda _: deps).run_asl(
         state, RunOptions(start_at="PrepareRound", cache=False)
     )
     resp = result.state.built_response

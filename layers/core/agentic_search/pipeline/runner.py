@@ -1,8 +1,8 @@
-"""The local runner: the search state machine's ASL, walked in this process.
+"""The local runner: the search state machine's ASL, interpreted in this process.
 
 There is one description of the search graph, ``statemachine/search.asl.json`` (in this
-package; Step Functions deploys the same file). :class:`LocalRunner` walks it with
-:func:`agentic_search.pipeline.asl.walk`: each Task runs the step registered for its function
+package; Step Functions deploys the same file). :class:`LocalRunner` runs it with
+:func:`agentic_search.pipeline.asl.interpret`: each Task runs the step registered for its function
 (:data:`agentic_search.pipeline.steps.FUNCTIONS`), each Choice, Map, Pass and Catch does what
 the ASL says, so the same states run in the same order with the same Catch routes as in AWS
 (docs/state-machine.md):
@@ -22,7 +22,7 @@ restore when it fails (the response, which no step changes but for its top-level
 note, the executor state's :data:`SHARED` collections and the round's sub-queries and Map's
 results, whose items no step changes in place, by shallow copies). ``wire=True`` makes every
 Task's input and output cross JSON, exactly what the Lambda functions receive and return.
-:class:`RunOptions` start the walk at a given state (what warm-up and tests do with a plan in
+:class:`RunOptions` start the run at a given state (what warm-up and tests do with a plan in
 hand: :func:`from_plan`) or switch the result cache off (its functions pass their input
 through).
 
@@ -60,7 +60,7 @@ from agentic_search.wire import (
 )
 from agentic_search.wire.errors import SearchFailed
 
-#: The Choice after CacheCheck (a hit goes to Finalize): where a walk starts whose request
+#: The Choice after CacheCheck (a hit goes to Finalize): where a run starts whose request
 #: the cache was already asked about (``LocalRunner.run(checked=...)``).
 AFTER_CACHE_CHECK = "CacheHit"
 
@@ -86,7 +86,7 @@ SHARED = (
 
 @dataclass(frozen=True)
 class RunOptions:
-    """How one walk runs.
+    """How one run of the ASL goes.
 
     ``start_at``: the ASL state to start from (default the ASL's ``StartAt``, CacheCheck);
     ``cache``: False passes the result cache's functions' input through (no lookup, nothing
@@ -106,7 +106,7 @@ class RunResult:
 
 
 class LocalRunner:
-    """Walks the search ASL in-process; ``deps`` gives a domain's dependencies; ``wire``:
+    """Interprets the search ASL in-process; ``deps`` gives a domain's dependencies; ``wire``:
     every Task's input and output cross JSON, as in Lambda.
 
     Raises (from ``deps``):
@@ -145,10 +145,10 @@ class LocalRunner:
         ``correlation_id`` (a fresh one by default) is the state's ``correlationId``, which
         the Map hands each Retrieve as the orchestrator in AWS does. ``checked``: the result
         cache was already looked up for ``request`` and missed (what CacheCheck would have
-        noted): the walk starts at the Choice after CacheCheck, not asking the cache again.
+        noted): the run starts at the Choice after CacheCheck, not asking the cache again.
 
         Raises:
-            SearchFailed: when the walk reaches the SearchFailed state (intent, plan or
+            SearchFailed: when the run reaches the SearchFailed state (intent, plan or
                 finalize failed on their fallback paths too).
         """
         cfg = RunConfig(map_max_concurrency=self.map_max_concurrency)
@@ -159,10 +159,10 @@ class LocalRunner:
         if checked is not None and (options is None or options.start_at is None):
             state.cache = checked
             options = RunOptions(start_at=AFTER_CACHE_CHECK, cache=(options or RunOptions()).cache)
-        return self.walk(state, options)
+        return self.run_asl(state, options)
 
-    def walk(self, state: SearchState, options: RunOptions | None = None) -> RunResult:
-        """Walk the ASL from ``state`` (see :class:`RunOptions`).
+    def run_asl(self, state: SearchState, options: RunOptions | None = None) -> RunResult:
+        """Interpret the ASL from ``state`` (see :class:`RunOptions`).
 
         Raises:
             SearchFailed: as :meth:`run`.
@@ -174,7 +174,7 @@ class LocalRunner:
         data: Any = state.wire() if self.wire else state
         tasks.last = data
         try:
-            done = asl.walk(search_definition(), data, tasks, start_at=opts.start_at)
+            done = asl.interpret(search_definition(), data, tasks, start_at=opts.start_at)
         except asl.ExecutionFailed as exc:
             raise SearchFailed(exc.error, exc.cause) from exc
         except asl.ASLError as exc:
@@ -199,7 +199,7 @@ class LocalRunner:
 
 
 class _Tasks:
-    """The walk's Task adapter (:class:`agentic_search.pipeline.asl.Tasks`): a function name
+    """The interpreter's Task adapter (:class:`agentic_search.pipeline.asl.Tasks`): a function name
     -> its step on this domain's dependencies; ``last`` is the last search state seen."""
 
     def __init__(self, runner: LocalRunner, deps: Dependencies, options: RunOptions) -> None:
@@ -268,7 +268,7 @@ def from_plan(
     deps: Dependencies, plan: QueryPlan, intent: IntentState, caps: ExecutorCaps | None = None
 ) -> SearchState:
     """The state PlanQuery leaves for ``plan`` and ``intent`` (the executor's gate passed),
-    to walk from ``RunOptions(start_at="PrepareRound")``: what warm-up and the tests of the
+    to run from ``RunOptions(start_at="PrepareRound")``: what warm-up and the tests of the
     executor's rounds run.
 
     Raises:
