@@ -178,10 +178,10 @@ def _provenance_rows(
 
 
 def metadata(schema: DomainSchema, payload: dict[str, Any]) -> dict[str, Any]:
-    """A candidate's ``metadata``: the schema's candidate fields of ``payload`` (platforms
-    joined, long descriptions cut at 600 characters, a numeric field's whole value an int:
-    a ``number`` field is validated to a float at ingest, so the payload holds a year as
-    2023.0, which a person reads as 2023)."""
+    """A candidate's ``metadata``: the schema's candidate fields of ``payload`` (a list shown
+    as ``platform`` joined, the schema's ``text_field`` cut at 600 characters when long, a
+    numeric field's whole value an int: a ``number`` field is validated to a float at
+    ingest, so the payload holds a year as 2023.0, which a person reads as 2023)."""
     meta: dict[str, Any] = {}
     for key, fname in schema.candidate_metadata.items():
         value = payload.get(fname)
@@ -190,7 +190,7 @@ def metadata(schema: DomainSchema, payload: dict[str, Any]) -> dict[str, Any]:
             value = int(value) if value.is_integer() else value
         if key == "platform" and isinstance(value, list):
             value = ", ".join(value)
-        if key == "description" and isinstance(value, str) and len(value) > 600:
+        if fname == schema.text_field and isinstance(value, str) and len(value) > 600:
             value = value[:597] + "..."
         if value is not None:
             meta[key] = value
