@@ -1,8 +1,8 @@
 """Record the events of events/: one realistic event per function and case.
 
-Runs real searches over the bundled catalog by walking the search ASL
+Runs real searches over the bundled catalog by interpreting the search ASL
 (``layers/core/agentic_search/statemachine/search.asl.json``) with
-:func:`agentic_search.pipeline.asl.walk`, each Task through
+:func:`agentic_search.pipeline.asl.interpret`, each Task through
 ``agentic_search.pipeline.steps.call_function`` (the JSON edge of every function), and writes
 the input each state's function receives. The API events are built by
 ``local_server.http_api_event`` (what ``agentic-search serve`` hands the SearchApiFunction
@@ -99,7 +99,7 @@ def stabilize(value: Any, key: str | None = None, clock: bool = True) -> Any:
 
 
 class Recording:
-    """The walk's Task adapter: every function runs on its input as the event files hold it
+    """The interpreter's Task adapter: every function runs on its input as the event files hold it
     (scores rounded, so a replay of an event computes what the recording did; but with the live
     clock readings: GradeRound measures the round's latency from round.startedAt), and every
     input is kept, by function, in call order."""
@@ -139,10 +139,10 @@ class Recorder:
         path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         self.written.append(path)
 
-    def walk(self, query: str, correlation_id: str) -> tuple[dict[str, Any], Recording]:
+    def search(self, query: str, correlation_id: str) -> tuple[dict[str, Any], Recording]:
         """One search through the ASL: its response and every function's inputs."""
         rec = Recording(self.deps)
-        out = asl.walk(search_definition(), self.initial(query, correlation_id), rec).output
+        out = asl.interpret(search_definition(), self.initial(query, correlation_id), rec).output
         return out, rec
 
     @staticmethod
@@ -157,7 +157,7 @@ class Recorder:
 
     def record_one_round_flow(self) -> None:
         """QUERY end to end (every step's input), then the same request again (a cache hit)."""
-        response, rec = self.walk(QUERY, "c0ffee00-0000-4000-8000-000000000001")
+        response, rec = self.search(QUERY, "c0ffee00-0000-4000-8000-000000000001")
         seen = rec.inputs
         assert not seen["ExtractIntentFunction"][0].get("cache", {}).get("hit"), (
             "the recorder's cache must start empty"
@@ -186,7 +186,7 @@ class Recorder:
         self.write("cache_store/input.json", seen["CacheStoreFunction"][0])
 
         # The same request again: CacheStore has stored the answer, so CacheCheck hits.
-        again, rec = self.walk(QUERY, "c0ffee00-0000-4000-8000-000000000002")
+        again, rec = self.search(QUERY, "c0ffee00-0000-4000-8000-000000000002")
         assert again["cache"]["hit"], "the repeated request must hit the cache"
         self.write("cache_check/hit.json", rec.inputs["CacheCheckFunction"][0])
         self.write("finalize/cache_hit.json", rec.inputs["FinalizeFunction"][0])
@@ -194,7 +194,7 @@ class Recorder:
     def record_two_round_flow(self) -> None:
         """QUERY_TWO_ROUNDS: PrepareRound's input for round 2, and Finalize's input after
         round 2's FuseRerank failed (the Catch keeps FuseRerank's input, adds ``fuseError``)."""
-        _, rec = self.walk(QUERY_TWO_ROUNDS, "c0ffee00-0000-4000-8000-000000000003")
+        _, rec = self.search(QUERY_TWO_ROUNDS, "c0ffee00-0000-4000-8000-000000000003")
         prepared = rec.inputs["PrepareRoundFunction"]
         fused = rec.inputs["FuseRerankFunction"]
         assert len(prepared) >= 2 and len(fused) >= 2, f"{QUERY_TWO_ROUNDS!r} took one round"

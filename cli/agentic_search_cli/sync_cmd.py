@@ -134,18 +134,18 @@ def run(args: argparse.Namespace) -> int:
         service.close()
 
 
-def run_sync(args: argparse.Namespace, c: Dependencies) -> int:
+def run_sync(args: argparse.Namespace, deps: Dependencies) -> int:
     """The ``sync`` command over one domain's dependencies; returns the exit code."""
     if args.events is None:  # nothing to apply: no progress bar
-        return print_summary(args, sync_summary(args, c))
+        return print_summary(args, sync_summary(args, deps))
     from rich.console import Console
 
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     with progress_bar(err) as progress:
-        task = progress.add_task(f"syncing into {c.schema.name!r}", total=None)
+        task = progress.add_task(f"syncing into {deps.schema.name!r}", total=None)
         summary = sync_summary(
             args,
-            c,
+            deps,
             on_total=lambda n: progress.update(task, total=n),
             on_progress=lambda n: progress.advance(task, n),
         )
@@ -154,7 +154,7 @@ def run_sync(args: argparse.Namespace, c: Dependencies) -> int:
 
 def sync_summary(
     args: argparse.Namespace,
-    c: Dependencies,
+    deps: Dependencies,
     on_total: Callable[[int], None] | None = None,
     on_progress: Callable[[int], None] | None = None,
 ) -> dict[str, Any]:
@@ -169,14 +169,14 @@ def sync_summary(
     from agentic_search.sync.events import parse_change, rejected_record_id
     from agentic_search.sync.redrive import park_rejected, redrive_due, retry_report, status_summary
 
-    status = c.sync_status
-    schema = c.schema
+    status = deps.sync_status
+    schema = deps.schema
     summary: dict[str, Any] = {"domain": schema.name}
     rejected: list[dict[str, Any]] = []
     total = SyncReport()
     if args.events is not None:
         # the writer first: a refused sync journals (and parks) nothing
-        c.store.acquire_writer(schema)
+        deps.store.acquire_writer(schema)
         changes, positions = [], []
         for where, item in _read_items(args.events):
             try:
@@ -194,7 +194,7 @@ def sync_summary(
         for i in range(0, len(changes), args.batch_size):
             batch = changes[i : i + args.batch_size]
             # journaled: a batch cut short is completed by the next command
-            c.journal.begin(
+            deps.journal.begin(
                 schema.name,
                 {
                     "op": "sync",
@@ -202,8 +202,8 @@ def sync_summary(
                     "startedAt": time.time(),
                 },
             )
-            report = apply_changes(c, batch, status)
-            c.journal.finish(schema.name)
+            report = apply_changes(deps, batch, status)
+            deps.journal.finish(schema.name)
             total.outcomes += report.outcomes
             total.stats.add(report.stats)
             total.seconds += report.seconds
@@ -224,12 +224,12 @@ def sync_summary(
         summary["notRequeued"] = retried.skipped
         from agentic_search.sync.enrich_redrive import unpark_enrichment
 
-        summary["enrichmentRequeued"] = unpark_enrichment(c)
+        summary["enrichmentRequeued"] = unpark_enrichment(deps)
     if args.redrive:
         from agentic_search.sync.enrich_redrive import redrive_enrichment
 
-        summary["redrive"] = redrive_due(c, status).wire()
-        summary["redrive"]["enrichment"] = redrive_enrichment(c, status).wire()
+        summary["redrive"] = redrive_due(deps, status).wire()
+        summary["redrive"]["enrichment"] = redrive_enrichment(deps, status).wire()
     if args.status or args.events is None:
         summary["status"] = status_summary(status, schema.name)
     return summary

@@ -3,7 +3,7 @@ process's caches of derived data.
 
 :class:`Dependencies` is built by :mod:`agentic_search.wiring` (the only module that names an
 adapter) and handed to every pipeline step and sync function (the dependencies they are
-injected with, ``deps`` or ``c``), so a test hands in fakes as arguments instead of
+injected with, ``deps``), so a test hands in fakes as arguments instead of
 monkeypatching. (It was ``Components``; in a search pipeline a component is a step, as in
 Haystack, which this is not.) Adapters are built on first use: a step that needs no
 embedder (GradeRound, CacheCheck) never loads the model or opens the store.

@@ -42,7 +42,7 @@ class SearchService:
         """Who :meth:`search` and :meth:`cached` ask as when not told (None: anonymous)."""
         self._runner: LocalRunner | None = None
         #: the request the cache gate (:meth:`_cached`) just missed and what it noted: the
-        #: next :meth:`search` of that request walks on from there, not looking it up again
+        #: next :meth:`search` of that request runs on from there, not looking it up again
         self._gate_miss: tuple[tuple[SearchRequest, Caller | None], CacheInfo] | None = None
 
     @classmethod
@@ -100,16 +100,16 @@ class SearchService:
         """
         request = self._request(query, limit, rounds, history)
         caller = caller if caller is not None else self.caller
-        c = self.deps
+        deps = self.deps
         miss, self._gate_miss = self._gate_miss, None
-        if c.built("store"):  # once it is open, the graph's CacheCheck costs no more; an
+        if deps.built("store"):  # once it is open, the graph's CacheCheck costs no more; an
             miss = None  # ingest since the gate ran (first use) changed the catalog version
         elif miss is None or miss[0] != (request, caller):
             hit, noted = self._lookup(request, caller)
             if hit is not None:
                 return hit
             miss = ((request, caller), noted) if noted is not None else None
-        check_identity(c.store, c.schema, c.embedder)  # refused before anything runs
+        check_identity(deps.store, deps.schema, deps.embedder)  # refused before anything runs
         # the gate's miss is the graph's CacheCheck, done: the walk goes on from its Choice
         checked = miss[1] if miss is not None else None
         result = self.runner.run(request, checked=checked, caller=caller)
@@ -159,7 +159,7 @@ class SearchService:
 
     def _cached(self, request: SearchRequest, caller: Caller | None) -> SearchResponse | None:
         hit, noted = self._lookup(request, caller)
-        if noted is not None:  # a miss: the next search() of this request walks on from it
+        if noted is not None:  # a miss: the next search() of this request runs on from it
             self._gate_miss = ((request, caller), noted)
         return hit
 
@@ -169,13 +169,13 @@ class SearchService:
         """The gate: ``(hit, None)``, ``(None, what the lookup noted)`` on a miss, or
         ``(None, None)`` when the cache was not asked (first use, or an embedder that loads
         its model to tell its identity)."""
-        c = self.deps
-        info = collection_info(c)
-        embedder = identity_embedder(c)
-        if embedder is None or not info.exists(c.schema):
+        deps = self.deps
+        info = collection_info(deps)
+        embedder = identity_embedder(deps)
+        if embedder is None or not info.exists(deps.schema):
             return None, None
-        check_identity(info, c.schema, embedder)
-        noted, hit = cache_lookup(request, c, caller)
+        check_identity(info, deps.schema, embedder)
+        noted, hit = cache_lookup(request, deps, caller)
         if hit is None:
             return None, noted
         return SearchResponse.from_wire(hit), None
@@ -191,7 +191,7 @@ class SearchService:
 
     def warm_up(self, query: str = "warm up", freeze: bool = True) -> None:
         """Load what a search needs (embedding model, keyword index, dense matrix, catalog
-        lookup) by walking the executor's rounds for ``query`` without the result cache, then,
+        lookup) by running the executor's rounds for ``query`` without the result cache, then,
         with ``freeze``, exclude everything alive from garbage collection
         (:func:`agentic_search.process_tuning.freeze_long_lived`). For a long-running process
         before its first request (``serve`` calls it). An empty collection only loads the
@@ -200,12 +200,12 @@ class SearchService:
         from agentic_search.pipeline.runner import RunOptions, from_plan
         from agentic_search.process_tuning import freeze_long_lived
 
-        c = self.deps
-        c.embedder.embed_query(query)
+        deps = self.deps
+        deps.embedder.embed_query(query)
         if not self.is_empty():
-            intent = extract_by_rules(c, query)
-            state = from_plan(c, c.planner.plan(intent, limit=10), intent)
-            self.runner.walk(state, RunOptions(start_at="PrepareRound", cache=False))
+            intent = extract_by_rules(deps, query)
+            state = from_plan(deps, deps.planner.plan(intent, limit=10), intent)
+            self.runner.run_asl(state, RunOptions(start_at="PrepareRound", cache=False))
         if freeze:
             freeze_long_lived()
 

@@ -278,30 +278,34 @@ def _embedder(settings: Settings, load: bool) -> Embedder | None:
     )
 
 
-def collection_info(c: Dependencies) -> CollectionInfo:
+def collection_info(deps: Dependencies) -> CollectionInfo:
     """What the domain's collection says about itself (exists, embedder identity) for the
     result-cache gate, read without opening an engine: on Qdrant Edge, while the store is not
     built, the shard's files (:class:`~agentic_search.adapters.edge.shard_files.ShardFiles`,
     which imports no engine); else the store itself (built or given; a server's client)."""
-    if not c.built("store") and c.settings.vector_store == "edge" and not c.settings.qdrant_url:
+    if (
+        not deps.built("store")
+        and deps.settings.vector_store == "edge"
+        and not deps.settings.qdrant_url
+    ):
         from agentic_search.adapters.edge.shard_files import ShardFiles
 
-        return ShardFiles(c.settings)
-    return c.store
+        return ShardFiles(deps.settings)
+    return deps.store
 
 
-def write_in_progress(c: Dependencies) -> bool:
+def write_in_progress(deps: Dependencies) -> bool:
     """Whether another process is writing the domain's index now (Qdrant Edge: a writer holds
     its shard; a server's writes are its own affair: False), read without opening the engine:
     a journaled write is then that writer's, not an interrupted one to complete."""
     from agentic_search.adapters.edge.shard_files import ShardFiles
 
-    info = collection_info(c)
+    info = collection_info(deps)
 
-    return isinstance(info, ShardFiles) and info.writing(c.schema)
+    return isinstance(info, ShardFiles) and info.writing(deps.schema)
 
 
-def identity_embedder(c: Dependencies) -> Embedder | None:
+def identity_embedder(deps: Dependencies) -> Embedder | None:
     """An embedder that tells the identity of the domain's embedder
     (:func:`~agentic_search.logic.embedder_identity.identity_of`) without loading a model:
     the domain's own when built or given, else one made as :func:`build_embedder` makes it,
@@ -311,9 +315,9 @@ def identity_embedder(c: Dependencies) -> Embedder | None:
     Raises:
         EmbedderError: for ``EMBEDDING_PROVIDER=openai`` without ``EMBEDDING_MODEL``.
     """
-    if c.built("embedder"):
-        return c.embedder
-    return _embedder(c.settings, load=False)
+    if deps.built("embedder"):
+        return deps.embedder
+    return _embedder(deps.settings, load=False)
 
 
 def build_reranker(settings: Settings) -> Reranker | None:
@@ -343,32 +347,32 @@ def build_reranker(settings: Settings) -> Reranker | None:
     return None
 
 
-def _hyde(c: Dependencies) -> HydeGenerator | None:
+def _hyde(deps: Dependencies) -> HydeGenerator | None:
     """HyDE as ``LLM_HYDE`` says: ``on`` through the LLM provider's chat client, ``off``
     none, ``auto`` :func:`build_hyde`."""
-    if c.settings.llm_hyde == "off":
+    if deps.settings.llm_hyde == "off":
         return None
-    if c.settings.llm_hyde == "on":
+    if deps.settings.llm_hyde == "on":
         from agentic_search.adapters.llm_writer import LLMHyde
 
-        return LLMHyde(c.schema, *_chat(c))
-    return build_hyde(c.settings)
+        return LLMHyde(deps.schema, *_chat(deps))
+    return build_hyde(deps.settings)
 
 
-def _round_writer(c: Dependencies) -> RoundQueryWriter | None:
+def _round_writer(deps: Dependencies) -> RoundQueryWriter | None:
     """The later rounds' query writer when ``LLM_ROUNDS=on``, through the LLM provider."""
-    if c.settings.llm_rounds != "on":
+    if deps.settings.llm_rounds != "on":
         return None
     from agentic_search.adapters.llm_writer import LLMRoundWriter
 
-    return LLMRoundWriter(c.schema, *_chat(c))
+    return LLMRoundWriter(deps.schema, *_chat(deps))
 
 
-def _chat(c: Dependencies) -> tuple[Settings, ChatJSONClient]:
+def _chat(deps: Dependencies) -> tuple[Settings, ChatJSONClient]:
     """``LLM_PROVIDER``'s chat client and the settings it runs with (``local``: its loopback
     server started first; when it cannot start, a client whose every call falls back with
     the reason)."""
-    settings = c.settings
+    settings = deps.settings
     if settings.llm_provider == "local":
         from agentic_search.adapters.local_llm import local_server
         from agentic_search.logic.llm_budget import LLMFallback
@@ -437,40 +441,40 @@ def build_journal(settings: Settings) -> WriteJournal:
     return FileJournal(settings.agentic_search_home / "journal")
 
 
-def _on_edge(c: Dependencies) -> bool:
+def _on_edge(deps: Dependencies) -> bool:
     """Whether the domain's store is Qdrant Edge: by its class when it is one of the two
     engines' (a store handed in gets the indexes that fit it), else (a wrapper, e.g. a test's
     fault injector) by the settings; no engine module is imported for the check."""
     edge = sys.modules.get("agentic_search.adapters.edge.store")
-    if edge is not None and isinstance(c.store, edge.EdgeStore):
+    if edge is not None and isinstance(deps.store, edge.EdgeStore):
         return True
     qdrant = sys.modules.get("agentic_search.adapters.qdrant.store")
-    if qdrant is not None and isinstance(c.store, qdrant.QdrantStore):
+    if qdrant is not None and isinstance(deps.store, qdrant.QdrantStore):
         return False
-    return c.settings.vector_store in ("edge", "edge-s3") and not c.settings.qdrant_url
+    return deps.settings.vector_store in ("edge", "edge-s3") and not deps.settings.qdrant_url
 
 
-def _keyword(c: Dependencies) -> KeywordIndex:
-    store = c.store
-    if _on_edge(c):
+def _keyword(deps: Dependencies) -> KeywordIndex:
+    store = deps.store
+    if _on_edge(deps):
         from agentic_search.adapters.edge.sparse import EdgeSparseKeywordIndex
 
         return EdgeSparseKeywordIndex(
             store,  # type: ignore[arg-type]
-            avg_doc_len=c.settings.bm25_avg_doc_len,
-            schema=c.schema,
+            avg_doc_len=deps.settings.bm25_avg_doc_len,
+            schema=deps.schema,
         )
     from agentic_search.adapters.qdrant.sparse import QdrantSparseKeywordIndex
 
     return QdrantSparseKeywordIndex(
         store,  # type: ignore[arg-type]
-        avg_doc_len=c.settings.bm25_avg_doc_len,
-        schema=c.schema,
+        avg_doc_len=deps.settings.bm25_avg_doc_len,
+        schema=deps.schema,
     )
 
 
-def _structured(c: Dependencies) -> StructuredStore:
-    settings = c.settings
+def _structured(deps: Dependencies) -> StructuredStore:
+    settings = deps.settings
     if settings.mongodb_uri:
         from pymongo import MongoClient
 
@@ -482,24 +486,24 @@ def _structured(c: Dependencies) -> StructuredStore:
             settings.mongodb_uri.get_secret_value(), serverSelectionTimeoutMS=2000, connect=False
         )
         return MongoStructuredStore(client[settings.mongodb_database], settings.collection_prefix)
-    if _on_edge(c):
+    if _on_edge(deps):
         from agentic_search.adapters.edge.structured import EdgeStructuredStore
 
-        return EdgeStructuredStore(c.store)  # type: ignore[arg-type]
+        return EdgeStructuredStore(deps.store)  # type: ignore[arg-type]
     from agentic_search.adapters.qdrant.structured import QdrantPayloadStructuredStore
 
-    return QdrantPayloadStructuredStore(c.store)  # type: ignore[arg-type]
+    return QdrantPayloadStructuredStore(deps.store)  # type: ignore[arg-type]
 
 
-def _llm(c: Dependencies) -> IntentPlanner | None:
+def _llm(deps: Dependencies) -> IntentPlanner | None:
     """The LLM path when :attr:`Settings.llm_enabled`, else None."""
-    if not c.settings.llm_enabled:
+    if not deps.settings.llm_enabled:
         return None
     from agentic_search.adapters.llm_planner import LLMIntentPlanner
     from agentic_search.adapters.openai_chat import OpenAIChatClient
     from agentic_search.pipeline.catalog import catalog_lookup
 
-    settings = c.settings
+    settings = deps.settings
     if settings.llm_provider == "local":
         # One llama.cpp server child on loopback; the same OpenAI-compatible client talks to it.
         from agentic_search.adapters.local_llm import local_server
@@ -511,14 +515,14 @@ def _llm(c: Dependencies) -> IntentPlanner | None:
             return _UnavailableLLM(settings.chat_model, exc)
         settings = settings.model_copy(update={"openai_base_url": server.base_url})
         planner = LLMIntentPlanner(
-            c.schema, settings, OpenAIChatClient(settings), lambda: catalog_lookup(c)
+            deps.schema, settings, OpenAIChatClient(settings), lambda: catalog_lookup(deps)
         )
         if not server.warmed:  # the system prompt processed once, outside any query's budget
             planner.warm(settings.llm_load_timeout_s)
             server.warmed = True
         return planner
     return LLMIntentPlanner(
-        c.schema, settings, build_chat_client(settings), lambda: catalog_lookup(c)
+        deps.schema, settings, build_chat_client(settings), lambda: catalog_lookup(deps)
     )
 
 
@@ -589,20 +593,20 @@ def build_enrichment_store(settings: Settings) -> EnrichmentStore:
 
 #: How each adapter of a :class:`Dependencies` is built from the settings.
 FACTORIES: dict[str, Factory] = {
-    "store": lambda c: build_store(c.settings),
+    "store": lambda deps: build_store(deps.settings),
     "keyword": _keyword,
     "structured": _structured,
-    "embedder": lambda c: build_embedder(c.settings),
-    "reranker": lambda c: build_reranker(c.settings),
+    "embedder": lambda deps: build_embedder(deps.settings),
+    "reranker": lambda deps: build_reranker(deps.settings),
     "hyde": _hyde,
     "llm": _llm,
     "round_writer": _round_writer,
-    "cache": lambda c: build_cache(c.settings),
-    "sync_status": lambda c: build_sync_status(c.settings),
-    "journal": lambda c: build_journal(c.settings),
-    "memo": lambda c: build_memo(c.settings),
-    "enricher": lambda c: build_enricher(c.settings),
-    "enrichment_store": lambda c: build_enrichment_store(c.settings),
+    "cache": lambda deps: build_cache(deps.settings),
+    "sync_status": lambda deps: build_sync_status(deps.settings),
+    "journal": lambda deps: build_journal(deps.settings),
+    "memo": lambda deps: build_memo(deps.settings),
+    "enricher": lambda deps: build_enricher(deps.settings),
+    "enrichment_store": lambda deps: build_enrichment_store(deps.settings),
 }
 
 
@@ -718,8 +722,8 @@ class DomainRegistry:
         self._shared_lock = threading.Lock()
         self._factories = {
             **FACTORIES,
-            "store": lambda c: self._shared_adapter("store"),
-            "embedder": lambda c: self._shared_adapter("embedder"),
+            "store": lambda _deps: self._shared_adapter("store"),
+            "embedder": lambda _deps: self._shared_adapter("embedder"),
         }
 
     def _shared_adapter(self, name: str) -> Any:

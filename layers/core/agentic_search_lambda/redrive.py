@@ -111,19 +111,19 @@ def sync_redrive(event: dict[str, Any], context: LambdaContext) -> dict[str, Any
     A direct invocation ``{"retry": ["id", ...]}`` or ``{"retry": "all"}`` first re-queues
     parked failures (``"all"``: parked enrichments too)."""
     rt = runtime()
-    c, status = rt.sync_dependencies(), rt.sync_status
+    deps, status = rt.sync_dependencies(), rt.sync_status
     queued: list[str] = []
     retry = event.get("retry") if isinstance(event, dict) else None
     if retry == "all":
-        queued = retry_failed(status, c.schema.name)
-        queued += [rid for rid in unpark_enrichment(c) if rid not in queued]
+        queued = retry_failed(status, deps.schema.name)
+        queued += [rid for rid in unpark_enrichment(deps) if rid not in queued]
     elif isinstance(retry, list):
-        queued = retry_failed(status, c.schema.name, [str(r) for r in retry])
+        queued = retry_failed(status, deps.schema.name, [str(r) for r in retry])
     urls = rt.lambda_settings.sync_dlq_urls
     drained = drain_dlqs(urls) if urls else {}
-    with publishing(c):  # edge-s3: under the lease, one publish for the pass
-        report = redrive_due(c, status)
-        enrichment = redrive_enrichment(c, status)  # records whose enrichment failed
+    with publishing(deps):  # edge-s3: under the lease, one publish for the pass
+        report = redrive_due(deps, status)
+        enrichment = redrive_enrichment(deps, status)  # records whose enrichment failed
     count("RedriveApplied", report.applied)
     count("RedriveParked", report.parked)
     count("RedriveEnriched", enrichment.enriched)

@@ -28,7 +28,7 @@ def reindex_batch(event: dict[str, Any], context: LambdaContext) -> dict[str, An
     Raises:
         ReindexBatchFailed: naming the failed or invalid records.
     """
-    c = runtime().sync_dependencies()
+    deps = runtime().sync_dependencies()
     items = event.get("Items") if isinstance(event.get("Items"), list) else [event]
     changes, problems = [], []
     for n, item in enumerate(items):
@@ -37,19 +37,19 @@ def reindex_batch(event: dict[str, Any], context: LambdaContext) -> dict[str, An
                 parse_change(
                     {
                         "op": "modify",
-                        "domain": c.schema.name,  # SYNC_DOMAIN, not the default tools
-                        "recordId": str(item.get(c.schema.id_field, "")),
+                        "domain": deps.schema.name,  # SYNC_DOMAIN, not the default tools
+                        "recordId": str(item.get(deps.schema.id_field, "")),
                         "record": item,
                     }
                     if isinstance(item, dict)
                     else item,
-                    c.schema,
+                    deps.schema,
                 )
             )
         except ChangeError as exc:
             problems.append(f"item {n}: {exc}")
-    with publishing(c):  # edge-s3: under the lease, one publish per batch
-        report: SyncReport = apply_changes(c, changes, None)
+    with publishing(deps):  # edge-s3: under the lease, one publish per batch
+        report: SyncReport = apply_changes(deps, changes, None)
     problems += [f"{o.change.record_id}: {o.error}" for o in report.failed]
     count("ReindexRecords", len(changes))
     if problems:

@@ -55,7 +55,7 @@ class Batch:
 
     def __init__(self, rt: Runtime) -> None:
         self.rt = rt
-        self.c: Dependencies = rt.sync_dependencies()
+        self.deps: Dependencies = rt.sync_dependencies()
         self.outcomes: dict[str, int] = {}
         self.written = False
         #: what the batch wrote, and the records it found already written (``unchanged``)
@@ -80,7 +80,7 @@ class Batch:
             SyncFailed: when it failed (the status store holds it as pending).
         """
         parsed = CatalogChange.model_validate(change)
-        report = apply_changes(self.c, [parsed], self.rt.sync_status, after=False)
+        report = apply_changes(self.deps, [parsed], self.rt.sync_status, after=False)
         [outcome] = report.outcomes
         self.embedded += report.stats.embedded_texts
         self.stats.add(report.stats)
@@ -98,7 +98,7 @@ class Batch:
         Raises:
             SyncFailed: when the change failed to apply.
         """
-        schema = self.c.schema
+        schema = self.deps.schema
         try:
             change = parse_change(item, schema)
         except ChangeError as exc:
@@ -124,7 +124,7 @@ class Batch:
         (when anything was written); publish the outcome counts."""
         version = None
         if self.written:
-            version = after_write(self.c, self.stats, touched=self.touched)
+            version = after_write(self.deps, self.stats, touched=self.touched)
             if version is None:  # cached answers expire by TTL
                 logger.warning("catalog version not bumped: the cache is unreachable")
         for kind, n in self.outcomes.items():
@@ -145,7 +145,7 @@ def catalog_sync(event: dict[str, Any], context: LambdaContext) -> dict[str, Any
         wiring[1].register_lambda_context(context)
     batch = Batch(rt)
     if is_eventbridge_event(event):
-        with publishing(batch.c):  # edge-s3: under the lease, one publish after the write
+        with publishing(batch.deps):  # edge-s3: under the lease, one publish after the write
             try:
                 out = batch.apply(event)
             finally:
@@ -158,7 +158,7 @@ def catalog_sync(event: dict[str, Any], context: LambdaContext) -> dict[str, Any
     def record_handler(record: DynamoDBRecord) -> dict[str, Any]:
         return batch.apply(record.raw_event)
 
-    with publishing(batch.c):  # edge-s3: the whole batch makes one snapshot
+    with publishing(batch.deps):  # edge-s3: the whole batch makes one snapshot
         try:
             response = process_partial_response(
                 event=event, record_handler=record_handler, processor=processor, context=context

@@ -353,7 +353,7 @@ def test_every_state_output_stays_under_256_kb(
         assert ids[0] == max(catalog_records, key=lambda r: len(json.dumps(r)))["id"]
 
 
-# ----- one graph: the local walk takes the ASL's path, state by state -------------------------
+# ----- one graph: the local run takes the ASL's path, state by state -------------------------
 
 
 #: The states of one Map item (the Map's ItemProcessor).
@@ -387,11 +387,11 @@ def _sparse_fails(event: dict) -> bool:
     "path",
     ["simple", "relaxation", "two-rounds", "budget-stop", "failed-source", "cache-hit"],
 )
-def test_the_local_walk_enters_the_states_step_functions_enters_in_the_same_order(
+def test_the_local_run_enters_the_states_step_functions_enters_in_the_same_order(
     sfn, steps_over, monkeypatch: pytest.MonkeyPatch, tmp_path, path
 ):
     """GIVEN one request per path of the graph, WHEN Step Functions (moto) runs the ASL and
-    the local runner walks it over the same deps (and the same injected fault), THEN
+    the local runner runs it over the same deps (and the same injected fault), THEN
     both enter the same states in the same order (the Map's Retrieve items included) and
     answer the same ranking, in-process and with JSON between the states."""
     from agentic_search.adapters.caches import SqliteCache
@@ -455,8 +455,8 @@ def test_the_local_walk_enters_the_states_step_functions_enters_in_the_same_orde
         assert response["cache"]["hit"] is True
 
 
-def test_a_failing_finalize_fails_the_local_walk_at_the_same_state(sfn, steps_over, monkeypatch):
-    """GIVEN Finalize failing, THEN the execution fails at SearchFailed, and the local walk
+def test_a_failing_finalize_fails_the_local_run_at_the_same_state(sfn, steps_over, monkeypatch):
+    """GIVEN Finalize failing, THEN the execution fails at SearchFailed, and the local run
     raises SearchFailed with the step's error after the same states."""
     from agentic_search.pipeline.runner import SearchFailed
 

@@ -94,14 +94,16 @@ def edge() -> Iterator[ThreadingHTTPServer]:
 
 
 def run_rounds(
-    c: Dependencies, plan: QueryPlan, intent: IntentState, caps: ExecutorCaps | None = None
+    deps: Dependencies, plan: QueryPlan, intent: IntentState, caps: ExecutorCaps | None = None
 ) -> tuple[QueryExecutorOutput, EvidencePack]:
     """The executor's rounds for ``plan``: the ASL walked from PrepareRound, no result cache,
     under ``caps`` (default: the executor's) with a round budget no busy host reaches."""
     lifted = {"round_budget_ms": UNBOUNDED["round_budget_ms"]}
     caps = (caps or ExecutorCaps()).model_copy(update=lifted)
-    state = from_plan(c, plan, intent, caps)
-    result = LocalRunner(lambda _: c).walk(state, RunOptions(start_at="PrepareRound", cache=False))
+    state = from_plan(deps, plan, intent, caps)
+    result = LocalRunner(lambda _: deps).run_asl(
+        state, RunOptions(start_at="PrepareRound", cache=False)
+    )
     resp = result.state.built_response
     assert resp is not None
     return resp.output, resp.evidence
@@ -151,12 +153,12 @@ def test_a_search_that_stops_after_round_one_ranks_exactly_like_the_one_shot_exe
 
 
 def _round_one(
-    c: Dependencies, query: str, limit: int
+    deps: Dependencies, query: str, limit: int
 ) -> tuple[IntentState, QueryPlan, list, list]:
     """The rules' intent and plan of ``query``, its round-1 source lists and their fusion."""
-    intent = extract_by_rules(c, query)
-    plan = c.planner.plan(intent, limit=limit)
-    results, _ = run_sources(c, plan)
+    intent = extract_by_rules(deps, query)
+    plan = deps.planner.plan(intent, limit=limit)
+    results, _ = run_sources(deps, plan)
     fused, _ = merge(results, plan.fusion, plan.rrf_k)
     return intent, plan, results, fused
 

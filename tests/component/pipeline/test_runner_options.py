@@ -21,7 +21,7 @@ def test_a_walk_from_prepare_round_without_the_cache_runs_the_rounds_and_stores_
     query = "chatbot for healthcare"
     intent = extract_by_rules(c, query)
     state = from_plan(c, c.planner.plan(intent, limit=10), intent)
-    result = runner.walk(state, RunOptions(start_at="PrepareRound", cache=False))
+    result = runner.run_asl(state, RunOptions(start_at="PrepareRound", cache=False))
     # GIVEN a query that takes two rounds THEN the walk starts at PrepareRound and loops once
     assert result.trace[0] == "PrepareRound" and result.trace.count("PrepareRound") == 2
     assert result.trace[-3:] == ["Finalize", "CacheStore", "Respond"]

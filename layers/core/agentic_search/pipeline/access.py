@@ -215,19 +215,19 @@ class CallerDependencies(Dependencies):
         """Nothing: the base's adapters are the base's to close."""
 
 
-def caller_view(c: Dependencies, caller: Caller | None) -> Dependencies:
-    """``c`` as ``caller`` reads it: ``c`` itself when nothing is filtered (no access field,
-    the administrator) or when ``c`` is that caller's view already; else dependencies whose
+def caller_view(deps: Dependencies, caller: Caller | None) -> Dependencies:
+    """``deps`` as ``caller`` reads it: ``deps`` itself when nothing is filtered (no access field,
+    the administrator) or when ``deps`` is that caller's view already; else dependencies whose
     store, keyword index and structured store read only the caller's records, with that
     access set's own catalog caches."""
-    policy = AccessPolicy.of(c.schema, caller)
+    policy = AccessPolicy.of(deps.schema, caller)
     rule = policy.hard_filter()
     if rule is None:
-        return c
+        return deps
     key = policy.caller.key
-    if c.access_key == key:
-        return c
-    base: Dependencies = getattr(c, "caller_base", None) or c
+    if deps.access_key == key:
+        return deps
+    base: Dependencies = getattr(deps, "caller_base", None) or deps
     with base._lock:  # the Map's threads may ask for the same view at once
         return _view(base, key, rule, policy)
 
@@ -261,12 +261,12 @@ R = TypeVar("R")
 
 
 def as_caller(step: Callable[[S, Dependencies], R]) -> Callable[[S, Dependencies], R]:
-    """Run ``step(state, c)`` on the state's caller's view of ``c`` (:func:`caller_view`;
+    """Run ``step(state, deps)`` on the state's caller's view of ``deps`` (:func:`caller_view`;
     ``state.caller``: a SearchState's or a Retrieve event's)."""
 
     @functools.wraps(step)
-    def run(state: S, c: Dependencies) -> R:
-        return step(state, caller_view(c, getattr(state, "caller", None)))
+    def run(state: S, deps: Dependencies) -> R:
+        return step(state, caller_view(deps, getattr(state, "caller", None)))
 
     return run
 

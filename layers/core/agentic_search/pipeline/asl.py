@@ -2,7 +2,7 @@
 
 ``statemachine/search.asl.json`` (in this package) is the one description of the search graph:
 Step Functions runs it in AWS, and :class:`~agentic_search.pipeline.runner.LocalRunner` runs it
-on a laptop through :func:`walk`, which follows the same states in the same order (the
+on a laptop through :func:`interpret`, which follows the same states in the same order (the
 specification: https://states-language.net/spec.html). The subset, checked when a definition
 is loaded (:func:`check`), so a state machine that grows past it fails loudly rather than
 running differently here:
@@ -25,7 +25,7 @@ running differently here:
 
 Paths are the reference-path subset: ``$``, ``$.a.b`` and ``$$.a.b`` (the context object),
 no filters or wildcards. The data may be JSON (dicts and lists) or pydantic models, so the
-in-process walk passes the steps' own objects from state to state: a model's field is read by
+in-process interpreter passes the steps' own objects from state to state: a model's field is read by
 its wire name (its alias) and a field left ``None`` is absent, as in its ``wire()`` form; a
 value written into a model's field is validated into that field's type; a model that has no
 such field becomes its wire dict first (a Catch that adds ``$.error`` before a Fail state).
@@ -50,15 +50,15 @@ from pydantic import BaseModel, TypeAdapter
 
 __all__ = [
     "ASLError",
+    "Execution",
     "ExecutionFailed",
     "Tasks",
-    "Walk",
     "check",
     "function_of",
     "get_path",
+    "interpret",
     "load",
     "set_path",
-    "walk",
 ]
 
 _ABSENT = object()
@@ -70,7 +70,7 @@ class ASLError(ValueError):
 
 
 class ExecutionFailed(RuntimeError):
-    """The walk reached a Fail state (or an error no Catch handled): ``error`` and ``cause``
+    """The execution reached a Fail state (or an error no Catch handled): ``error`` and ``cause``
     as Step Functions reports them for a FAILED execution."""
 
     def __init__(self, error: str, cause: str) -> None:
@@ -80,7 +80,7 @@ class ExecutionFailed(RuntimeError):
 
 
 class Tasks(Protocol):
-    """What a walk calls: the Task functions and the Map's item runner."""
+    """What an execution calls: the Task functions and the Map's item runner."""
 
     def call(self, function: str, payload: Any) -> Any:
         """Run the function named ``function`` on ``payload``; return its result."""
@@ -251,7 +251,7 @@ def _child(data: Any, key: str) -> Any:
 
 @cache
 def _steps(path: str) -> tuple[str, ...]:
-    """The keys of reference path ``path`` (parsed once per path: a walk reads the same few)."""
+    """The keys of reference path ``path`` (parsed once per path: a run reads the same few)."""
     if path == "$" or path == "$$":
         return ()
     head, _, rest = path.partition(".")
@@ -376,7 +376,7 @@ def _matches(rule: Mapping[str, Any], data: Any) -> bool:
     }[op]
 
 
-# ----- the walk --------------------------------------------------------------------------------
+# ----- the interpreter -------------------------------------------------------------------------
 
 
 def _error_name(exc: BaseException) -> str:
@@ -396,7 +396,7 @@ def _handles(error_equals: Sequence[str], name: str) -> bool:
 
 
 @dataclass
-class Walk:
+class Execution:
     """One execution's record: the states entered, in order (a Map's items in item order,
     each item's states together), and the execution's output."""
 
@@ -409,12 +409,14 @@ class _Run:
     tasks: Tasks
     sleep: Callable[[float], None]
 
-    def machine(self, machine: Mapping[str, Any], data: Any, walk: Walk, context: Any) -> Any:
+    def machine(
+        self, machine: Mapping[str, Any], data: Any, execution: Execution, context: Any
+    ) -> Any:
         states = machine["States"]
         name: str | None = machine["StartAt"]
         while name is not None:
             state = states[name]
-            walk.trace.append(name)
+            execution.trace.append(name)
             kind = state["Type"]
             if kind == "Fail":
                 raise ExecutionFailed(*self.fail(state, data))
@@ -425,7 +427,7 @@ class _Run:
             elif kind == "Task":
                 data, name = self.task(state, data, states)
             elif kind == "Map":
-                data, name = self.map(state, data, context, walk)
+                data, name = self.map(state, data, context, execution)
             else:  # Pass
                 data, name = self.pass_(state, data, context)
         return data
@@ -453,7 +455,7 @@ class _Run:
         self, state: Mapping[str, Any], data: Any, states: Mapping[str, Any]
     ) -> tuple[Any, str | None]:
         catches = state.get("Catch", [])
-        # a Catch hands the Task's input on: keep a copy, unless every Catch ends the walk
+        # a Catch hands the Task's input on: keep a copy, unless every Catch ends the execution
         # at a Fail state, which reads only the error it is given
         hands_on = any(states[c["Next"]]["Type"] != "Fail" for c in catches)
         kept = self.tasks.keep(data) if hands_on else None
@@ -501,7 +503,7 @@ class _Run:
         return None
 
     def map(
-        self, state: Mapping[str, Any], data: Any, context: Any, walk: Walk
+        self, state: Mapping[str, Any], data: Any, context: Any, execution: Execution
     ) -> tuple[Any, str | None]:
         view = _input(state, data)
         items = get_path(view, state.get("ItemsPath", "$"), context)
@@ -511,16 +513,16 @@ class _Run:
         else:
             concurrency = int(state.get("MaxConcurrency", 0))
         processor = state.get("ItemProcessor") or state["Iterator"]
-        walks = [Walk() for _ in items]
+        runs = [Execution() for _ in items]
 
         def one(index: int) -> Any:
             ctx = {"Map": {"Item": {"Value": items[index], "Index": index}}}
             value = items[index] if selector is None else _build(selector, view, ctx)
-            return self.machine(processor, value, walks[index], ctx)
+            return self.machine(processor, value, runs[index], ctx)
 
         results = self.tasks.map(one, range(len(items)), concurrency)
-        for w in walks:
-            walk.trace.extend(w.trace)
+        for run in runs:
+            execution.trace.extend(run.trace)
         if "ResultSelector" in state:
             results = _build(state["ResultSelector"], results, None)
         return _finish(state, data, results), state.get("Next")
@@ -555,16 +557,16 @@ def _finish(state: Mapping[str, Any], data: Any, result: Any) -> Any:
     return _output(state, set_path(data, state.get("ResultPath", "$"), result))
 
 
-def walk(
+def interpret(
     definition: Mapping[str, Any],
     data: Any,
     tasks: Tasks,
     sleep: Callable[[float], None] = time.sleep,
     start_at: str | None = None,
-) -> Walk:
+) -> Execution:
     """Run ``definition`` (from :func:`load`) on ``data``, from ``start_at`` (default its
     ``StartAt``); ``tasks`` runs the functions and the Map's items. The returned
-    :class:`Walk` holds the output and the states entered.
+    :class:`Execution` holds the output and the states entered.
 
     Raises:
         ExecutionFailed: at a Fail state, or for a Task error no Catch handles (its class
@@ -576,6 +578,6 @@ def walk(
         if start_at not in machine["States"]:
             raise ASLError(f"no state {start_at!r} to start at")
         machine["StartAt"] = start_at
-    record = Walk()
+    record = Execution()
     record.output = _Run(tasks, sleep).machine(machine, data, record, None)
     return record

@@ -25,10 +25,10 @@ from agentic_search.wire import (
 )
 
 
-def cache_check(state: SearchState, c: Dependencies) -> SearchState:
+def cache_check(state: SearchState, deps: Dependencies) -> SearchState:
     """CacheCheck: look the request up; a hit puts the cached response in the state.
     A failing cache is a miss with ``cache.error`` set (never a failed search)."""
-    info, hit = cache_lookup(state.request, c, state.caller)
+    info, hit = cache_lookup(state.request, deps, state.caller)
     if hit is not None:
         state.response = hit
     state.cache = info
@@ -36,7 +36,7 @@ def cache_check(state: SearchState, c: Dependencies) -> SearchState:
 
 
 def cache_lookup(
-    req: SearchRequest, c: Dependencies, caller: Caller | None = None
+    req: SearchRequest, deps: Dependencies, caller: Caller | None = None
 ) -> tuple[CacheInfo, dict[str, Any] | None]:
     """CacheCheck's lookup of ``req`` asked by ``caller`` (None: anonymous; its effective
     access set is part of the key when the domain declares access): what it notes (key,
@@ -46,7 +46,7 @@ def cache_lookup(
     :meth:`agentic_search.service.SearchService.cached`)."""
     info = CacheInfo()
     try:
-        cache = c.cache
+        cache = deps.cache
         info.backend = cache.name
         info.catalog_version = cache.catalog_version(req.domain)
         info.key = cache_key(
@@ -54,13 +54,13 @@ def cache_lookup(
             limit=req.limit,
             rounds=req.rounds,
             domain=req.domain,
-            schema_fingerprint=c.schema.fingerprint,
+            schema_fingerprint=deps.schema.fingerprint,
             catalog_version=info.catalog_version,
             drop=req.drop,
             filters=added_filters(req.filters),
-            settings=c.settings.answer_settings,
+            settings=deps.settings.answer_settings,
             history=history_material(req.history),
-            access=AccessPolicy.of(c.schema, caller).cache_part,
+            access=AccessPolicy.of(deps.schema, caller).cache_part,
         )
         start = time.perf_counter()
         hit = cache.get(info.key)
@@ -76,7 +76,7 @@ def cache_lookup(
     return info, hit
 
 
-def cache_store(state: SearchState, c: Dependencies) -> SearchState:
+def cache_store(state: SearchState, deps: Dependencies) -> SearchState:
     """CacheStore: keep the response unless it came from the cache, has no key, lists errors
     (a partial answer), stopped its rounds for the latency budget (a busy host's answer:
     a later request gets the rounds it asked for) or ran on the rules because the LLM failed
@@ -96,7 +96,7 @@ def cache_store(state: SearchState, c: Dependencies) -> SearchState:
         update={"computed_at": datetime.now(UTC).isoformat(timespec="seconds")}
     )
     try:
-        c.cache.put(info.key, {**resp, "cache": stamped.wire()}, c.settings.cache_ttl_s)
+        deps.cache.put(info.key, {**resp, "cache": stamped.wire()}, deps.settings.cache_ttl_s)
     except CacheError as exc:
         info.error = str(exc)
         resp["cache"] = info.wire()

@@ -112,7 +112,7 @@ def document_vectors(embedder: Embedder, texts: Sequence[str]) -> Any:
     return embedder.embed_documents(list(texts))
 
 
-def embed_texts(c: Dependencies, plan: QueryPlan) -> tuple[dict[str, Any], dict[str, str]]:
+def embed_texts(deps: Dependencies, plan: QueryPlan) -> tuple[dict[str, Any], dict[str, str]]:
     """Vectors of the plan's dense query texts (text -> vector) and the texts that failed
     (text -> "Error: message"); see the module docstring."""
     texts = list(
@@ -126,8 +126,8 @@ def embed_texts(c: Dependencies, plan: QueryPlan) -> tuple[dict[str, Any], dict[
     errors: dict[str, str] = {}
     if not texts:
         return vectors, errors
-    caches = c.caches
-    embedder = c.embedder
+    caches = deps.caches
+    embedder = deps.embedder
     tag = id(embedder)  # a swapped embedder never sees another one's vectors
     mine: list[str] = []  # texts this call embeds
     waits: dict[str, cf.Future] = {}  # texts another thread is embedding right now
@@ -157,8 +157,8 @@ def embed_texts(c: Dependencies, plan: QueryPlan) -> tuple[dict[str, Any], dict[
             embedded = embed_within(
                 embedder,
                 mine,
-                c.settings.source_timeout_s,
-                lambda: check_identity(c.store, c.schema, embedder),
+                deps.settings.source_timeout_s,
+                lambda: check_identity(deps.store, deps.schema, embedder),
             )
             failure: Exception | None = None
         except Exception as exc:  # any embedder failure fails only the dense sources

@@ -31,15 +31,15 @@ from agentic_search.wire import (
 TOKEN_COUNT_CACHE = 8192
 
 
-def count_tokens(c: Dependencies, texts: Sequence[str]) -> list[int]:
+def count_tokens(deps: Dependencies, texts: Sequence[str]) -> list[int]:
     """Token counts with the embedder's tokenizer (:func:`token_counter`), one per text.
 
     Counts are memoized by text (LRU of ``TOKEN_COUNT_CACHE`` texts in the process caches): the same
     snippets come back round after round and query after query, and word-piece tokenizing 30
     snippets of 1,200 characters took longer than the round's retrieval.
     """
-    counts = c.caches.token_counts
-    lock = c.caches.tokens_lock
+    counts = deps.caches.token_counts
+    lock = deps.caches.tokens_lock
     with lock:
         out: list[int | None] = []
         for t in texts:
@@ -49,7 +49,7 @@ def count_tokens(c: Dependencies, texts: Sequence[str]) -> list[int]:
             out.append(n)
     todo = list(dict.fromkeys(t for t, n in zip(texts, out, strict=True) if n is None))
     if todo:
-        counted = dict(zip(todo, token_counter(c.embedder)(todo), strict=True))
+        counted = dict(zip(todo, token_counter(deps.embedder)(todo), strict=True))
         with lock:
             counts.update(counted)
             while len(counts) > TOKEN_COUNT_CACHE:
@@ -58,10 +58,10 @@ def count_tokens(c: Dependencies, texts: Sequence[str]) -> list[int]:
     return [int(n) for n in out]  # type: ignore[arg-type]
 
 
-def evidence_fields(c: Dependencies) -> list[str]:
+def evidence_fields(deps: Dependencies) -> list[str]:
     """The record fields evidence carries (filterable and vocabulary fields): what grading
     and contradiction checks read."""
-    schema = c.schema
+    schema = deps.schema
     return [
         f
         for f in schema.fields
@@ -94,17 +94,17 @@ class RoundEvidence:
     #: the main aspect (whose vectors :attr:`vectors` holds)
     aspect: str = ""
 
-    def read_vectors(self, c: Dependencies, ids: Sequence[str]) -> dict[str, np.ndarray]:
+    def read_vectors(self, deps: Dependencies, ids: Sequence[str]) -> dict[str, np.ndarray]:
         """:attr:`vectors` with the unit vectors of those of ``ids`` (candidates' ids) it
         lacks, read from the store (:meth:`~agentic_search.ports.VectorStore.vectors_of`),
         each normalized as :func:`build_evidence` does: for evidence read without vectors."""
         todo = [rid for rid in dict.fromkeys(ids) if rid in self.fused and rid not in self.vectors]
         if todo:
-            for rid, vec in c.store.vectors_of(c.schema, todo, self.aspect).items():
+            for rid, vec in deps.store.vectors_of(deps.schema, todo, self.aspect).items():
                 self.vectors[rid] = unit(vec)
         return self.vectors
 
-    def with_provenance(self, c: Dependencies, pieces: Sequence[Evidence]) -> list[Evidence]:
+    def with_provenance(self, deps: Dependencies, pieces: Sequence[Evidence]) -> list[Evidence]:
         """Copies of ``pieces`` (some of :attr:`evidence`, in any order) with the provenance
         :func:`~agentic_search.pipeline.hydrate.provenances` gives their record and
         ``queries``: the query texts of the hits that found it (sorted), or the first of
@@ -114,7 +114,7 @@ class RoundEvidence:
             return []
         fused = [self.fused[rid] for rid in dict.fromkeys(e.id for e in pieces)]
         provs = provenances(
-            c,
+            deps,
             self.plan,
             self.intent,
             self.results,
@@ -134,7 +134,7 @@ class RoundEvidence:
 
 
 def build_evidence(
-    c: Dependencies,
+    deps: Dependencies,
     plan: QueryPlan,
     intent: IntentState,
     results: list[RetrievedList],
@@ -151,15 +151,15 @@ def build_evidence(
     :meth:`RoundEvidence.with_provenance` attaches it to those the round keeps.
     ``with_vectors`` False reads no dense vector (payloads and the sparse vector only):
     :meth:`RoundEvidence.read_vectors` reads those needed after."""
-    schema = c.schema
+    schema = deps.schema
     aspect = dense_aspect(plan, schema)
     if not fused:
         return RoundEvidence([], {}, plan, intent, results, {}, {}, aspect)
-    records = c.store.hydrate_records(schema, [f.id for f in fused], with_vectors=with_vectors)
+    records = deps.store.hydrate_records(schema, [f.id for f in fused], with_vectors=with_vectors)
     rel = minmax([f.fused for f in fused])
     vectors: dict[str, np.ndarray] = {}
-    counter = token_counter_name(c.embedder)
-    fields = evidence_fields(c)
+    counter = token_counter_name(deps.embedder)
+    fields = evidence_fields(deps)
     out: list[Evidence] = []
     for f, r in zip(fused, rel, strict=True):
         rec = records.get(f.id)

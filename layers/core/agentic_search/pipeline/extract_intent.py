@@ -31,7 +31,7 @@ from agentic_search.wire import (
 
 
 @as_caller
-def extract_intent(state: SearchState, c: Dependencies) -> SearchState:
+def extract_intent(state: SearchState, deps: Dependencies) -> SearchState:
     """ExtractIntent (and ExtractIntentRules after a failure).
 
     With an LLM configured, the plan cache is looked up first (a hit brings the intent and
@@ -53,63 +53,63 @@ def extract_intent(state: SearchState, c: Dependencies) -> SearchState:
     """
     t = time.perf_counter()
     req = state.request
-    reading = follow_up_reading(c, state) if req.history else None
+    reading = follow_up_reading(deps, state) if req.history else None
     text = reading.context.text if reading is not None else req.query
-    llm = c.llm if state.intent_error is None else None
+    llm = deps.llm if state.intent_error is None else None
     if state.intent_error is not None:
         reason = f"fallback after {state.intent_error.Error}: {state.intent_error.Cause}"
         info = ExtractorInfo(path="rules", reason=reason[:300])
     elif llm is None:
-        why = "LLM off" if c.settings.llm == "off" else "no LLM configured"
+        why = "LLM off" if deps.settings.llm == "off" else "no LLM configured"
         info = ExtractorInfo(
             path="rules", reason=f"{why}: rule-based extractor over the schema vocabularies"
         )
     else:
-        info = _intent_by_llm(state, c, llm, text)
+        info = _intent_by_llm(state, deps, llm, text)
     if info.path == "rules":
-        state.intent = extract_by_rules(c, text)
+        state.intent = extract_by_rules(deps, text)
     if state.intent is not None and reading is not None:  # the conversation's overrides
-        record = catalog_lookup(c).record
-        state.intent = apply(state.intent, reading.context, record, c.schema)
+        record = catalog_lookup(deps).record
+        state.intent = apply(state.intent, reading.context, record, deps.schema)
         state.intent.follow_up = reading.follow_up
     if state.intent is not None and req.drop:  # the parts the client asked to leave out
         state.intent = without(state.intent, req.drop)
     if state.intent is not None and req.filters:  # the filters the client asked to add
         state.intent = with_filters(state.intent, req.filters)
     if state.intent is not None:  # complexity and the bridge cue, whoever extracted it
-        state.intent = with_complexity(state.intent, c.analyzer)
+        state.intent = with_complexity(state.intent, deps.analyzer)
     state.extractor = info
     state.stage_ms["intent"] = round(elapsed_ms(t), 2)
     return state
 
 
-def follow_up_reading(c: Dependencies, state: SearchState) -> Reading:
+def follow_up_reading(deps: Dependencies, state: SearchState) -> Reading:
     """The rules' reading of a request with history
     (:func:`agentic_search.logic.follow_up.fold` over the rule-based extractor and the
     catalog's records)."""
     req = state.request
     assert req.history  # only asked with history
-    record = catalog_lookup(c).record
-    return fold(req.history, req.query, lambda q: extract_by_rules(c, q), record, c.schema)
+    record = catalog_lookup(deps).record
+    return fold(req.history, req.query, lambda q: extract_by_rules(deps, q), record, deps.schema)
 
 
 def _intent_by_llm(
-    state: SearchState, c: Dependencies, llm: IntentPlanner, text: str
+    state: SearchState, deps: Dependencies, llm: IntentPlanner, text: str
 ) -> ExtractorInfo:
     """Plan cache lookup, then the LLM extractor over ``text`` (the query, or a follow-up's
     reading); sets ``state.intent`` (and ``state.plan`` on a hit) and returns how the intent
     was made."""
-    cached = plan_cache_get(state, c, llm)
+    cached = plan_cache_get(state, deps, llm)
     if cached is not None:
         state.intent, state.plan = cached
         key = state.plan_cache.key[:17] if state.plan_cache else ""
         return ExtractorInfo(path="cache", reason=f"plan cache hit ({key}...)")
     intent, info = ask_llm(
-        state, c, llm, lambda budget: llm.extract(text, budget), "answer within the schema"
+        state, deps, llm, lambda budget: llm.extract(text, budget), "answer within the schema"
     )
     if intent is not None:
         # The LLM adds what the rules cannot read; a hard constraint the rules found stays.
-        merged, fields, overruled = merge_intents(extract_by_rules(c, text), intent)
+        merged, fields, overruled = merge_intents(extract_by_rules(deps, text), intent)
         state.intent = merged
         info.reason = f"{info.reason}, merged with the rules"
         info.fields = fields
@@ -119,7 +119,7 @@ def _intent_by_llm(
 
 def ask_llm(
     state: SearchState,
-    c: Dependencies,
+    deps: Dependencies,
     llm: IntentPlanner,
     call: Callable[[Budget], Any],
     success: str,
@@ -144,26 +144,26 @@ def ask_llm(
 
 
 def plan_cache_get(
-    state: SearchState, c: Dependencies, llm: IntentPlanner
+    state: SearchState, deps: Dependencies, llm: IntentPlanner
 ) -> tuple[IntentState, QueryPlan] | None:
     """The cached intent and plan of this request on the LLM path (None on a miss, a cache
     failure or an entry that no longer parses); the lookup is noted in ``state.plan_cache``."""
     req = state.request
     info = CacheInfo()
     try:
-        cache = c.cache
+        cache = deps.cache
         info.backend = cache.name
         info.key = plan_cache_key(
             req.query,
             domain=req.domain,
             limit=req.limit,
-            schema_fingerprint=c.schema.fingerprint,
+            schema_fingerprint=deps.schema.fingerprint,
             catalog_version=cache.catalog_version(req.domain),
             planner=llm.name,
             drop=req.drop,
             filters=added_filters(req.filters),
             history=history_material(req.history),
-            access=AccessPolicy.of(c.schema, state.caller).cache_part,
+            access=AccessPolicy.of(deps.schema, state.caller).cache_part,
         )
         hit = cache.get(info.key)
         found = None
@@ -172,7 +172,7 @@ def plan_cache_get(
                 IntentState.model_validate(hit["intent"]),
                 QueryPlan.model_validate(hit["plan"]),
             )
-            validate_plan(found[1], c.schema)
+            validate_plan(found[1], deps.schema)
     except CacheError as exc:
         info.error = str(exc)
         found = None

@@ -44,7 +44,7 @@ from agentic_search.wire import (
 
 
 @as_caller
-def finalize(state: SearchState, c: Dependencies) -> SearchState:
+def finalize(state: SearchState, deps: Dependencies) -> SearchState:
     """Finalize: the response (candidates, evidence pack, report). A state that already
     has a response (a cache hit) passes through. Errors of failed steps (``roundError``,
     ``fuseError``, ``gradeError``) are listed; what earlier rounds found is returned.
@@ -68,9 +68,9 @@ def finalize(state: SearchState, c: Dependencies) -> SearchState:
     if errors:
         ex.continue_search = False
         ex.report.stop_reason = f"{errors[0].source} failed: {errors[0].error}"
-    output, pack = finish(c, ex, errors)
-    refused = AccessPolicy.of(c.schema, state.caller).refusals(
-        c.schema, state.intent, req.filters or [], normalize_query(req.query).split()
+    output, pack = finish(deps, ex, errors)
+    refused = AccessPolicy.of(deps.schema, state.caller).refusals(
+        deps.schema, state.intent, req.filters or [], normalize_query(req.query).split()
     )
     if refused:  # the same whether or not such records exist: they were never read
         output.not_permitted = refused
@@ -82,12 +82,12 @@ def finalize(state: SearchState, c: Dependencies) -> SearchState:
     assert state.intent is not None  # the executor state exists only after ExtractIntent
     resp = SearchResponse(
         query=req.query,
-        domain=c.schema.name,
+        domain=deps.schema.name,
         intent=state.intent,
         plan=ex.plan,
         output=output,
         evidence=pack,
-        comparison=comparison_of(c, ex),
+        comparison=comparison_of(deps, ex),
     )
     wire = resp.wire()
     wire["cache"] = (state.cache or CacheInfo()).wire()
@@ -105,21 +105,21 @@ def finalize(state: SearchState, c: Dependencies) -> SearchState:
 
 
 def finish(
-    c: Dependencies, state: ExecutorState, errors: Sequence[SourceError] = ()
+    deps: Dependencies, state: ExecutorState, errors: Sequence[SourceError] = ()
 ) -> tuple[QueryExecutorOutput, EvidencePack]:
     """The final ranking, hydrated candidates with provenance, and the evidence pack.
     ``errors`` are failures outside the rounds (a failed step) to list with the rest."""
     t = time.perf_counter()
     plan, intent = state.plan, state.intent
     # the relevance of what a later round brought into this head was measured by FuseRerank
-    ranking, covering = final_placement(state, c.schema.chunking is not None)
+    ranking, covering = final_placement(state, deps.schema.chunking is not None)
     if intent.follow_up is not None and intent.follow_up.within:
         # a filter on the previous results: those still matching first, then the rest
         ranking = within_first(ranking, intent.follow_up.within, lambda f: doc_id_of(f.id))
     state.report.covering = dict(covering)
     results = state.retrieved
     ok_all = [r for r in results if r.error is None]
-    candidates = hydrate(c, plan, intent, ok_all, ranking[: plan.limit])
+    candidates = hydrate(deps, plan, intent, ok_all, ranking[: plan.limit])
     for cand in candidates:
         cand.relevance = state.relevance.get(cand.id)
     mark_relaxed(state, candidates)
@@ -130,10 +130,10 @@ def finish(
     stage_total["hydrate"] = elapsed_ms(t)
     pack = finalize_evidence_pack(
         state,
-        c.grader,
+        deps.grader,
         [f.id for f in ranking],
-        c.matcher.supports,
-        coverage=c.schema.tuning.coverage,
+        deps.matcher.supports,
+        coverage=deps.schema.tuning.coverage,
     )
     total = (time.time() - state.started_at) * 1000.0 if state.started_at else elapsed_ms(t)
     stage_total["total"] = total
@@ -146,8 +146,8 @@ def finish(
     stats.rounds = state.round_index
     all_errors = [e for r in state.report.rounds for e in r.errors] + list(errors)
     coverage = pack.coverage.confidence if pack.evidence else 0.0
-    candidates, quality = grade_answer(c, state, candidates, coverage)
-    if c.schema.chunking is not None:
+    candidates, quality = grade_answer(deps, state, candidates, coverage)
+    if deps.schema.chunking is not None:
         for cand in candidates:
             as_document(cand)
         if quality.supported is not None:  # named by their documents, as the candidates
@@ -178,7 +178,7 @@ def as_document(cand: Candidate) -> Candidate:
 
 
 def grade_answer(
-    c: Dependencies, state: ExecutorState, candidates: list[Candidate], coverage: float
+    deps: Dependencies, state: ExecutorState, candidates: list[Candidate], coverage: float
 ) -> tuple[list[Candidate], AnswerQuality]:
     """The answer quality of ``candidates`` and the candidates that clear it, each judged by
     its own evidence (see :mod:`agentic_search.logic.quality`); the cosines were measured
@@ -186,19 +186,19 @@ def grade_answer(
     to its best dense source's cosine to the query's text, so the thresholds are those
     calibrated for the embedder's model
     (:meth:`~agentic_search.logic.schema.DomainSchema.quality_for`)."""
-    spec = c.schema.quality_for(c.embedder_model())
+    spec = deps.schema.quality_for(deps.embedder_model())
     reading = (
-        query_reading(c, state.intent, state.word_relevance, held_words(c, candidates))
+        query_reading(deps, state.intent, state.word_relevance, held_words(deps, candidates))
         if spec.reads_words
         else None
     )
     found = {cand.id for cand in candidates}
     pins = {rid for rid in state.pins if rid in found}
-    words = set(c.analyzer.terms(state.intent.normalized_query))
+    words = set(deps.analyzer.terms(state.intent.normalized_query))
     asked = {
-        c.schema.vocabulary_fields[vocab]: set(values)
+        deps.schema.vocabulary_fields[vocab]: set(values)
         for vocab, values in state.intent.matches.items()
-        if vocab in c.schema.vocabulary_fields
+        if vocab in deps.schema.vocabulary_fields
     }
     evidence = [
         CandidateEvidence(
@@ -229,7 +229,7 @@ def grade_answer(
 
 
 def query_reading(
-    c: Dependencies,
+    deps: Dependencies,
     intent: IntentState,
     word_relevance: Mapping[str, float],
     held: Iterable[str] = (),
@@ -241,41 +241,43 @@ def query_reading(
     holds whose cosine to the query (``word_relevance``, FuseRerank's
     :func:`~agentic_search.pipeline.relevance.word_relevance`) is under the domain's
     ``candidate_relevance`` is incidental."""
-    skip = list(c.analyzer.terms(function_word_text()))
+    skip = list(deps.analyzer.terms(function_word_text()))
     for link in intent.entities:
-        skip.extend(c.analyzer.terms(link.surface))
+        skip.extend(deps.analyzer.terms(link.surface))
     words = content_words(intent.keywords, skip)
-    known = c.keyword.known_terms(c.schema, words) if words else set()
+    known = deps.keyword.known_terms(deps.schema, words) if words else set()
     if known is not None:  # None: the index cannot tell, every word is taken as held
         known |= set(held) & set(words)
-    spec = c.schema.quality_for(c.embedder_model())
+    spec = deps.schema.quality_for(deps.embedder_model())
     # the words as the user wrote them (a translation's beside them, its terms are keywords)
-    written = c.analyzer.written_forms(f"{intent.query} {intent.translation or ''}")
+    written = deps.analyzer.written_forms(f"{intent.query} {intent.translation or ''}")
     return read_query(words, known, word_relevance, spec.candidate_relevance, written)
 
 
-def held_words(c: Dependencies, candidates: Sequence[Candidate]) -> set[str]:
+def held_words(deps: Dependencies, candidates: Sequence[Candidate]) -> set[str]:
     """The analysed terms of the asked values the ``candidates`` hold
     (``provenance.matched_values``: "Healthcare" of ``industries``) and of those values'
     synonyms: a query word read as a value a returned record carries is in a record, though
     the keyword index (which need not index that field) does not hold it."""
-    vocab_of = {fname: vocab for vocab, fname in c.schema.vocabulary_fields.items()}
+    vocab_of = {fname: vocab for vocab, fname in deps.schema.vocabulary_fields.items()}
     phrases: set[str] = set()
     for cand in candidates:
         for fname, values in cand.provenance.matched_values.items():
-            synonyms = c.schema.vocabularies.get(vocab_of.get(fname, ""), {})
+            synonyms = deps.schema.vocabularies.get(vocab_of.get(fname, ""), {})
             for value in values:
                 phrases.update([str(value), *synonyms.get(str(value), [])])
-    return set(c.analyzer.terms(" ".join(sorted(phrases)))) if phrases else set()
+    return set(deps.analyzer.terms(" ".join(sorted(phrases)))) if phrases else set()
 
 
-def comparison_of(c: Dependencies, state: ExecutorState) -> Comparison | None:
+def comparison_of(deps: Dependencies, state: ExecutorState) -> Comparison | None:
     """The comparison block of a comparison query: its pinned (named) records side by side
     (None for other queries, or when fewer than two named records were found)."""
     if state.intent.primary_goal != "compare" or len(state.pins) < 2:
         return None
-    records = c.store.hydrate_records(c.schema, state.pins)
-    return compare(c.schema, state.pins, {rid: rec.payload or {} for rid, rec in records.items()})
+    records = deps.store.hydrate_records(deps.schema, state.pins)
+    return compare(
+        deps.schema, state.pins, {rid: rec.payload or {} for rid, rec in records.items()}
+    )
 
 
 def mark_relaxed(state: ExecutorState, candidates: list[Candidate]) -> None:

@@ -61,7 +61,7 @@ RANKING_KEEP = 300
 
 
 @as_caller
-def fuse_rerank(state: SearchState, c: Dependencies) -> SearchState:
+def fuse_rerank(state: SearchState, deps: Dependencies) -> SearchState:
     """FuseRerank: fuse the Map's results of ``state.round`` into the executor state.
 
     Raises:
@@ -71,11 +71,11 @@ def fuse_rerank(state: SearchState, c: Dependencies) -> SearchState:
     for res in work.results:  # a RetrieveFailed result carries the Lambda error's cause
         if res.error is not None:  # replaced, not changed: a kept input shares the error
             res.error = res.error.model_copy(update={"message": error_message(res.error.message)})
-    fuse_round(c, ex, work)
+    fuse_round(deps, ex, work)
     return state
 
 
-def fuse_round(c: Dependencies, state: ExecutorState, work: RoundWork) -> RoundWork:
+def fuse_round(deps: Dependencies, state: ExecutorState, work: RoundWork) -> RoundWork:
     """Fuse the round's results (relaxing filters in round 1 when too few), build and
     rerank evidence for the top of the fused list and select new evidence into the pool.
     Keeps in the state only the hits of candidates that can still be returned."""
@@ -92,7 +92,7 @@ def fuse_round(c: Dependencies, state: ExecutorState, work: RoundWork) -> RoundW
     fused, used = merge(results, work.plan.fusion, work.plan.rrf_k)
     if rnd == 1:
         state.fusion_used = used
-        fused, results = relax_and_retrieve(c, state, work.plan, fused, results, rep)
+        fused, results = relax_and_retrieve(deps, state, work.plan, fused, results, rep)
     stage["fusion"] = elapsed_ms(t)
     ok = [r for r in results if r.error is None]
     rep.errors += [r.error for r in results if r.error is not None]
@@ -101,17 +101,17 @@ def fuse_round(c: Dependencies, state: ExecutorState, work: RoundWork) -> RoundW
     state.candidates_before += rep.candidates_before_fusion
     state.candidates_after = max(state.candidates_after, len(fused))
     state.round_rankings.append([f.id for f in fused[:RANKING_KEEP]])
-    ranking = pin_and_bridge(state, work, results, fused, c.schema.tuning.graph)
+    ranking = pin_and_bridge(state, work, results, fused, deps.schema.tuning.graph)
     keep_n = max(state.plan.limit, state.caps.selection_pool, state.caps.rerank_top_n)
     if rnd == 1:  # only what can still be returned: the state crosses every step as JSON
         state.first_fused = kept_entries(fused, keep_n)
 
     t = time.perf_counter()
-    reranker = c.reranker
+    reranker = deps.reranker
     pool_n = max(state.caps.selection_pool, state.caps.rerank_top_n if reranker else 0)
     fill = rnd == 1  # a later round selects only what covers something missing (no MMR fill)
     read = build_evidence(
-        c, work.plan, intent, ok, ranking[:pool_n], rnd, state.caps.snippet_chars, fill
+        deps, work.plan, intent, ok, ranking[:pool_n], rnd, state.caps.snippet_chars, fill
     )
     evidence = read.evidence
     stage["evidence"] = elapsed_ms(t)
@@ -119,8 +119,8 @@ def fuse_round(c: Dependencies, state: ExecutorState, work: RoundWork) -> RoundW
     # store's record cache, so only the rest of the head is read here.
     if rnd == 1:  # the absolute match of what can be returned (answer quality reads it)
         head = [f.id for f in ranking[: state.plan.limit]]
-        state.relevance = query_relevance(c, work.plan, results, head)
-        state.word_relevance = word_relevance(c, work.plan, intent)
+        state.relevance = query_relevance(deps, work.plan, results, head)
+        state.word_relevance = word_relevance(deps, work.plan, intent)
     elif state.relevance:  # what a later round brings into its head, to the same query:
         # measured at the round's end for those Finalize would return (most never are)
         due = state.relevance_due
@@ -161,11 +161,11 @@ def fuse_round(c: Dependencies, state: ExecutorState, work: RoundWork) -> RoundW
             max_chunks_per_doc=state.caps.max_chunks_per_doc,
             mmr_lambda=state.caps.mmr_lambda,
             must_phrases=intent.must_preserve_terms,
-            seed_targets=[(lambda e, t_=t_: c.matcher.supports(t_, e)) for t_ in seeds],
+            seed_targets=[(lambda e, t_=t_: deps.matcher.supports(t_, e)) for t_ in seeds],
             already=state.pool,
             # Stored counts first; only candidates without one whose budget check matters
             # get tokenized.
-            count_tokens=lambda e: e.tokens or count_tokens(c, [e.text])[0],
+            count_tokens=lambda e: e.tokens or count_tokens(deps, [e.text])[0],
         )
 
     if fill:
@@ -177,13 +177,13 @@ def fuse_round(c: Dependencies, state: ExecutorState, work: RoundWork) -> RoundW
         selected = select({})
         if selected:
             needed = [e.id for e in state.pool] + [e.id for e in selected]
-            selected = select(read.read_vectors(c, needed))
+            selected = select(read.read_vectors(deps, needed))
     # a record the round placed (a pin, a bridge) is evidence whatever MMR chose: it is why
     # the round ran, and what an answer step must read
     chosen = {e.id for e in selected}
     placed_ids = set(work.report.pinned) | {b.id for b in work.report.bridges}
     selected += [e for e in evidence if e.id in placed_ids and e.id not in chosen]
-    selected = read.with_provenance(c, selected)  # what the pool keeps, and nothing else
+    selected = read.with_provenance(deps, selected)  # what the pool keeps, and nothing else
     stage["select"] = elapsed_ms(t)
     pooled = {e.id: e for e in state.pool}
     work.new_ids = [e.id for e in selected if e.id not in pooled]
@@ -223,13 +223,13 @@ def fuse_round(c: Dependencies, state: ExecutorState, work: RoundWork) -> RoundW
         # measure a few more ids, never those outside a head); with the pool's coverage
         # now (GradeRound grades the same pool next), a record placed in the head for a
         # preference this round covered is measured too, from the round it was selected in
-        coverage = c.grader.grade(state.targets, state.pool) if placing else None
-        head = final_order(state, c.schema.chunking is not None, coverage)[: state.plan.limit]
+        coverage = deps.grader.grade(state.targets, state.pool) if placing else None
+        head = final_order(state, deps.schema.chunking is not None, coverage)[: state.plan.limit]
         for f in head:
             new = f.id not in state.relevance and f.id not in state.relevance_due
             if new and f.id in pooled:
                 state.relevance_due[f.id] = pooled[f.id].round
-        settle_relevance(c, state, [f.id for f in head])
+        settle_relevance(deps, state, [f.id for f in head])
     work.results = []
     return work
 
@@ -263,7 +263,7 @@ def pin_and_bridge(
 
 
 def relax_and_retrieve(
-    c: Dependencies,
+    deps: Dependencies,
     state: ExecutorState,
     plan: QueryPlan,
     fused: list[Fused],
@@ -276,14 +276,14 @@ def relax_and_retrieve(
     have = [f.id for f in fused]
     relaxed_ids: list[str] = []
     while len(have) < plan.limit:
-        step = relax_step(current, c.schema)
+        step = relax_step(current, deps.schema)
         if step is None:
             break
         current, dropped = step
         label = dropped.label()
         state.report.relaxed.append(label)
         rep.relaxed.append(label)
-        more, _ = run_sources(c, current)
+        more, _ = run_sources(deps, current)
         results = [*results, *more]
         extra, _ = merge(more, current.fusion, current.rrf_k)
         for f in extra:

@@ -12,23 +12,23 @@ from agentic_search.wire import ExecutorState, RoundWork, SearchState, elapsed_m
 
 
 @as_caller
-def grade_round(state: SearchState, c: Dependencies) -> SearchState:
+def grade_round(state: SearchState, deps: Dependencies) -> SearchState:
     """GradeRound: coverage, the stopping decision, the round's report; the round is done.
 
     Raises:
         ValueError: when the state has no executor state or no round.
     """
-    grade(c, state.need_executor(), state.need_round())
+    grade(deps, state.need_executor(), state.need_round())
     state.round = None
     return state
 
 
-def grade(c: Dependencies, state: ExecutorState, work: RoundWork) -> ExecutorState:
+def grade(deps: Dependencies, state: ExecutorState, work: RoundWork) -> ExecutorState:
     """Grade the pool's coverage, decide whether to go on and close the round's report."""
     rep = work.report
     t = time.perf_counter()
     before_cov = set(state.coverage.covered)
-    state.coverage = c.grader.grade(state.targets, state.pool)
+    state.coverage = deps.grader.grade(state.targets, state.pool)
     rep.stage_ms["grade"] = elapsed_ms(t)
     state.round_index = work.index
     wall_ms = (time.time() - work.started_at) * 1000.0

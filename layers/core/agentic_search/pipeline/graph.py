@@ -40,11 +40,11 @@ from agentic_search.wire import (
 
 
 def fetch_entities(
-    c: Dependencies, source: EntitySource, filters: Sequence[Filter] = ()
+    deps: Dependencies, source: EntitySource, filters: Sequence[Filter] = ()
 ) -> list[ScoredRecord]:
     """entity_state: the named records in the order named, score 1.0, those the hard
     ``filters`` reject left out; each hit's ``_via`` is the name it was asked by."""
-    records = c.store.hydrate_records(c.schema, source.ids)
+    records = deps.store.hydrate_records(deps.schema, source.ids)
     names = dict(zip(source.ids, source.names, strict=False))
     out: list[ScoredRecord] = []
     for rid in source.ids:
@@ -52,7 +52,7 @@ def fetch_entities(
         if rec is None:
             continue
         payload = rec.payload or {}
-        if all(matches(c.schema, f, payload) for f in filters):
+        if all(matches(deps.schema, f, payload) for f in filters):
             out.append(ScoredRecord(rid, 1.0, {**payload, VIA_KEY: names.get(rid, rid)}))
     return out
 
@@ -75,18 +75,18 @@ def _neighbours(
 
 
 def walk(
-    c: Dependencies, source: GraphSource, filters: Sequence[Filter] = ()
+    deps: Dependencies, source: GraphSource, filters: Sequence[Filter] = ()
 ) -> list[ScoredRecord]:
     """The graph walk of ``source`` (see the module docstring): walked records that pass the
     hard ``filters`` and are not excluded, best first, at most ``top_k``."""
-    schema = c.schema
+    schema = deps.schema
     edges: list[tuple[str, str]] = []
     via: dict[str, str] = {}
     frontier = list(dict.fromkeys(source.seeds))
     seen = set(frontier)
     for _ in range(source.hops):
         # the writer's view: the query side's cached reads leave the graph's keys out
-        records = c.store.retrieve_records(schema, frontier, without=[HASHES_KEY])
+        records = deps.store.retrieve_records(schema, frontier, without=[HASHES_KEY])
         nxt: list[str] = []
         for rid in frontier:
             rec = records.get(rid)
@@ -104,15 +104,15 @@ def walk(
             break
     candidates = [n for n in via if n not in set(source.exclude) and n not in source.seeds]
     if source.max_mentions is not None and candidates:
-        linked = c.store.retrieve_records(schema, candidates, without=[HASHES_KEY])
+        linked = deps.store.retrieve_records(schema, candidates, without=[HASHES_KEY])
         counts = {rid: mention_count(rec.payload or {}) for rid, rec in linked.items()}
         candidates = [n for n in candidates if counts.get(n, 0) <= source.max_mentions]
     if not candidates:
         return []
     ppr = personalized_pagerank(edges, source.seeds, source.weights, source.alpha)
     top = max(ppr.get(n, 0.0) for n in candidates) or 1.0
-    cosine = _cosines(c, source, candidates)
-    payloads = c.store.hydrate_records(schema, candidates)
+    cosine = _cosines(deps, source, candidates)
+    payloads = deps.store.hydrate_records(schema, candidates)
     scored: list[ScoredRecord] = []
     for n in candidates:
         rec = payloads.get(n)
@@ -182,7 +182,7 @@ def _igraph() -> ModuleType:
         return igraph
 
 
-def _cosines(c: Dependencies, source: GraphSource, ids: Sequence[str]) -> dict[str, float]:
+def _cosines(deps: Dependencies, source: GraphSource, ids: Sequence[str]) -> dict[str, float]:
     """Cosine of each record's stored vector on the source's aspect to the query text's
     vector (the embedder's, cached), or to the reference record's stored vector (stored
     vectors are unit length). Without either, every record scores 1 (PageRank alone)."""
@@ -190,24 +190,24 @@ def _cosines(c: Dependencies, source: GraphSource, ids: Sequence[str]) -> dict[s
 
     if source.text:
         probe = QueryPlan(
-            domain=c.schema.name,
+            domain=deps.schema.name,
             strategy="identity-focused",
             vector_sources=[VectorSource(aspect=source.aspect, top_k=1, text=source.text)],
             fusion="none",
         )
-        vectors, errors = embed_texts(c, probe)
+        vectors, errors = embed_texts(deps, probe)
         if source.text in errors or source.text not in vectors:
             return {}
         query = vectors[source.text]
     elif source.reference:
-        query = c.store.vector_of(c.schema, source.reference, source.aspect)
+        query = deps.store.vector_of(deps.schema, source.reference, source.aspect)
         if query is None:
             return {}
     else:
         return dict.fromkeys(ids, 1.0)
     q = np.asarray(query, dtype=np.float32)
     q = q / (np.linalg.norm(q) or 1.0)
-    stored = c.store.vectors_of(c.schema, list(ids), source.aspect)
+    stored = deps.store.vectors_of(deps.schema, list(ids), source.aspect)
     return {rid: float(np.dot(q, np.asarray(v, dtype=np.float32))) for rid, v in stored.items()}
 
 

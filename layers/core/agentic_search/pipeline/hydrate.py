@@ -35,7 +35,7 @@ PROVENANCES = TypeAdapter(list[Provenance])
 
 
 def hydrate(
-    c: Dependencies,
+    deps: Dependencies,
     plan: QueryPlan,
     intent: IntentState | None,
     results: list[RetrievedList],
@@ -49,8 +49,8 @@ def hydrate(
     ``known_payloads`` (record id -> payload) already read by the caller are not fetched
     again.
     """
-    schema = c.schema
-    rows = _provenance_rows(c, plan, intent, results, fused, query_text, known_payloads)
+    schema = deps.schema
+    rows = _provenance_rows(deps, plan, intent, results, fused, query_text, known_payloads)
     out = [
         {
             "id": f.id,
@@ -66,7 +66,7 @@ def hydrate(
 
 
 def provenances(
-    c: Dependencies,
+    deps: Dependencies,
     plan: QueryPlan,
     intent: IntentState | None,
     results: list[RetrievedList],
@@ -77,7 +77,7 @@ def provenances(
     """Record id -> the :class:`~agentic_search.wire.Provenance` :func:`hydrate` gives its
     candidate, for each of ``fused`` (same arguments), without building the candidates:
     what evidence carries (a round's evidence needs no candidate metadata)."""
-    rows = _provenance_rows(c, plan, intent, results, fused, query_text, known_payloads)
+    rows = _provenance_rows(deps, plan, intent, results, fused, query_text, known_payloads)
     validated = PROVENANCES.validate_python([prov for _, _, prov in rows])
     return {f.id: prov for (f, _, _), prov in zip(rows, validated, strict=True)}
 
@@ -88,7 +88,7 @@ def _best(prov: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def _provenance_rows(
-    c: Dependencies,
+    deps: Dependencies,
     plan: QueryPlan,
     intent: IntentState | None,
     results: list[RetrievedList],
@@ -99,7 +99,7 @@ def _provenance_rows(
     """``(fused entry, payload without internal keys, provenance as a plain dict)`` for each
     of ``fused``: plain dicts, validated once per call by the caller (hundreds of
     SourceHit/Provenance constructions one by one were a large share of hydration)."""
-    schema = c.schema
+    schema = deps.schema
     payloads: dict[str, dict[str, Any]] = dict(known_payloads or {})
     hits: dict[str, list[dict[str, Any]]] = {}
     wanted = {f.id for f in fused}  # hits of other ids would be built and never read
@@ -129,22 +129,24 @@ def _provenance_rows(
             )
     missing = [f.id for f in fused if f.id not in payloads]
     if missing:
-        for rid, rec in c.store.hydrate_records(schema, missing).items():
+        for rid, rec in deps.store.hydrate_records(schema, missing).items():
             payloads[rid] = rec.payload or {}
     filters_applied = [f.label() for f in plan.filters]
     if plan.exclude_ids:
         filters_applied.append(f"{schema.id_field} not in [{', '.join(plan.exclude_ids)}]")
     if query_text is None and plan.sparse_source is not None:
         query_text = plan.sparse_source.text
-    query_terms = set(c.analyzer.terms(query_text)) if query_text else set()
+    query_terms = set(deps.analyzer.terms(query_text)) if query_text else set()
     # the words a person is shown: the user's own, as written (a rewrite's are not theirs)
-    written = c.analyzer.written_forms(intent.query) if intent is not None and query_terms else {}
+    written = (
+        deps.analyzer.written_forms(intent.query) if intent is not None and query_terms else {}
+    )
     # Which query terms each candidate contains, from the keyword index when it can tell
     # (the stored sparse vectors): analysing 100 abstracts per search was most of this step.
     presence: dict[str, set[str]] = {}
     if query_terms:
-        presence = c.keyword.term_presence(schema, sorted(query_terms), [f.id for f in fused])
-    collection = c.store.collection(schema)
+        presence = deps.keyword.term_presence(schema, sorted(query_terms), [f.id for f in fused])
+    collection = deps.store.collection(schema)
     out: list[tuple[Fused, dict[str, Any], dict[str, Any]]] = []
     for f in fused:
         payload = {k: v for k, v in payloads.get(f.id, {}).items() if k not in INTERNAL_KEYS}
@@ -159,7 +161,7 @@ def _provenance_rows(
             matched_terms = sorted(presence[f.id])
         else:
             matched_terms = sorted(
-                query_terms & set(c.analyzer.terms(keyword_text(schema, payload)))
+                query_terms & set(deps.analyzer.terms(keyword_text(schema, payload)))
             )
         prov = {
             "collection": collection,
@@ -176,10 +178,10 @@ def _provenance_rows(
 
 
 def metadata(schema: DomainSchema, payload: dict[str, Any]) -> dict[str, Any]:
-    """A candidate's ``metadata``: the schema's candidate fields of ``payload`` (platforms
-    joined, long descriptions cut at 600 characters, a numeric field's whole value an int:
-    a ``number`` field is validated to a float at ingest, so the payload holds a year as
-    2023.0, which a person reads as 2023)."""
+    """A candidate's ``metadata``: the schema's candidate fields of ``payload`` (a list shown
+    as ``platform`` joined, the schema's ``text_field`` cut at 600 characters when long, a
+    numeric field's whole value an int: a ``number`` field is validated to a float at
+    ingest, so the payload holds a year as 2023.0, which a person reads as 2023)."""
     meta: dict[str, Any] = {}
     for key, fname in schema.candidate_metadata.items():
         value = payload.get(fname)
@@ -188,7 +190,7 @@ def metadata(schema: DomainSchema, payload: dict[str, Any]) -> dict[str, Any]:
             value = int(value) if value.is_integer() else value
         if key == "platform" and isinstance(value, list):
             value = ", ".join(value)
-        if key == "description" and isinstance(value, str) and len(value) > 600:
+        if fname == schema.text_field and isinstance(value, str) and len(value) > 600:
             value = value[:597] + "..."
         if value is not None:
             meta[key] = value

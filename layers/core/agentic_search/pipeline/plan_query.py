@@ -21,7 +21,7 @@ from agentic_search.wire import (
 
 
 @as_caller
-def plan_query(state: SearchState, c: Dependencies) -> SearchState:
+def plan_query(state: SearchState, deps: Dependencies) -> SearchState:
     """PlanQuery (and PlanQueryRules): the plan, then the executor's gate.
 
     The plan comes from the plan cache (a hit in ExtractIntent), else the LLM planner when
@@ -38,7 +38,7 @@ def plan_query(state: SearchState, c: Dependencies) -> SearchState:
         raise ValueError("PlanQuery needs an intent in the state")
     t = time.perf_counter()
     req = state.request
-    llm = c.llm if state.plan_error is None else None
+    llm = deps.llm if state.plan_error is None else None
     plan: QueryPlan | None = None
     if state.plan_error is not None:
         reason = f"fallback after {state.plan_error.Error}: {state.plan_error.Cause}"
@@ -48,7 +48,7 @@ def plan_query(state: SearchState, c: Dependencies) -> SearchState:
         info = ExtractorInfo(path="cache", reason="plan cache hit")
     elif llm is None:
         info = ExtractorInfo(path="rules", reason="rule-based planner")
-    elif not c.settings.llm_plan_enabled:
+    elif not deps.settings.llm_plan_enabled:
         info = ExtractorInfo(
             path="rules", reason="rule-based planner over the LLM-read intent (LLM_PLAN off)"
         )
@@ -56,53 +56,53 @@ def plan_query(state: SearchState, c: Dependencies) -> SearchState:
         intent = state.intent
         plan, info = ask_llm(
             state,
-            c,
+            deps,
             llm,
             lambda budget: llm.plan(intent, req.limit, budget),
             "plan within the rules",
         )
     if plan is None:
-        plan = c.planner.plan(state.intent, limit=req.limit)
+        plan = deps.planner.plan(state.intent, limit=req.limit)
     state.planner = info
     if llm is not None and info.path != "cache":
-        _plan_cache_put(state, c, plan)
-    rounds = req.rounds or c.settings.max_rounds
+        _plan_cache_put(state, deps, plan)
+    rounds = req.rounds or deps.settings.max_rounds
     # the domain's knobs (tuning.executor), and what is the request's and the calibration's
-    caps = c.schema.tuning.executor.caps(
+    caps = deps.schema.tuning.executor.caps(
         max_rounds=rounds,
         max_total_docs=min(req.limit, 100),
-        round_budget_ms=c.settings.round_budget_ms,
-        later_dense_weight=c.schema.later_dense_weight_for(c.embedder_model()),
+        round_budget_ms=deps.settings.round_budget_ms,
+        later_dense_weight=deps.schema.later_dense_weight_for(deps.embedder_model()),
     )
-    state.executor = start_executor(c, plan, state.intent, caps)
+    state.executor = start_executor(deps, plan, state.intent, caps)
     state.plan = None  # the executor state holds it now
     state.stage_ms["plan"] = round(elapsed_ms(t), 2)
     return state
 
 
 def start_executor(
-    c: Dependencies, plan: QueryPlan, intent: IntentState, caps: ExecutorCaps | None = None
+    deps: Dependencies, plan: QueryPlan, intent: IntentState, caps: ExecutorCaps | None = None
 ) -> ExecutorState:
     """The executor's gate: a validated plan and a fresh state (``started_at`` now).
 
     Raises:
         PlanError: when the plan is invalid.
     """
-    reranker = c.reranker
+    reranker = deps.reranker
     state = executor_gate(
         plan,
         intent,
-        c.schema,
+        deps.schema,
         caps,
         reranker=reranker.name if reranker else None,
-        hyde=hyde_status(intent, c.hyde),
-        analyzer=c.analyzer,
+        hyde=hyde_status(intent, deps.hyde),
+        analyzer=deps.analyzer,
     )
     state.started_at = time.time()
     return state
 
 
-def _plan_cache_put(state: SearchState, c: Dependencies, plan: QueryPlan) -> None:
+def _plan_cache_put(state: SearchState, deps: Dependencies, plan: QueryPlan) -> None:
     info = state.plan_cache
     transient = any(
         step is not None and step.transient for step in (state.extractor, state.planner)
@@ -116,7 +116,7 @@ def _plan_cache_put(state: SearchState, c: Dependencies, plan: QueryPlan) -> Non
             "extractor": state.extractor.wire() if state.extractor else None,
             "planner": state.planner.wire() if state.planner else None,
         }
-        c.cache.put(info.key, value, c.settings.plan_cache_ttl_s)
+        deps.cache.put(info.key, value, deps.settings.plan_cache_ttl_s)
     except CacheError as exc:
         info.error = str(exc)
 

@@ -29,11 +29,11 @@ from agentic_search.wire import (
 
 
 def query_relevance(
-    c: Dependencies, plan: QueryPlan, results: Sequence[RetrievedList], ids: Sequence[str]
+    deps: Dependencies, plan: QueryPlan, results: Sequence[RetrievedList], ids: Sequence[str]
 ) -> dict[str, float]:
     """Cosine to the query of each of ``ids`` on the plan's main aspect, rounded to 4
     decimals; empty when the plan embeds no query text (a query by example only)."""
-    aspect = dense_aspect(plan, c.schema)
+    aspect = dense_aspect(plan, deps.schema)
     text = planned_dense_text(plan, aspect)
     if not text or not ids:
         return {}
@@ -48,21 +48,21 @@ def query_relevance(
     missing = [rid for rid in dict.fromkeys(ids) if rid not in out]
     if missing:
         probe = QueryPlan(
-            domain=c.schema.name,
+            domain=deps.schema.name,
             strategy="identity-focused",
             vector_sources=[VectorSource(aspect=aspect, top_k=1, text=text)],
             fusion="none",
         )
-        vectors, errors = embed_texts(c, probe)
+        vectors, errors = embed_texts(deps, probe)
         if text in vectors and text not in errors:
             q = np.asarray(vectors[text], dtype=np.float32)
             q = q / (float(np.linalg.norm(q)) or 1.0)
-            for rid, vec in c.store.vectors_of(c.schema, missing, aspect).items():
+            for rid, vec in deps.store.vectors_of(deps.schema, missing, aspect).items():
                 out[rid] = round(float(np.dot(q, float32(vec))), 4)
     return out
 
 
-def settle_relevance(c: Dependencies, state: ExecutorState, ids: Sequence[str]) -> None:
+def settle_relevance(deps: Dependencies, state: ExecutorState, ids: Sequence[str]) -> None:
     """Measure, into ``state.relevance``, the relevance of those of ``ids`` a later round
     left due (``state.relevance_due``: the round whose head an id entered first), each as
     :func:`query_relevance` of that round's lists (kept in ``state.retrieved``, pruned to
@@ -79,7 +79,7 @@ def settle_relevance(c: Dependencies, state: ExecutorState, ids: Sequence[str]) 
             wanted.setdefault(rnd, []).append(rid)
     for rnd in sorted(wanted):
         lists = [r for r in state.retrieved if r.round == rnd]
-        state.relevance.update(query_relevance(c, state.plan, lists, wanted[rnd]))
+        state.relevance.update(query_relevance(deps, state.plan, lists, wanted[rnd]))
 
 
 def float32(vec: Sequence[float]) -> np.ndarray:
@@ -95,7 +95,7 @@ def float32(vec: Sequence[float]) -> np.ndarray:
     return np.asarray(vec, dtype=np.float32)
 
 
-def word_relevance(c: Dependencies, plan: QueryPlan, intent: IntentState) -> dict[str, float]:
+def word_relevance(deps: Dependencies, plan: QueryPlan, intent: IntentState) -> dict[str, float]:
     """Cosine to the query (the text the plan's main aspect embedded, its vector cached by
     then; the query as written when there is none) of each content word of ``intent`` that
     no record holds, embedded as the word was written (its first surface form in the
@@ -105,32 +105,32 @@ def word_relevance(c: Dependencies, plan: QueryPlan, intent: IntentState) -> dic
     abstention does not read the query's words, every word is held, the query is unread
     (another language: :class:`~agentic_search.logic.quality.QueryReading`), or the
     embedder failed (then every such word counts)."""
-    spec = c.schema.quality_for(c.embedder_model())
+    spec = deps.schema.quality_for(deps.embedder_model())
     if not spec.reads_words:
         return {}
-    words = content_words(intent.keywords, c.analyzer.terms(function_word_text()))
-    reading = read_query(words, c.keyword.known_terms(c.schema, words) if words else set())
+    words = content_words(intent.keywords, deps.analyzer.terms(function_word_text()))
+    reading = read_query(words, deps.keyword.known_terms(deps.schema, words) if words else set())
     if not reading.missing:
         return {}
     surface: dict[str, str] = {}
     for token in intent.query.split():
-        for term in c.analyzer.terms(token):
+        for term in deps.analyzer.terms(token):
             surface.setdefault(term, token.strip(".,;:!?()[]\"'"))
     texts = [surface.get(w, w) for w in reading.unknown]
-    aspect = dense_aspect(plan, c.schema)
+    aspect = dense_aspect(plan, deps.schema)
     text = planned_dense_text(plan, aspect) or intent.query
     probe = QueryPlan(
-        domain=c.schema.name,
+        domain=deps.schema.name,
         strategy="identity-focused",
         vector_sources=[VectorSource(aspect=aspect, top_k=1, text=text)],
         fusion="none",
     )
     try:
-        vectors, errors = embed_texts(c, probe)  # round 1's vector, from the memo
+        vectors, errors = embed_texts(deps, probe)  # round 1's vector, from the memo
         if text not in vectors or text in errors:
             return {}
         q = np.asarray(vectors[text], dtype=np.float32).reshape(-1)
-        vecs = np.asarray(document_vectors(c.embedder, texts), dtype=np.float32)
+        vecs = np.asarray(document_vectors(deps.embedder, texts), dtype=np.float32)
     except Exception:  # an optional signal: unmeasured, every such word counts (Finalize)
         return {}
     q = q / (float(np.linalg.norm(q)) or 1.0)

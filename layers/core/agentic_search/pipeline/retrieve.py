@@ -14,20 +14,20 @@ from agentic_search.wire import (
 
 
 @as_caller
-def retrieve(event: RetrieveEvent, c: Dependencies) -> RetrievedList:
-    """Retrieve: the Map item's sub-query run against ``c``'s stores (never raises for a
+def retrieve(event: RetrieveEvent, deps: Dependencies) -> RetrievedList:
+    """Retrieve: the Map item's sub-query run against ``deps``'s stores (never raises for a
     failing source). Start-up work done meanwhile (a cold process loading the model or
     opening the store) is reported in ``setup_ms``, so the round budget can leave it out."""
-    before = c.caches.setup_ms
-    out = retrieve_sub_query(c, event.sub_query)
-    out.setup_ms = max(0.0, c.caches.setup_ms - before)
+    before = deps.caches.setup_ms
+    out = retrieve_sub_query(deps, event.sub_query)
+    out.setup_ms = max(0.0, deps.caches.setup_ms - before)
     return out
 
 
-def retrieve_sub_query(c: Dependencies, sub: SubQuery) -> RetrievedList:
+def retrieve_sub_query(deps: Dependencies, sub: SubQuery) -> RetrievedList:
     """Run one sub-query's source; never raises for a failing source (the error is in the
     result)."""
-    results, _ = run_sources(c, sub.plan)
+    results, _ = run_sources(deps, sub.plan)
     if not results:
         return RetrievedList(
             name=sub.name,

@@ -1,8 +1,8 @@
-"""The local runner: the search state machine's ASL, walked in this process.
+"""The local runner: the search state machine's ASL, interpreted in this process.
 
 There is one description of the search graph, ``statemachine/search.asl.json`` (in this
-package; Step Functions deploys the same file). :class:`LocalRunner` walks it with
-:func:`agentic_search.pipeline.asl.walk`: each Task runs the step registered for its function
+package; Step Functions deploys the same file). :class:`LocalRunner` runs it with
+:func:`agentic_search.pipeline.asl.interpret`: each Task runs the step registered for its function
 (:data:`agentic_search.pipeline.steps.FUNCTIONS`), each Choice, Map, Pass and Catch does what
 the ASL says, so the same states run in the same order with the same Catch routes as in AWS
 (docs/state-machine.md):
@@ -22,7 +22,7 @@ restore when it fails (the response, which no step changes but for its top-level
 note, the executor state's :data:`SHARED` collections and the round's sub-queries and Map's
 results, whose items no step changes in place, by shallow copies). ``wire=True`` makes every
 Task's input and output cross JSON, exactly what the Lambda functions receive and return.
-:class:`RunOptions` start the walk at a given state (what warm-up and tests do with a plan in
+:class:`RunOptions` start the run at a given state (what warm-up and tests do with a plan in
 hand: :func:`from_plan`) or switch the result cache off (its functions pass their input
 through).
 
@@ -60,7 +60,7 @@ from agentic_search.wire import (
 )
 from agentic_search.wire.errors import SearchFailed
 
-#: The Choice after CacheCheck (a hit goes to Finalize): where a walk starts whose request
+#: The Choice after CacheCheck (a hit goes to Finalize): where a run starts whose request
 #: the cache was already asked about (``LocalRunner.run(checked=...)``).
 AFTER_CACHE_CHECK = "CacheHit"
 
@@ -86,7 +86,7 @@ SHARED = (
 
 @dataclass(frozen=True)
 class RunOptions:
-    """How one walk runs.
+    """How one run of the ASL goes.
 
     ``start_at``: the ASL state to start from (default the ASL's ``StartAt``, CacheCheck);
     ``cache``: False passes the result cache's functions' input through (no lookup, nothing
@@ -106,7 +106,7 @@ class RunResult:
 
 
 class LocalRunner:
-    """Walks the search ASL in-process; ``deps`` gives a domain's dependencies; ``wire``:
+    """Interprets the search ASL in-process; ``deps`` gives a domain's dependencies; ``wire``:
     every Task's input and output cross JSON, as in Lambda.
 
     Raises (from ``deps``):
@@ -145,10 +145,10 @@ class LocalRunner:
         ``correlation_id`` (a fresh one by default) is the state's ``correlationId``, which
         the Map hands each Retrieve as the orchestrator in AWS does. ``checked``: the result
         cache was already looked up for ``request`` and missed (what CacheCheck would have
-        noted): the walk starts at the Choice after CacheCheck, not asking the cache again.
+        noted): the run starts at the Choice after CacheCheck, not asking the cache again.
 
         Raises:
-            SearchFailed: when the walk reaches the SearchFailed state (intent, plan or
+            SearchFailed: when the run reaches the SearchFailed state (intent, plan or
                 finalize failed on their fallback paths too).
         """
         cfg = RunConfig(map_max_concurrency=self.map_max_concurrency)
@@ -159,10 +159,10 @@ class LocalRunner:
         if checked is not None and (options is None or options.start_at is None):
             state.cache = checked
             options = RunOptions(start_at=AFTER_CACHE_CHECK, cache=(options or RunOptions()).cache)
-        return self.walk(state, options)
+        return self.run_asl(state, options)
 
-    def walk(self, state: SearchState, options: RunOptions | None = None) -> RunResult:
-        """Walk the ASL from ``state`` (see :class:`RunOptions`).
+    def run_asl(self, state: SearchState, options: RunOptions | None = None) -> RunResult:
+        """Interpret the ASL from ``state`` (see :class:`RunOptions`).
 
         Raises:
             SearchFailed: as :meth:`run`.
@@ -174,7 +174,7 @@ class LocalRunner:
         data: Any = state.wire() if self.wire else state
         tasks.last = data
         try:
-            done = asl.walk(search_definition(), data, tasks, start_at=opts.start_at)
+            done = asl.interpret(search_definition(), data, tasks, start_at=opts.start_at)
         except asl.ExecutionFailed as exc:
             raise SearchFailed(exc.error, exc.cause) from exc
         except asl.ASLError as exc:
@@ -184,10 +184,10 @@ class LocalRunner:
             final = SearchState.model_validate(final)
         return RunResult(final, done.trace)
 
-    def _map(self, c: Dependencies, run: Callable[[Any], Any], items: Sequence[Any]) -> list:
+    def _map(self, deps: Dependencies, run: Callable[[Any], Any], items: Sequence[Any]) -> list:
         """The Map's items: in this thread when every adapter runs in this process
         (:func:`_all_in_process`: threads would only hand the GIL over), else on the pool."""
-        if len(items) <= 1 or _all_in_process(c):
+        if len(items) <= 1 or _all_in_process(deps):
             return [run(i) for i in items]
         with self._pool_lock:
             if self._pool is None:
@@ -199,12 +199,12 @@ class LocalRunner:
 
 
 class _Tasks:
-    """The walk's Task adapter (:class:`agentic_search.pipeline.asl.Tasks`): a function name
+    """The interpreter's Task adapter (:class:`agentic_search.pipeline.asl.Tasks`): a function name
     -> its step on this domain's dependencies; ``last`` is the last search state seen."""
 
-    def __init__(self, runner: LocalRunner, c: Dependencies, options: RunOptions) -> None:
+    def __init__(self, runner: LocalRunner, deps: Dependencies, options: RunOptions) -> None:
         self.runner = runner
-        self.c = c
+        self.deps = deps
         self.options = options
         self.last: Any = None
 
@@ -212,11 +212,11 @@ class _Tasks:
         if function in CACHE_FUNCTIONS and not self.options.cache:
             return payload
         if self.runner.wire:
-            out = call_function(function, json.loads(json.dumps(payload)), lambda _: self.c)
+            out = call_function(function, json.loads(json.dumps(payload)), lambda _: self.deps)
         elif function == "RetrieveFunction":
-            out = FUNCTIONS[function](RetrieveEvent.model_validate(payload), self.c)
+            out = FUNCTIONS[function](RetrieveEvent.model_validate(payload), self.deps)
         else:
-            out = FUNCTIONS[function](payload, self.c)
+            out = FUNCTIONS[function](payload, self.deps)
         if function != "RetrieveFunction":
             self.last = out
         return out
@@ -261,31 +261,33 @@ class _Tasks:
         return kept
 
     def map(self, run: Callable[[Any], Any], items: Sequence[Any], concurrency: int) -> list:
-        return self.runner._map(self.c, run, list(items))
+        return self.runner._map(self.deps, run, list(items))
 
 
 def from_plan(
-    c: Dependencies, plan: QueryPlan, intent: IntentState, caps: ExecutorCaps | None = None
+    deps: Dependencies, plan: QueryPlan, intent: IntentState, caps: ExecutorCaps | None = None
 ) -> SearchState:
     """The state PlanQuery leaves for ``plan`` and ``intent`` (the executor's gate passed),
-    to walk from ``RunOptions(start_at="PrepareRound")``: what warm-up and the tests of the
+    to run from ``RunOptions(start_at="PrepareRound")``: what warm-up and the tests of the
     executor's rounds run.
 
     Raises:
         PlanError: when the plan is invalid.
     """
-    request = SearchRequest(query=intent.query, limit=plan.limit, domain=c.schema.name)
+    request = SearchRequest(query=intent.query, limit=plan.limit, domain=deps.schema.name)
     return SearchState(
-        request=request, intent=intent, executor=start_executor(c, plan, intent, caps)
+        request=request, intent=intent, executor=start_executor(deps, plan, intent, caps)
     )
 
 
-def _all_in_process(c: Dependencies) -> bool:
-    """Whether the store, keyword index, structured store and embedder of ``c`` all run in
+def _all_in_process(deps: Dependencies) -> bool:
+    """Whether the store, keyword index, structured store and embedder of ``deps`` all run in
     this process (:func:`~agentic_search.pipeline.source_pool.runs_in_process`: Qdrant Edge
     and the local
     model, the embedded defaults)."""
-    return all(runs_in_process(a) for a in (c.store, c.keyword, c.structured, c.embedder))
+    return all(
+        runs_in_process(a) for a in (deps.store, deps.keyword, deps.structured, deps.embedder)
+    )
 
 
 __all__ = [

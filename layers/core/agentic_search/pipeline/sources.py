@@ -27,6 +27,7 @@ from agentic_search.pipeline.embedding import embed_texts
 from agentic_search.pipeline.graph import fetch_entities, walk
 from agentic_search.pipeline.source_pool import SOURCES, bounded, runs_in_process
 from agentic_search.wire import (
+    SOURCE_TIMEOUT,
     Fused,
     QueryPlan,
     RankedList,
@@ -57,12 +58,12 @@ def pinned_or_bridged(result: RetrievedList) -> bool:
 
 
 def source_tasks(
-    c: Dependencies, plan: QueryPlan, vectors: dict[str, Any], embed_errors: dict[str, str]
+    deps: Dependencies, plan: QueryPlan, vectors: dict[str, Any], embed_errors: dict[str, str]
 ) -> tuple[list[Task], list[RetrievedList]]:
     """One task per source of ``plan`` (its result shell and the call that fills it), and the
     dense sources that already failed because their text could not be embedded."""
-    schema = c.schema
-    store = c.store
+    schema = deps.schema
+    store = deps.store
     on_store = runs_in_process(store)
     filters, exclude = plan.filters, plan.exclude_ids
     tasks: list[Task] = []
@@ -115,7 +116,7 @@ def source_tasks(
         )
     if plan.sparse_source is not None:
         sp = plan.sparse_source
-        keyword = c.keyword
+        keyword = deps.keyword
         res = RetrievedList(
             name=f"sparse:{keyword.name}",
             system="qdrant",
@@ -135,7 +136,7 @@ def source_tasks(
         res = RetrievedList(
             name="entity", system="qdrant", round=plan.round, query=", ".join(es.names) or None
         )
-        tasks.append(Task(res, lambda es=es: fetch_entities(c, es, filters), on_store))
+        tasks.append(Task(res, lambda es=es: fetch_entities(deps, es, filters), on_store))
     if plan.graph_source is not None:
         gs = plan.graph_source
         res = RetrievedList(
@@ -147,9 +148,9 @@ def source_tasks(
             round=plan.round,
             query=gs.text or (f"neighbours of {gs.reference}" if gs.reference else None),
         )
-        tasks.append(Task(res, lambda gs=gs: walk(c, gs, filters), on_store))
+        tasks.append(Task(res, lambda gs=gs: walk(deps, gs, filters), on_store))
     if plan.structured_sources:
-        structured = c.structured
+        structured = deps.structured
         for i, st in enumerate(plan.structured_sources):
             res = RetrievedList(
                 name=f"structured:{structured.system}:{i}",
@@ -170,7 +171,9 @@ def source_tasks(
     return tasks, failed
 
 
-def run_sources(c: Dependencies, plan: QueryPlan) -> tuple[list[RetrievedList], dict[str, float]]:
+def run_sources(
+    deps: Dependencies, plan: QueryPlan
+) -> tuple[list[RetrievedList], dict[str, float]]:
     """Embed, then run every source of ``plan``; returns the results (in the plan's order)
     and the ``embed`` and ``retrieve`` stage times (ms). Never raises for a failing source:
     its :class:`~agentic_search.wire.RetrievedList` carries the error instead of hits.
@@ -178,16 +181,17 @@ def run_sources(c: Dependencies, plan: QueryPlan) -> tuple[list[RetrievedList], 
     Sources on a remote system run on the source threads
     (:mod:`~agentic_search.pipeline.source_pool`), at most ``MAX_PARALLEL_SOURCES`` at once,
     each abandoned at the deadline (``SOURCE_TIMEOUT_S`` from the start), its result's error
-    then ``"SourceTimeout"``; sources in this process (:attr:`Task.inline`) run in the calling
-    thread meanwhile, and answer whenever they finish."""
+    then :data:`~agentic_search.wire.SOURCE_TIMEOUT`; sources in this process
+    (:attr:`Task.inline`) run in the calling thread meanwhile, and answer whenever they
+    finish."""
     stage: dict[str, float] = {}
     t = time.perf_counter()
-    vectors, embed_errors = embed_texts(c, plan)
+    vectors, embed_errors = embed_texts(deps, plan)
     stage["embed"] = elapsed_ms(t)
 
-    tasks, results = source_tasks(c, plan, vectors, embed_errors)
+    tasks, results = source_tasks(deps, plan, vectors, embed_errors)
     t = time.perf_counter()
-    settings = c.settings
+    settings = deps.settings
     timeout = settings.source_timeout_s
     deadline = time.monotonic() + timeout
     pool = None if all(task.inline for task in tasks) else SOURCES.executor()
@@ -214,7 +218,7 @@ def run_sources(c: Dependencies, plan: QueryPlan) -> tuple[list[RetrievedList], 
                     res.ms = timeout * 1000
                     res.error = SourceError(
                         source=res.name,
-                        error="SourceTimeout",
+                        error=SOURCE_TIMEOUT,
                         message=f"no answer within {timeout:.1f} s",
                     )
                     results.append(res)
@@ -229,7 +233,7 @@ def run_sources(c: Dependencies, plan: QueryPlan) -> tuple[list[RetrievedList], 
     if abandoned and pool is not None:
         SOURCES.discard(pool)
     stage["retrieve"] = elapsed_ms(t)
-    log = c.caches.source_log
+    log = deps.caches.source_log
     if log is not None:
         log.append((list(results), dict(stage)))
     return results, stage

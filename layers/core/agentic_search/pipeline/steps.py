@@ -4,7 +4,7 @@
 Each Task invokes a function (the template's ``DefinitionSubstitutions`` map ``${XFunctionArn}``
 to ``XFunction``); :data:`FUNCTIONS` maps that function to its step, ``step(state, deps)
 -> state`` over :class:`~agentic_search.wire.SearchState` (RetrieveFunction: ``retrieve(event,
-deps) -> RetrievedList``). The Lambda handlers, the local runner (which walks the ASL) and
+deps) -> RetrievedList``). The Lambda handlers, the local runner (which interprets the ASL) and
 the tests call the same functions. A failed step is just an exception: the fields a Catch adds
 (``intentError``, ``fuseError``, ...) are plain inputs the next step reads. The contract, with
 the state's shape and each Catch, is ``docs/state-machine.md``.
@@ -53,7 +53,7 @@ def search_definition() -> dict[str, Any]:
     """The search ASL, loaded and checked once (:func:`agentic_search.pipeline.asl.load`).
 
     Raises:
-        ASLError: for a definition outside the subset the local walk runs.
+        ASLError: for a definition outside the subset the local interpreter runs.
     """
     return asl.load(SEARCH_ASL)
 

@@ -22,7 +22,7 @@ from agentic_search.sync.relink import relink_changed
 
 
 def after_write(
-    c: Dependencies,
+    deps: Dependencies,
     stats: WriteStats,
     *,
     touched: Sequence[str] = (),
@@ -40,16 +40,16 @@ def after_write(
         VectorStoreError: when the store fails while the graph is relinked (the write itself
             is in; running this again completes it).
     """
-    schema = c.schema
-    c.keyword.refresh(schema)
+    schema = deps.schema
+    deps.keyword.refresh(schema)
     if everything:
-        relink(c)
+        relink(deps)
     elif stats.changed or touched:  # the entity graph follows (it reads the keyword index)
         changed = list(dict.fromkeys([*stats.written_ids, *touched]))
-        relink_changed(c, changed, stats.deleted_ids)
-    c.caches.forget_catalog()
+        relink_changed(deps, changed, stats.deleted_ids)
+    deps.caches.forget_catalog()
     with contextlib.suppress(CacheError):
-        return c.cache.bump_catalog_version(schema.name)
+        return deps.cache.bump_catalog_version(schema.name)
     return None
 
 

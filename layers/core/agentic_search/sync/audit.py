@@ -81,20 +81,20 @@ class Audit:
         }
 
 
-def audit(c: Dependencies, records: Sequence[dict[str, Any]], status: bool = True) -> Audit:
-    """Compare ``c``'s stores with ``records`` (the whole catalog, validated); with
+def audit(deps: Dependencies, records: Sequence[dict[str, Any]], status: bool = True) -> Audit:
+    """Compare ``deps``'s stores with ``records`` (the whole catalog, validated); with
     ``status``, the sync status too (see the module docstring).
 
     Raises:
         VectorStoreError: when the store cannot be read.
     """
-    schema = c.schema
+    schema = deps.schema
     idf = schema.id_field
     points = chunk_records(schema, records) if schema.chunking is not None else list(records)
     have: dict[str, str | None] = {}
     enrichment: dict[str, dict[str, Any]] = {}
-    if c.store.exists(schema):
-        for payload in c.store.scroll(schema, payload=[idf, HASHES_KEY, *ENRICHMENT_KEYS]):
+    if deps.store.exists(schema):
+        for payload in deps.store.scroll(schema, payload=[idf, HASHES_KEY, *ENRICHMENT_KEYS]):
             rid = str(payload[idf])
             have[rid] = (payload.get(HASHES_KEY) or {}).get(RECORD_HASH)
             enrichment[rid] = {k: payload[k] for k in ENRICHMENT_KEYS if k in payload}
@@ -108,15 +108,15 @@ def audit(c: Dependencies, records: Sequence[dict[str, Any]], status: bool = Tru
         missing=sorted(set(want) - set(have)),
         extra=sorted(set(have) - set(want)),
         differing=sorted(rid for rid in set(want) & set(have) if want[rid] != have[rid]),
-        pending_write=c.journal.pending(schema.name) is not None,
+        pending_write=deps.journal.pending(schema.name) is not None,
     )
-    list_ids = getattr(c.keyword, "indexed_ids", None)
+    list_ids = getattr(deps.keyword, "indexed_ids", None)
     if list_ids is not None:
         indexed = set(list_ids(schema) or [])
         out.keyword_missing = sorted(set(have) - indexed)
         out.keyword_extra = sorted(indexed - set(have))
     if status:
-        entries = c.sync_status.get(schema.name, list(want))
+        entries = deps.sync_status.get(schema.name, list(want))
         out.not_synced = sorted(
             rid for rid in want if rid not in entries or entries[rid].status != "synced"
         )
@@ -153,18 +153,18 @@ def holdings(
     return Holdings(synced, [e.record_id for e in entries if not e.deleted][:sample])
 
 
-def domain_health(c: Dependencies) -> str:
+def domain_health(deps: Dependencies) -> str:
     """``ok``, ``empty`` (nothing indexed yet) or ``error: <one line>`` when the domain's
     collection or keyword index cannot be read (each is opened and read here), or the
     collection holds less than the sync status says (:meth:`VectorStore.verify
     <agentic_search.ports.VectorStore.verify>`).
     """
-    schema = c.schema
+    schema = deps.schema
     try:
-        c.store.verify(schema)
-        if c.store.count(schema) == 0:
+        deps.store.verify(schema)
+        if deps.store.count(schema) == 0:
             return "empty"
-        c.keyword.search(schema, schema.name, 1)  # loads the persisted index
+        deps.keyword.search(schema, schema.name, 1)  # loads the persisted index
     except (VectorStoreError, KeywordIndexError) as exc:
         return f"error: {exc}"
     return "ok"

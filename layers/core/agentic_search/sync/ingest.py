@@ -96,7 +96,7 @@ class IngestReport:
 
 
 def ingest_records(
-    c: Dependencies,
+    deps: Dependencies,
     records: Sequence[dict[str, Any]],
     batch_size: int = DEFAULT_BATCH,
     on_progress: Callable[[int], None] | None = None,
@@ -120,16 +120,16 @@ def ingest_records(
             records before it, and the others of its batch, are written).
     """
     total = WriteStats()
-    schema = c.schema
+    schema = deps.schema
     if schema.chunking is not None:
         records = chunk_records(schema, records)
     enriched = schema.enrichment is not None
     if enriched:  # the whole file at once: one mean record, one progress, resumable answers
-        records, total.enrichment = enrich_records(c, records, on_progress=on_enrich)
+        records, total.enrichment = enrich_records(deps, records, on_progress=on_enrich)
     for i in range(0, len(records), batch_size):
         batch = records[i : i + batch_size]
         report = apply_changes(
-            c,
+            deps,
             insert_changes(schema, batch),
             status,
             after=False,
@@ -138,19 +138,19 @@ def ingest_records(
         total.add(report.stats)
         if report.failed and report.failed[0].exception is not None:
             if total.changed:
-                after_write(c, total)
+                after_write(deps, total)
             raise report.failed[0].exception
         if on_progress:  # in source records (a record's first chunk), as on_start counts
             on_progress(sum(1 for r in batch if not r.get("chunk_id")))
     if total.changed or force_refresh:
         # completing an interrupted write: what it wrote before it stopped is relinked too
-        after_write(c, total, everything=force_refresh)
-    c.caches.forget_catalog()
+        after_write(deps, total, everything=force_refresh)
+    deps.caches.forget_catalog()
     return total
 
 
 def ingest_file(
-    c: Dependencies,
+    deps: Dependencies,
     path: Path,
     batch_size: int = DEFAULT_BATCH,
     on_start: Callable[[int], None] | None = None,
@@ -179,16 +179,16 @@ def ingest_file(
         OSError: when the journal cannot be written (nothing was written to the index).
     """
     t0 = time.perf_counter()
-    schema = c.schema
+    schema = deps.schema
     catalog = read or read_catalog(path, schema, id_key=id_key)
-    c.store.acquire_writer(schema)  # the writer first: a refused ingest journals nothing
+    deps.store.acquire_writer(schema)  # the writer first: a refused ingest journals nothing
     rejected_ids = [e.record_id for e in catalog.errors]
     if prune:  # refused before anything is journaled or written
-        plan = prune_plan(c, catalog.records, rejected_ids)
+        plan = prune_plan(deps, catalog.records, rejected_ids)
         check_prune(plan, len(catalog.records), len(catalog.errors), force)
     if on_start:
         on_start(len(catalog.records))
-    c.journal.begin(
+    deps.journal.begin(
         schema.name,
         {
             "op": "ingest",
@@ -201,13 +201,13 @@ def ingest_file(
             "pid": os.getpid(),
         },
     )
-    status = c.sync_status
+    status = deps.sync_status
     stats = ingest_records(
-        c, catalog.records, batch_size, on_progress, status, force_refresh, on_enrich
+        deps, catalog.records, batch_size, on_progress, status, force_refresh, on_enrich
     )
-    plan = prune_plan(c, catalog.records, rejected_ids)
-    pruned = prune_records(c, plan.stale, status) if prune and plan.stale else 0
-    c.journal.finish(schema.name)
+    plan = prune_plan(deps, catalog.records, rejected_ids)
+    pruned = prune_records(deps, plan.stale, status) if prune and plan.stale else 0
+    deps.journal.finish(schema.name)
     return IngestReport(
         path=str(path),
         lines=catalog.lines,
@@ -222,46 +222,46 @@ def ingest_file(
     )
 
 
-def ensure_links(c: Dependencies) -> LinkStats | None:
+def ensure_links(deps: Dependencies) -> LinkStats | None:
     """Build the entity graph of a collection written before it existed (a record without
     its ``_entity`` key); None when the graph is there or the schema has no entities."""
-    schema = c.schema
-    if schema.entities is None or not c.store.exists(schema):
+    schema = deps.schema
+    if schema.entities is None or not deps.store.exists(schema):
         return None
-    for payload in c.store.scroll(schema, payload=[schema.id_field, ENTITY_KEY]):
+    for payload in deps.store.scroll(schema, payload=[schema.id_field, ENTITY_KEY]):
         rid = str(payload.get(schema.id_field))
         if ENTITY_KEY not in payload and doc_id_of(rid) == rid:
-            return relink(c)
+            return relink(deps)
     return None
 
 
-def is_empty(c: Dependencies) -> bool:
+def is_empty(deps: Dependencies) -> bool:
     """Whether the domain's collection holds no records."""
-    return c.store.count(c.schema) == 0
+    return deps.store.count(deps.schema) == 0
 
 
-def never_written(c: Dependencies) -> bool:
+def never_written(deps: Dependencies) -> bool:
     """Whether nothing was ever written to the domain's index here: no collection (the first
     write creates it; deleting every record leaves it)."""
-    return not c.store.exists(c.schema)
+    return not deps.store.exists(deps.schema)
 
 
 def ensure_bundled_catalog(
-    c: Dependencies,
+    deps: Dependencies,
     on_start: Callable[[int], None] | None = None,
     on_progress: Callable[[int], None] | None = None,
 ) -> IngestReport | None:
     """Ingest the bundled tools catalog into a tools index never written (first use; never one
     a prune emptied); a tools collection indexed before the entity graph existed gets its
     graph. None when nothing was ingested."""
-    if c.schema.name != "tools":
+    if deps.schema.name != "tools":
         return None
-    if not never_written(c):
-        if not is_empty(c):
-            ensure_links(c)
+    if not never_written(deps):
+        if not is_empty(deps):
+            ensure_links(deps)
         return None
     return ingest_file(
-        c, bundled_catalog_path(), on_start=on_start, on_progress=on_progress, source=BUNDLED
+        deps, bundled_catalog_path(), on_start=on_start, on_progress=on_progress, source=BUNDLED
     )
 
 

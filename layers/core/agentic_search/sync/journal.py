@@ -32,7 +32,7 @@ from agentic_search.sync.ingest import BUNDLED, IngestReport, ingest_file
 from agentic_search.sync.prune import PruneRefused
 
 
-def recover(c: Dependencies) -> str | None:
+def recover(deps: Dependencies) -> str | None:
     """Complete the domain's interrupted write, if any; a one-line account of what was done,
     or None when no write was pending.
 
@@ -41,8 +41,8 @@ def recover(c: Dependencies) -> str | None:
             (the intent stays, the next process tries again).
         OSError: when the journal cannot be read or written.
     """
-    domain = c.schema.name
-    intent = c.journal.pending(domain)
+    domain = deps.schema.name
+    intent = deps.journal.pending(domain)
     if intent is None:
         return None
     op = intent.get("op")
@@ -52,12 +52,12 @@ def recover(c: Dependencies) -> str | None:
         path = bundled_catalog_path() if source == BUNDLED else Path(source)
         label = "the bundled catalog" if source == BUNDLED else source
         if path.is_file():
-            read = read_catalog(path, c.schema, id_key=intent.get("idKey"))
+            read = read_catalog(path, deps.schema, id_key=intent.get("idKey"))
             prune, refused = bool(intent.get("prune")), ""
 
             def complete(prune: bool) -> IngestReport:
                 return ingest_file(
-                    c,
+                    deps,
                     path,
                     read=read,
                     prune=prune,
@@ -78,19 +78,19 @@ def recover(c: Dependencies) -> str | None:
                 + (f", {report.pruned} pruned" if report.pruned else "")
                 + refused
             )
-        after_write(c, WriteStats(), everything=True)
-        c.journal.finish(domain)
+        after_write(deps, WriteStats(), everything=True)
+        deps.journal.finish(domain)
         return (
             f"an ingest of {label} ({when}) was interrupted and the file is gone: the index "
             "keeps what was written (keyword index rebuilt); ingest the file again to finish"
         )
     if op == "sync":
         changes = [CatalogChange.model_validate(w) for w in intent.get("changes") or []]
-        report = apply_changes(c, changes, c.sync_status)
-        c.journal.finish(domain)
+        report = apply_changes(deps, changes, deps.sync_status)
+        deps.journal.finish(domain)
         counts = ", ".join(f"{n} {k}" for k, n in sorted(report.counts().items())) or "nothing"
         return f"completed an interrupted sync batch of {len(changes)} change(s) ({when}): {counts}"
-    c.journal.finish(domain)
+    deps.journal.finish(domain)
     return f"dropped an unknown journal entry {op!r} ({when})"
 
 

@@ -77,14 +77,14 @@ def is_entity(schema: DomainSchema, payload: Mapping[str, Any]) -> bool:
     return doc_id_of(rid) == rid
 
 
-def similar_edges(c: Dependencies, rid: str) -> list[str]:
-    rel = c.schema.entities.relations  # type: ignore[union-attr]
+def similar_edges(deps: Dependencies, rid: str) -> list[str]:
+    rel = deps.schema.entities.relations  # type: ignore[union-attr]
     if not rel.similar_aspect:
         return []
-    vec = c.store.vector_of(c.schema, rid, rel.similar_aspect)
+    vec = deps.store.vector_of(deps.schema, rid, rel.similar_aspect)
     if vec is None:
         return []
-    hits = c.store.query_dense(c.schema, rel.similar_aspect, vec, rel.similar_k + 1)
+    hits = deps.store.query_dense(deps.schema, rel.similar_aspect, vec, rel.similar_k + 1)
     return [
         doc_id_of(h.id)
         for h in hits
@@ -92,34 +92,34 @@ def similar_edges(c: Dependencies, rid: str) -> list[str]:
     ][: rel.similar_k]
 
 
-def write_keys(c: Dependencies, updates: Mapping[str, Mapping[str, Any]]) -> int:
+def write_keys(deps: Dependencies, updates: Mapping[str, Mapping[str, Any]]) -> int:
     """Merge ``{record id: {key: value}}`` into the stored payloads (read, merged,
     overwritten in batches). Returns the number of payloads written."""
-    schema = c.schema
+    schema = deps.schema
     ids = list(updates)
     written = 0
     for i in range(0, len(ids), 256):
         chunk = ids[i : i + 256]
-        current = c.store.retrieve_records(schema, chunk)
+        current = deps.store.retrieve_records(schema, chunk)
         payloads = {
             rid: {**(rec.payload or {}), **updates[rid]}
             for rid, rec in current.items()
             if any((rec.payload or {}).get(k) != v for k, v in updates[rid].items())
         }
         if payloads:
-            c.store.update_points(schema, [], payloads)
+            deps.store.update_points(schema, [], payloads)
             written += len(payloads)
     return written
 
 
-def relink(c: Dependencies) -> LinkStats:
+def relink(deps: Dependencies) -> LinkStats:
     """Rebuild every record's names, ambiguity and edges from one scan of the collection;
     only changed payloads are written. A schema without ``entities`` does nothing."""
-    schema = c.schema
+    schema = deps.schema
     stats = LinkStats(mode="full")
-    if schema.entities is None or not c.store.exists(schema):
+    if schema.entities is None or not deps.store.exists(schema):
         return stats
-    records = list(c.store.scroll(schema, payload=graph_fields(schema)))
+    records = list(deps.store.scroll(schema, payload=graph_fields(schema)))
     stats.scanned = len(records)
     named = [
         (str(p[schema.id_field]), record_names(schema, p)) for p in records if is_entity(schema, p)
@@ -137,7 +137,7 @@ def relink(c: Dependencies) -> LinkStats:
         rid = str(p[schema.id_field])
         edges = out_edges(schema, index, p, rid)
         if is_entity(schema, p):
-            sim = similar_edges(c, rid)
+            sim = similar_edges(deps, rid)
             if sim:
                 edges["similar"] = sim
         if edges:
@@ -162,12 +162,12 @@ def relink(c: Dependencies) -> LinkStats:
             }
         if any(p.get(k) != v for k, v in want.items()):
             updates[rid] = want
-    stats.rewritten = write_keys(c, updates)
+    stats.rewritten = write_keys(deps, updates)
     stats.edges = sum(len(t) for e in out.values() for t in e.values())
     for e in out.values():
         for kind, targets in e.items():
             stats.kinds[kind] = stats.kinds.get(kind, 0) + len(targets)
-    c.caches.forget_entities()
+    deps.caches.forget_entities()
     return stats
 
 

@@ -51,25 +51,25 @@ class PrunePlan:
     kept: list[str] = field(default_factory=list)
 
 
-def indexed_documents(c: Dependencies) -> set[str]:
+def indexed_documents(deps: Dependencies) -> set[str]:
     """Document ids in the domain's collection (a chunked document once, by its document id;
     empty when the collection does not exist)."""
-    schema = c.schema
-    if not c.store.exists(schema):
+    schema = deps.schema
+    if not deps.store.exists(schema):
         return set()
     return {
         doc_id_of(str(p[schema.id_field]))
-        for p in c.store.scroll(schema, payload=[schema.id_field])
+        for p in deps.store.scroll(schema, payload=[schema.id_field])
     }
 
 
 def prune_plan(
-    c: Dependencies, records: Sequence[dict[str, Any]], rejected_ids: Iterable[str | None] = ()
+    deps: Dependencies, records: Sequence[dict[str, Any]], rejected_ids: Iterable[str | None] = ()
 ) -> PrunePlan:
     """Compare the index with a whole file: its valid ``records`` and the ids of its rejected
     lines (None where a line's id could not be read)."""
-    indexed = indexed_documents(c)
-    wanted = {str(r[c.schema.id_field]) for r in records}
+    indexed = indexed_documents(deps)
+    wanted = {str(r[deps.schema.id_field]) for r in records}
     rejected = {str(r) for r in rejected_ids if r is not None} - wanted
     return PrunePlan(
         indexed=len(indexed),
@@ -98,23 +98,25 @@ def check_prune(plan: PrunePlan, accepted: int, rejected: int, force: bool = Fal
         )
 
 
-def prune_records(c: Dependencies, doc_ids: Sequence[str], status: SyncStatusStore | None) -> int:
+def prune_records(
+    deps: Dependencies, doc_ids: Sequence[str], status: SyncStatusStore | None
+) -> int:
     """Delete the documents ``doc_ids`` (every chunk of each) through the one writer, as
     remove changes (tombstones in ``status``); then the keyword index, the entity graph and
     the caches follow. Returns how many points were deleted."""
-    schema = c.schema
+    schema = deps.schema
     docs = set(doc_ids)
     points = [
         str(p[schema.id_field])
-        for p in c.store.scroll(schema, payload=[schema.id_field])
+        for p in deps.store.scroll(schema, payload=[schema.id_field])
         if doc_id_of(str(p[schema.id_field])) in docs
     ]
     removes = [
         CatalogChange(op=ChangeOp.REMOVE, domain=schema.name, record_id=rid) for rid in points
     ]
-    report = apply_changes(c, removes, status, after=False)
+    report = apply_changes(deps, removes, status, after=False)
     if report.stats.changed:
-        after_write(c, report.stats)
+        after_write(deps, report.stats)
     return report.stats.deleted
 
 

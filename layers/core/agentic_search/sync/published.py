@@ -16,21 +16,21 @@ from agentic_search.dependencies import Dependencies
 from agentic_search.ports import PublishedIndex
 
 
-def refresh_published(c: Dependencies) -> list[Any]:
+def refresh_published(deps: Dependencies) -> list[Any]:
     """Before a request: swap in the snapshots whose pointer moved (at most every
     ``SNAPSHOT_RECHECK_S``); the process's catalog caches are dropped after a swap. Returns
     the refresh results (failures included, never raised); none when the store was not built
     yet (it opens the newest snapshot on first use) or is not a published one."""
-    if not c.built("store") or not isinstance(c.store, PublishedIndex):
+    if not deps.built("store") or not isinstance(deps.store, PublishedIndex):
         return []
-    results = c.store.refresh_snapshots()
+    results = deps.store.refresh_snapshots()
     if any(r.swapped for r in results):
-        c.caches.forget_catalog()
+        deps.caches.forget_catalog()
     return results
 
 
 @contextmanager
-def publishing(c: Dependencies) -> Iterator[Any]:
+def publishing(deps: Dependencies) -> Iterator[Any]:
     """The block's writes under the domain's lease, published once when it ends (also when
     it raises: what was written goes out). Yields the store.
 
@@ -39,15 +39,15 @@ def publishing(c: Dependencies) -> Iterator[Any]:
         SnapshotConflict: the lease was lost or the pointer moved; nothing published.
         SnapshotError: the pointer's snapshot cannot be opened, or the upload failed.
     """
-    store = c.store
+    store = deps.store
     if not isinstance(store, PublishedIndex):
         yield store
         return
-    with store.writing(c.schema):
+    with store.writing(deps.schema):
         try:
             yield store
         finally:
-            store.publish(c.schema)
+            store.publish(deps.schema)
 
 
 __all__ = ["publishing", "refresh_published"]

@@ -186,7 +186,7 @@ def due_entries(
 
 
 def redrive_due(
-    c: Dependencies,
+    deps: Dependencies,
     status: SyncStatusStore,
     clock: Callable[[], float] = time.time,
     limit: int = 500,
@@ -200,7 +200,7 @@ def redrive_due(
     """
     out = RedriveReport()
     now = clock()
-    due = due_entries(status, c.schema.name, now, limit)
+    due = due_entries(status, deps.schema.name, now, limit)
     if not due:
         return out
     changes = [
@@ -209,13 +209,13 @@ def redrive_due(
     ]
     from agentic_search.sync.apply import apply_changes  # the write path: only when applying
 
-    report = apply_changes(c, changes, status, clock=lambda: now)
+    report = apply_changes(deps, changes, status, clock=lambda: now)
     out.attempted = len(changes)
     failed = {o.change.record_id: o.error or "" for o in report.failed}
     if not failed:
         out.applied = len(changes)
         return out
-    entries = status.get(c.schema.name, list(failed))
+    entries = status.get(deps.schema.name, list(failed))
     for rid, entry in entries.items():
         entry.retry_count += 1
         entry.last_error = failed[rid]

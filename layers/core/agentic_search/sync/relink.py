@@ -26,16 +26,16 @@ from agentic_search.wire import ENTITY_KEY, LINKED_FROM_KEY, LINKS_KEY
 
 
 def relink_changed(
-    c: Dependencies, changed: Sequence[str], removed: Sequence[str] = ()
+    deps: Dependencies, changed: Sequence[str], removed: Sequence[str] = ()
 ) -> LinkStats:
     """Update the graph after a small write (see the module docstring); falls back to
     :func:`relink` for large writes or small collections."""
-    schema = c.schema
-    if schema.entities is None or not c.store.exists(schema):
+    schema = deps.schema
+    if schema.entities is None or not deps.store.exists(schema):
         return LinkStats()
-    total = c.store.count(schema)
+    total = deps.store.count(schema)
     if len(changed) > INCREMENTAL_MAX or total < 5 * max(1, len(changed)):
-        return relink(c)
+        return relink(deps)
     stats = LinkStats(mode="incremental")
     names_only = [schema.id_field, "doc_id", *schema.name_fields, ENTITY_KEY]
     names_only += [LINKS_KEY, LINKED_FROM_KEY]
@@ -48,7 +48,7 @@ def relink_changed(
     members: dict[str, list[str]] = {}  # document id -> its points (chunks)
     pointing: dict[str, Edges] = {}  # record -> its out-edges, when one is to a changed record
     pointed: dict[str, Edges] = {}  # record -> its in-edges, when one is from a removed record
-    for p in c.store.scroll(schema, payload=names_only):
+    for p in deps.store.scroll(schema, payload=names_only):
         rid = str(p[schema.id_field])
         members.setdefault(doc_id_of(rid), []).append(rid)
         if is_entity(schema, p):
@@ -65,7 +65,7 @@ def relink_changed(
         common,
     )
     gone = removed_docs - set(members)  # deleted documents (not a chunk of one that stays)
-    changed_recs = c.store.retrieve_records(schema, list(changed))
+    changed_recs = deps.store.retrieve_records(schema, list(changed))
     touched: dict[str, dict[str, Any]] = {}
     new_out: dict[str, Edges] = {}
     old_out: dict[str, Edges] = {}
@@ -74,7 +74,7 @@ def relink_changed(
         doc = doc_id_of(rid)
         edges = out_edges(schema, index, payload, rid)
         if doc == rid:
-            sim = similar_edges(c, rid)
+            sim = similar_edges(deps, rid)
             if sim:
                 edges["similar"] = sim
         new_out[doc] = merge_edges(new_out.get(doc, {}), edges)
@@ -96,7 +96,7 @@ def relink_changed(
             for kind, targets in have.items()
         }
         found: Edges = {}
-        for rec in c.store.retrieve_records(schema, members.get(src, [src])).values():
+        for rec in deps.store.retrieve_records(schema, members.get(src, [src])).values():
             for kind, targets in out_edges(schema, index, rec.payload or {}, rec.id).items():
                 hits = [t for t in targets if t in renamed]
                 if hits:
@@ -108,11 +108,11 @@ def relink_changed(
         if doc_id_of(rid) != rid:
             continue
         for name in index.names_of(rid):
-            for hit in c.keyword.search(schema, name, MENTION_SEARCH_K):
+            for hit in deps.keyword.search(schema, name, MENTION_SEARCH_K):
                 src = doc_id_of(hit.id)
                 if src in renamed or src == rid:
                     continue
-                rec = c.store.retrieve_records(schema, [hit.id]).get(hit.id)
+                rec = deps.store.retrieve_records(schema, [hit.id]).get(hit.id)
                 if rec is None:
                     continue
                 # the full index, so that the longest name wins ("Meet Corliss Archer" names
@@ -142,7 +142,7 @@ def relink_changed(
     for t in pointed:  # in-edges from a deleted record go
         deltas.setdefault(t, [])
     if deltas:
-        current = c.store.retrieve_records(schema, list(deltas))
+        current = deps.store.retrieve_records(schema, list(deltas))
         for t, changes in deltas.items():
             rec = current.get(t)
             if rec is None:
@@ -161,10 +161,10 @@ def relink_changed(
                 k: v for k, v in sorted(inbound.items()) if v
             }
     removed_set = set(removed)
-    stats.rewritten = write_keys(c, {k: v for k, v in touched.items() if k not in removed_set})
+    stats.rewritten = write_keys(deps, {k: v for k, v in touched.items() if k not in removed_set})
     stats.scanned = len(changed_recs)
     stats.edges = sum(len(t) for e in new_out.values() for t in e.values())
-    c.caches.forget_entities()
+    deps.caches.forget_entities()
     return stats
 
 

@@ -19,7 +19,7 @@ from agentic_search.sync.ingest import IngestReport, ingest_file
 from agentic_search.wire.sync import TOMBSTONE_TTL_S
 
 
-def set_aside_unreadable_status(c: Dependencies) -> str | None:
+def set_aside_unreadable_status(deps: Dependencies) -> str | None:
     """Move the embedded sync status aside when it cannot be opened (a server-side table is
     left alone); a one-line account, or None when it opens.
 
@@ -27,18 +27,18 @@ def set_aside_unreadable_status(c: Dependencies) -> str | None:
         SyncStatusError: when a DynamoDB status table fails (nothing to set aside).
     """
     try:
-        c.sync_status.counts(c.schema.name)
+        deps.sync_status.counts(deps.schema.name)
         return None
     except SyncStatusError:
-        if c.settings.sync_status_table:
+        if deps.settings.sync_status_table:
             raise
-    path = c.settings.sync_status_path
+    path = deps.settings.sync_status_path
     aside = path.with_name(f"{path.name}.unreadable-{time.strftime('%Y%m%d-%H%M%S')}")
     path.rename(aside)
     return f"the sync status could not be opened: moved to {aside}, recorded anew"
 
 
-def rebuild(c: Dependencies, path: Path, **ingest: Any) -> IngestReport:
+def rebuild(deps: Dependencies, path: Path, **ingest: Any) -> IngestReport:
     """Drop the domain's collection (also an unreadable one) and its keyword index, forget a
     pending write, and ingest ``path`` into a fresh collection: :func:`ingest_file` with
     ``ingest`` (batch size, progress, read, id key, source), the keyword index rebuilt.
@@ -47,17 +47,17 @@ def rebuild(c: Dependencies, path: Path, **ingest: Any) -> IngestReport:
         FileNotFoundError, CatalogFormatError: for the catalog file.
         VectorStoreError, EmbedderError: when the store or the model fail.
     """
-    schema = c.schema
-    c.journal.finish(schema.name)
-    c.store.drop(schema)
-    c.keyword.refresh(schema)  # an empty store: the keyword index's files go too
-    c.caches.forget_catalog()
-    report = ingest_file(c, path, force_refresh=True, **ingest)
-    forget_unheld(c)
+    schema = deps.schema
+    deps.journal.finish(schema.name)
+    deps.store.drop(schema)
+    deps.keyword.refresh(schema)  # an empty store: the keyword index's files go too
+    deps.caches.forget_catalog()
+    report = ingest_file(deps, path, force_refresh=True, **ingest)
+    forget_unheld(deps)
     return report
 
 
-def forget_unheld(c: Dependencies, batch: int = 1000) -> int:
+def forget_unheld(deps: Dependencies, batch: int = 1000) -> int:
     """Mark the synced records the index does not hold as deleted (tombstones): after a
     rebuild from a file without some of them, the sync status says what the index holds (a
     shard is checked against it when it opens). Returns how many were marked.
@@ -65,7 +65,7 @@ def forget_unheld(c: Dependencies, batch: int = 1000) -> int:
     Raises:
         SyncStatusError, VectorStoreError: when the status or the store fail.
     """
-    schema, status = c.schema, c.sync_status
+    schema, status = deps.schema, deps.sync_status
     counts = status.counts(schema.name)
     total = counts.get("synced", 0) + counts.get("deleted", 0)
     if not counts.get("synced"):
@@ -75,7 +75,7 @@ def forget_unheld(c: Dependencies, batch: int = 1000) -> int:
     gone = []
     for i in range(0, len(live), batch):
         chunk = live[i : i + batch]
-        held = c.store.retrieve_records(schema, [e.record_id for e in chunk])
+        held = deps.store.retrieve_records(schema, [e.record_id for e in chunk])
         for e in chunk:
             if e.record_id not in held:
                 e.deleted, e.aspects, e.updated_at = True, {}, now

@@ -94,6 +94,7 @@ from agentic_search.wire.response import (
     SearchResponse,
 )
 from agentic_search.wire.results import (
+    SOURCE_TIMEOUT,
     AnswerQuality,
     Candidate,
     ExecutionStats,
@@ -145,6 +146,7 @@ __all__ = [
     "ROUNDS_MAX",
     "ROUNDS_MIN",
     "SNIPPET_CHARS",
+    "SOURCE_TIMEOUT",
     "SPARSE_VECTOR",
     "STATUSES",
     "TOKENS_KEY",

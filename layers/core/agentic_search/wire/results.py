@@ -147,6 +147,12 @@ class AnswerQuality(WireModel):
     )
 
 
+SOURCE_TIMEOUT = "SourceTimeout"
+"""The :attr:`SourceError.error` (the failure's kind) of a source abandoned at the search's
+source deadline; every other kind is the class name of the exception the source raised. A
+string, not a class: nothing raises it."""
+
+
 class SourceError(WireModel):
     """A source that failed or timed out; the others still answered."""
 

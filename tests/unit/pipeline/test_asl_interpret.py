@@ -1,4 +1,4 @@
-"""The ASL interpreter the local runner walks (agentic_search.pipeline.asl), on small
+"""The ASL interpreter the local runner runs (agentic_search.pipeline.asl), on small
 definitions: each construct of the subset does what the States Language specifies, and a
 definition outside the subset is refused when loaded, never run differently."""
 
@@ -71,7 +71,7 @@ def test_a_catch_hands_on_the_input_with_the_error_at_its_result_path():
         },
         "A",
     )
-    done = asl.walk(definition, {"x": 1}, calls)
+    done = asl.interpret(definition, {"x": 1}, calls)
     assert done.output == {"x": 1, "aError": {"Error": "KeyError", "Cause": "'gone'"}}
     assert done.trace == ["A", "B"]
 
@@ -94,13 +94,13 @@ def test_retry_takes_only_the_errors_it_names_with_backoff_capped_and_then_gives
     slept: list[float] = []
     definition = machine({"A": task("F", Retry=retry, End=True)}, "A")
     with pytest.raises(asl.ExecutionFailed) as info:
-        asl.walk(definition, {}, calls, sleep=slept.append)
+        asl.interpret(definition, {}, calls, sleep=slept.append)
     assert slept == [1, 2]  # 1 s, then 3 s capped at 2 s; the third failure is not retried
     assert (info.value.error, info.value.cause) == ("Throttled", "3")
     # an error no retrier names is not retried
     calls.fail["F"] = [ValueError("no")]
     with pytest.raises(asl.ExecutionFailed):
-        asl.walk(definition, {}, calls, sleep=slept.append)
+        asl.interpret(definition, {}, calls, sleep=slept.append)
     assert slept == [1, 2]
 
 
@@ -144,10 +144,10 @@ def test_a_choice_map_and_pass_follow_their_paths():
         },
         "Gate",
     )
-    ran = asl.walk(definition, {"go": True, "items": [1, 2, 3], "tag": "t"}, calls)
+    ran = asl.interpret(definition, {"go": True, "items": [1, 2, 3], "tag": "t"}, calls)
     assert ran.output == [2, 4, 6]
     assert ran.trace == ["Gate", "Each", "Twice", "Twice", "Twice", "Done"]
-    skipped = asl.walk(definition, {"items": [1]}, calls)
+    skipped = asl.interpret(definition, {"items": [1]}, calls)
     assert skipped.output == {"items": [1], "out": {"skipped": True}}
     assert skipped.trace == ["Gate", "Skip"]
 
