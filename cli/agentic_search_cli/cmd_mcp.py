@@ -269,22 +269,25 @@ class FreshIndex:
 
 
 def prepare(service: Any, lock: Any) -> None:
-    """Complete an interrupted write and, on first use, ingest the bundled catalog; then
-    release ``lock`` (the tools' index lock, held for this). A failure is reported on stderr;
-    the tools then answer with the store's own error."""
+    """Complete an interrupted write and, on first use, ingest the bundled catalog (then a
+    reader's store gives the writer lock back and reads copies again); then release ``lock``
+    (the tools' index lock, held for this). A failure is reported on stderr; the tools then
+    answer with the store's own error."""
     try:
+        wrote = service.pending_write() is not None
         complete_interrupted_write(service)
         store = service.deps.store
         if service.never_written() and hasattr(store, "acquire_writer"):  # Qdrant Edge
             store.acquire_writer(service.schema)  # a reader's: waits for a writer
         if service.never_written():  # first use (an index a prune emptied stays empty)
+            wrote = True
             sys.stderr.write("agentic-search: first use: indexing the bundled catalog...\n")
             report = service.ensure_bundled_catalog()
             if report is not None:
                 sys.stderr.write(f"agentic-search: indexed {report.valid} tools\n")
-        if service.deps.settings.qdrant_edge_reader:
-            # a reader again: the writer lock a write here took is released (a later ingest
-            # by another process is not refused) and the tools read copies of the index
+        if wrote and service.deps.settings.qdrant_edge_reader:
+            # a reader again: the writer lock the write took is released (a later ingest by
+            # another process is not refused) and the tools read copies of the index
             store.close()
     except Exception as exc:  # the tools report it; the server stays up
         sys.stderr.write(f"agentic-search: warning: {exc}\n")
