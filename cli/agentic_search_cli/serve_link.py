@@ -143,7 +143,8 @@ def held_message(settings: Any, exc: Exception) -> str:
 @contextlib.contextmanager
 def reader_settings(settings: Any, who: str) -> Iterator[Any]:
     """Settings that read the index without writing it, for a command that only reads it
-    (``mcp``, ``eval`` of an index as it is, ``bench``'s golden queries), as ``search``
+    (``eval`` of an index as it is, ``bench``'s golden queries; ``mcp`` renews its copy:
+    :mod:`agentic_search_cli.reader_copy`), as ``search``
     reads (docs/concurrency.md): with ``serve`` running over the folder, a copy it snapshots
     between writes into a private folder under ``$AGENTIC_SEARCH_HOME/run`` (``who``-<pid>-*,
     ``POST /_local/copy``; deleted when the block ends), searched by this process as its own;
@@ -162,24 +163,47 @@ def reader_settings(settings: Any, who: str) -> Iterator[Any]:
         return
     import shutil
 
+    folder = serve_copy(info, settings, who)
+    assert folder is not None  # (it waited for serve's write)
+    try:
+        sys.stderr.write(
+            f"agentic-search: serve (pid {info.pid}, port {info.port}) holds the index; "
+            f"reading a copy it took ({folder})\n"
+        )
+        yield settings.model_copy(update={"qdrant_edge_path": folder / "edge"})
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def serve_copy(info: ServeInfo, settings: Any, who: str, wait: bool = True) -> Path | None:
+    """Ask the running ``serve`` ``info`` for a copy of the index it holds (``POST
+    /_local/copy``), taken between writes into ``<folder>/edge`` of a new private folder
+    ``$AGENTIC_SEARCH_HOME/run/<who>-<pid>-*``; returns that folder (the caller deletes it).
+    Without ``wait``, None at once while serve is writing (nothing is left behind).
+
+    Raises:
+        ServeLinkError: when ``serve`` could not make the copy (the folder is removed).
+    """
+    import shutil
+
     from agentic_search.adapters.edge.copying import private_folder
 
     folder = private_folder(Path(settings.agentic_search_home) / "run", who)
     try:
         last: dict[str, Any] = {}
-        edge = folder / "edge"
-        for line in post_lines(info, "/_local/copy", {"dest": str(edge)}):
+        body = {"dest": str(folder / "edge"), "wait": wait}
+        for line in post_lines(info, "/_local/copy", body):
             last = line
+        if "busy" in last:
+            shutil.rmtree(folder, ignore_errors=True)
+            return None
         if "copied" not in last:
             reason = last.get("usage") or last.get("error") or "no answer"
             raise ServeLinkError(f"serve (pid {info.pid}) could not copy the index: {reason}")
-        sys.stderr.write(
-            f"agentic-search: serve (pid {info.pid}, port {info.port}) holds the index; "
-            f"reading a copy it took ({folder})\n"
-        )
-        yield settings.model_copy(update={"qdrant_edge_path": edge})
-    finally:
+    except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
+        raise
+    return folder
 
 
 class ServeLinkError(RuntimeError):
@@ -401,6 +425,7 @@ __all__ = [
     "remove_info",
     "run_ingest",
     "running_server",
+    "serve_copy",
     "sync_body",
     "write_info",
 ]

@@ -124,7 +124,9 @@ class ServeWriter:
         """A reader's own copy of the served index: a snapshot of every served domain into
         ``body["dest"]``, a folder not there yet inside a folder of ``$AGENTIC_SEARCH_HOME/run``
         (anything else is refused), taken between writes (never of a half-written index). Emits
-        ``{"copied": [collections], "dest": ...}`` or the reason it could not."""
+        ``{"copied": [collections], "dest": ...}`` or the reason it could not; with
+        ``body["wait"]`` false, ``{"busy": ...}`` at once while a write is at work (a reader
+        that has a copy goes on with it and asks again later) instead of waiting for it."""
         from agentic_search.ports import VectorStoreError
 
         runs = (Path(self.rt.settings.agentic_search_home) / "run").resolve()
@@ -135,12 +137,16 @@ class ServeWriter:
         if dest.parent.parent != runs or dest.exists():
             emit({"usage": f"the copy goes to a new folder inside a folder of {runs}"})
             return
-        with self._write:  # between writes
-            try:
-                copied = self.maintenance.snapshot(dest)
-            except (VectorStoreError, OSError) as exc:
-                emit({"error": str(exc)})
-                return
+        if not self._write.acquire(blocking=body.get("wait", True) is not False):
+            emit({"busy": "serve is writing the index"})
+            return
+        try:  # between writes
+            copied = self.maintenance.snapshot(dest)
+        except (VectorStoreError, OSError) as exc:
+            emit({"error": str(exc)})
+            return
+        finally:
+            self._write.release()
         emit({"copied": copied, "dest": str(dest)})
 
     def _ingest(self, domain: str, body: dict[str, Any], emit: Emit) -> dict[str, Any] | None:

@@ -291,3 +291,100 @@ def test_mcp_eval_and_bench_beside_serve_read_a_copy_serve_took(home: Path, tmp_
         runs = home / "run"
         left = [p.name for p in runs.iterdir()] if runs.is_dir() else []
         assert not [n for n in left if n.startswith(("mcp-", "eval-"))], left
+
+
+# ----- a long mcp session follows the index's writes --------------------------------------------
+
+
+def _mcp_ids(result) -> list[str]:
+    """The ranked ids of an mcp ``search`` tool call that did not fail."""
+    assert result.is_error is False, result.content
+    return [c["id"] for c in result.structured_content["candidates"]]
+
+
+def _copies(home: Path, prefix: str) -> list[str]:
+    """The private copy folders ``<prefix>-*`` under the folder's ``run``."""
+    runs = home / "run"
+    return sorted(p.name for p in runs.glob(f"{prefix}-*")) if runs.is_dir() else []
+
+
+def test_mcp_alone_finds_records_ingested_after_it_started(home: Path, new_records: Path) -> None:
+    """GIVEN ``agentic-search mcp`` with no serve, its copy of the index taken at its first
+    search (the result cache on) WHEN a writer of this process ingests 3 new records and keeps
+    the index open, then closes it THEN the search meanwhile answers the copy it has (no
+    failure, no wait), and the next one, without a restart, finds the new records: the server
+    took a fresh copy (one copy folder, the old one deleted) and the result cache did not give
+    back the answer of the copy before the write, not even the one searched while the writer
+    was at work (before: the records were never found until a restart)."""
+    import anyio
+    from mcp import Client, StdioServerParameters
+
+    from agentic_search.config import Settings
+    from agentic_search.service import SearchService
+
+    env = {**os.environ, "AGENTIC_SEARCH_HOME": str(home), **ENV, "CACHE_BACKEND": "sqlite"}
+    settings = Settings(agentic_search_home=home, vector_store="edge", cache_backend="sqlite")
+    arguments = {"query": QUERY, "limit": 10}
+
+    async def session() -> tuple[list[str], list[str], list[str], list[str]]:
+        params = StdioServerParameters(command=CLI[0], args=[*CLI[1:], "mcp"], env=env)
+        async with Client(params, mode="legacy") as client:
+            before = _mcp_ids(await client.call_tool("search", arguments))
+            writer = SearchService.create(settings, "tools")
+            try:
+                writer.deps.store.acquire_writer(writer.schema)
+                report = await anyio.to_thread.run_sync(writer.ingest_file, new_records)
+                assert report.valid == 3 and not report.errors
+                during = _mcp_ids(await client.call_tool("search", arguments))
+            finally:
+                writer.close()
+            after = _mcp_ids(await client.call_tool("search", arguments))
+            return before, during, after, _copies(home, "search")
+
+    before, during, after, copies = anyio.run(session)
+    assert before and not any(i.startswith("quorvex") for i in before)
+    assert during == before
+    assert "quorvex-0" in after, after
+    assert len(copies) == 1, copies
+    assert _copies(home, "search") == []
+
+
+def test_mcp_beside_serve_finds_records_ingested_through_serve(
+    home: Path, new_records: Path
+) -> None:
+    """GIVEN ``agentic-search mcp`` beside a running serve (it searches a copy serve took)
+    WHEN ``agentic-search ingest`` hands 3 new records to serve THEN the next mcp search,
+    without a restart, finds them, as serve's own search does, and only the new copy folder
+    is left while it runs (none once it ends)."""
+    import urllib.request
+
+    import anyio
+    from mcp import Client, StdioServerParameters
+
+    env = {**os.environ, "AGENTIC_SEARCH_HOME": str(home), **ENV}
+    arguments = {"query": QUERY, "limit": 10}
+    with serving_process(home, "--workers", "1", **ENV) as (_proc, url):
+
+        async def session() -> tuple[list[str], list[str], list[str]]:
+            params = StdioServerParameters(command=CLI[0], args=[*CLI[1:], "mcp"], env=env)
+            async with Client(params, mode="legacy") as client:
+                before = _mcp_ids(await client.call_tool("search", arguments))
+                done = await anyio.to_thread.run_sync(
+                    lambda: run_cli(home, "ingest", str(new_records), timeout=900, **ENV)
+                )
+                assert done.returncode == 0, done.stderr
+                after = _mcp_ids(await client.call_tool("search", arguments))
+                return before, after, _copies(home, "mcp")
+
+        before, after, copies = anyio.run(session)
+        req = urllib.request.Request(
+            f"{url}/search",
+            data=json.dumps(arguments).encode(),
+            headers={"content-type": "application/json"},
+        )
+        with urllib.request.urlopen(req, timeout=600) as resp:
+            direct = [c["id"] for c in json.loads(resp.read())["candidates"]]
+    assert before and not any(i.startswith("quorvex") for i in before)
+    assert "quorvex-0" in after and after == direct
+    assert len(copies) == 1, copies
+    assert _copies(home, "mcp") == []

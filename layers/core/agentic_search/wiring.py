@@ -28,7 +28,7 @@ from __future__ import annotations
 import logging
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -707,13 +707,23 @@ class DomainRegistry:
     use, sharing one store and one embedder, each built on first use (Qdrant local mode allows
     one client per folder; the model loads once).
 
+    ``shared``: a store or embedder to share instead of building one; ``factories``: adapters
+    built otherwise than :data:`FACTORIES` says (name -> factory; e.g. a reader's result cache
+    that keys on the catalog version of its copy).
+
     Raises (from ``__call__``):
         ValueError: for a domain that has no schema.
     """
 
     SHARED = ("store", "embedder")
 
-    def __init__(self, settings: Settings | None = None, **shared: Any) -> None:
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        *,
+        factories: Mapping[str, Factory] | None = None,
+        **shared: Any,
+    ) -> None:
         self.settings = settings or Settings()
         self._shared = dict(shared)
         self._domains: dict[str, Dependencies] = {}
@@ -722,9 +732,16 @@ class DomainRegistry:
         self._shared_lock = threading.Lock()
         self._factories = {
             **FACTORIES,
+            **(factories or {}),
             "store": lambda _deps: self._shared_adapter("store"),
             "embedder": lambda _deps: self._shared_adapter("embedder"),
         }
+
+    def shared(self, name: str) -> Any | None:
+        """The shared ``store`` or ``embedder`` when it was given or built, else None (nothing
+        is built for the asking)."""
+        with self._shared_lock:
+            return self._shared.get(name)
 
     def _shared_adapter(self, name: str) -> Any:
         with self._shared_lock:

@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 import threading
 import uuid
+from collections.abc import Callable
 from contextvars import ContextVar
 from functools import lru_cache
 from typing import Annotated, Any
@@ -226,6 +227,25 @@ def index_lock() -> threading.Lock:
     return _searching
 
 
+#: Called with the index lock held before each tool reads the index (None: nothing).
+_before_read: Callable[[], None] | None = None
+
+
+def set_before_read(hook: Callable[[], None] | None) -> None:
+    """Call ``hook`` before each tool reads the index, holding the index lock (no read runs
+    meanwhile): ``agentic-search mcp`` swaps in a fresh copy of an index that changed since
+    its copy was taken (:mod:`agentic_search_cli.cmd_mcp`). The hook must not raise: a tool
+    call never fails for it. None: nothing is called (serve's ``/mcp``, McpFunction)."""
+    global _before_read
+    _before_read = hook
+
+
+def _reading() -> None:
+    """Run the :func:`set_before_read` hook (inside the index lock)."""
+    if _before_read is not None:
+        _before_read()
+
+
 def _request(**fields: Any) -> SearchRequest:
     """The HTTP API's validated request (its unknown-domain and query checks).
 
@@ -282,6 +302,7 @@ def run_search(request: SearchRequest) -> dict[str, Any]:
     """
     try:
         with _searching:
+            _reading()
             response = runtime().orchestrator.search(request, str(uuid.uuid4()), current_caller())
     except SearchError as exc:
         raise ToolError(f"{exc.error}: {exc.cause[:500]}") from None
@@ -302,9 +323,10 @@ def records(domain: str, ids: list[str]) -> dict[str, dict[str, Any]]:
     """
     # edge-s3: a newer published snapshot swapped in first; the caller's view: a record it
     # may not read is absent, exactly as a missing one
-    deps = caller_view(fresh(domain), current_caller())
     try:
         with _searching:
+            _reading()
+            deps = caller_view(fresh(domain), current_caller())
             found = deps.store.hydrate_records(deps.schema, ids)
     except VectorStoreError as exc:
         raise ToolError(str(exc)) from None
@@ -534,4 +556,5 @@ __all__ = [
     "index_lock",
     "records",
     "run_search",
+    "set_before_read",
 ]
