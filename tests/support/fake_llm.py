@@ -132,6 +132,23 @@ class FakeLLM:
         return [json.loads(ln)["name"] for ln in self.log.read_text().splitlines() if ln]
 
 
+def enrich_settings(home: Path, fake: FakeLLM, enrich: str = "openai") -> Any:
+    """Settings that enrich through ``fake`` (``enrich="off"``: ask nothing) into ``home``,
+    without the shipped answers, retries or a result cache."""
+    from agentic_search.config import Settings
+
+    return Settings(
+        agentic_search_home=home,
+        enrich=enrich,
+        enrich_model="fake-enricher",
+        enrich_shipped=False,
+        openai_base_url=fake.base_url,
+        openai_api_key="test",
+        llm_max_retries=0,
+        cache_backend="none",
+    )
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--log", type=Path, required=True)

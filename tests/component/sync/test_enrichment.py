@@ -11,14 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from agentic_search.config import Settings
 from agentic_search.logic.enrichment import CATALOG_PROMPT
 from agentic_search.logic.text import keyword_text
 from agentic_search.service import SearchService
 from agentic_search.sync.files import bundled_catalog_path, read_catalog
 from agentic_search.wire import ENTITY_KEY, INTERNAL_KEYS
 from agentic_search.wire.records import CATEGORY_KEY, ENRICHMENT_KEY, NEEDS_KEY
-from tests.support.fake_llm import FakeLLM
+from tests.support.fake_llm import FakeLLM, enrich_settings
 
 #: Enough records for the filter to measure the catalog's mean record itself (the first
 #: test); the others take fewer (the filter then keeps to its name and duplicate rules).
@@ -40,19 +39,6 @@ def catalog(tmp_path: Path, records: list[dict]) -> Path:
     return path
 
 
-def _settings(home: Path, fake: FakeLLM, enrich: str = "openai") -> Settings:
-    return Settings(
-        agentic_search_home=home,
-        enrich=enrich,
-        enrich_model="fake-enricher",
-        enrich_shipped=False,
-        openai_base_url=fake.base_url,
-        openai_api_key="test",
-        llm_max_retries=0,
-        cache_backend="none",
-    )
-
-
 @pytest.fixture
 def fake(tmp_path: Path) -> Iterator[FakeLLM]:
     server = FakeLLM(tmp_path / "asked.jsonl").start()
@@ -61,7 +47,7 @@ def fake(tmp_path: Path) -> Iterator[FakeLLM]:
 
 
 def _engine(home: Path, fake: FakeLLM, embedder, enrich: str = "openai") -> SearchService:
-    return SearchService.create(_settings(home, fake, enrich), "tools", embedder=embedder)
+    return SearchService.create(enrich_settings(home, fake, enrich), "tools", embedder=embedder)
 
 
 def _payloads(engine: SearchService) -> dict[str, dict]:
@@ -238,7 +224,7 @@ def test_each_chunk_of_a_long_document_gets_its_situating_context(tmp_path, fake
     ]
     path = tmp_path / "corpus.jsonl"
     path.write_text("".join(json.dumps(d) + "\n" for d in docs))
-    settings = _settings(tmp_path / "home", fake)
+    settings = enrich_settings(tmp_path / "home", fake)
     engine = SearchService.create(settings, "documents", embedder=embedder)
     try:
         report = engine.ingest_file(path, id_key="_id")

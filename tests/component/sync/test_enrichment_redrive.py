@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from agentic_search.config import Settings
 from agentic_search.service import SearchService
 from agentic_search.sync.apply import apply_changes
 from agentic_search.sync.changes import CatalogChange, ChangeOp
@@ -23,7 +22,7 @@ from agentic_search.sync.files import bundled_catalog_path, read_catalog
 from agentic_search.sync.redrive import MAX_ATTEMPTS, backoff_minutes
 from agentic_search.wire import ENTITY_KEY, INTERNAL_KEYS
 from agentic_search.wire.records import NEEDS_KEY
-from tests.support.fake_llm import FakeLLM
+from tests.support.fake_llm import FakeLLM, enrich_settings
 
 N = 8
 T0 = 1_900_000_000.0
@@ -43,17 +42,7 @@ def catalog(tmp_path: Path, records: list[dict]) -> Path:
 
 
 def _engine(home: Path, fake: FakeLLM, embedder, enrich: str = "openai") -> SearchService:
-    settings = Settings(
-        agentic_search_home=home,
-        enrich=enrich,
-        enrich_model="fake-enricher",
-        enrich_shipped=False,
-        openai_base_url=fake.base_url,
-        openai_api_key="test",
-        llm_max_retries=0,
-        cache_backend="none",
-    )
-    return SearchService.create(settings, "tools", embedder=embedder)
+    return SearchService.create(enrich_settings(home, fake, enrich), "tools", embedder=embedder)
 
 
 def _payload(engine: SearchService, rid: str) -> dict:
