@@ -9,6 +9,7 @@ import copy
 import importlib.util
 import json
 import os
+import threading
 from collections.abc import Callable, Iterator
 from types import ModuleType
 from typing import Any
@@ -35,6 +36,23 @@ STATE_FUNCTIONS = {
 FUNCTION_IDS = {"search_api": "SearchApiFunction", "mcp_api": "McpFunction", **STATE_FUNCTIONS}
 
 _MODULES: dict[str, ModuleType] = {}
+
+#: One handler invocation at a time in this process. Lambda gives each concurrent invocation
+#: its own execution environment, so a function's module globals (Powertools' one Metrics
+#: set, the runtime) never see two requests at once; moto runs a Map's items in threads of
+#: the test process instead, and two handlers flushing the shared metric set together raced
+#: (one flushed both sets, the other found none: ``SchemaValidationError``). The Map's items
+#: still run concurrently around their invocations, in any order.
+_ONE_ENVIRONMENT = threading.Lock()
+
+
+def invoke_serialized(
+    fn: Callable[[dict[str, Any], Any], dict[str, Any]], event: Any, context: Any
+) -> dict[str, Any]:
+    """``fn(event, context)`` as one Lambda execution environment runs it: never alongside
+    another invocation in this process (see ``_ONE_ENVIRONMENT``). Raises what ``fn`` raises."""
+    with _ONE_ENVIRONMENT:
+        return fn(event, context)
 
 
 def load_function(directory: str) -> ModuleType:

@@ -27,7 +27,7 @@ from moto import mock_aws
 from moto.awslambda.models import LambdaFunction
 from support.aws import wait_for_execution
 from support.budgets import unbounded
-from support.lambdas import STATE_FUNCTIONS, load_function, use_runtime
+from support.lambdas import STATE_FUNCTIONS, invoke_serialized, load_function, use_runtime
 from support.paths import SEARCH_ASL
 
 from agentic_search.pipeline import steps
@@ -88,7 +88,9 @@ def sfn(handlers, steps_over, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple
         payload = json.loads(event) if isinstance(event, str | bytes) else event
         try:
             faults.check(logical, payload)
-            out = handlers[logical].handler(payload, LocalContext(function_name=logical))
+            out = invoke_serialized(
+                handlers[logical].handler, payload, LocalContext(function_name=logical)
+            )
             return json.dumps(out), False, ""
         except Exception as exc:  # what the Lambda runtime reports for an unhandled error
             body = {"errorType": type(exc).__name__, "errorMessage": str(exc)}

@@ -38,7 +38,7 @@ from moto.stepfunctions.parser.asl.component.state.exec.state_map.item_reader.re
 )
 from support import lambdas
 from support.aws import REGION, FakeContext, wait_for_execution
-from support.lambdas import load_function, runtime_over
+from support.lambdas import invoke_serialized, load_function, runtime_over
 from support.paths import REPO
 
 from agentic_search.wire import INTERNAL_KEYS
@@ -96,7 +96,7 @@ def reindex(moto_jsonl, aws, sync_engine, monkeypatch):
     def invoke(self: LambdaFunction, event: Any = None) -> tuple[str, bool, str]:
         payload = json.loads(event) if isinstance(event, str | bytes) else event
         try:
-            return json.dumps(module.handler(payload, FakeContext())), False, ""
+            return json.dumps(invoke_serialized(module.handler, payload, FakeContext())), False, ""
         except Exception as exc:
             body = {"errorType": type(exc).__name__, "errorMessage": str(exc)}
             return json.dumps(body), True, ""
