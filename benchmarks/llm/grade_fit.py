@@ -2,7 +2,7 @@
 item 3), on the tools queries of one split, before anything is built on it.
 
 Abstention by the embedder's cosine cannot separate the catalog's unanswerable queries from
-its hard answerable ones (benchmarks/README.md, issue 27 item 4), and no cross-encoder
+its hard answerable ones (`git log -p benchmarks/README.md`, issue 27 item 4), and no cross-encoder
 weights install here. So: for each query, the rule-based executor's top five (name, the first
 220 characters of the description, pricing, deployment, platform, licence) go to the model
 with the request, in one JSON-schema-constrained call (temperature 0): "the numbers of the
