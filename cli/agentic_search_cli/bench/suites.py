@@ -66,95 +66,96 @@ class Suite:
         return [python or sys.executable, *target, *self.args, *extra]
 
 
-#: Every suite, by name. Paths are relative to the repository root.
-SUITES: Mapping[str, Suite] = {
-    s.name: s
-    for s in (
-        Suite(
-            "stages",
-            "the whole-search bench (agentic-search bench): per-stage latency on the golden "
-            "queries, raw model and ingest throughput, handler imports; also writes "
-            "benchmarks/bench/bench.json and bench.md",
-            module="agentic_search_cli.main",
-            args=("bench",),
-            markdown=True,
-        ),
-        Suite(
-            "query_rules",
-            "wall time of the rule-based intent extractor and planner on max-length queries "
-            "(no store, no model)",
-            script="benchmarks/query_rules.py",
-        ),
-        Suite(
-            "state_size",
-            "bytes of the search state between the ASL's steps (Step Functions' state limit), "
-            "bundled catalog indexed in a temporary folder",
-            script="benchmarks/state_size.py",
-        ),
-        Suite(
-            "golden",
-            "golden-set Recall@5 and search latency on the bundled catalog, ingested into a "
-            "temporary folder",
-            script="benchmarks/golden.py",
-        ),
-        Suite(
-            "no_match",
-            "how often the answer-quality check says 'no good match' on the golden queries and "
-            "on queries the catalog cannot answer (indexes the bundled catalog in "
-            "AGENTIC_SEARCH_HOME on first use)",
-            script="benchmarks/quality/no_match.py",
-        ),
-        Suite(
-            "cli_startup",
-            "whole-process cost of agentic-search search (cache hit and uncached), each run a "
-            "fresh process, bundled catalog in a temporary home",
-            script="benchmarks/cli_startup/cli_startup.py",
-        ),
-        Suite(
-            "first_use",
-            "the first agentic-search search in a fresh home (indexing the bundled catalog), "
-            "then a second search, fresh processes",
-            script="benchmarks/first_use/first_use.py",
-        ),
-        Suite(
-            "executor_latency",
-            "the executor's wall and CPU time against hybrid-rrf's, query by query; needs "
-            "datasets/scifact indexed by agentic-search eval",
-            script="benchmarks/executor_latency.py",
-            args=("--dataset", "datasets/scifact"),
-            requires=("datasets/scifact",),
-        ),
-        Suite(
-            "rounds",
-            "what the rounds after the first add, query by query; needs datasets/hotpotqa "
-            "indexed by agentic-search eval",
-            script="benchmarks/rounds.py",
-            args=("--dataset", "datasets/hotpotqa"),
-            requires=("datasets/hotpotqa",),
-        ),
-        Suite(
-            "embedders",
-            "query-embedding latency, ingest tokens/s, model bytes and RSS of the local "
-            "embedding models; needs datasets/scifact/corpus.jsonl (other models with "
-            "--models, EmbeddingGemma after make embedder)",
-            script="benchmarks/embedders.py",
-            requires=("datasets/scifact/corpus.jsonl",),
-        ),
-        Suite(
-            "enrich_bedrock",
-            "enrichment throughput through Bedrock Converse answered locally after a fixed "
-            "latency (no AWS account, no model: the calls are answered on this machine)",
-            script="benchmarks/enrich_bedrock.py",
-        ),
-        Suite(
-            "cold_import",
-            "cold import of every Lambda handler from the sam build artefacts; needs "
-            ".aws-sam/build (make validate) and a python3.12 with boto3 (--python)",
-            script="benchmarks/cold_import/cold_import.py",
-            requires=(".aws-sam/build",),
-        ),
-    )
-}
+#: Every suite, in the order ``--list-suites`` prints them. Paths are relative to the
+#: repository root.
+ALL_SUITES: tuple[Suite, ...] = (
+    Suite(
+        "stages",
+        "the whole-search bench (agentic-search bench): per-stage latency on the golden "
+        "queries, raw model and ingest throughput, handler imports; also writes "
+        "benchmarks/bench/bench.json and bench.md",
+        module="agentic_search_cli.main",
+        args=("bench",),
+        markdown=True,
+    ),
+    Suite(
+        "query_rules",
+        "wall time of the rule-based intent extractor and planner on max-length queries "
+        "(no store, no model)",
+        script="benchmarks/query_rules.py",
+    ),
+    Suite(
+        "state_size",
+        "bytes of the search state between the ASL's steps (Step Functions' state limit), "
+        "bundled catalog indexed in a temporary folder",
+        script="benchmarks/state_size.py",
+    ),
+    Suite(
+        "golden",
+        "golden-set Recall@5 and search latency on the bundled catalog, ingested into a "
+        "temporary folder",
+        script="benchmarks/golden.py",
+    ),
+    Suite(
+        "no_match",
+        "how often the answer-quality check says 'no good match' on the golden queries and "
+        "on queries the catalog cannot answer (indexes the bundled catalog in "
+        "AGENTIC_SEARCH_HOME on first use)",
+        script="benchmarks/quality/no_match.py",
+    ),
+    Suite(
+        "cli_startup",
+        "whole-process cost of agentic-search search (cache hit and uncached), each run a "
+        "fresh process, bundled catalog in a temporary home",
+        script="benchmarks/cli_startup/cli_startup.py",
+    ),
+    Suite(
+        "first_use",
+        "the first agentic-search search in a fresh home (indexing the bundled catalog), "
+        "then a second search, fresh processes",
+        script="benchmarks/first_use/first_use.py",
+    ),
+    Suite(
+        "executor_latency",
+        "the executor's wall and CPU time against hybrid-rrf's, query by query; needs "
+        "datasets/scifact indexed by agentic-search eval",
+        script="benchmarks/executor_latency.py",
+        args=("--dataset", "datasets/scifact"),
+        requires=("datasets/scifact",),
+    ),
+    Suite(
+        "rounds",
+        "what the rounds after the first add, query by query; needs datasets/hotpotqa "
+        "indexed by agentic-search eval",
+        script="benchmarks/rounds.py",
+        args=("--dataset", "datasets/hotpotqa"),
+        requires=("datasets/hotpotqa",),
+    ),
+    Suite(
+        "embedders",
+        "query-embedding latency, ingest tokens/s, model bytes and RSS of the local "
+        "embedding models; needs datasets/scifact/corpus.jsonl (other models with "
+        "--models, EmbeddingGemma after make embedder)",
+        script="benchmarks/embedders.py",
+        requires=("datasets/scifact/corpus.jsonl",),
+    ),
+    Suite(
+        "enrich_bedrock",
+        "enrichment throughput through Bedrock Converse answered locally after a fixed "
+        "latency (no AWS account, no model: the calls are answered on this machine)",
+        script="benchmarks/enrich_bedrock.py",
+    ),
+    Suite(
+        "cold_import",
+        "cold import of every Lambda handler from the sam build artefacts; needs "
+        ".aws-sam/build (make validate) and a python3.12 with boto3 (--python)",
+        script="benchmarks/cold_import/cold_import.py",
+        requires=(".aws-sam/build",),
+    ),
+)
+
+#: The suites by name.
+SUITES: Mapping[str, Suite] = {s.name: s for s in ALL_SUITES}
 
 
 class SuiteError(Exception):
@@ -362,6 +363,7 @@ def run_suite(
 
 
 __all__ = [
+    "ALL_SUITES",
     "RESULTS_FILE",
     "SUITES",
     "Suite",
