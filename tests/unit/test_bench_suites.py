@@ -148,3 +148,25 @@ def test_a_suite_is_a_script_or_a_module_never_both():
         "a",
         "b",
     ]
+
+
+def test_the_commit_is_dirty_for_a_change_but_not_for_a_results_page(tmp_path):
+    import subprocess
+
+    root = tmp_path / "repo"
+    (root / "benchmarks" / "x").mkdir(parents=True)
+    (root / "code.py").write_text("A = 1\n", encoding="utf-8")
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True)
+
+    git("init", "-q")
+    git("add", "code.py")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init")
+    clean = suites.git_commit(root)
+    assert re.fullmatch(r"[0-9a-f]{7,}", clean)
+    (root / "benchmarks" / "x" / suites.RESULTS_FILE).write_text("page\n", encoding="utf-8")
+    assert suites.git_commit(root) == clean
+    (root / "code.py").write_text("A = 2\n", encoding="utf-8")
+    assert suites.git_commit(root) == clean + "+dirty"
+    assert suites.git_commit(tmp_path / "not-a-repo") == "unknown"

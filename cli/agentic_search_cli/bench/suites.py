@@ -199,9 +199,14 @@ def list_suites(registry: Mapping[str, Suite] = SUITES) -> str:
     return "\n".join(f"{s.name:<{width}}  {s.description}" for s in registry.values()) + "\n"
 
 
+#: A git pathspec leaving the suites' pages out of the dirty check.
+_NOT_RESULTS = f":(exclude,glob)benchmarks/*/{RESULTS_FILE}"
+
+
 def git_commit(root: Path) -> str:
     """The short hash of ``HEAD`` in ``root``, ``+dirty`` when the work tree has changes
-    (untracked files included); ``unknown`` where git or the repository is not there."""
+    (untracked files included; the suites' own ``RESULTS.md`` pages left out, so one run does
+    not mark the next dirty); ``unknown`` where git or the repository is not there."""
     try:
         head = subprocess.run(
             ["git", "-C", str(root), "rev-parse", "--short", "HEAD"],
@@ -210,7 +215,7 @@ def git_commit(root: Path) -> str:
             check=True,
         ).stdout.strip()
         status = subprocess.run(
-            ["git", "-C", str(root), "status", "--porcelain"],
+            ["git", "-C", str(root), "status", "--porcelain", "--", ".", _NOT_RESULTS],
             capture_output=True,
             text=True,
             check=True,
