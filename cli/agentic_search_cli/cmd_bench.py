@@ -193,6 +193,21 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+#: The whole-stage bench's own options and their defaults (with --suite, none may be given).
+_STAGE_DEFAULTS: tuple[tuple[str, Any], ...] = (
+    ("dataset", None),
+    ("split", "test"),
+    ("max_queries", None),
+    ("warmup", 5),
+    ("repeat", 1),
+    ("ingest_docs", None),
+    ("json", False),
+    ("collection_prefix", None),
+    ("import_runs", 5),
+    ("no_golden", False),
+)
+
+
 def run_suite(args: argparse.Namespace) -> int:
     """``bench --suite NAME [-- ARGS]`` and ``bench --list-suites``; returns the exit code
     (2 for an unknown suite, the script's own code when it fails)."""
@@ -203,6 +218,16 @@ def run_suite(args: argparse.Namespace) -> int:
     if args.list_suites or args.suite == "list":
         sys.stdout.write(suites.list_suites())
         return 0
+    given = [
+        f"--{dest.replace('_', '-')}"
+        for dest, default in _STAGE_DEFAULTS
+        if getattr(args, dest) != default
+    ]
+    if given:
+        usage_error(
+            f"{', '.join(given)} is an option of the whole-stage bench: with --suite, give the "
+            "script's own options after --"
+        )
     err = console(stderr=True)
     try:
         suite = suites.get_suite(args.suite)

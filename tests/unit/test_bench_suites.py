@@ -170,3 +170,20 @@ def test_the_commit_is_dirty_for_a_change_but_not_for_a_results_page(tmp_path):
     (root / "code.py").write_text("A = 2\n", encoding="utf-8")
     assert suites.git_commit(root) == clean + "+dirty"
     assert suites.git_commit(tmp_path / "not-a-repo") == "unknown"
+
+
+def test_an_option_of_the_whole_stage_bench_is_refused_with_a_suite(capsys, tmp_path):
+    with pytest.raises(SystemExit) as exc:
+        main(["bench", "--suite", "query_rules", "--json", "--out", str(tmp_path)])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "--json" in err and "after --" in err
+    assert not any(tmp_path.iterdir())
+
+
+def test_the_stage_defaults_are_the_parsers():
+    from agentic_search_cli.cmd_bench import _STAGE_DEFAULTS
+    from agentic_search_cli.main import build_parser
+
+    args = build_parser().parse_args(["bench"])
+    assert {dest: getattr(args, dest) for dest, _ in _STAGE_DEFAULTS} == dict(_STAGE_DEFAULTS)
