@@ -12,7 +12,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 QUERY  ?= AI code completion tools that work locally
 
-.PHONY: llm enrich embedder demo test test-unit test-component test-aws test-e2e lint validate serve install \
+.PHONY: bench llm enrich embedder demo test test-unit test-component test-aws test-e2e lint validate serve install \
 	clean deploy seed smoke delete lock docs
 
 $(STAMP): pyproject.toml
@@ -49,6 +49,15 @@ embedder: $(STAMP)
 
 demo: $(STAMP)
 	$(BIN)/agentic-search search "$(QUERY)" --explain
+
+# One benchmark suite (cli/agentic_search_cli/bench/suites.py): `make bench SUITE=golden` runs
+# its script from the repository root and writes benchmarks/golden/RESULTS.md (command, UTC date,
+# machine, load average, git commit, the script's output); BENCH_ARGS go to the script
+# (`make bench SUITE=golden BENCH_ARGS="--runs 3"`). `make bench` alone lists the suites and runs
+# none; SUITE=stages is the whole-stage `agentic-search bench`.
+SUITE ?=
+bench: $(STAMP)
+	$(BIN)/agentic-search bench $(if $(SUITE),--suite $(SUITE) $(if $(BENCH_ARGS),-- $(BENCH_ARGS)),--list-suites)
 
 # The documentation site (mkdocs.yml, docs/): the `docs` extra (mkdocs-material, mkdocstrings)
 # into .venv on first use, then `mkdocs build --strict`: a broken link or anchor, a page missing

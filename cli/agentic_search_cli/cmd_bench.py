@@ -44,6 +44,13 @@ def add_parser(sub: Any) -> None:
             "  agentic-search bench --dataset datasets/scifact --max-queries 100 "
             "--ingest-docs 1000\n"
             "  agentic-search bench --dataset DIR --no-golden --import-runs 1 --json\n"
+            "  agentic-search bench --list-suites\n"
+            "  agentic-search bench --suite golden -- --runs 3\n"
+            "\n"
+            "--suite NAME runs one benchmark script of benchmarks/ instead (arguments after --\n"
+            "go to the script) and writes benchmarks/NAME/RESULTS.md (or --out DIR/RESULTS.md)\n"
+            "with the command, date, machine, load average, git commit and the script's output;\n"
+            "a failing script leaves RESULTS.md as it was and exits with the script's code.\n"
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -84,7 +91,8 @@ def add_parser(sub: Any) -> None:
         type=Path,
         default=None,
         metavar="DIR",
-        help="folder for bench.json and bench.md (default benchmarks/bench)",
+        help="folder for bench.json and bench.md (default benchmarks/bench); with --suite, "
+        "the folder of RESULTS.md (default benchmarks/NAME)",
     )
     b.add_argument("--json", action="store_true", help="print the result as one JSON object")
     b.add_argument(
@@ -103,10 +111,29 @@ def add_parser(sub: Any) -> None:
     b.add_argument(
         "--no-golden", action="store_true", help="skip the golden queries of the bundled catalog"
     )
+    b.add_argument(
+        "--suite",
+        default=None,
+        metavar="NAME",
+        help="run the named benchmark suite instead (--suite list: the suites)",
+    )
+    b.add_argument(
+        "--list-suites", action="store_true", help="print the suites (name and description)"
+    )
+    b.add_argument(
+        "script_args",
+        nargs="*",
+        metavar="-- ARGS",
+        help="with --suite: arguments passed to the suite's script, after --",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     """Run ``bench``; returns the exit code."""
+    if args.list_suites or args.suite is not None:
+        return run_suite(args)
+    if args.script_args:
+        usage_error("arguments after -- go to a suite's script: give --suite NAME")
     from agentic_search_cli import bench
     from agentic_search_cli import evaluation as ev
 
@@ -163,4 +190,59 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if service is not None:
             service.close()
+    return 0
+
+
+#: The whole-stage bench's own options and their defaults (with --suite, none may be given).
+_STAGE_DEFAULTS: tuple[tuple[str, Any], ...] = (
+    ("dataset", None),
+    ("split", "test"),
+    ("max_queries", None),
+    ("warmup", 5),
+    ("repeat", 1),
+    ("ingest_docs", None),
+    ("json", False),
+    ("collection_prefix", None),
+    ("import_runs", 5),
+    ("no_golden", False),
+)
+
+
+def run_suite(args: argparse.Namespace) -> int:
+    """``bench --suite NAME [-- ARGS]`` and ``bench --list-suites``; returns the exit code
+    (2 for an unknown suite, the script's own code when it fails)."""
+    import shlex
+
+    from agentic_search_cli.bench import suites
+
+    if args.list_suites or args.suite == "list":
+        sys.stdout.write(suites.list_suites())
+        return 0
+    given = [
+        f"--{dest.replace('_', '-')}"
+        for dest, default in _STAGE_DEFAULTS
+        if getattr(args, dest) != default
+    ]
+    if given:
+        usage_error(
+            f"{', '.join(given)} is an option of the whole-stage bench: with --suite, give the "
+            "script's own options after --"
+        )
+    err = console(stderr=True)
+    try:
+        suite = suites.get_suite(args.suite)
+        invocation = shlex.join(["agentic-search", "bench", "--suite", suite.name])
+        if args.script_args:
+            invocation += " -- " + shlex.join(args.script_args)
+        _path, output = suites.run_suite(
+            suite,
+            args.script_args,
+            out=args.out,
+            invocation=invocation,
+            say=lambda line: err.print(line, markup=False),
+        )
+    except suites.SuiteError as exc:
+        sys.stderr.write(f"agentic-search: error: {exc}\n")
+        return exc.code
+    sys.stdout.write(output)
     return 0
