@@ -187,3 +187,13 @@ def test_the_stage_defaults_are_the_parsers():
 
     args = build_parser().parse_args(["bench"])
     assert {dest: getattr(args, dest) for dest, _ in _STAGE_DEFAULTS} == dict(_STAGE_DEFAULTS)
+
+
+def test_the_page_shows_the_running_interpreter_as_python(tmp_path):
+    import sys
+
+    assert suites._shown([sys.executable, "benchmarks/x.py", "--n", "a b"], tmp_path) == (
+        "python benchmarks/x.py --n 'a b'"
+    )
+    inside = tmp_path / ".venv" / "bin" / "python3"
+    assert suites._shown([str(inside), "x.py"], tmp_path) == ".venv/bin/python3 x.py"

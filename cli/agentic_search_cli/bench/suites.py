@@ -238,12 +238,17 @@ def machine_line(info: Mapping[str, Any]) -> str:
 
 
 def _shown(argv: Sequence[str], root: Path) -> str:
-    """``argv`` as a shell line, the interpreter relative to ``root`` when it is inside."""
+    """``argv`` as a shell line another machine can run: the running interpreter shown as
+    ``python`` (the page's machine line names its version), another one relative to ``root``
+    when it is inside."""
     first = Path(argv[0])
-    try:
-        first_text = str(first.relative_to(root))
-    except ValueError:
-        first_text = str(first)
+    if argv[0] == sys.executable:
+        first_text = "python"
+    else:
+        try:
+            first_text = str(first.relative_to(root))
+        except ValueError:
+            first_text = str(first)
     return shlex.join([first_text, *argv[1:]])
 
 
