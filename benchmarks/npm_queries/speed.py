@@ -245,6 +245,13 @@ def run_serve(url: str, domain: str) -> dict[str, Any]:
             "max": round(max(lat), 1) if lat else 0.0,
         },
         "engine_ms_median": stage_medians(answers),
+        "results_median": statistics.median(len(a.get("candidates") or []) for a in answers)
+        if answers
+        else 0,
+        "first_results": {
+            q: [c.get("name") or c.get("id") for c in (a.get("candidates") or [])[:3]]
+            for q, a in list(zip(SERVE_QUERIES, answers, strict=False))[:3]
+        },
         "failures": failures,
     }
 
