@@ -139,3 +139,28 @@ def test_an_added_aspect_names_the_rebuild_with_the_yaml_path(own, embedder) -> 
         assert rebuilt.search("parse yaml files", rounds=1).output.candidates
     finally:
         rebuilt.close()
+
+
+def test_entities_added_to_the_yaml_of_an_unchanged_catalog_get_their_graph(own, embedder):
+    # GIVEN the catalog ingested under the minimal YAML (no entities: no `_entity` payloads)
+    from agentic_search.wire import ENTITY_KEY
+
+    service, yaml_path, catalog, settings = own
+    rows = list(service.deps.store.scroll(service.schema, payload=["id", ENTITY_KEY]))
+    assert rows and not any(ENTITY_KEY in r for r in rows)
+    service.close()
+    # WHEN an `entities:` block is added and the same, unchanged catalog ingested again
+    yaml_path.write_text(yaml_path.read_text() + "entities: {names: [name]}\n")
+    named = _reopen(settings, yaml_path, embedder)
+    try:
+        report = named.ingest_file(catalog)
+        # THEN no record is written, yet every record carries its entity names
+        assert not report.stats.changed
+        rows = list(named.deps.store.scroll(named.schema, payload=["id", ENTITY_KEY]))
+        assert rows and all(ENTITY_KEY in r for r in rows)
+        # AND a reference is read by name ("alternative to chalk" names the record chalk)
+        resp = named.search("alternative to chalk", rounds=1)
+        assert resp.intent.primary_goal == "alternative-to"
+        assert resp.intent.reference_tool == "chalk"
+    finally:
+        named.close()

@@ -191,3 +191,38 @@ def test_the_follow_up_figures_quote_their_result_file() -> None:
         f"{held['standalone_misread']} of {held['standalone']}",
         f"{tuning['standalone_misread']} of {tuning['standalone']}",
     )
+
+
+def test_the_npm_domain_quotes_its_result_files() -> None:
+    section = "A second domain nobody tuned for: npm (12,000 packages)"
+    first = _json("benchmarks/npm_queries/results.json")["systems"]
+    named = _json("benchmarks/npm_queries/entities/results.json")["systems"]
+    for systems in (first, named):
+        _quoted(
+            section,
+            *(
+                f"{systems[s]['by_split'][split]['ndcg@10']:.4f}"
+                for s in ("bm25", "dense", "hybrid-rrf", "executor-1round", "executor")
+                for split in ("tuning", "heldout")
+            ),
+            *(
+                f"{systems['executor']['by_split']['heldout']['by_type'][kind]['ndcg@10']:.4f}"
+                for kind in ("task", "plain", "alternative", "typo", "non-english")
+            ),
+        )
+    cli, cli_named = (
+        _json("benchmarks/npm_queries/speed_cli.json"),
+        _json("benchmarks/npm_queries/speed_cli_entities.json"),
+    )
+    serve, serve_named = (
+        _json("benchmarks/npm_queries/speed_serve.json"),
+        _json("benchmarks/npm_queries/speed_serve_entities.json"),
+    )
+    _quoted(
+        section,
+        f"{cli['median_s']:.3f} s | {cli_named['median_s']:.3f} s",
+        f"{serve['latency_ms']['p50']} ms / {serve['latency_ms']['p95']} ms",
+        f"{serve_named['latency_ms']['p50']} ms / {serve_named['latency_ms']['p95']} ms",
+        cli["measured_at"][:10],
+    )
+    assert 0 == cli["failures"] == cli_named["failures"] == serve["failures"]

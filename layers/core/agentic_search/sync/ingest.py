@@ -207,6 +207,10 @@ def ingest_file(
     )
     plan = prune_plan(deps, catalog.records, rejected_ids)
     pruned = prune_records(deps, plan.stale, status) if prune and plan.stale else 0
+    # an `entities:` block added to the YAML of an unchanged catalog writes no record, so the
+    # graph is built here; without it every search would derive the names' common words anew
+    if ensure_links(deps) is not None:
+        deps.caches.forget_catalog()
     deps.journal.finish(schema.name)
     return IngestReport(
         path=str(path),
