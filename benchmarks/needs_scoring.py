@@ -51,6 +51,7 @@ from agentic_search.sync.shipped_enrichment import shipped_enrichment
 from agentic_search.wire import RankedList
 from agentic_search.wire.records import CATEGORY_KEY, NEEDS_KEY
 from agentic_search.wiring import build_embedder
+from agentic_search_cli.evaluation.datasets import read_qrels
 from agentic_search_cli.evaluation.metrics import evaluate_rankings, mean_metrics, means_by_type
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -139,12 +140,8 @@ def enriched_records(schema: Any, records: list[dict[str, Any]]) -> list[dict[st
 
 
 def load_qrels(split: str) -> dict[str, dict[str, int]]:
-    """{query id: {record id: grade}} of a split's answerable queries."""
-    qrels: dict[str, dict[str, int]] = {}
-    for line in (QUERIES / "qrels" / f"{split}.tsv").read_text().splitlines()[1:]:
-        qid, did, grade = line.split("\t")
-        qrels.setdefault(qid, {})[did] = int(grade)
-    return qrels
+    """{query id: {record id: grade}} of a split's answerable queries (eval's own reader)."""
+    return read_qrels(QUERIES / "qrels" / f"{split}.tsv")
 
 
 def main() -> None:

@@ -33,6 +33,7 @@ import sys
 import threading
 import time
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -160,10 +161,14 @@ def _free_port() -> int:
 
 
 def spawn_serve(
-    cache: str, home: str | None, workers: int | None = None
+    cache: str, home: str | None, workers: int | None = None, extra: Sequence[str] = ()
 ) -> tuple[subprocess.Popen, str]:
-    """Start ``agentic-search serve`` on a free port (``--workers`` when given); returns the
-    process and its URL."""
+    """Start ``agentic-search serve`` on a free port (``--workers`` when given, then the
+    ``extra`` arguments); returns the process and its URL once ``/health`` answers 200.
+
+    Raises:
+        SystemExit: when serve exits or does not answer within 300 s.
+    """
     exe = Path(sys.executable).with_name("agentic-search")
     cmd = [str(exe)] if exe.is_file() else [shutil.which("agentic-search") or "agentic-search"]
     port = _free_port()
@@ -172,7 +177,8 @@ def spawn_serve(
         env["AGENTIC_SEARCH_HOME"] = home
     proc = subprocess.Popen(
         [*cmd, "serve", "--port", str(port)]
-        + ([] if workers is None else ["--workers", str(workers)]),
+        + ([] if workers is None else ["--workers", str(workers)])
+        + list(extra),
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,

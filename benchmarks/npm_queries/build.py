@@ -24,89 +24,29 @@ differ from what the judgments give (the test suite runs the same comparison).
 
 from __future__ import annotations
 
-import argparse
-import hashlib
-import json
+import importlib.util
 import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+_spec = importlib.util.spec_from_file_location(
+    "tools_queries_build", HERE.parent / "tools_queries" / "build.py"
+)
+assert _spec is not None and _spec.loader is not None
+_tools = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_tools)
+
+#: The tools query set's rules, read from its build script (one definition of the split).
+SPLITS = _tools.SPLITS
+split_of = _tools.split_of
+render = _tools.render
 JUDGMENTS = HERE / "judgments.jsonl"
-SPLITS: tuple[str, str] = ("tuning", "heldout")
-TUNING_SHARE = 0.4
 
 
 def read_judgments(path: Path = JUDGMENTS) -> list[dict]:
-    """The judgment lines, in file order (blank lines skipped)."""
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
-
-
-def split_of(judgments: list[dict], share: float = TUNING_SHARE) -> dict[str, str]:
-    """{query id: "tuning" | "heldout"}: a judgment's own ``split`` when it has one, else per
-    (kind, language, answerable) group of the others, the first ``round(share * n)`` ids by
-    SHA-256 go to tuning."""
-    groups: dict[tuple[str, str, bool], list[str]] = {}
-    out: dict[str, str] = {}
-    for j in judgments:
-        if j.get("split") in SPLITS:
-            out[j["id"]] = j["split"]
-            continue
-        groups.setdefault((j["kind"], j["lang"], bool(j["answerable"])), []).append(j["id"])
-    for ids in groups.values():
-        ordered = sorted(ids, key=lambda i: hashlib.sha256(i.encode()).hexdigest())
-        cut = round(share * len(ordered))
-        for n, qid in enumerate(ordered):
-            out[qid] = SPLITS[0] if n < cut else SPLITS[1]
-    return out
-
-
-def render(judgments: list[dict]) -> dict[str, str]:
-    """{relative path: file text} of queries.jsonl and the two qrels files."""
-    split = split_of(judgments)
-    queries = [
-        json.dumps(
-            {
-                "_id": j["id"],
-                "text": j["query"],
-                "type": j["kind"],
-                "lang": j["lang"],
-                "answerable": bool(j["answerable"]),
-                "split": split[j["id"]],
-            },
-            ensure_ascii=False,
-        )
-        for j in judgments
-    ]
-    files = {"queries.jsonl": "\n".join(queries) + "\n"}
-    for name in SPLITS:
-        lines = ["query-id\tcorpus-id\tscore"]
-        for j in judgments:
-            if split[j["id"]] == name:
-                lines += [f"{j['id']}\t{doc}\t{grade}" for doc, grade in j["relevant"].items()]
-        files[f"qrels/{name}.tsv"] = "\n".join(lines) + "\n"
-    return files
-
-
-def main() -> int:
-    ap = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    ap.add_argument("--check", action="store_true", help="compare, do not write")
-    args = ap.parse_args()
-    stale = []
-    for rel, text in render(read_judgments()).items():
-        path = HERE / rel
-        if args.check:
-            if not path.is_file() or path.read_text(encoding="utf-8") != text:
-                stale.append(rel)
-            continue
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    if stale:
-        sys.stderr.write(f"out of date: {', '.join(stale)} (run build.py)\n")
-        return 1
-    return 0
+    """The judgment lines of this folder's ``judgments.jsonl``, in file order."""
+    return _tools.read_judgments(path)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(_tools.main(HERE, __doc__))

@@ -28,10 +28,10 @@ from __future__ import annotations
 
 import argparse
 import http.client
+import importlib.util
 import json
 import os
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -39,6 +39,16 @@ import time
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
+
+_spec = importlib.util.spec_from_file_location(
+    "loadtest", Path(__file__).resolve().parents[2] / "scripts" / "loadtest.py"
+)
+assert _spec is not None and _spec.loader is not None
+_loadtest = importlib.util.module_from_spec(_spec)
+sys.modules["loadtest"] = _loadtest  # its dataclasses look their module up there
+_spec.loader.exec_module(_loadtest)
+#: Nearest-rank percentile, the load test's (one definition).
+percentile = _loadtest.percentile
 
 CLI_QUERIES = ["yaml parser", "make my CLI output colorful", "alternative to moment for dates"]
 
@@ -98,15 +108,6 @@ SERVE_QUERIES = [
 WARMUP_QUERIES = ["warm up the model", "first request of the run"]
 
 
-def percentile(values: list[float], q: float) -> float:
-    """Nearest-rank percentile (``q`` in 0..100) of ``values``; 0 when empty."""
-    if not values:
-        return 0.0
-    ordered = sorted(values)
-    rank = max(1, -(-len(ordered) * q // 100))
-    return ordered[int(rank) - 1]
-
-
 def stage_medians(answers: list[dict]) -> dict[str, float]:
     """{stage: median ms} over the ``executionStats.stageMs`` (or ``execution_stats.stage_ms``)
     of ``answers``, plus ``latency_ms`` (the engine's own total)."""
@@ -163,42 +164,15 @@ def run_cli(domain: str, runs: int) -> dict[str, Any]:
     }
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def spawn_serve() -> tuple[subprocess.Popen, str]:
-    """``agentic-search serve`` on a free loopback port with the result cache off; returns the
-    process and its URL once ``/health`` answers 200.
+    """``agentic-search serve`` on a free loopback port with the result cache off and no LLM
+    (``scripts/loadtest.py``'s launcher); returns the process and its URL once ``/health``
+    answers 200.
 
     Raises:
         SystemExit: when serve exits or does not answer within 300 s.
     """
-    port = _free_port()
-    proc = subprocess.Popen(
-        [*_exe(), "serve", "--port", str(port), "--no-llm"],
-        env={**os.environ, "CACHE_BACKEND": "none"},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    deadline = time.monotonic() + 300
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise SystemExit(f"serve exited with {proc.returncode}: {proc.stderr.read()[-2000:]}")
-        try:
-            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
-            conn.request("GET", "/health")
-            if conn.getresponse().status == 200:
-                conn.close()
-                return proc, f"http://127.0.0.1:{port}"
-        except OSError:
-            pass
-        time.sleep(0.5)
-    proc.terminate()
-    raise SystemExit("serve did not answer /health within 300 s")
+    return _loadtest.spawn_serve("none", None, extra=["--no-llm"])
 
 
 def post_search(url: str, query: str, domain: str) -> tuple[int, float, dict]:

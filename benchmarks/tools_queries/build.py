@@ -86,15 +86,18 @@ def render(judgments: list[dict]) -> dict[str, str]:
     return files
 
 
-def main() -> int:
+def main(folder: Path = HERE, doc: str | None = __doc__) -> int:
+    """Write (or ``--check``) the files derived from ``folder/judgments.jsonl`` in ``folder``;
+    another query set with the same judgment format calls it with its own folder and
+    docstring. Returns the exit code (1: ``--check`` found stale files)."""
     ap = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        description=doc, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     ap.add_argument("--check", action="store_true", help="compare, do not write")
     args = ap.parse_args()
     stale = []
-    for rel, text in render(read_judgments()).items():
-        path = HERE / rel
+    for rel, text in render(read_judgments(folder / "judgments.jsonl")).items():
+        path = folder / rel
         if args.check:
             if not path.is_file() or path.read_text(encoding="utf-8") != text:
                 stale.append(rel)
