@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import http.client
-import importlib.util
 import json
 import os
 import shutil
@@ -40,15 +39,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-_spec = importlib.util.spec_from_file_location(
-    "loadtest", Path(__file__).resolve().parents[2] / "scripts" / "loadtest.py"
-)
-assert _spec is not None and _spec.loader is not None
-_loadtest = importlib.util.module_from_spec(_spec)
-sys.modules["loadtest"] = _loadtest  # its dataclasses look their module up there
-_spec.loader.exec_module(_loadtest)
-#: Nearest-rank percentile, the load test's (one definition).
-percentile = _loadtest.percentile
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+# the load test's serve launcher and percentile, one definition each
+import loadtest
+from loadtest import percentile
 
 CLI_QUERIES = ["yaml parser", "make my CLI output colorful", "alternative to moment for dates"]
 
@@ -172,7 +166,7 @@ def spawn_serve() -> tuple[subprocess.Popen, str]:
     Raises:
         SystemExit: when serve exits or does not answer within 300 s.
     """
-    return _loadtest.spawn_serve("none", None, extra=["--no-llm"])
+    return loadtest.spawn_serve("none", None, extra=["--no-llm"])
 
 
 def post_search(url: str, query: str, domain: str) -> tuple[int, float, dict]:

@@ -54,8 +54,8 @@ def _subset_catalog(path: Path) -> Path:
     best = set().union(*(_judged(qid)[1] for qid in CROSS_LINGUAL))
     lines = bundled_catalog_path().read_text(encoding="utf-8").splitlines()
     records = [json.loads(line) for line in lines if line.strip()]
-    others = [r for r in records if r["id"] not in best][:OTHERS]
-    kept = [r for r in records if r["id"] in best or r in others]
+    others = [r["id"] for r in records if r["id"] not in best][:OTHERS]
+    kept = [r for r in records if r["id"] in best or r["id"] in others]
     assert best <= {r["id"] for r in kept}, "every judged best tool is in the catalog"
     path.write_text("".join(json.dumps(r) + "\n" for r in kept), encoding="utf-8")
     return path

@@ -228,16 +228,15 @@ def test_the_npm_domain_quotes_its_result_files() -> None:
     assert 0 == cli["failures"] == cli_named["failures"] == serve["failures"]
 
 
-@pytest.mark.parametrize("dataset", ["scifact", "cacm"])
-def test_the_embeddinggemma_figures_quote_their_result_files(dataset: str) -> None:
-    """GIVEN the eval summaries of a full test split with EmbeddingGemma int8 WHEN the page is
-    read THEN the section quotes each system's nDCG@10 as the file holds it."""
-    gemma = _json(f"benchmarks/embedders/results/{dataset}_test_embeddinggemma_int8.json")
-    assert gemma["dataset"] == dataset and gemma["split"] == "test"
-    _quoted("EmbeddingGemma-300M", *(str(s["ndcg@10"]) for s in gemma["systems"].values()))
-    assert all(s["errors"] == 0 for s in gemma["systems"].values())
-
-
-def test_the_cacm_minilm_figures_of_the_same_sitting_are_quoted() -> None:
-    minilm = _json("benchmarks/embedders/results/cacm_test_minilm.json")
-    _quoted("EmbeddingGemma-300M", *(str(s["ndcg@10"]) for s in minilm["systems"].values()))
+@pytest.mark.parametrize(
+    "name",
+    ["scifact_test_embeddinggemma_int8", "cacm_test_embeddinggemma_int8", "cacm_test_minilm"],
+)
+def test_the_embedder_figures_quote_their_result_files(name: str) -> None:
+    """GIVEN the eval summary of a full test split (EmbeddingGemma int8, and MiniLM in CACM's
+    sitting) WHEN the page is read THEN the section quotes each system's nDCG@10 as the file
+    holds it."""
+    result = _json(f"benchmarks/embedders/results/{name}.json")
+    assert name.startswith(f"{result['dataset']}_{result['split']}_")
+    _quoted("EmbeddingGemma-300M", *(str(s["ndcg@10"]) for s in result["systems"].values()))
+    assert all(s["errors"] == 0 for s in result["systems"].values())
