@@ -15,6 +15,8 @@ QUERY  ?= AI code completion tools that work locally
 .PHONY: bench llm enrich embedder demo test test-unit test-component test-aws test-e2e lint validate serve install \
 	clean deploy seed smoke delete lock docs
 
+# The editable packages are byte-compiled once here: a shell with PYTHONDONTWRITEBYTECODE=1 (as
+# some containers set) never writes __pycache__, so every CLI run would compile them anew.
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; v = "%d.%d" % sys.version_info[:2]; \
 		v == "$(RUNTIME_PYTHON)" or print(f"note: python$(RUNTIME_PYTHON) (the Lambda runtime)" \
@@ -22,6 +24,8 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e ".[test]"
+	$(BIN)/python -m compileall -q -j 0 layers/core/agentic_search layers/core/agentic_search_lambda \
+		cli/agentic_search_cli
 	touch $(STAMP)
 
 install: $(STAMP)
