@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import re
+import unicodedata
+
+from hypothesis import given
+from hypothesis import strategies as st
+
 from agentic_search.logic.entities import (
     EntityIndex,
     common_words,
@@ -22,6 +28,15 @@ def test_fold_is_accent_case_and_punctuation_insensitive():
     assert fold("Arthur's Magazine") == "arthur s magazine"
     assert fold("DALL·E 3") == fold("dall e 3") == "dall e 3"
     assert fold("  ") == ""
+
+
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=40))
+def test_fold_of_ascii_text_equals_the_decomposing_path(text: str) -> None:
+    """GIVEN ASCII text WHEN folded THEN the result is the one NFKD decomposition gives (the
+    ASCII shortcut changes nothing)."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    plain = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    assert fold(text) == " ".join(re.findall(r"\w+", plain.casefold().replace("_", " ")))
 
 
 def test_names_are_titles_without_their_qualifier_and_aliases():

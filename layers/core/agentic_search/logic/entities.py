@@ -34,9 +34,14 @@ _NEVER_ALONE = ENGLISH_STOPWORDS | {"i", "me", "my", "we", "you", "he", "she", "
 
 def fold(text: str) -> str:
     """Accent-insensitive, case-folded, punctuation-free form of ``text`` (see the module
-    docstring); ``"Café  Ñandú!"`` -> ``"cafe nandu"``."""
-    decomposed = unicodedata.normalize("NFKD", text)
-    plain = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    docstring); ``"Café  Ñandú!"`` -> ``"cafe nandu"``. ASCII text skips the decomposition
+    (NFKD leaves it as it is and it has no combining marks): a lookup folds every name of the
+    catalog."""
+    if text.isascii():
+        plain = text
+    else:
+        decomposed = unicodedata.normalize("NFKD", text)
+        plain = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
     return " ".join(_WORD.findall(plain.casefold().replace("_", " ")))
 
 
