@@ -228,6 +228,26 @@ def test_the_npm_domain_quotes_its_result_files() -> None:
     assert 0 == cli["failures"] == cli_named["failures"] == serve["failures"]
 
 
+def test_the_aws_domain_quotes_its_result_file() -> None:
+    """GIVEN the one eval of the AWS services domain WHEN its section is read THEN every
+    system's nDCG@10 on both splits and the executor's held-out kinds are quoted as the file
+    holds them."""
+    systems = _json("benchmarks/aws_services/results.json")["systems"]
+    _quoted(
+        "A third domain of another shape: AWS services (445 service models)",
+        *(
+            f"{systems[s]['by_split'][split]['ndcg@10']:.4f}"
+            for s in ("bm25", "dense", "hybrid-rrf", "executor-1round", "executor")
+            for split in ("tuning", "heldout")
+        ),
+        *(
+            f"{systems[s]['by_split']['heldout']['by_type'][kind]['ndcg@10']:.4f}"
+            for s in ("executor", "hybrid-rrf")
+            for kind in ("task", "alternative", "time", "constraint", "identity", "non-english")
+        ),
+    )
+
+
 @pytest.mark.parametrize(
     "name",
     ["scifact_test_embeddinggemma_int8", "cacm_test_embeddinggemma_int8", "cacm_test_minilm"],
