@@ -27,8 +27,8 @@ def add_parser(sub: Any) -> None:
             "quality: block to paste into the domain's YAML. Without it a domain never\n"
             "answers 'no good match'. Choose on tuning queries, then report held-out ones\n"
             "with `agentic-search eval --split heldout`: never the same queries.\n\n"
-            "exit codes: 0 proposed; 1 nothing to calibrate (no candidate measured); 2 a\n"
-            "usage error."
+            "exit codes: 0 proposed; 1 nothing to calibrate (no candidate measured, or no\n"
+            "thresholds better than no abstention on the split); 2 a usage error."
         ),
         epilog=(
             "examples:\n"
@@ -84,6 +84,9 @@ def run(args: argparse.Namespace) -> int:
         service.close()
     try:
         result = cal.choose(observed, dataset.qrels, baseline)
+    except cal.NothingGained as exc:
+        sys.stderr.write(f"agentic-search: nothing to propose: {exc}\n")
+        return 1
     except ValueError as exc:
         sys.stderr.write(f"agentic-search: error: {exc}\n")
         return 1

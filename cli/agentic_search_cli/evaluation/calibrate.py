@@ -15,7 +15,8 @@ domain's own judged queries, the way the tools schema's were
 3. the pair kept (:func:`choose`): among those whose nDCG@10 (pytrec_eval) is at least the
    ``baseline`` (hybrid-rrf's on the same queries), the fewest queries wrong (answerable
    left empty plus unanswerable padded), then the highest nDCG@10, then the highest
-   thresholds (the least padding for the same result).
+   thresholds (the least padding for the same result); none when it is no better than no
+   abstention at all (:class:`NothingGained`: a block that only withholds answers).
 
 ``min_relevance`` (the best cosine a ``good`` verdict needs; it withholds nothing) is
 proposed as the median of the answerable queries' best cosines, ``min_coverage`` as the
@@ -213,6 +214,11 @@ def replay(
     return empty, padded, sum(s["ndcg_cut_10"] for s in scores.values()) / len(judged)
 
 
+class NothingGained(ValueError):
+    """No threshold pair does better than no abstention on the split (the ``quality:`` block
+    would only withhold answers)."""
+
+
 def choose(
     observed: list[Observed], qrels: dict[str, dict[str, int]], baseline: float
 ) -> Calibration:
@@ -220,6 +226,8 @@ def choose(
 
     Raises:
         ValueError: when no answerable query got a measured candidate (nothing to calibrate).
+        NothingGained: when the best pair is no better than answering without abstention
+            (as many queries wrong or more, or the same with no higher nDCG@10).
     """
     grid = threshold_grid(observed)
     if not grid:
@@ -238,17 +246,20 @@ def choose(
                 candidate_floor=floor,
             )
             rows.append(Row(relevance, floor, *replay(spec, observed, qrels)))
-    rows.sort(
-        key=lambda r: (
-            r.ndcg < baseline,
-            r.left_empty + r.padded,
-            -r.ndcg,
-            -r.candidate_relevance,
-            -r.candidate_floor,
-        )
-    )
+
+    def merit(r: Row) -> tuple[bool, int, float]:
+        return (r.ndcg < baseline, r.left_empty + r.padded, -r.ndcg)
+
+    rows.sort(key=lambda r: (*merit(r), -r.candidate_relevance, -r.candidate_floor))
     top = rows[0]
     before = Row(-1.0, -1.0, *replay(QualitySpec(), observed, qrels))
+    if merit(before) <= merit(top):
+        raise NothingGained(
+            f"no thresholds do better on this split than answering without abstention "
+            f"(queries wrong: {before.left_empty + before.padded} without, "
+            f"{top.left_empty + top.padded} with the best pair): leave quality: out, or add "
+            f'tuning queries the catalog cannot answer ("answerable": false)'
+        )
     return Calibration(
         quality=QualitySpec(
             min_relevance=min_relevance,
@@ -266,6 +277,7 @@ def choose(
 
 __all__ = [
     "Calibration",
+    "NothingGained",
     "Observed",
     "Row",
     "best_cosines",
