@@ -226,6 +226,16 @@ def test_the_npm_domain_quotes_its_result_files() -> None:
         cli["measured_at"][:10],
     )
     assert 0 == cli["failures"] == cli_named["failures"] == serve["failures"]
+    calibrated = _json("benchmarks/npm_queries/calibrated/results.json")["systems"]
+    held = calibrated["executor"]["by_split"]["heldout"]
+    _quoted(
+        section,
+        f"its nDCG@10 ({held['ndcg@10']:.4f})",
+        f"{calibrated['hybrid-rrf']['by_split']['heldout']['ndcg@10']:.4f} on this index",
+        f"{held['abstention']['clean']} of the {held['abstention']['unanswerable']} unanswerable",
+        f"leaves none of the {held['abstention']['answerable']} answerable",
+    )
+    assert held["abstention"]["left_empty"] == 0
 
 
 def test_the_aws_domain_quotes_its_result_file() -> None:
