@@ -238,6 +238,26 @@ def test_the_npm_domain_quotes_its_result_files() -> None:
     assert held["abstention"]["left_empty"] == 0
 
 
+@pytest.mark.parametrize("model", ["embeddinggemma_int8", "minilm"])
+def test_the_npm_embedder_figures_quote_their_result_files(model: str) -> None:
+    """GIVEN the npm eval with one embedder WHEN the EmbeddingGemma section is read THEN every
+    system's nDCG@10 on both splits and the executor's held-out kinds it names are quoted."""
+    systems = _json(f"benchmarks/embedders/results/npm_{model}.json")["systems"]
+    _quoted(
+        "EmbeddingGemma-300M",
+        *(
+            str(s["by_split"][split]["ndcg@10"])
+            for s in systems.values()
+            for split in ("tuning", "heldout")
+        ),
+        *(
+            str(systems["executor"]["by_split"]["heldout"]["by_type"][kind]["ndcg@10"])
+            for kind in ("task", "alternative", "non-english")
+        ),
+    )
+    assert all(s["errors"] == 0 for s in systems.values())
+
+
 def test_the_aws_domain_quotes_its_result_file() -> None:
     """GIVEN the one eval of the AWS services domain WHEN its section is read THEN every
     system's nDCG@10 on both splits and the executor's held-out kinds are quoted as the file
@@ -260,7 +280,13 @@ def test_the_aws_domain_quotes_its_result_file() -> None:
 
 @pytest.mark.parametrize(
     "name",
-    ["scifact_test_embeddinggemma_int8", "cacm_test_embeddinggemma_int8", "cacm_test_minilm"],
+    [
+        "scifact_test_embeddinggemma_int8",
+        "cacm_test_embeddinggemma_int8",
+        "cacm_test_minilm",
+        "hotpotqa_test_embeddinggemma_int8",
+        "hotpotqa_test_minilm",
+    ],
 )
 def test_the_embedder_figures_quote_their_result_files(name: str) -> None:
     """GIVEN the eval summary of a full test split (EmbeddingGemma int8, and MiniLM in CACM's
