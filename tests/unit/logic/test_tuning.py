@@ -25,7 +25,7 @@ from agentic_search.logic.coverage import DeterministicGrader, EvidenceMatcher
 from agentic_search.logic.entities import EntityIndex
 from agentic_search.logic.executor import executor_gate, prepare_round_queries
 from agentic_search.logic.executor.entity_rounds import bridges_from
-from agentic_search.logic.intent import CatalogLookup
+from agentic_search.logic.intent import CatalogLookup, with_derivatives
 from agentic_search.logic.intent_rules import RuleBasedIntentExtractor
 from agentic_search.logic.linking import QueryLinker
 from agentic_search.logic.plan_rules import top_k
@@ -240,6 +240,27 @@ def LOOKUP() -> CatalogLookup:
     return _lookup[0]
 
 
+#: Thirteen names open with the brand word "Amazon" (13 of 23: a share of 0.57).
+BRANDED = {f"b{i}": f"Amazon Thing{i}" for i in range(12)} | {"dynamodb": "Amazon DynamoDB"}
+BRANDED |= {f"p{i}": f"Plain{i} Tool" for i in range(10)}
+BRANDED |= {"streams": "DynamoDB Streams", "dax": "DynamoDB Accelerator"}
+
+
+def short_link(schema: DomainSchema) -> list[str]:
+    rows = [{"id": rid, "name": name} for rid, name in BRANDED.items()]
+    lookup = CatalogLookup.of(schema, rows)
+    assert lookup.linker is not None
+    return [lk.id for lk in lookup.linker.link("alternative to DynamoDB").entities]
+
+
+def derivatives(schema: DomainSchema) -> list[str]:
+    lookup = CatalogLookup.of(schema, [{"id": r, "name": n} for r, n in BRANDED.items()])
+    intent = RuleBasedIntentExtractor(schema, lookup).extract("alternative to DynamoDB")
+    return with_derivatives(
+        intent, lookup, schema.tuning.graph.max_derivatives
+    ).reference_derivatives
+
+
 RICH = "free code completion that works locally for Linux in the terminal with speech to text"
 
 #: Every knob: a value other than its default, and the rule that reads it.
@@ -267,8 +288,11 @@ PROBES: dict[str, tuple[Any, Callable[[DomainSchema], Any]]] = {
     "linking.fuzzy_min_score": (0.9, linking("who was born in bonnn")),
     "linking.capitalized_min_score": (0.7, linking("life on Mars")),
     "linking.ordinary_min_letters": (6, linking("pdf tabel extraction")),
+    "linking.brand_prefix_min_share": (0.6, short_link),
+    "linking.brand_prefix_min_names": (14, short_link),
     "graph.min_link_score": (0.9, named_fetch),
     "graph.alternatives_weight": (3.0, alternatives("weight")),
+    "graph.max_derivatives": (1, derivatives),
     "graph.graph_top_k": (20, alternatives("top_k")),
     "graph.bridge_seeds": (5, bridge_walk("seeds")),
     "graph.bridge_window": (5, bridge_walk("exclude")),
@@ -323,6 +347,8 @@ def test_the_defaults_decide_as_the_rules_did() -> None:
     assert linking("who was born in bonnn")(TOOLS) == (["bonn"], {})
     assert linking("life on Mars")(TOOLS) == ([], {})
     assert linking("pdf tabel extraction")(TOOLS) == ([], {"tabel": "table"})
+    assert short_link(TOOLS) == ["dynamodb"]
+    assert derivatives(TOOLS) == ["streams", "dax"]  # shortest names first
     assert named_fetch(TOOLS) == ["cursor", "windsurf"]
     assert (alternatives("weight")(TOOLS), alternatives("top_k")(TOOLS)) == (2.0, 30)
     assert bridge_walk("seeds")(TOOLS) == ["d0", "d1", "d2"]

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -279,18 +279,114 @@ def common_words(
     return seen | {n for n, k in uses.items() if k >= ORDINARY_MIN_RECORDS}
 
 
+def named_after(names: Sequence[str], seed_names: Sequence[str]) -> bool:
+    """Whether a record's folded ``names`` hold one of ``seed_names`` (folded) as whole words:
+    "amazon dynamodb streams" is named after "amazon dynamodb", "webpack cli" after
+    "webpack"; "dynamodbx" is not."""
+    padded = [f" {n} " for n in names]
+    return any(f" {s} " in p for s in seed_names if s for p in padded)
+
+
+@dataclass(frozen=True)
+class ShortNames:
+    """The names users type for records whose names open with the catalog's brand word
+    ("Amazon DynamoDB" is "DynamoDB", "Amazon Simple Queue Service" also "SQS").
+
+    ``names``: folded remainder -> record id; ``acronyms``: folded initials of a remainder's
+    words (3+ words, stopwords skipped) -> record id, linked only when a query writes them in
+    capitals. Each names one record and no full name of the catalog.
+    """
+
+    names: Mapping[str, str]
+    acronyms: Mapping[str, str]
+
+    def __bool__(self) -> bool:
+        return bool(self.names or self.acronyms)
+
+
+def brand_prefixes(titles: Iterable[str], *, min_share: float, min_names: int) -> set[str]:
+    """The folded first words that open at least ``min_names`` and ``min_share`` (a fraction)
+    of the multi-word folded ``titles``' (a brand or scope word: "aws", "amazon", npm's
+    "@types/"); stopwords and numbers never count."""
+    titles = list(titles)
+    counts: dict[str, int] = {}
+    for t in titles:
+        words = t.split(" ")
+        if len(words) > 1:
+            counts[words[0]] = counts.get(words[0], 0) + 1
+    least = max(min_names, min_share * len(titles))
+    return {
+        w for w, k in counts.items() if k >= least and w not in _NEVER_ALONE and not w.isdigit()
+    }
+
+
+def short_names(
+    named: Sequence[tuple[str, Sequence[str]]],
+    *,
+    min_share: float,
+    min_names: int,
+    text_of: Callable[[str], str] | None = None,
+) -> ShortNames:
+    """The :class:`ShortNames` of a catalog: ``named`` holds (record id, folded names, the
+    title first) pairs; the brand words are :func:`brand_prefixes` of the titles. A remainder
+    that opens with a stopword, is not linkable (under 3 characters, a stopword) or names two
+    records is dropped, as is any that is a full name of some record. Initials are kept only
+    where the record's own text (``text_of(record id)``, its link text) writes them in
+    capitals as a word ("Amazon SQS is ..."): most initials of a long name are nobody's
+    abbreviation, and some are another thing's ("CSV"). Without ``text_of``, none."""
+    prefixes = brand_prefixes(
+        (names[0] for _, names in named if names), min_share=min_share, min_names=min_names
+    )
+    if not prefixes:
+        return ShortNames({}, {})
+    full = {n for _, names in named for n in names}
+    found: dict[str, set[str]] = {}
+    initials: dict[str, set[str]] = {}
+    for rid, names in named:
+        for name in names:
+            words = name.split(" ")
+            if len(words) < 2 or words[0] not in prefixes or words[1] in ENGLISH_STOPWORDS:
+                continue
+            rest = words[1:]
+            found.setdefault(" ".join(rest), set()).add(rid)
+            content = [w for w in rest if w not in ENGLISH_STOPWORDS]
+            if len(content) >= 3 and all(w[0].isalpha() for w in content):
+                initials.setdefault("".join(w[0] for w in content), set()).add(rid)
+
+    def unique(candidates: Mapping[str, set[str]]) -> dict[str, str]:
+        return {
+            n: next(iter(ids))
+            for n, ids in sorted(candidates.items())
+            if len(ids) == 1 and n not in full and len(n) >= 3 and n not in _NEVER_ALONE
+        }
+
+    names = unique(found)
+    acronyms = {
+        a: rid
+        for a, rid in unique(initials).items()
+        if a not in names
+        and text_of is not None
+        and re.search(rf"\b{a.upper()}\b", text_of(rid)) is not None
+    }
+    return ShortNames(names, acronyms)
+
+
 __all__ = [
     "MAX_NAME_WORDS",
     "ORDINARY_MIN_RECORDS",
     "EntityIndex",
     "Mention",
+    "ShortNames",
     "Token",
+    "brand_prefixes",
     "common_words",
     "fold",
     "is_plain_word",
     "link_text",
     "lowercase_names",
     "name_variants",
+    "named_after",
     "record_names",
+    "short_names",
     "tokens",
 ]

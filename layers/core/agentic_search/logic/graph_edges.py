@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from agentic_search.logic.chunking import doc_id_of
-from agentic_search.logic.entities import EntityIndex
+from agentic_search.logic.entities import EntityIndex, tokens
 from agentic_search.logic.schema import DomainSchema
 
 #: Phrases before a name that make its edge an ``integrates`` edge.
@@ -19,6 +19,25 @@ _INTEGRATES = re.compile(
     re.IGNORECASE,
 )
 Edges = dict[str, list[str]]
+
+#: Words before a name that make a record name it as what it replaces or resembles ("a
+#: faster alternative to webpack", "fork of Cline", "lighter than Moment", "imitates the
+#: GitHub Copilot backend").
+_AS_ALTERNATIVE_BEFORE = re.compile(
+    r"(?:(?:alternatives?|replacements?|substitutes?|successors?|equivalents?)\s+(?:to|for|of)|"
+    r"instead\s+of|similar\s+to|inspired\s+by|compatible\s+with|modell?ed\s+(?:on|after)|"
+    r"(?:forks?|clones?|ports?|rewrites?|reimplementations?|versions?)\s+of|"
+    r"compared\s+(?:to|with)|replac(?:es|ing)|drop-in\s+for|like|than|vs\.?|versus|unlike|"
+    r"(?:imitat|mimic|emulat|clon)\w*)"
+    r"\s+(?:the\s+|an?\s+)?$",
+    re.IGNORECASE,
+)
+#: Words after a name that do the same ("Midjourney-like", "ChatGPT-style", "an Express
+#: alternative", "Redis-compatible").
+_AS_ALTERNATIVE_AFTER = re.compile(
+    r"^(?:'s)?[\s-]*(?:like|style|compatible|alternatives?|replacements?|clones?|equivalents?)\b",
+    re.IGNORECASE,
+)
 
 
 def out_edges(
@@ -41,6 +60,29 @@ def out_edges(
                 if doc_id_of(rid) != me:
                     edges.setdefault(kind, {})[doc_id_of(rid)] = None
     return {k: list(v) for k, v in sorted(edges.items())}
+
+
+def names_as_alternative(text: str, names: Sequence[str]) -> bool:
+    """Whether ``text`` names one of the folded ``names`` as what it replaces or resembles
+    ("a faster alternative to webpack", "fork of Cline", "Midjourney-like") rather than as
+    what it plugs into or runs on ("webpack loader for YAML", "runs locally via Ollama"):
+    an in-mention of X from such a text makes its record an alternative to X. Matched on the
+    folded words of ``text`` (case- and accent-insensitive)."""
+    wanted = {tuple(n.split(" ")) for n in names if n}
+    if not wanted or not text:
+        return False
+    toks = tokens(text)
+    folded = [t.folded for t in toks]
+    for first in range(len(toks)):
+        for name in wanted:
+            last = first + len(name)
+            if tuple(folded[first:last]) != name:
+                continue
+            before = text[: toks[first].start]
+            after = text[toks[last - 1].end :]
+            if _AS_ALTERNATIVE_BEFORE.search(before) or _AS_ALTERNATIVE_AFTER.match(after):
+                return True
+    return False
 
 
 def link_text_of(value: Any) -> str:

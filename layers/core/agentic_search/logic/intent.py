@@ -24,15 +24,18 @@ from agentic_search.logic.chunking import doc_id_of
 from agentic_search.logic.entities import (
     EntityIndex,
     common_words,
+    fold,
     link_text,
     lowercase_names,
+    named_after,
     record_names,
+    short_names,
 )
 from agentic_search.logic.intent_patterns import CUE_WORDS, QUOTED
 from agentic_search.logic.linking import QueryLinker, vocabulary_phrases
 from agentic_search.logic.schema import DomainSchema
-from agentic_search.logic.text import Analyzer
-from agentic_search.wire import ENTITY_KEY
+from agentic_search.logic.text import ENGLISH_STOPWORDS, Analyzer
+from agentic_search.wire import ENTITY_KEY, IntentState
 
 
 @dataclass(frozen=True)
@@ -58,6 +61,30 @@ class CatalogLookup:
         if not self.record_count or self.dated_count >= self.record_count:
             return ""
         return f" ({self.dated_count} of {self.record_count} records carry a {label} year)"
+
+    def derivatives(self, rid: str, typed: str = "", limit: int = 100) -> list[str]:
+        """The records named after record ``rid``: a name of theirs holds one of its names,
+        or ``typed`` (the reference as the query wrote it: "DynamoDB" for "Amazon
+        DynamoDB"), as whole words ("webpack cli", "amazon dynamodb streams"). They are its
+        add-ons and plugins, not alternatives to it. Shortest names first, at most
+        ``limit``; none for a name under 3 characters or a stopword."""
+        if self.linker is not None:
+            index = self.linker.index
+            pairs = [(n, i) for n in index.names for i in index.ids(n)]
+            own = index.names_of(rid)
+        else:
+            pairs = [(fold(n), i) for n, i in self.names.items()]
+            own = [n for n, i in pairs if i == rid]
+        seeds = [
+            s
+            for s in dict.fromkeys([*own, fold(typed)])
+            if len(s) >= 3 and s not in ENGLISH_STOPWORDS
+        ]
+        found: dict[str, int] = {}
+        for name, other in pairs:
+            if other != rid and seeds and named_after([name], seeds):
+                found[other] = min(len(name), found.get(other, len(name)))
+        return sorted(found, key=lambda i: (found[i], i))[:limit]
 
     @staticmethod
     def empty() -> CatalogLookup:
@@ -96,6 +123,18 @@ class CatalogLookup:
         index = EntityIndex.from_records(named, common)
         linker = None
         if schema.entities is not None:
+            link_tuning = schema.tuning.linking
+            read = record or by_id.get
+
+            def text_of(rid: str) -> str:
+                return link_text(schema, read(rid) or {})
+
+            short = short_names(
+                named,
+                min_share=link_tuning.brand_prefix_min_share,
+                min_names=link_tuning.brand_prefix_min_names,
+                text_of=text_of,
+            )
 
             def known_terms(terms: Sequence[str]) -> set[str]:
                 got = known(terms) if known is not None else None
@@ -108,7 +147,8 @@ class CatalogLookup:
                 known_terms if known is not None else None,
                 analyzer,
                 CUE_WORDS,
-                tuning=schema.tuning.linking,
+                tuning=link_tuning,
+                short=short,
             )
         names = {title.lower(): rid for rid, title in titles.items()}
         temporal = schema.temporal
@@ -123,6 +163,20 @@ class CatalogLookup:
             dated_count=dated_count,
             record_count=len(by_id),
         )
+
+
+def with_derivatives(intent: IntentState, lookup: CatalogLookup, limit: int) -> IntentState:
+    """``intent`` with ``reference_derivatives``: for "alternative to X", the records named
+    after X (:meth:`CatalogLookup.derivatives`, at most ``limit``) that it does not exclude
+    already; none for any other goal."""
+    ref = intent.reference_tool
+    if intent.primary_goal != "alternative-to" or not ref:
+        if not intent.reference_derivatives:
+            return intent
+        return intent.model_copy(update={"reference_derivatives": []})
+    typed = intent.reference_tool_name or ""
+    ids = [i for i in lookup.derivatives(ref, typed, limit) if i not in intent.excluded_tools]
+    return intent.model_copy(update={"reference_derivatives": ids})
 
 
 def normalize_query(query: str) -> str:

@@ -28,6 +28,13 @@ phrases it misspells.
    ("life on Mars" is not the record mgrs). A fuzzy link or correction scores at least
    ``fuzzy_min_score``. The three are the schema's ``tuning.linking``
    (:class:`~agentic_search.logic.tuning.LinkingTuning`).
+3. **Short names** (:class:`~agentic_search.logic.entities.ShortNames`): where a brand word
+   opens many of the catalog's names ("Amazon", "AWS"), a query names a record without it
+   ("alternative to DynamoDB"), or by the initials of the rest ("SQS": Amazon Simple Queue
+   Service). Such a name is linked (score 0.9, method ``exact``) only where a query writes it
+   as a name: in a naming context as above, with a capital inside it or a digit ("DynamoDB",
+   "Route 53"), or capitalized inside the query; initials only in capitals. "connect to a
+   database" is not Amazon Connect. Full names are scanned first and win.
 
 Links are reported with their surface form, method and score (``--explain`` shows them).
 """
@@ -42,6 +49,8 @@ from dataclasses import dataclass, field
 from agentic_search.logic.entities import (
     MAX_NAME_WORDS,
     EntityIndex,
+    Mention,
+    ShortNames,
     Token,
     fold,
     is_plain_word,
@@ -101,7 +110,8 @@ class QueryLinker:
     those the keyword index holds (None: every word counts as known, no fuzzy linking of
     words); ``analyzer``: the keyword analyzer the ``known`` terms come from; ``cues``: the
     words the reading turns on ("alternative", "cheaper"), corrected like phrases;
-    ``tuning``: the thresholds, the schema's ``tuning.linking`` (each field says why).
+    ``tuning``: the thresholds, the schema's ``tuning.linking`` (each field says why);
+    ``short``: the names typed without the catalog's brand word (none by default).
     """
 
     def __init__(
@@ -114,8 +124,15 @@ class QueryLinker:
         cues: Iterable[str] = (),
         *,
         tuning: LinkingTuning,
+        short: ShortNames | None = None,
     ) -> None:
         self.index = index
+        self._acronyms = frozenset(short.acronyms) if short else frozenset()
+        self._short = (
+            EntityIndex({n: [rid] for n, rid in (*short.names.items(), *short.acronyms.items())})
+            if short
+            else None
+        )
         self.tuning = tuning
         self.titles = dict(titles)
         self.phrases = dict(phrases or {})
@@ -166,6 +183,8 @@ class QueryLinker:
                         method="exact",
                     )
                 )
+        if self._short is not None:
+            self._short_links(query, toks, taken, out)
         if self.known is not None:
             self._fuzzy(query, toks, taken, out)
         out.links.sort(key=lambda lk: query.casefold().find(lk.surface.casefold()))
@@ -188,6 +207,35 @@ class QueryLinker:
         if not before.strip() and _DETERMINER_AFTER.match(after):
             return None  # an imperative opening the query ("make a jingle for my shop")
         return 1.0
+
+    def _short_links(
+        self, query: str, toks: Sequence[Token], taken: list[bool], out: Linking
+    ) -> None:
+        """Links of the short names (see the module docstring) outside the taken words."""
+        assert self._short is not None
+        for m in self._short.scan(query, cased=False):
+            if any(taken[m.first : m.last]) or not self._written_as_name(query, toks, m):
+                continue
+            for i in range(m.first, m.last):
+                taken[i] = True
+            for rid in m.ids:
+                name = self.titles.get(rid, m.surface)
+                out.links.append(
+                    EntityLink(id=rid, name=name, surface=m.surface, score=0.9, method="exact")
+                )
+
+    def _written_as_name(self, query: str, toks: Sequence[Token], m: Mention) -> bool:
+        surface = m.surface
+        if m.name in self._acronyms:
+            return surface.isupper()
+        before = query[: toks[m.first].start].casefold()
+        after = query[toks[m.last - 1].end :].casefold()
+        if _NAMING_BEFORE.search(before) or _NAMING_AFTER.match(after):
+            return True
+        if any(c.isupper() for c in surface[1:]) or any(c.isdigit() for c in surface):
+            return True
+        opening = not before.strip() or before.rstrip()[-1] in '.!?:;"“'
+        return surface[:1].isupper() and not opening
 
     def _unknown(self, toks: Sequence[Token], taken: Sequence[bool]) -> list[int]:
         cands = [

@@ -80,10 +80,12 @@ def structured_source_for(
 
 def excluded_ids(intent: IntentState) -> list[str]:
     """Ids a plan must not return: the reference tool of an "alternative to X" query and the
-    tools the user excluded ("not Terraform")."""
+    records named after it (its add-ons), and the tools the user excluded ("not
+    Terraform")."""
     ref = intent.reference_tool
-    exclude = [ref] if ref and intent.primary_goal == "alternative-to" else []
-    return exclude + [t for t in intent.excluded_tools if t not in exclude]
+    alternative = bool(ref) and intent.primary_goal == "alternative-to"
+    exclude = [ref, *intent.reference_derivatives] if alternative else []
+    return list(dict.fromkeys([*exclude, *intent.excluded_tools]))  # type: ignore[list-item]
 
 
 #: A fuzzy name link rewrites the searched text only from this score (``1 - edits / length``):

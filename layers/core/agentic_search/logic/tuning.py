@@ -218,6 +218,21 @@ class LinkingTuning(_Group):
         "catalog is corrected to the word from this many letters; a shorter one is left as "
         "written (bout: about, out, Bolt)",
     )
+    brand_prefix_min_share: float = Field(
+        default=0.05,
+        ge=0.0,
+        le=1.0,
+        description="a first word that opens at least this fraction of the catalog's names is "
+        "a brand word, and a name is also linked without it (DynamoDB: Amazon DynamoDB); a "
+        "first word of a few names (GitHub Copilot) is part of the name",
+    )
+    brand_prefix_min_names: int = Field(
+        default=10,
+        ge=1,
+        le=1_000_000,
+        description="a brand word opens at least this many names, whatever the share (a small "
+        "catalog's shared first words are coincidence)",
+    )
 
 
 class GraphTuning(_Group):
@@ -258,6 +273,14 @@ class GraphTuning(_Group):
         le=TOP_K_MAX // 3,
         description="walked records the bridge walk returns (the best are placed, the others "
         "reported); the alternative-to walk reads three times as many",
+    )
+    max_derivatives: int = Field(
+        default=100,
+        ge=0,
+        le=1000,
+        description='records named after the reference of "alternative to X" ("webpack-cli") '
+        "excluded at most, shortest names first: the plan carries their ids through every "
+        "state",
     )
     alternatives_weight: float = Field(
         default=2.0,

@@ -13,6 +13,7 @@ from agentic_search.logic.access import AccessPolicy
 from agentic_search.logic.cache_keys import added_filters, history_material, plan_cache_key
 from agentic_search.logic.complexity import with_complexity
 from agentic_search.logic.follow_up import Reading, apply, fold
+from agentic_search.logic.intent import with_derivatives
 from agentic_search.logic.intent_merge import merge_intents
 from agentic_search.logic.intent_overrides import with_filters, without
 from agentic_search.logic.llm_budget import Budget, LLMFallback
@@ -76,8 +77,10 @@ def extract_intent(state: SearchState, deps: Dependencies) -> SearchState:
         state.intent = without(state.intent, req.drop)
     if state.intent is not None and req.filters:  # the filters the client asked to add
         state.intent = with_filters(state.intent, req.filters)
-    if state.intent is not None:  # complexity and the bridge cue, whoever extracted it
+    if state.intent is not None:  # complexity, the bridge cue and the reference's add-ons
         state.intent = with_complexity(state.intent, deps.analyzer)
+        limit = deps.schema.tuning.graph.max_derivatives
+        state.intent = with_derivatives(state.intent, catalog_lookup(deps), limit)
     state.extractor = info
     state.stage_ms["intent"] = round(elapsed_ms(t), 2)
     return state

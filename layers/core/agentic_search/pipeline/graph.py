@@ -23,7 +23,9 @@ from types import ModuleType
 from typing import Any
 
 from agentic_search.dependencies import Dependencies
+from agentic_search.logic.entities import link_text, record_names
 from agentic_search.logic.filters import matches
+from agentic_search.logic.graph_edges import names_as_alternative
 from agentic_search.pipeline.embedding import embed_texts
 from agentic_search.wire import (
     HASHES_KEY,
@@ -75,18 +77,25 @@ def _neighbours(
 
 
 def walk(
-    deps: Dependencies, source: GraphSource, filters: Sequence[Filter] = ()
+    deps: Dependencies,
+    source: GraphSource,
+    filters: Sequence[Filter] = (),
+    exclude: Sequence[str] = (),
 ) -> list[ScoredRecord]:
     """The graph walk of ``source`` (see the module docstring): walked records that pass the
-    hard ``filters`` and are not excluded, best first, at most ``top_k``."""
+    hard ``filters`` and are neither in the source's ``exclude`` nor in ``exclude`` (the
+    plan's: the records the query rules out), best first, at most ``top_k``."""
     schema = deps.schema
     edges: list[tuple[str, str]] = []
     via: dict[str, str] = {}
     frontier = list(dict.fromkeys(source.seeds))
     seen = set(frontier)
+    seed_payloads: list[Mapping[str, Any]] = []
     for _ in range(source.hops):
         # the writer's view: the query side's cached reads leave the graph's keys out
         records = deps.store.retrieve_records(schema, frontier, without=[HASHES_KEY])
+        if not seed_payloads:
+            seed_payloads = [rec.payload or {} for rec in records.values()]
         nxt: list[str] = []
         for rid in frontier:
             rec = records.get(rid)
@@ -102,13 +111,19 @@ def walk(
         frontier = nxt
         if not frontier:
             break
-    candidates = [n for n in via if n not in set(source.exclude) and n not in source.seeds]
+    excluded = {*source.exclude, *exclude}
+    candidates = [n for n in via if n not in excluded and n not in source.seeds]
     if source.max_mentions is not None and candidates:
         linked = deps.store.retrieve_records(schema, candidates, without=[HASHES_KEY])
         counts = {rid: mention_count(rec.payload or {}) for rid, rec in linked.items()}
         candidates = [n for n in candidates if counts.get(n, 0) <= source.max_mentions]
     if not candidates:
         return []
+    mention_only: set[str] = set()
+    seed_names: list[str] = []
+    if source.mention_context == "alternative":
+        mention_only = _mention_only(seed_payloads, source.direction)
+        seed_names = [n for p in seed_payloads for n in record_names(schema, p)]
     ppr = personalized_pagerank(edges, source.seeds, source.weights, source.alpha)
     top = max(ppr.get(n, 0.0) for n in candidates) or 1.0
     cosine = _cosines(deps, source, candidates)
@@ -121,10 +136,25 @@ def walk(
         payload = rec.payload or {}
         if not all(matches(schema, f, payload) for f in filters):
             continue
+        if n in mention_only and not names_as_alternative(link_text(schema, payload), seed_names):
+            continue  # it names a seed as what it plugs into: an add-on, not an alternative
         score = ppr.get(n, 0.0) / top * max(0.0, cosine.get(n, 0.0))
         scored.append(ScoredRecord(n, round(score, 6), {**payload, VIA_KEY: via[n]}))
     scored.sort(key=lambda h: (-h.score, h.id))
     return scored[: source.top_k]
+
+
+def _mention_only(seeds: Sequence[Mapping[str, Any]], direction: str) -> set[str]:
+    """The seeds' neighbours that only a mention edge joins to them (no similar or other
+    edge), along ``direction``."""
+    keys = (LINKED_FROM_KEY,) if direction == "in" else (LINKS_KEY, LINKED_FROM_KEY)
+    mentioned: set[str] = set()
+    other: set[str] = set()
+    for payload in seeds:
+        for key in keys:
+            for kind, targets in (payload.get(key) or {}).items():
+                (mentioned if kind == "mention" else other).update(map(str, targets))
+    return mentioned - other
 
 
 def mention_count(payload: Mapping[str, Any]) -> int:

@@ -148,7 +148,7 @@ def source_tasks(
             round=plan.round,
             query=gs.text or (f"neighbours of {gs.reference}" if gs.reference else None),
         )
-        tasks.append(Task(res, lambda gs=gs: walk(deps, gs, filters), on_store))
+        tasks.append(Task(res, lambda gs=gs: walk(deps, gs, filters, exclude), on_store))
     if plan.structured_sources:
         structured = deps.structured
         for i, st in enumerate(plan.structured_sources):

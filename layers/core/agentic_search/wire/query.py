@@ -134,6 +134,11 @@ class IntentState(WireModel):
         description="vocabulary values of the reference tool's record (query by example)",
     )
     excluded_tools: list[str] = Field(default_factory=list, description='"not Terraform"')
+    reference_derivatives: list[str] = Field(
+        default_factory=list,
+        description='for "alternative to X": the records named after X, its add-ons '
+        '("webpack-cli", "Amazon DynamoDB Streams"), never returned as alternatives to it',
+    )
     negations: list[str] = Field(
         default_factory=list,
         description='the phrases that say what is not wanted ("not terraform", "not paid"), as '
@@ -268,6 +273,12 @@ class GraphSource(WireModel):
     top_k: int = Field(default=10, ge=1, le=TOP_K_MAX)
     alpha: float = Field(default=0.85, gt=0.0, lt=1.0)
     exclude: list[str] = Field(default_factory=list)
+    mention_context: Literal["any", "alternative"] = Field(
+        default="any",
+        description="alternative: a record reached by a mention edge alone is returned only "
+        "where its text names the seed as what it replaces or resembles ('a faster "
+        "alternative to webpack'), not as what it plugs into ('webpack loader for YAML')",
+    )
     weight: float = Field(default=1.0, gt=0, description="RRF weight of a fused walk")
     max_mentions: int | None = Field(
         default=None,

@@ -69,8 +69,10 @@ def entity_source_for(intent: IntentState, tuning: GraphTuning) -> EntitySource 
 
 def alternatives_walk(plan: QueryPlan, intent: IntentState, tuning: GraphTuning) -> QueryPlan:
     """An "alternative to X" plan with one more ranked list: the records that point at X in
-    the entity graph (those that name it, "an open-source alternative to X", and those whose
-    nearest neighbour it is; not the records X itself names, its integrations), ranked by
+    the entity graph (those that name it as what they replace or resemble, "an open-source
+    alternative to X", and those whose nearest neighbour it is; not those that name it as
+    what they plug into, its add-ons, nor the records X itself names, its integrations),
+    ranked by
     PageRank from X times similarity to X's own vector, fused at
     ``tuning.alternatives_weight`` (a heavier list than the others: the query asks for
     exactly these records)."""
@@ -89,6 +91,7 @@ def alternatives_walk(plan: QueryPlan, intent: IntentState, tuning: GraphTuning)
         aspect=aspect,
         top_k=tuning.graph_top_k * 3,
         exclude=[ref],
+        mention_context="alternative",
         weight=tuning.alternatives_weight,
     )
     rationale = [*plan.rationale, f"graph walk: records next to {ref} (named by, similar to)"]
