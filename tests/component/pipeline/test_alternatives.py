@@ -96,12 +96,15 @@ def test_the_walk_never_returns_what_the_plan_excludes(packages: SearchService):
     assert "vite" not in [h.id for h in walk(packages.deps, source, exclude=["vite"])]
 
 
-def test_an_alternative_is_neither_x_nor_named_after_x(packages: SearchService):
+def test_an_alternative_is_neither_x_nor_one_of_its_addons(packages: SearchService):
     response = packages.search("alternative to webpack", limit=10, rounds=1)
     assert response.intent is not None
     assert response.intent.primary_goal == "alternative-to"
-    assert sorted(response.intent.reference_derivatives) == ["webpack-cli", "webpack-dev-server"]
+    # named after webpack first (shortest name first), then what names it as what it plugs into
+    addons = response.intent.reference_addons
+    assert addons[:2] == ["webpack-cli", "webpack-dev-server"]
+    assert sorted(addons[2:]) == ["css-loader", "yaml-loader"]
     ids = [c.id for c in response.output.candidates]
     assert ids, "the alternatives are found"
-    assert not {"webpack", "webpack-cli", "webpack-dev-server"} & set(ids)
+    assert not {"webpack", *addons} & set(ids)
     assert ids[0] == "vite"

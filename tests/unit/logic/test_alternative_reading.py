@@ -9,7 +9,7 @@ import pytest
 
 from agentic_search.logic.entities import fold, named_after
 from agentic_search.logic.graph_edges import names_as_alternative
-from agentic_search.logic.intent import CatalogLookup, with_derivatives
+from agentic_search.logic.intent import CatalogLookup, with_addons
 from agentic_search.logic.intent_rules import RuleBasedIntentExtractor
 from agentic_search.logic.planner import excluded_ids
 from agentic_search.logic.schema import load_schema
@@ -55,14 +55,14 @@ def test_the_derivatives_of_the_reference_are_excluded_from_the_plan():
     lookup = CatalogLookup.of(NPM, [{"id": n, "name": n} for n in NAMES])
     intent = RuleBasedIntentExtractor(NPM, lookup).extract("alternative to webpack")
     assert (intent.primary_goal, intent.reference_tool) == ("alternative-to", "webpack")
-    intent = with_derivatives(intent, lookup, 100)
+    intent = with_addons(intent, lookup, 100)
     # shortest names first; "webpackbar" is a word of its own, not named after webpack
-    assert intent.reference_derivatives == ["webpack-cli", "@storybook/builder-webpack"]
+    assert intent.reference_addons == ["webpack-cli", "@storybook/builder-webpack"]
     assert excluded_ids(intent) == ["webpack", "webpack-cli", "@storybook/builder-webpack"]
-    assert with_derivatives(intent, lookup, 1).reference_derivatives == ["webpack-cli"]
+    assert with_addons(intent, lookup, 1).reference_addons == ["webpack-cli"]
 
 
 def test_no_derivatives_without_an_alternative_reading():
     lookup = CatalogLookup.of(NPM, [{"id": n, "name": n} for n in NAMES])
     intent = RuleBasedIntentExtractor(NPM, lookup).extract("webpack plugins for css")
-    assert with_derivatives(intent, lookup, 100).reference_derivatives == []
+    assert with_addons(intent, lookup, 100).reference_addons == []

@@ -25,7 +25,7 @@ from agentic_search.logic.coverage import DeterministicGrader, EvidenceMatcher
 from agentic_search.logic.entities import EntityIndex
 from agentic_search.logic.executor import executor_gate, prepare_round_queries
 from agentic_search.logic.executor.entity_rounds import bridges_from
-from agentic_search.logic.intent import CatalogLookup, with_derivatives
+from agentic_search.logic.intent import CatalogLookup, with_addons
 from agentic_search.logic.intent_rules import RuleBasedIntentExtractor
 from agentic_search.logic.linking import QueryLinker
 from agentic_search.logic.plan_rules import top_k
@@ -256,9 +256,7 @@ def short_link(schema: DomainSchema) -> list[str]:
 def derivatives(schema: DomainSchema) -> list[str]:
     lookup = CatalogLookup.of(schema, [{"id": r, "name": n} for r, n in BRANDED.items()])
     intent = RuleBasedIntentExtractor(schema, lookup).extract("alternative to DynamoDB")
-    return with_derivatives(
-        intent, lookup, schema.tuning.graph.max_derivatives
-    ).reference_derivatives
+    return with_addons(intent, lookup, schema.tuning.graph.max_addons).reference_addons
 
 
 RICH = "free code completion that works locally for Linux in the terminal with speech to text"
@@ -292,7 +290,7 @@ PROBES: dict[str, tuple[Any, Callable[[DomainSchema], Any]]] = {
     "linking.brand_prefix_min_names": (14, short_link),
     "graph.min_link_score": (0.9, named_fetch),
     "graph.alternatives_weight": (3.0, alternatives("weight")),
-    "graph.max_derivatives": (1, derivatives),
+    "graph.max_addons": (1, derivatives),
     "graph.graph_top_k": (20, alternatives("top_k")),
     "graph.bridge_seeds": (5, bridge_walk("seeds")),
     "graph.bridge_window": (5, bridge_walk("exclude")),

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from agentic_search.logic.chunking import doc_id_of
-from agentic_search.logic.entities import EntityIndex, tokens
+from agentic_search.logic.entities import EntityIndex, fold, tokens
 from agentic_search.logic.schema import DomainSchema
 
 #: Phrases before a name that make its edge an ``integrates`` edge.
@@ -33,9 +33,10 @@ _AS_ALTERNATIVE_BEFORE = re.compile(
     re.IGNORECASE,
 )
 #: Words after a name that do the same ("Midjourney-like", "ChatGPT-style", "an Express
-#: alternative", "Redis-compatible").
+#: alternative", "Redis-compatible", "a VS Code fork").
 _AS_ALTERNATIVE_AFTER = re.compile(
-    r"^(?:'s)?[\s-]*(?:like|style|compatible|alternatives?|replacements?|clones?|equivalents?)\b",
+    r"^(?:'s)?[\s-]*(?:like|style|compatible|alternatives?|replacements?|clones?|forks?|"
+    r"equivalents?)\b",
     re.IGNORECASE,
 )
 
@@ -60,6 +61,12 @@ def out_edges(
                 if doc_id_of(rid) != me:
                     edges.setdefault(kind, {})[doc_id_of(rid)] = None
     return {k: list(v) for k, v in sorted(edges.items())}
+
+
+def names_in(text: str, names: Sequence[str]) -> bool:
+    """Whether ``text`` holds one of the folded ``names`` as whole words, whatever its case."""
+    folded = f" {fold(text)} "
+    return any(f" {n} " in folded for n in names if n)
 
 
 def names_as_alternative(text: str, names: Sequence[str]) -> bool:

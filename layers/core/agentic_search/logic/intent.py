@@ -165,18 +165,23 @@ class CatalogLookup:
         )
 
 
-def with_derivatives(intent: IntentState, lookup: CatalogLookup, limit: int) -> IntentState:
-    """``intent`` with ``reference_derivatives``: for "alternative to X", the records named
-    after X (:meth:`CatalogLookup.derivatives`, at most ``limit``) that it does not exclude
-    already; none for any other goal."""
+def with_addons(
+    intent: IntentState, lookup: CatalogLookup, limit: int, mentioning: Sequence[str] = ()
+) -> IntentState:
+    """``intent`` with ``reference_addons``: for "alternative to X", X's add-ons, never an
+    alternative to it: the records named after X (:meth:`CatalogLookup.derivatives`), then
+    ``mentioning``, the records whose text names X as what they plug into (the caller reads
+    them from the entity graph), at most ``limit`` in all, none it excludes already; none for
+    any other goal."""
     ref = intent.reference_tool
     if intent.primary_goal != "alternative-to" or not ref:
-        if not intent.reference_derivatives:
+        if not intent.reference_addons:
             return intent
-        return intent.model_copy(update={"reference_derivatives": []})
+        return intent.model_copy(update={"reference_addons": []})
     typed = intent.reference_tool_name or ""
-    ids = [i for i in lookup.derivatives(ref, typed, limit) if i not in intent.excluded_tools]
-    return intent.model_copy(update={"reference_derivatives": ids})
+    named = lookup.derivatives(ref, typed, limit)
+    ids = [i for i in dict.fromkeys([*named, *mentioning]) if i not in intent.excluded_tools]
+    return intent.model_copy(update={"reference_addons": [i for i in ids if i != ref][:limit]})
 
 
 def normalize_query(query: str) -> str:

@@ -84,7 +84,7 @@ def excluded_ids(intent: IntentState) -> list[str]:
     Terraform")."""
     ref = intent.reference_tool
     alternative = bool(ref) and intent.primary_goal == "alternative-to"
-    exclude = [ref, *intent.reference_derivatives] if alternative else []
+    exclude = [ref, *intent.reference_addons] if alternative else []
     return list(dict.fromkeys([*exclude, *intent.excluded_tools]))  # type: ignore[list-item]
 
 

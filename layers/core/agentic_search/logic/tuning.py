@@ -274,13 +274,13 @@ class GraphTuning(_Group):
         description="walked records the bridge walk returns (the best are placed, the others "
         "reported); the alternative-to walk reads three times as many",
     )
-    max_derivatives: int = Field(
+    max_addons: int = Field(
         default=100,
         ge=0,
         le=1000,
-        description='records named after the reference of "alternative to X" ("webpack-cli") '
-        "excluded at most, shortest names first: the plan carries their ids through every "
-        "state",
+        description='add-ons of the reference of "alternative to X" excluded at most (those '
+        "named after it first, shortest names first, then those that name it as what they "
+        "plug into): the plan carries their ids through every state",
     )
     alternatives_weight: float = Field(
         default=2.0,

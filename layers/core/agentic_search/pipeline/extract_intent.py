@@ -13,13 +13,14 @@ from agentic_search.logic.access import AccessPolicy
 from agentic_search.logic.cache_keys import added_filters, history_material, plan_cache_key
 from agentic_search.logic.complexity import with_complexity
 from agentic_search.logic.follow_up import Reading, apply, fold
-from agentic_search.logic.intent import with_derivatives
+from agentic_search.logic.intent import with_addons
 from agentic_search.logic.intent_merge import merge_intents
 from agentic_search.logic.intent_overrides import with_filters, without
 from agentic_search.logic.llm_budget import Budget, LLMFallback
 from agentic_search.logic.plan_rules import validate_plan
 from agentic_search.pipeline.access import as_caller
 from agentic_search.pipeline.catalog import catalog_lookup, extract_by_rules
+from agentic_search.pipeline.graph import plugged_into
 from agentic_search.ports import CacheError, IntentPlanner
 from agentic_search.wire import (
     CacheInfo,
@@ -79,11 +80,22 @@ def extract_intent(state: SearchState, deps: Dependencies) -> SearchState:
         state.intent = with_filters(state.intent, req.filters)
     if state.intent is not None:  # complexity, the bridge cue and the reference's add-ons
         state.intent = with_complexity(state.intent, deps.analyzer)
-        limit = deps.schema.tuning.graph.max_derivatives
-        state.intent = with_derivatives(state.intent, catalog_lookup(deps), limit)
+        state.intent = reference_addons(deps, state.intent)
     state.extractor = info
     state.stage_ms["intent"] = round(elapsed_ms(t), 2)
     return state
+
+
+def reference_addons(deps: Dependencies, intent: IntentState) -> IntentState:
+    """``intent`` with its reference's add-ons (:func:`~agentic_search.logic.intent.
+    with_addons`: named after it, or naming it as what they plug into) when it reads
+    "alternative to X"; as it is otherwise."""
+    limit = deps.schema.tuning.graph.max_addons
+    ref = intent.reference_tool
+    if intent.primary_goal != "alternative-to" or not ref:
+        return with_addons(intent, catalog_lookup(deps), limit)
+    mentioning = plugged_into(deps, ref, intent.reference_tool_name or "")
+    return with_addons(intent, catalog_lookup(deps), limit, mentioning)
 
 
 def follow_up_reading(deps: Dependencies, state: SearchState) -> Reading:

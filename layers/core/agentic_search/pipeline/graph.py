@@ -23,9 +23,9 @@ from types import ModuleType
 from typing import Any
 
 from agentic_search.dependencies import Dependencies
-from agentic_search.logic.entities import link_text, record_names
+from agentic_search.logic.entities import fold, link_text, record_names
 from agentic_search.logic.filters import matches
-from agentic_search.logic.graph_edges import names_as_alternative
+from agentic_search.logic.graph_edges import names_as_alternative, names_in
 from agentic_search.pipeline.embedding import embed_texts
 from agentic_search.wire import (
     HASHES_KEY,
@@ -144,6 +144,38 @@ def walk(
     return scored[: source.top_k]
 
 
+def plugged_into(deps: Dependencies, ref: str, typed: str = "", top_k: int = 100) -> list[str]:
+    """The records whose text names record ``ref`` as what they plug into or run on ("a
+    webpack loader for YAML", "runs on Kubernetes"), not as what they replace or resemble
+    (:func:`~agentic_search.logic.graph_edges.names_as_alternative`). Read from ``ref``'s
+    mention in-edges and, as the link pass records a name that is also an ordinary word of
+    the catalog only where it is capitalized ("for webpack" is not an edge), from the first
+    ``top_k`` BM25 hits of each of its names; each record's link text is read. ``typed``: the
+    name as the query wrote it, also matched. Empty for a schema without entities."""
+    schema = deps.schema
+    if schema.entities is None:
+        return []
+    seed = deps.store.retrieve_records(schema, [ref], without=[HASHES_KEY]).get(ref)
+    if seed is None:
+        return []
+    payload = seed.payload or {}
+    names = [n for n in dict.fromkeys([*record_names(schema, payload), fold(typed)]) if n]
+    found = [str(i) for i in (payload.get(LINKED_FROM_KEY) or {}).get("mention") or []]
+    for name in names:
+        found += [h.id for h in deps.keyword.search(schema, name, top_k, exclude_ids=[ref])]
+    found = [rid for rid in dict.fromkeys(found) if rid != ref]
+    if not found:
+        return []
+    records = deps.store.hydrate_records(schema, found)
+    out = []
+    for rid in found:
+        rec = records.get(rid)
+        text = link_text(schema, rec.payload or {}) if rec is not None else ""
+        if names_in(text, names) and not names_as_alternative(text, names):
+            out.append(rid)
+    return out
+
+
 def _mention_only(seeds: Sequence[Mapping[str, Any]], direction: str) -> set[str]:
     """The seeds' neighbours that only a mention edge joins to them (no similar or other
     edge), along ``direction``."""
@@ -241,4 +273,4 @@ def _cosines(deps: Dependencies, source: GraphSource, ids: Sequence[str]) -> dic
     return {rid: float(np.dot(q, np.asarray(v, dtype=np.float32))) for rid, v in stored.items()}
 
 
-__all__ = ["fetch_entities", "mention_count", "personalized_pagerank", "walk"]
+__all__ = ["fetch_entities", "mention_count", "personalized_pagerank", "plugged_into", "walk"]

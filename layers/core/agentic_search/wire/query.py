@@ -134,10 +134,11 @@ class IntentState(WireModel):
         description="vocabulary values of the reference tool's record (query by example)",
     )
     excluded_tools: list[str] = Field(default_factory=list, description='"not Terraform"')
-    reference_derivatives: list[str] = Field(
+    reference_addons: list[str] = Field(
         default_factory=list,
-        description='for "alternative to X": the records named after X, its add-ons '
-        '("webpack-cli", "Amazon DynamoDB Streams"), never returned as alternatives to it',
+        description='for "alternative to X": its add-ons, never returned as alternatives to '
+        'it: the records named after X ("webpack-cli", "Amazon DynamoDB Streams"), then those '
+        'whose text names X as what they plug into ("a webpack loader for YAML")',
     )
     negations: list[str] = Field(
         default_factory=list,
