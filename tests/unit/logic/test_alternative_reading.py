@@ -25,6 +25,7 @@ NAMES = ["webpack", "webpack-cli", "@storybook/builder-webpack", "webpackbar", "
         ("A fast build tool, a faster alternative to Webpack.", True),
         ("Drop-in replacement for webpack with a Rust core", True),
         ("Started as a fork of Webpack", True),
+        ("Search suite forked from Webpack and its dashboards", True),
         ("Webpack-compatible bundler", True),
         ("A webpack-like bundler", True),
         ("Imitates the webpack dev server", True),

@@ -21,12 +21,13 @@ _INTEGRATES = re.compile(
 Edges = dict[str, list[str]]
 
 #: Words before a name that make a record name it as what it replaces or resembles ("a
-#: faster alternative to webpack", "fork of Cline", "lighter than Moment", "imitates the
-#: GitHub Copilot backend").
+#: faster alternative to webpack", "fork of Cline", "forked from Elasticsearch", "lighter
+#: than Moment", "imitates the GitHub Copilot backend").
 _AS_ALTERNATIVE_BEFORE = re.compile(
     r"(?:(?:alternatives?|replacements?|substitutes?|successors?|equivalents?)\s+(?:to|for|of)|"
     r"instead\s+of|similar\s+to|inspired\s+by|compatible\s+with|modell?ed\s+(?:on|after)|"
     r"(?:forks?|clones?|ports?|rewrites?|reimplementations?|versions?)\s+of|"
+    r"(?:forked|cloned|ported)\s+from|"
     r"compared\s+(?:to|with)|replac(?:es|ing)|drop-in\s+for|like|than|vs\.?|versus|unlike|"
     r"(?:imitat|mimic|emulat|clon)\w*)"
     r"\s+(?:the\s+|an?\s+)?$",
