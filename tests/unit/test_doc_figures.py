@@ -296,3 +296,38 @@ def test_the_embedder_figures_quote_their_result_files(name: str) -> None:
     assert name.startswith(f"{result['dataset']}_{result['split']}_")
     _quoted("EmbeddingGemma-300M", *(str(s["ndcg@10"]) for s in result["systems"].values()))
     assert all(s["errors"] == 0 for s in result["systems"].values())
+
+
+def test_the_sitting_quotes_its_result_files() -> None:
+    """GIVEN the one sitting's result files WHEN its section is read THEN every system's
+    nDCG@10 of every set, HotpotQA's both@10, the tools kinds against dense-record, the
+    abstention and golden Recall@5 are quoted as the files hold them."""
+    section = "After the alternative-to changes: every public figure in one sitting"
+    systems = ("bm25", "dense", "hybrid-rrf", "executor-1round", "executor")
+    for name in ("scifact", "cacm", "hotpotqa"):
+        got = _json(f"benchmarks/sitting/{name}.json")["systems"]
+        _quoted(section, *(f"{got[s]['ndcg@10']:.4f}" for s in systems))
+        assert all(got[s]["errors"] == 0 for s in systems), name
+    hotpot = _json("benchmarks/sitting/hotpotqa.json")["systems"]
+    _quoted(section, *(f"({hotpot[s]['both@10']:.3f})" for s in systems))
+    tools = _json("benchmarks/sitting/tools.json")["systems"]
+    _quoted(
+        section,
+        *(
+            f"{tools[s]['by_split'][split]['ndcg@10']:.4f}"
+            for s in (*systems, "dense-record")
+            for split in ("tuning", "heldout")
+        ),
+    )
+    held = tools["executor"]["by_split"]["heldout"]
+    record = tools["dense-record"]["by_split"]["heldout"]["by_type"]
+    for kind, figures in held["by_type"].items():
+        pair = f"{figures['ndcg@10']:.3f} / {record[kind]['ndcg@10']:.3f}"
+        assert pair in " ".join(_sections()[section].split()), (kind, pair)
+    abstention = held["abstention"]
+    _quoted(
+        section,
+        f"{abstention['clean']} of {abstention['unanswerable']} unanswerable clean",
+        f"{abstention['left_empty']} of {abstention['answerable']} answerable left empty",
+        f"Recall@5: {_json('benchmarks/sitting/golden.json')['recall_at_5']}",
+    )

@@ -5,7 +5,6 @@ that name X keeps those that name it as what they replace, not as what they plug
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
