@@ -12,6 +12,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from agentic_search.logic.planner import excluded_label
 from agentic_search.wire import Candidate, SearchResponse
 from agentic_search_cli.render_entities import (
     comparison_table,
@@ -298,7 +299,10 @@ def explain_panel(resp: SearchResponse, embedder: str | None = None) -> Panel:
         lines.append(f"  structured            top-{st.top_k:<4} prefer {prefs}")
     lines += plan_lines(plan)
     if plan.exclude_ids:
-        lines.append(f"  excluded: {', '.join(plan.exclude_ids)}")
+        lines.append(f"  excluded: {excluded_label(plan.exclude_ids, resp.intent)}")
+        if addons := resp.intent.reference_addons:
+            more = f", ... ({len(addons) - 5} more)" if len(addons) > 5 else ""
+            lines.append(f"    add-ons: {', '.join(addons[:5])}{more}")
     lines += [f"  why: {r}" for r in plan.rationale]
     stats = resp.output.execution_stats
     lines.append("")

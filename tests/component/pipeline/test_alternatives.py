@@ -10,7 +10,8 @@ import pytest
 
 from agentic_search.config import Settings
 from agentic_search.logic.schema import load_schema
-from agentic_search.pipeline.graph import walk
+from agentic_search.pipeline.graph import plugged_into, walk
+from agentic_search.ports import KeywordIndexError
 from agentic_search.service import SearchService
 from agentic_search.wire import GraphSource
 
@@ -107,3 +108,24 @@ def test_an_alternative_is_neither_x_nor_one_of_its_addons(packages: SearchServi
     assert ids, "the alternatives are found"
     assert not {"webpack", *addons} & set(ids)
     assert ids[0] == "vite"
+
+
+def test_a_damaged_keyword_index_still_reads_the_addons_from_the_graph(
+    packages: SearchService, monkeypatch: pytest.MonkeyPatch
+):
+    # GIVEN the keyword index cannot be read (the BM25 source reports it as its error)
+    def damaged(*_args, **_kwargs):
+        raise KeywordIndexError("keyword index damaged: rebuild it")
+
+    monkeypatch.setattr(packages.deps.keyword, "search", damaged)
+    # WHEN an alternative is asked THEN the add-ons the mention edges name are still excluded
+    assert sorted(plugged_into(packages.deps, "webpack", "webpack", top_k=50)) == [
+        "css-loader",
+        "webpack-cli",
+        "webpack-dev-server",
+        "yaml-loader",
+    ]
+    response = packages.search("alternative to webpack", limit=10, rounds=1)
+    ids = [c.id for c in response.output.candidates]
+    assert ids and not {"webpack", "yaml-loader", "css-loader"} & set(ids)
+    assert [e.error for e in response.output.errors] == ["KeywordIndexError"]

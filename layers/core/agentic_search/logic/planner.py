@@ -30,7 +30,7 @@ reason a plan is invalid.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from agentic_search.logic.bm25 import keyword_query
 from agentic_search.logic.complexity import is_long
@@ -79,13 +79,25 @@ def structured_source_for(
 
 
 def excluded_ids(intent: IntentState) -> list[str]:
-    """Ids a plan must not return: the reference tool of an "alternative to X" query and the
-    records named after it (its add-ons), and the tools the user excluded ("not
-    Terraform")."""
+    """Ids a plan must not return: the reference tool of an "alternative to X" query and its
+    add-ons (named after it, or naming it as what they plug into), and the tools the user
+    excluded ("not Terraform")."""
     ref = intent.reference_tool
     alternative = bool(ref) and intent.primary_goal == "alternative-to"
     exclude = [ref, *intent.reference_addons] if alternative else []
     return list(dict.fromkeys([*exclude, *intent.excluded_tools]))  # type: ignore[list-item]
+
+
+def excluded_label(exclude_ids: Sequence[str], intent: IntentState | None) -> str:
+    """``exclude_ids`` as a person reads them: the records one by one, the reference's
+    add-ons counted ("webpack, 72 add-ons of webpack"): a plan may exclude a hundred."""
+    addons = set(intent.reference_addons) if intent is not None else set()
+    named = [i for i in exclude_ids if i not in addons]
+    counted = sum(1 for i in exclude_ids if i in addons)
+    parts = [*named]
+    if counted and intent is not None:
+        parts.append(f"{counted} add-on{'s' if counted > 1 else ''} of {intent.reference_tool}")
+    return ", ".join(parts)
 
 
 #: A fuzzy name link rewrites the searched text only from this score (``1 - edits / length``):

@@ -94,7 +94,7 @@ def reference_addons(deps: Dependencies, intent: IntentState) -> IntentState:
     ref = intent.reference_tool
     if intent.primary_goal != "alternative-to" or not ref:
         return with_addons(intent, catalog_lookup(deps), limit)
-    mentioning = plugged_into(deps, ref, intent.reference_tool_name or "")
+    mentioning = plugged_into(deps, ref, intent.reference_tool_name or "", top_k=limit)
     return with_addons(intent, catalog_lookup(deps), limit, mentioning)
 
 

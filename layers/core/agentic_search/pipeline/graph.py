@@ -27,6 +27,7 @@ from agentic_search.logic.entities import fold, link_text, record_names
 from agentic_search.logic.filters import matches
 from agentic_search.logic.graph_edges import names_as_alternative, names_in
 from agentic_search.pipeline.embedding import embed_texts
+from agentic_search.ports import KeywordIndexError
 from agentic_search.wire import (
     HASHES_KEY,
     LINKED_FROM_KEY,
@@ -144,14 +145,15 @@ def walk(
     return scored[: source.top_k]
 
 
-def plugged_into(deps: Dependencies, ref: str, typed: str = "", top_k: int = 100) -> list[str]:
+def plugged_into(deps: Dependencies, ref: str, typed: str, *, top_k: int) -> list[str]:
     """The records whose text names record ``ref`` as what they plug into or run on ("a
     webpack loader for YAML", "runs on Kubernetes"), not as what they replace or resemble
     (:func:`~agentic_search.logic.graph_edges.names_as_alternative`). Read from ``ref``'s
     mention in-edges and, as the link pass records a name that is also an ordinary word of
     the catalog only where it is capitalized ("for webpack" is not an edge), from the first
-    ``top_k`` BM25 hits of each of its names; each record's link text is read. ``typed``: the
-    name as the query wrote it, also matched. Empty for a schema without entities."""
+    ``top_k`` BM25 hits of each of its names (the edges alone when the keyword index cannot
+    be read); each record's link text is read. ``typed``: the name as the query wrote it, also
+    matched. Empty for a schema without entities."""
     schema = deps.schema
     if schema.entities is None:
         return []
@@ -161,8 +163,11 @@ def plugged_into(deps: Dependencies, ref: str, typed: str = "", top_k: int = 100
     payload = seed.payload or {}
     names = [n for n in dict.fromkeys([*record_names(schema, payload), fold(typed)]) if n]
     found = [str(i) for i in (payload.get(LINKED_FROM_KEY) or {}).get("mention") or []]
-    for name in names:
-        found += [h.id for h in deps.keyword.search(schema, name, top_k, exclude_ids=[ref])]
+    try:
+        for name in names:
+            found += [h.id for h in deps.keyword.search(schema, name, top_k, exclude_ids=[ref])]
+    except KeywordIndexError:
+        pass  # the BM25 source reports the damaged index; the edges still name add-ons
     found = [rid for rid in dict.fromkeys(found) if rid != ref]
     if not found:
         return []

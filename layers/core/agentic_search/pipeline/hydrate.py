@@ -14,6 +14,7 @@ from pydantic import TypeAdapter
 from agentic_search.dependencies import Dependencies
 from agentic_search.logic.fusion import minmax
 from agentic_search.logic.keywords import shown_words
+from agentic_search.logic.planner import excluded_label
 from agentic_search.logic.schema import NUMERIC_TYPES, DomainSchema
 from agentic_search.logic.text import keyword_text
 from agentic_search.wire import (
@@ -133,7 +134,9 @@ def _provenance_rows(
             payloads[rid] = rec.payload or {}
     filters_applied = [f.label() for f in plan.filters]
     if plan.exclude_ids:
-        filters_applied.append(f"{schema.id_field} not in [{', '.join(plan.exclude_ids)}]")
+        filters_applied.append(
+            f"{schema.id_field} not in [{excluded_label(plan.exclude_ids, intent)}]"
+        )
     if query_text is None and plan.sparse_source is not None:
         query_text = plan.sparse_source.text
     query_terms = set(deps.analyzer.terms(query_text)) if query_text else set()
