@@ -591,10 +591,12 @@ def draft_domain(
             for f in dict.fromkeys([r.title, *r.categorical, *r.numeric, *r.boolean][:12])
         ],
         "",
-        '# Records are named: the title (and aliases) link "X vs Y", "alternative to X".',
+        '# Records are named: the title (and aliases) link "X vs Y", "alternative to X"; the',
+        "# text fields are read for other records' names (what a record replaces or plugs into).",
         "entities:",
         f"  names: [{r.title}]",
         *([f"  aliases: {r.aliases}"] if r.aliases else []),
+        *([f"  link_fields: {_flow(r.text)}"] if r.text else []),
         "",
     ]
     if r.time:

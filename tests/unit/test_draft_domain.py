@@ -49,6 +49,8 @@ def test_the_bundled_catalog_drafts_a_schema_with_its_roles() -> None:
     assert schema.constraint_fields.price == "price_monthly_usd"
     assert schema.constraint_fields.open_source == "open_source"
     assert schema.entities is not None and schema.entities.aliases == "aliases"
+    # AND the text fields are read for other records' names (mention edges, add-ons)
+    assert schema.entities.link_fields == ["description", "use_cases", "features"]
     # AND every record of the catalog is valid against the draft, unedited
     read = read_catalog(bundled_catalog_path(), schema)
     assert not read.errors and len(read.records) == len(records) == 284
