@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from agentic_search.logic.entities import fold, named_after
-from agentic_search.logic.graph_edges import names_as_alternative
+from agentic_search.logic.graph_edges import names_as_addon, names_as_alternative
 from agentic_search.logic.intent import CatalogLookup, with_addons
 from agentic_search.logic.intent_rules import RuleBasedIntentExtractor
 from agentic_search.logic.planner import excluded_ids
@@ -38,6 +38,23 @@ NAMES = ["webpack", "webpack-cli", "@storybook/builder-webpack", "webpackbar", "
 )
 def test_a_text_names_x_as_what_it_replaces_or_as_what_it_plugs_into(text: str, alternative):
     assert names_as_alternative(text, ["webpack"]) is alternative
+
+
+@pytest.mark.parametrize(
+    ("text", "addon"),
+    [
+        ("A file loader module for webpack", True),
+        ("A Webpack loader for YAML files", True),
+        ("Free, open-source VS Code extension that brings completions", True),
+        ("Runs webpack builds faster, built on webpack", True),
+        ("A faster alternative to webpack, with a webpack plugin for migrations", False),
+        ("Supermaven was acquired by Anysphere, the maker of Cursor", False),  # a relation
+        ("A bundler for JavaScript modules", False),  # no mention at all
+    ],
+)
+def test_a_text_names_x_as_what_it_plugs_into(text: str, addon: bool):
+    names = ["webpack", "vs code", "cursor"]
+    assert names_as_addon(text, names) is addon
 
 
 def test_a_name_of_several_words_is_matched_whole():

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from agentic_search.logic.chunking import doc_id_of
-from agentic_search.logic.entities import EntityIndex, fold, tokens
+from agentic_search.logic.entities import EntityIndex, tokens
 from agentic_search.logic.schema import DomainSchema
 
 #: Phrases before a name that make its edge an ``integrates`` edge.
@@ -64,10 +64,51 @@ def out_edges(
     return {k: list(v) for k, v in sorted(edges.items())}
 
 
-def names_in(text: str, names: Sequence[str]) -> bool:
-    """Whether ``text`` holds one of the folded ``names`` as whole words, whatever its case."""
-    folded = f" {fold(text)} "
-    return any(f" {n} " in folded for n in names if n)
+#: Words before a name that make a record name it as what it plugs into or runs on ("a file
+#: loader module for webpack", "runs locally via Ollama", "built on Selenium").
+_PLUGGED_BEFORE = re.compile(
+    r"(?:for|into|inside|within|on\s+top\s+of|on|in|with|via|through|using|uses|built\s+on|"
+    r"based\s+on|extends|wraps|powered\s+by)\s+(?:the\s+|an?\s+|your\s+|any\s+)?$",
+    re.IGNORECASE,
+)
+#: Words after a name that do the same ("a Webpack loader", "VS Code extension", "pytest
+#: plugin", "Django middleware", "React hooks").
+_PLUGGED_AFTER = re.compile(
+    r"^(?:'s)?[\s-]*(?:plugins?|extensions?|loaders?|add-?ons?|integrations?|adapters?|"
+    r"bindings?|wrappers?|middlewares?|presets?|configs?|types|typings|helpers?|utils?|"
+    r"utilities|components?|hooks?|modules?|rules|themes?|templates?|sdks?|clients?|"
+    r"drivers?|connectors?|support|apps?|projects?|builds?|servers?)\b",
+    re.IGNORECASE,
+)
+
+
+def _name_spans(text: str, names: Sequence[str]) -> list[tuple[str, str]]:
+    """(text before, text after) of each place ``text`` holds one of the folded ``names``
+    as whole words (case- and accent-insensitive)."""
+    wanted = {tuple(n.split(" ")) for n in names if n}
+    if not wanted or not text:
+        return []
+    toks = tokens(text)
+    folded = [t.folded for t in toks]
+    out = []
+    for first in range(len(toks)):
+        for name in wanted:
+            last = first + len(name)
+            if tuple(folded[first:last]) == name:
+                out.append((text[: toks[first].start], text[toks[last - 1].end :]))
+    return out
+
+
+def names_as_addon(text: str, names: Sequence[str]) -> bool:
+    """Whether ``text`` names one of the folded ``names`` as what it plugs into or runs on
+    ("a file loader module for webpack", "a VS Code extension", "built on Selenium") and
+    nowhere as what it replaces or resembles (:func:`names_as_alternative`): a record whose
+    text says so is an add-on of that record. A mention of another kind ("acquired by the
+    maker of Cursor") is neither."""
+    spans = _name_spans(text, names)
+    if not spans or names_as_alternative(text, names):
+        return False
+    return any(_PLUGGED_BEFORE.search(b) or _PLUGGED_AFTER.match(a) for b, a in spans)
 
 
 def names_as_alternative(text: str, names: Sequence[str]) -> bool:
@@ -76,21 +117,10 @@ def names_as_alternative(text: str, names: Sequence[str]) -> bool:
     what it plugs into or runs on ("webpack loader for YAML", "runs locally via Ollama"):
     an in-mention of X from such a text makes its record an alternative to X. Matched on the
     folded words of ``text`` (case- and accent-insensitive)."""
-    wanted = {tuple(n.split(" ")) for n in names if n}
-    if not wanted or not text:
-        return False
-    toks = tokens(text)
-    folded = [t.folded for t in toks]
-    for first in range(len(toks)):
-        for name in wanted:
-            last = first + len(name)
-            if tuple(folded[first:last]) != name:
-                continue
-            before = text[: toks[first].start]
-            after = text[toks[last - 1].end :]
-            if _AS_ALTERNATIVE_BEFORE.search(before) or _AS_ALTERNATIVE_AFTER.match(after):
-                return True
-    return False
+    return any(
+        _AS_ALTERNATIVE_BEFORE.search(b) or _AS_ALTERNATIVE_AFTER.match(a)
+        for b, a in _name_spans(text, names)
+    )
 
 
 def link_text_of(value: Any) -> str:

@@ -25,7 +25,7 @@ from typing import Any
 from agentic_search.dependencies import Dependencies
 from agentic_search.logic.entities import fold, link_text, record_names
 from agentic_search.logic.filters import matches
-from agentic_search.logic.graph_edges import names_as_alternative, names_in
+from agentic_search.logic.graph_edges import names_as_addon, names_as_alternative
 from agentic_search.pipeline.embedding import embed_texts
 from agentic_search.ports import KeywordIndexError
 from agentic_search.wire import (
@@ -147,8 +147,8 @@ def walk(
 
 def plugged_into(deps: Dependencies, ref: str, typed: str, *, top_k: int) -> list[str]:
     """The records whose text names record ``ref`` as what they plug into or run on ("a
-    webpack loader for YAML", "runs on Kubernetes"), not as what they replace or resemble
-    (:func:`~agentic_search.logic.graph_edges.names_as_alternative`). Read from ``ref``'s
+    webpack loader for YAML", "runs on Kubernetes") and nowhere as what they replace
+    (:func:`~agentic_search.logic.graph_edges.names_as_addon`). Read from ``ref``'s
     mention in-edges and, as the link pass records a name that is also an ordinary word of
     the catalog only where it is capitalized ("for webpack" is not an edge), from the first
     ``top_k`` BM25 hits of each of its names (the edges alone when the keyword index cannot
@@ -176,7 +176,7 @@ def plugged_into(deps: Dependencies, ref: str, typed: str, *, top_k: int) -> lis
     for rid in found:
         rec = records.get(rid)
         text = link_text(schema, rec.payload or {}) if rec is not None else ""
-        if names_in(text, names) and not names_as_alternative(text, names):
+        if names_as_addon(text, names):
             out.append(rid)
     return out
 
