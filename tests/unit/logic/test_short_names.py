@@ -118,3 +118,20 @@ def test_a_short_name_names_one_record_and_no_full_name(rests: list[str]):
     for name, rid in got.names.items():
         assert name not in full
         assert [r for r, names in named if fold(f"Amazon {name}") in names] == [rid]
+
+
+def test_initials_are_read_from_the_record_only_when_a_query_writes_them(schema: DomainSchema):
+    rows = {rid: {"id": rid, "name": name, "summary": text} for rid, name, text in RECORDS}
+    reads: list[str] = []
+
+    def record(rid: str) -> dict | None:
+        reads.append(rid)
+        return rows.get(rid)
+
+    payloads = [{"id": r["id"], "name": r["name"]} for r in rows.values()]
+    lookup = CatalogLookup.of(schema, payloads, record=record)
+    assert reads == []  # building the lookup reads no record's text
+    assert linked(lookup, "something like SQS but for streaming") == [("sqs", "SQS")]
+    assert linked(lookup, "like SQS") == [("sqs", "SQS")]
+    assert reads == ["sqs"]  # read once, then remembered
+    assert linked(lookup, "like SNS") == [] and reads == ["sqs", "sns"]

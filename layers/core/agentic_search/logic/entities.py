@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from agentic_search.logic.schema import DomainSchema
@@ -287,21 +287,36 @@ def named_after(names: Sequence[str], seed_names: Sequence[str]) -> bool:
     return any(f" {s} " in p for s in seed_names if s for p in padded)
 
 
-@dataclass(frozen=True)
+@dataclass
 class ShortNames:
     """The names users type for records whose names open with the catalog's brand word
     ("Amazon DynamoDB" is "DynamoDB", "Amazon Simple Queue Service" also "SQS").
 
     ``names``: folded remainder -> record id; ``acronyms``: folded initials of a remainder's
-    words (3+ words, stopwords skipped) -> record id, linked only when a query writes them in
-    capitals. Each names one record and no full name of the catalog.
+    words (3+ words, stopwords skipped) -> record id, candidates only: an initialism names its
+    record only where the record's own text (``text_of(record id)``, its link text) writes it
+    in capitals as a word ("Amazon SQS is ..."), as most initials of a long name are nobody's
+    abbreviation and some are another thing's ("CSV"). That is read when a query writes one
+    (:meth:`confirmed`), not for every candidate when the lookup is built. Each names one
+    record and no full name of the catalog.
     """
 
     names: Mapping[str, str]
     acronyms: Mapping[str, str]
+    text_of: Callable[[str], str] | None = None
+    _confirmed: dict[str, bool] = field(default_factory=dict, repr=False)
 
     def __bool__(self) -> bool:
         return bool(self.names or self.acronyms)
+
+    def confirmed(self, acronym: str) -> bool:
+        """Whether the folded ``acronym``'s record writes it in capitals in its own text
+        (read once, then remembered); False without ``text_of``."""
+        if acronym not in self._confirmed:
+            rid = self.acronyms.get(acronym)
+            text = self.text_of(rid) if rid is not None and self.text_of is not None else ""
+            self._confirmed[acronym] = re.search(rf"\b{acronym.upper()}\b", text) is not None
+        return self._confirmed[acronym]
 
 
 def brand_prefixes(titles: Iterable[str], *, min_share: float, min_names: int) -> set[str]:
@@ -330,15 +345,14 @@ def short_names(
     """The :class:`ShortNames` of a catalog: ``named`` holds (record id, folded names, the
     title first) pairs; the brand words are :func:`brand_prefixes` of the titles. A remainder
     that opens with a stopword, is not linkable (under 3 characters, a stopword) or names two
-    records is dropped, as is any that is a full name of some record. Initials are kept only
-    where the record's own text (``text_of(record id)``, its link text) writes them in
-    capitals as a word ("Amazon SQS is ..."): most initials of a long name are nobody's
-    abbreviation, and some are another thing's ("CSV"). Without ``text_of``, none."""
+    records is dropped, as is any that is a full name of some record. Initials are candidates
+    that :meth:`ShortNames.confirmed` checks against ``text_of`` when a query writes them;
+    without ``text_of`` none is ever confirmed."""
     prefixes = brand_prefixes(
         (names[0] for _, names in named if names), min_share=min_share, min_names=min_names
     )
     if not prefixes:
-        return ShortNames({}, {})
+        return ShortNames({}, {}, text_of)
     full = {n for _, names in named for n in names}
     found: dict[str, set[str]] = {}
     initials: dict[str, set[str]] = {}
@@ -361,14 +375,8 @@ def short_names(
         }
 
     names = unique(found)
-    acronyms = {
-        a: rid
-        for a, rid in unique(initials).items()
-        if a not in names
-        and text_of is not None
-        and re.search(rf"\b{a.upper()}\b", text_of(rid)) is not None
-    }
-    return ShortNames(names, acronyms)
+    acronyms = {a: rid for a, rid in unique(initials).items() if a not in names}
+    return ShortNames(names, acronyms, text_of)
 
 
 __all__ = [

@@ -127,7 +127,7 @@ class QueryLinker:
         short: ShortNames | None = None,
     ) -> None:
         self.index = index
-        self._acronyms = frozenset(short.acronyms) if short else frozenset()
+        self._shortnames = short
         self._short = (
             EntityIndex({n: [rid] for n, rid in (*short.names.items(), *short.acronyms.items())})
             if short
@@ -226,8 +226,9 @@ class QueryLinker:
 
     def _written_as_name(self, query: str, toks: Sequence[Token], m: Mention) -> bool:
         surface = m.surface
-        if m.name in self._acronyms:
-            return surface.isupper()
+        short = self._shortnames
+        if short is not None and m.name in short.acronyms:
+            return surface.isupper() and short.confirmed(m.name)
         before = query[: toks[m.first].start].casefold()
         after = query[toks[m.last - 1].end :].casefold()
         if _NAMING_BEFORE.search(before) or _NAMING_AFTER.match(after):
