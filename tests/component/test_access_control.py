@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -112,9 +113,11 @@ def work(pristine, embedder) -> Iterator[Any]:
     """A function making, per example, the caller's index and the reference index."""
     full, yaml = pristine
     made: list[SearchService] = []
+    folders: list[Path] = []
 
     def make(scenario: dict[str, Any]) -> tuple[SearchService, SearchService, list[dict]]:
         tmp = Path(tempfile.mkdtemp(prefix="acl-"))
+        folders.append(tmp)
         catalog = with_access(
             RECORDS, scenario["acls"], dict.fromkeys(scenario["restricted"], "restricted")
         )
@@ -130,6 +133,8 @@ def work(pristine, embedder) -> Iterator[Any]:
     yield make
     for service in made:
         service.close()
+    for folder in folders:  # each example's two homes: copies of the whole index
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _record_ids(response: dict[str, Any]) -> set[str]:
