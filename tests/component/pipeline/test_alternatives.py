@@ -5,6 +5,7 @@ that name X keeps those that name it as what they replace, not as what they plug
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -15,25 +16,8 @@ from agentic_search.ports import KeywordIndexError
 from agentic_search.service import SearchService
 from agentic_search.wire import GraphSource
 
-SCHEMA = """\
-name: packages
-version: 1
-title_field: name
-text_field: summary
-fields:
-  id: {type: string, required: true}
-  name: {type: string, required: true}
-  summary: {type: string}
-aspects:
-  - name: about
-    fields: [name, summary]
-keyword_fields: [name, summary]
-roles:
-  aspects: {identity: about}
-entities:
-  names: [name]
-  link_fields: [summary]
-"""
+#: The npm benchmark's domain: one aspect over name and summary, records named by name
+SCHEMA = Path(__file__).resolve().parents[3] / "benchmarks" / "npm_queries" / "npm-entities.yaml"
 
 RECORDS = [
     ("webpack", "A bundler for JavaScript modules and their assets."),
@@ -52,11 +36,9 @@ RECORDS = [
 @pytest.fixture(scope="module")
 def packages(tmp_path_factory: pytest.TempPathFactory, embedder) -> Iterator[SearchService]:
     root = tmp_path_factory.mktemp("packages")
-    path = root / "packages.yaml"
-    path.write_text(SCHEMA)
     engine = SearchService.create(
         Settings(agentic_search_home=root / "home", cache_backend="none"),
-        load_schema(path),
+        load_schema(SCHEMA),
         embedder=embedder,
     )
     engine.ingest_records([{"id": n, "name": n, "summary": s} for n, s in RECORDS])

@@ -218,8 +218,14 @@ class EntityIndex:
         surface = toks[i].surface
         if not surface[:1].isupper():
             return False
-        before = text[: toks[i].start].rstrip()
-        return bool(before) and before[-1] not in '.!?:;\n"“'
+        return not opens_sentence(text[: toks[i].start])
+
+
+def opens_sentence(before: str) -> bool:
+    """Whether a word after ``before`` (the text before it) opens a sentence: nothing but
+    space before it, or a sentence mark (``. ! ? : ;`` or an opening quote) right before."""
+    stripped = before.rstrip()
+    return not stripped or stripped[-1] in '.!?:;"“'
 
 
 #: A name its own record spells in lowercase is an ordinary word of the catalog when at least
@@ -394,6 +400,7 @@ __all__ = [
     "lowercase_names",
     "name_variants",
     "named_after",
+    "opens_sentence",
     "record_names",
     "short_names",
     "tokens",

@@ -106,9 +106,13 @@ def names_as_addon(text: str, names: Sequence[str]) -> bool:
     text says so is an add-on of that record. A mention of another kind ("acquired by the
     maker of Cursor") is neither."""
     spans = _name_spans(text, names)
-    if not spans or names_as_alternative(text, names):
+    if not spans or any(_as_alternative(b, a) for b, a in spans):
         return False
     return any(_PLUGGED_BEFORE.search(b) or _PLUGGED_AFTER.match(a) for b, a in spans)
+
+
+def _as_alternative(before: str, after: str) -> bool:
+    return bool(_AS_ALTERNATIVE_BEFORE.search(before) or _AS_ALTERNATIVE_AFTER.match(after))
 
 
 def names_as_alternative(text: str, names: Sequence[str]) -> bool:
@@ -117,10 +121,7 @@ def names_as_alternative(text: str, names: Sequence[str]) -> bool:
     what it plugs into or runs on ("webpack loader for YAML", "runs locally via Ollama"):
     an in-mention of X from such a text makes its record an alternative to X. Matched on the
     folded words of ``text`` (case- and accent-insensitive)."""
-    return any(
-        _AS_ALTERNATIVE_BEFORE.search(b) or _AS_ALTERNATIVE_AFTER.match(a)
-        for b, a in _name_spans(text, names)
-    )
+    return any(_as_alternative(b, a) for b, a in _name_spans(text, names))
 
 
 def link_text_of(value: Any) -> str:

@@ -54,6 +54,7 @@ from agentic_search.logic.entities import (
     Token,
     fold,
     is_plain_word,
+    opens_sentence,
     tokens,
 )
 from agentic_search.logic.text import ENGLISH_STOPWORDS, Analyzer
@@ -235,8 +236,7 @@ class QueryLinker:
             return True
         if any(c.isupper() for c in surface[1:]) or any(c.isdigit() for c in surface):
             return True
-        opening = not before.strip() or before.rstrip()[-1] in '.!?:;"“'
-        return surface[:1].isupper() and not opening
+        return surface[:1].isupper() and not opens_sentence(before)
 
     def _unknown(self, toks: Sequence[Token], taken: Sequence[bool]) -> list[int]:
         cands = [
